@@ -1,0 +1,50 @@
+/* cli.c — subcommand table and top-level options of the epochsim command line. */
+#include "sim/cli.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static const sim_cli_command commands[] = {
+    {0},
+};
+
+static void usage(FILE *out)
+{
+    fprintf(out, "usage: epochsim [--version] [--help] COMMAND [ARGS]\n\ncommands:\n");
+    for (const sim_cli_command *c = commands; c->name; c++)
+        fprintf(out, "  %-8s %s\n", c->name, c->summary);
+    fprintf(out, "\nRun `epochsim COMMAND --help` for a command's options and examples.\n"
+                 "Exit codes: 0 ok, 1 simulation or config error, 2 usage error.\n");
+}
+
+const char *sim_cli_catalog_dir(const char *from_flag)
+{
+    if (from_flag && from_flag[0])
+        return from_flag;
+    const char *env = getenv("EPOCHSIM_CATALOG");
+    if (env && env[0])
+        return env;
+    return EPOCHSIM_CATALOG_DIR;
+}
+
+int sim_cli_main(int argc, char **argv)
+{
+    if (argc < 2) {
+        usage(stderr);
+        return SIM_EXIT_USAGE;
+    }
+    if (!strcmp(argv[1], "--version")) {
+        printf("epochsim %s\n", EPOCHSIM_VERSION);
+        return SIM_EXIT_OK;
+    }
+    if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
+        usage(stdout);
+        return SIM_EXIT_OK;
+    }
+    for (const sim_cli_command *c = commands; c->name; c++)
+        if (!strcmp(argv[1], c->name))
+            return c->run(argc - 1, argv + 1);
+    fprintf(stderr, "epochsim: unknown command '%s'\n", argv[1]);
+    usage(stderr);
+    return SIM_EXIT_USAGE;
+}

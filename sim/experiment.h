@@ -1,0 +1,80 @@
+/* experiment.h — every knob of one experiment, as the YAML file and `--set key.path=value` name
+ * them (the names are a user-facing contract), plus the hardware they resolve to.
+ * cfg_* in sim/config.h fills it; sim_scenario_build turns it into a runnable scenario. */
+#ifndef SIM_EXPERIMENT_H
+#define SIM_EXPERIMENT_H
+
+#include "sim/hw.h"
+#include "sim/workload.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#define SIM_PATH_MAX 512
+
+typedef struct sim_experiment {
+    uint64_t seed;
+    struct {
+        char name[SIM_NAME_MAX]; /* a named system (configs/hardware/systems/); "" = inline */
+        char gpu[SIM_NAME_MAX];
+        int gpu_count;
+        char cpu[SIM_NAME_MAX];
+        int cpu_cores;   /* 0 = the CPU's own; else what the box gives the job (VMs) */
+        int cpu_threads; /* 0 = the CPU's own */
+        char storage[SIM_NAME_MAX];
+        double host_memory_gb;
+        int pcie_gen; /* 0 = the lower of the GPU's and the CPU's */
+    } system;
+    struct {
+        char model[SIM_NAME_MAX]; /* "synthetic" or a model-zoo name */
+        char trace[SIM_PATH_MAX]; /* a native trace to replay instead of a model; "" = none */
+        sim_precision precision;
+        int kernels_per_step; /* synthetic */
+        double kernel_us;     /* synthetic: GPU time per kernel, any GPU */
+        double dispatch_us;   /* CPU dispatch cost per kernel on the reference core */
+        double graph_launch_us; /* CPU cost of one CUDA-graph launch on the reference core */
+        double step_overhead_us; /* main-thread Python work per step outside the ops */
+    } workload;
+    struct {
+        int64_t samples;
+        double sample_bytes; /* bytes read from storage per sample */
+        double decode_us;    /* CPU decode+augment per sample on the reference core */
+        double decode_cv;    /* coefficient of variation of decode time (lognormal) */
+        double input_bytes;  /* bytes per sample of the tensor sent to the GPU */
+    } dataset;
+    struct {
+        int batch_size;
+        int num_workers;
+        int prefetch_factor;
+        bool pin_memory;
+        bool non_blocking;
+        bool persistent_workers;
+        bool drop_last;
+        double worker_start_ms; /* start-up of one worker process, each epoch unless persistent */
+        double collate_us_per_mb; /* collate: CPU time per MB of batch on the reference core */
+    } loader;
+    struct {
+        int epochs;
+        int64_t max_steps; /* per epoch; 0 = the whole epoch */
+        bool sync_every_step;
+        bool cuda_graphs;
+    } training;
+    struct {
+        int64_t util_window_ns; /* 0 = the GPU's NVML window */
+    } report;
+} sim_experiment;
+
+/* The experiment as the built-in default scenario sets it (see docs/default-scenario.md). */
+void sim_experiment_defaults(sim_experiment *x);
+
+/* The hardware an experiment resolved to, after catalog look-ups and overrides. */
+typedef struct sim_hardware {
+    sim_gpu_desc gpu;
+    sim_cpu_desc cpu;
+    sim_storage_desc storage;
+    sim_link_desc link;
+    int gpu_count;
+    double host_memory_gb;
+} sim_hardware;
+
+#endif

@@ -1,0 +1,128 @@
+/* hw.h — plain, transparent descriptions of the hardware a run simulates.
+ * The catalog loader (sim/catalog.c) fills them from configs/hardware/; the engine and the cost
+ * models read them and nothing else, so a test can build one by hand. Units live in the names. */
+#ifndef SIM_HW_H
+#define SIM_HW_H
+
+#include <stdbool.h>
+
+#define SIM_NAME_MAX 64
+#define SIM_LABEL_MAX 128
+#define SIM_CURVE_MAX 12
+
+/* A piecewise-linear curve y(x), x ascending; evaluated with GSL interpolation in the models.
+ * n = 0 means "not given". */
+typedef struct sim_curve {
+    int n;
+    double x[SIM_CURVE_MAX];
+    double y[SIM_CURVE_MAX];
+} sim_curve;
+
+/* Numeric formats a job computes in. AMP runs matmul/conv in half precision and keeps fp32
+ * master weights; tf32 runs fp32 matmul/conv on tensor cores. */
+typedef enum sim_precision {
+    SIM_PREC_FP32,
+    SIM_PREC_TF32,
+    SIM_PREC_FP16,
+    SIM_PREC_BF16,
+    SIM_PREC_AMP_FP16,
+    SIM_PREC_AMP_BF16,
+    SIM_PREC_COUNT
+} sim_precision;
+
+/* One GPU model. Tensor rates are dense (no 2:4 sparsity) and, for fp16, with fp32 accumulate
+ * (the rate training uses; GeForce parts run it at half the fp16-accumulate rate). 0 = the part
+ * has no such unit. */
+typedef struct sim_gpu_desc {
+    char name[SIM_NAME_MAX];   /* catalog key, e.g. "a100-sxm4-80gb" */
+    char label[SIM_LABEL_MAX]; /* e.g. "NVIDIA A100 80GB SXM4" */
+    char arch[32];             /* e.g. "ampere" */
+    double compute_capability; /* e.g. 8.0 */
+    int sms;
+    int cuda_cores;
+    double boost_mhz;
+    double fp32_tflops; /* CUDA-core fp32 peak */
+    double fp16_tflops; /* tensor, fp16 in, fp32 accumulate */
+    double bf16_tflops; /* tensor, bf16 in, fp32 accumulate */
+    double tf32_tflops; /* tensor, tf32 */
+    double fp8_tflops;  /* tensor, fp8 */
+    double mem_gb;
+    double mem_bw_gbps; /* peak DRAM bandwidth */
+    double l2_mb;
+    int pcie_gen;
+    int pcie_lanes;
+    double nvlink_gbps; /* total bidirectional per GPU; 0 = none */
+    int mig_instances;  /* max MIG instances; 0 = no MIG */
+    double tdp_w;
+    double nvml_window_ms; /* NVML utilization.gpu sample period (1/6 s .. 1 s) */
+    /* Achievable fraction of peak as a function of log10(FLOPs or bytes of one kernel). */
+    sim_curve eff_tensor;
+    sim_curve eff_cuda;
+    sim_curve eff_mem;
+    double kernel_overhead_us;  /* fixed GPU-side time per kernel (launch latency on the GPU) */
+    int launch_queue_depth;     /* kernels the driver queues before cudaLaunchKernel blocks */
+    int max_blocks_per_sm;      /* resident blocks per SM assumed for wave quantization */
+} sim_gpu_desc;
+
+/* One CPU model (all sockets of a system together). single_thread is the speed of one core
+ * relative to the reference core documented in docs/reference-core.md (1.0 = reference). */
+typedef struct sim_cpu_desc {
+    char name[SIM_NAME_MAX];
+    char label[SIM_LABEL_MAX];
+    char arch[32];
+    int sockets;
+    int cores;   /* physical cores, all sockets */
+    int threads; /* hardware threads, all sockets */
+    double base_ghz;
+    double boost_ghz;
+    double l3_mb;
+    double single_thread; /* relative to the reference core */
+    double smt_gain;      /* extra throughput of a core's sibling thread, in cores (0.2-0.3) */
+    double mem_bw_gbps;   /* theoretical DRAM bandwidth, all channels */
+    double memcpy_gbps;   /* one thread's large memcpy rate (pinning, collate, page cache) */
+    int pcie_gen;
+    int pcie_lanes;
+} sim_cpu_desc;
+
+/* One storage device: a read of B bytes takes latency_us + B / read_mbps with at most
+ * queue_depth requests in service; the device's read_mbps is shared by those in service. */
+typedef struct sim_storage_desc {
+    char name[SIM_NAME_MAX];
+    char label[SIM_LABEL_MAX];
+    double read_mbps;  /* sustained sequential read, MB/s (1e6 B/s) */
+    double latency_us; /* access latency of one random read */
+    int queue_depth;   /* requests served at once (HDD: 1) */
+} sim_storage_desc;
+
+/* Host-to-device link of one GPU: measured rates, not the theoretical ones. */
+typedef struct sim_link_desc {
+    char name[SIM_NAME_MAX];   /* e.g. "pcie-gen4" */
+    int gen;
+    int lanes;
+    double pinned_gbps;        /* H2D from page-locked memory, GB/s (1e9 B/s), at these lanes */
+    double pageable_gbps;      /* H2D from pageable memory through the staging buffer */
+    double copy_overhead_us;   /* fixed cost per copy call */
+} sim_link_desc;
+
+/* A named system combining parts: what `system.name: dgx-a100` expands to. Fields left empty
+ * or zero are not set by the system and fall back to the experiment's own values. */
+typedef struct sim_system_desc {
+    char name[SIM_NAME_MAX];
+    char label[SIM_LABEL_MAX];
+    char gpu[SIM_NAME_MAX];
+    int gpu_count;
+    char cpu[SIM_NAME_MAX];
+    int cpu_cores;   /* override: what this box really gives the job (a VM's vCPUs / 2) */
+    int cpu_threads; /* override: a VM's vCPUs */
+    char storage[SIM_NAME_MAX];
+    double host_memory_gb;
+    int pcie_gen;
+    bool nvlink; /* GPUs linked by NVLink (else peer traffic goes over PCIe) */
+} sim_system_desc;
+
+/* Name of a precision as the config spells it ("amp_bf16"); NULL for an invalid value. */
+const char *sim_precision_name(sim_precision p);
+/* Parses a precision name; returns 0 or SIM_EINVAL. */
+int sim_precision_parse(const char *s, sim_precision *out);
+
+#endif

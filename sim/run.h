@@ -1,0 +1,79 @@
+/* run.h — one simulation run: a resolved scenario in, figures out.
+ * sim_run builds the engine and components for the scenario, runs every epoch and fills a
+ * sim_result. It keeps no global state, so several runs may go on in separate threads. */
+#ifndef SIM_RUN_H
+#define SIM_RUN_H
+
+#include "sim/err.h"
+#include "sim/experiment.h"
+#include "sim/workload.h"
+
+#include <stdint.h>
+
+/* Where the GPU's idle time went: what the main thread was doing while no kernel ran. */
+typedef enum sim_stall {
+    SIM_STALL_DATA,     /* waiting for the next batch from the loader */
+    SIM_STALL_H2D,      /* the input copy was running or blocking the main thread */
+    SIM_STALL_DISPATCH, /* the main thread was dispatching ops slower than the GPU ran them */
+    SIM_STALL_SYNC,     /* a sync or collective kept the GPU waiting */
+    SIM_STALL_OTHER,    /* anything else: worker start-up, Python step overhead */
+    SIM_STALL_COUNT
+} sim_stall;
+
+typedef enum sim_bottleneck {
+    SIM_BN_DATA_LOADING,
+    SIM_BN_STORAGE,
+    SIM_BN_H2D,
+    SIM_BN_CPU_DISPATCH,
+    SIM_BN_GPU_COMPUTE,
+    SIM_BN_COUNT
+} sim_bottleneck;
+
+/* A scenario: the experiment, its hardware and one step's program, ready to run. */
+typedef struct sim_scenario {
+    sim_experiment x;
+    sim_hardware hw;
+    sim_program program; /* owned by the scenario */
+} sim_scenario;
+
+typedef struct sim_epoch_result {
+    double time_s;
+    int64_t steps;
+    int64_t samples;
+    double samples_per_s;
+    double step_time_ms_p50;
+    double step_time_ms_p99;
+    double gpu_util_pct; /* kernel-busy time / wall time, NVML utilization.gpu semantics */
+    double sm_active_pct;
+    double cpu_util_pct; /* busy hardware-thread time / (threads x wall time) */
+    double stall_pct[SIM_STALL_COUNT]; /* share of wall time the GPU idled, by cause */
+    double storage_busy_pct;
+    double h2d_busy_pct;
+    double cache_hit_pct; /* samples served from the page cache */
+} sim_epoch_result;
+
+typedef struct sim_result {
+    sim_epoch_result mean; /* mean over epochs (time_s is the mean epoch time) */
+    sim_epoch_result *epochs;
+    int n_epochs;
+    double total_time_s;
+    int64_t steps;
+    sim_bottleneck bottleneck;
+    char verdict[512]; /* one plain sentence with its number */
+    /* NVML-style utilization series of GPU 0: integer percent per window. */
+    int64_t util_window_ns;
+    uint8_t *util_series;
+    int64_t n_util;
+    uint64_t events; /* events the engine processed */
+} sim_result;
+
+/* Runs the scenario. On success fills res (free with sim_result_free) and returns 0. */
+int sim_run(const sim_scenario *sc, sim_result *res, sim_err *err);
+void sim_result_free(sim_result *res);
+void sim_scenario_free(sim_scenario *sc);
+
+/* JSON name of a bottleneck ("data_loading", ...) and of a stall ("data", ...). */
+const char *sim_bottleneck_name(sim_bottleneck b);
+const char *sim_stall_name(sim_stall s);
+
+#endif
