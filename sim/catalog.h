@@ -7,6 +7,7 @@
 #ifndef SIM_CATALOG_H
 #define SIM_CATALOG_H
 
+#include "sim/cfgtable.h"
 #include "sim/err.h"
 #include "sim/hw.h"
 
@@ -37,6 +38,9 @@ int cfg_catalog_list(const char *dir, cfg_catalog_kind kind, char ***names, size
 void cfg_catalog_names_free(char **names, size_t n);
 
 /* The link of PCIe generation GEN (loads links/pcie-genGEN.yaml) scaled to LANES lanes. */
+/* The field table of a kind (for `hw show` and tests). */
+const cfg_table *cfg_catalog_table(cfg_catalog_kind kind);
+
 int cfg_catalog_pcie(const char *dir, int gen, int lanes, sim_link_desc *out, sim_err *err);
 
 #endif

@@ -1,0 +1,412 @@
+/* cfgtable.c — the YAML walker behind cfgtable.h.
+ * The file is loaded as a libyaml document (nodes keep their marks), then walked: mappings extend
+ * the dotted path, scalars and [x, y] lists are parsed by the row their full path names. */
+#include "sim/cfgtable.h"
+
+#include "sim/hw.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <yaml.h>
+
+#define KEY_MAX 256
+
+const cfg_field *cfg_table_find(const cfg_table *t, const char *key, size_t *index)
+{
+    for (size_t i = 0; i < t->n; i++)
+        if (strcmp(t->fields[i].key, key) == 0) {
+            if (index)
+                *index = i;
+            return &t->fields[i];
+        }
+    return NULL;
+}
+
+static size_t edit_distance(const char *a, const char *b)
+{
+    size_t la = strlen(a), lb = strlen(b);
+    if (la > 64 || lb > 64)
+        return SIZE_MAX;
+    size_t row[65];
+    for (size_t j = 0; j <= lb; j++)
+        row[j] = j;
+    for (size_t i = 1; i <= la; i++) {
+        size_t diag = row[0];
+        row[0] = i;
+        for (size_t j = 1; j <= lb; j++) {
+            size_t up = row[j];
+            size_t cost = a[i - 1] == b[j - 1] ? 0 : 1;
+            size_t best = diag + cost;
+            if (row[j] + 1 < best)
+                best = row[j] + 1;
+            if (row[j - 1] + 1 < best)
+                best = row[j - 1] + 1;
+            row[j] = best;
+            diag = up;
+        }
+    }
+    return row[lb];
+}
+
+/* Compares the last path component too, so `loader.num_worker` and `num_workers` both match. */
+const char *cfg_table_suggest(const cfg_table *t, const char *key)
+{
+    const char *best = NULL;
+    size_t best_d = SIZE_MAX;
+    const char *key_leaf = strrchr(key, '.');
+    key_leaf = key_leaf ? key_leaf + 1 : key;
+    for (size_t i = 0; i < t->n; i++) {
+        const char *cand = t->fields[i].key;
+        const char *leaf = strrchr(cand, '.');
+        leaf = leaf ? leaf + 1 : cand;
+        size_t d = edit_distance(key, cand);
+        size_t dl = edit_distance(key_leaf, leaf);
+        if (dl < d)
+            d = dl;
+        if (d < best_d) {
+            best_d = d;
+            best = cand;
+        }
+    }
+    size_t limit = strlen(key_leaf) / 3 + 1;
+    return best_d <= limit ? best : NULL;
+}
+
+static int range_error(const cfg_field *f, char *why, size_t why_size)
+{
+    if (f->min == (double)INT64_MIN || f->min <= -1e300)
+        snprintf(why, why_size, "must be at most %g", f->max);
+    else if (f->max >= 1e300)
+        snprintf(why, why_size, "must be at least %g", f->min);
+    else
+        snprintf(why, why_size, "must be between %g and %g", f->min, f->max);
+    return SIM_EINVAL;
+}
+
+static bool has_range(const cfg_field *f)
+{
+    return f->min <= f->max;
+}
+
+static int parse_bool(const char *s, bool *out)
+{
+    static const char *const yes[] = {"true", "yes", "on", "1"};
+    static const char *const no[] = {"false", "no", "off", "0"};
+    for (size_t i = 0; i < 4; i++) {
+        if (!strcasecmp(s, yes[i])) {
+            *out = true;
+            return 0;
+        }
+        if (!strcasecmp(s, no[i])) {
+            *out = false;
+            return 0;
+        }
+    }
+    return -1;
+}
+
+/* Parses one scalar into the field; on failure writes the reason into why. */
+static int parse_scalar(const cfg_field *f, const char *s, void *base, char *why, size_t why_size)
+{
+    char *p = (char *)base + f->offset;
+    char *end = NULL;
+    errno = 0;
+    switch (f->type) {
+    case CFG_T_INT:
+    case CFG_T_INT64:
+    case CFG_T_U64: {
+        if (!*s) {
+            snprintf(why, why_size, "expected an integer, got nothing");
+            return SIM_EINVAL;
+        }
+        /* Accept 1281167, 1e6 and 1_000_000 style only when they are exact integers. */
+        long double v = strtold(s, &end);
+        if (*end || errno || v != floorl(v) || fabsl(v) > 9.0e18L) {
+            snprintf(why, why_size, "expected an integer, got '%s'", s);
+            return SIM_EINVAL;
+        }
+        if (has_range(f) && (v < f->min || v > f->max))
+            return range_error(f, why, why_size);
+        if (f->type == CFG_T_INT) {
+            if (v < INT32_MIN || v > INT32_MAX) {
+                snprintf(why, why_size, "'%s' is out of range", s);
+                return SIM_EINVAL;
+            }
+            *(int *)p = (int)v;
+        } else if (f->type == CFG_T_INT64) {
+            *(int64_t *)p = (int64_t)v;
+        } else {
+            if (v < 0) {
+                snprintf(why, why_size, "must not be negative");
+                return SIM_EINVAL;
+            }
+            *(uint64_t *)p = (uint64_t)v;
+        }
+        return 0;
+    }
+    case CFG_T_DOUBLE: {
+        double v = *s ? strtod(s, &end) : NAN;
+        if (!*s || *end || errno || !isfinite(v)) {
+            snprintf(why, why_size, "expected a number, got '%s'", s);
+            return SIM_EINVAL;
+        }
+        if (has_range(f) && (v < f->min || v > f->max))
+            return range_error(f, why, why_size);
+        *(double *)p = v;
+        return 0;
+    }
+    case CFG_T_BOOL:
+        if (parse_bool(s, (bool *)p)) {
+            snprintf(why, why_size, "expected true or false, got '%s'", s);
+            return SIM_EINVAL;
+        }
+        return 0;
+    case CFG_T_STR:
+        if (strlen(s) >= f->size) {
+            snprintf(why, why_size, "is longer than %zu characters", f->size - 1);
+            return SIM_EINVAL;
+        }
+        memcpy(p, s, strlen(s) + 1);
+        return 0;
+    case CFG_T_PREC:
+        if (sim_precision_parse(s, (sim_precision *)p)) {
+            snprintf(why, why_size,
+                     "unknown precision '%s' (fp32, tf32, fp16, bf16, amp_fp16, amp_bf16)", s);
+            return SIM_EINVAL;
+        }
+        return 0;
+    case CFG_T_CURVE:
+        snprintf(why, why_size, "expected a list of [x, y] pairs");
+        return SIM_EINVAL;
+    }
+    snprintf(why, why_size, "unsupported field type");
+    return SIM_EINVAL;
+}
+
+void cfg_table_format(const cfg_field *f, const void *base, char *buf, size_t size)
+{
+    const char *p = (const char *)base + f->offset;
+    switch (f->type) {
+    case CFG_T_INT:
+        snprintf(buf, size, "%d", *(const int *)p);
+        break;
+    case CFG_T_INT64:
+        snprintf(buf, size, "%lld", (long long)*(const int64_t *)p);
+        break;
+    case CFG_T_U64:
+        snprintf(buf, size, "%llu", (unsigned long long)*(const uint64_t *)p);
+        break;
+    case CFG_T_DOUBLE:
+        snprintf(buf, size, "%.17g", *(const double *)p);
+        break;
+    case CFG_T_BOOL:
+        snprintf(buf, size, "%s", *(const bool *)p ? "true" : "false");
+        break;
+    case CFG_T_STR:
+        snprintf(buf, size, "%s", p);
+        break;
+    case CFG_T_PREC: {
+        const char *n = sim_precision_name(*(const sim_precision *)p);
+        snprintf(buf, size, "%s", n ? n : "?");
+        break;
+    }
+    case CFG_T_CURVE: {
+        const sim_curve *c = (const sim_curve *)p;
+        size_t used = (size_t)snprintf(buf, size, "[");
+        for (int i = 0; i < c->n && used < size; i++)
+            used += (size_t)snprintf(buf + used, size - used, "%s[%g, %g]", i ? ", " : "",
+                                     c->x[i], c->y[i]);
+        if (used < size)
+            snprintf(buf + used, size - used, "]");
+        break;
+    }
+    }
+}
+
+typedef struct walk {
+    const cfg_table *t;
+    yaml_document_t *doc;
+    const char *path;
+    void *base;
+    bool *set;
+    sim_err *err;
+} walk;
+
+static int node_error(walk *w, const yaml_node_t *n, const char *fmt, const char *a,
+                      const char *b)
+{
+    char msg[SIM_ERR_MSG_MAX];
+    snprintf(msg, sizeof msg, fmt, a, b ? b : "");
+    return sim_err_set(w->err, SIM_EINVAL, w->path, (int)n->start_mark.line + 1,
+                       (int)n->start_mark.column + 1, "%s", msg);
+}
+
+static int parse_curve(walk *w, const cfg_field *f, const char *key, yaml_node_t *n)
+{
+    sim_curve c = {0};
+    if (n->type != YAML_SEQUENCE_NODE)
+        return node_error(w, n, "'%s': expected a list of [x, y] pairs", key, NULL);
+    for (yaml_node_item_t *it = n->data.sequence.items.start; it < n->data.sequence.items.top;
+         it++) {
+        yaml_node_t *pair = yaml_document_get_node(w->doc, *it);
+        if (c.n == SIM_CURVE_MAX)
+            return node_error(w, pair, "'%s': at most 12 points", key, NULL);
+        if (pair->type != YAML_SEQUENCE_NODE ||
+            pair->data.sequence.items.top - pair->data.sequence.items.start != 2)
+            return node_error(w, pair, "'%s': each point must be a pair [x, y]", key, NULL);
+        double xy[2];
+        for (int k = 0; k < 2; k++) {
+            yaml_node_t *v = yaml_document_get_node(w->doc, pair->data.sequence.items.start[k]);
+            char *end = NULL;
+            const char *s = v->type == YAML_SCALAR_NODE ? (const char *)v->data.scalar.value : "";
+            xy[k] = strtod(s, &end);
+            if (!*s || *end || !isfinite(xy[k]))
+                return node_error(w, v, "'%s': expected a number, got '%s'", key, s);
+        }
+        if (c.n > 0 && xy[0] <= c.x[c.n - 1])
+            return node_error(w, pair, "'%s': x values must ascend", key, NULL);
+        if (xy[1] <= 0 || xy[1] > 1)
+            return node_error(w, pair, "'%s': efficiency must be in (0, 1]", key, NULL);
+        c.x[c.n] = xy[0];
+        c.y[c.n] = xy[1];
+        c.n++;
+    }
+    memcpy((char *)w->base + f->offset, &c, sizeof c);
+    return 0;
+}
+
+static bool is_extra_key(const cfg_table *t, const char *key)
+{
+    for (const char *const *k = t->extra_keys; k && *k; k++)
+        if (!strcmp(*k, key))
+            return true;
+    return false;
+}
+
+static int walk_mapping(walk *w, yaml_node_t *map, const char *prefix)
+{
+    for (yaml_node_pair_t *pr = map->data.mapping.pairs.start; pr < map->data.mapping.pairs.top;
+         pr++) {
+        yaml_node_t *k = yaml_document_get_node(w->doc, pr->key);
+        yaml_node_t *v = yaml_document_get_node(w->doc, pr->value);
+        if (k->type != YAML_SCALAR_NODE)
+            return node_error(w, k, "keys must be plain names%s%s", "", NULL);
+        char key[KEY_MAX];
+        int len = snprintf(key, sizeof key, "%s%s%s", prefix, *prefix ? "." : "",
+                           (const char *)k->data.scalar.value);
+        if (len < 0 || (size_t)len >= sizeof key)
+            return node_error(w, k, "key '%s' is too long%s", (const char *)k->data.scalar.value,
+                              NULL);
+        if (!*prefix && is_extra_key(w->t, key))
+            continue;
+        size_t index = 0;
+        const cfg_field *f = cfg_table_find(w->t, key, &index);
+        if (!f && v->type == YAML_MAPPING_NODE) {
+            /* A section such as `loader:`: valid when some key starts with it. */
+            size_t klen = strlen(key);
+            bool section = false;
+            for (size_t i = 0; i < w->t->n && !section; i++)
+                section = !strncmp(w->t->fields[i].key, key, klen) &&
+                          w->t->fields[i].key[klen] == '.';
+            if (section) {
+                int rc = walk_mapping(w, v, key);
+                if (rc)
+                    return rc;
+                continue;
+            }
+        }
+        if (!f) {
+            const char *near = cfg_table_suggest(w->t, key);
+            if (near)
+                return node_error(w, k, "unknown key '%s' (did you mean '%s'?)", key, near);
+            return node_error(w, k, "unknown key '%s'%s", key, NULL);
+        }
+        if (f->type == CFG_T_CURVE) {
+            int rc = parse_curve(w, f, key, v);
+            if (rc)
+                return rc;
+        } else {
+            if (v->type != YAML_SCALAR_NODE)
+                return node_error(w, v, "'%s': expected a single value, not a %s", key,
+                                  v->type == YAML_MAPPING_NODE ? "mapping" : "list");
+            char why[256];
+            if (parse_scalar(f, (const char *)v->data.scalar.value, w->base, why, sizeof why))
+                return node_error(w, v, "'%s' %s", key, why);
+        }
+        if (w->set)
+            w->set[index] = true;
+    }
+    return 0;
+}
+
+int cfg_table_load_file(const cfg_table *t, const char *path, void *base, bool *set, sim_err *err)
+{
+    FILE *fp = fopen(path, "rb");
+    if (!fp)
+        return sim_err_set(err, SIM_ENOENT, path, 0, 0, "cannot open: %s", strerror(errno));
+    yaml_parser_t parser;
+    yaml_document_t doc;
+    int rc = SIM_OK;
+    if (!yaml_parser_initialize(&parser)) {
+        fclose(fp);
+        return sim_err_set(err, SIM_ENOMEM, path, 0, 0, "cannot start the YAML parser");
+    }
+    yaml_parser_set_input_file(&parser, fp);
+    if (!yaml_parser_load(&parser, &doc)) {
+        rc = sim_err_set(err, SIM_EINVAL, path, (int)parser.problem_mark.line + 1,
+                         (int)parser.problem_mark.column + 1, "malformed YAML: %s%s%s",
+                         parser.problem ? parser.problem : "syntax error",
+                         parser.context ? " " : "", parser.context ? parser.context : "");
+        goto done_parser;
+    }
+    yaml_node_t *root = yaml_document_get_root_node(&doc);
+    if (!root) {
+        rc = sim_err_set(err, SIM_EINVAL, path, 1, 1, "the file is empty");
+    } else if (root->type != YAML_MAPPING_NODE) {
+        rc = sim_err_set(err, SIM_EINVAL, path, (int)root->start_mark.line + 1,
+                         (int)root->start_mark.column + 1, "expected a mapping of keys");
+    } else {
+        walk w = {.t = t, .doc = &doc, .path = path, .base = base, .set = set, .err = err};
+        rc = walk_mapping(&w, root, "");
+    }
+    yaml_document_delete(&doc);
+done_parser:
+    yaml_parser_delete(&parser);
+    fclose(fp);
+    return rc;
+}
+
+int cfg_table_set(const cfg_table *t, const char *assignment, void *base, bool *set, sim_err *err)
+{
+    char where[SIM_ERR_WHERE_MAX];
+    snprintf(where, sizeof where, "--set %s", assignment);
+    const char *eq = strchr(assignment, '=');
+    if (!eq || eq == assignment)
+        return sim_err_set(err, SIM_EINVAL, where, 0, 0, "expected key.path=value");
+    char key[KEY_MAX];
+    size_t klen = (size_t)(eq - assignment);
+    if (klen >= sizeof key)
+        return sim_err_set(err, SIM_EINVAL, where, 0, 0, "key is too long");
+    memcpy(key, assignment, klen);
+    key[klen] = 0;
+    size_t index = 0;
+    const cfg_field *f = cfg_table_find(t, key, &index);
+    if (!f) {
+        const char *near = cfg_table_suggest(t, key);
+        return sim_err_set(err, SIM_EINVAL, where, 0, 0, "unknown key '%s'%s%s%s", key,
+                           near ? " (did you mean '" : "", near ? near : "", near ? "'?)" : "");
+    }
+    if (f->type == CFG_T_CURVE)
+        return sim_err_set(err, SIM_EINVAL, where, 0, 0, "'%s' cannot be set from the command line",
+                           key);
+    char why[256];
+    if (parse_scalar(f, eq + 1, base, why, sizeof why))
+        return sim_err_set(err, SIM_EINVAL, where, 0, 0, "'%s' %s", key, why);
+    if (set)
+        set[index] = true;
+    return SIM_OK;
+}
