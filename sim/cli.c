@@ -1,10 +1,13 @@
 /* cli.c — subcommand table and top-level options of the epochsim command line. */
 #include "sim/cli.h"
 
+#include "sim/hw_cli.h"
+
 #include <stdlib.h>
 #include <string.h>
 
 static const sim_cli_command commands[] = {
+    {"hw", sim_hw_cli, "list and show the hardware catalog (GPUs, CPUs, storage, links, systems)"},
     {0},
 };
 
