@@ -1,10 +1,13 @@
 /* cli.c — subcommand table and top-level options of the epochsim command line. */
 #include "sim/cli.h"
 
+#include "sim/run_cli.h"
+
 #include <stdlib.h>
 #include <string.h>
 
 static const sim_cli_command commands[] = {
+    {"run", sim_run_cli, "simulate one experiment (default: the built-in scenario)"},
     {0},
 };
 
