@@ -239,7 +239,7 @@ typedef struct walk {
 static int node_error(walk *w, const yaml_node_t *n, const char *fmt, const char *a,
                       const char *b)
 {
-    char msg[SIM_ERR_MSG_MAX];
+    char msg[2 * SIM_ERR_MSG_MAX + 64]; /* key and reason, cut to size by sim_err_set */
     snprintf(msg, sizeof msg, fmt, a, b ? b : "");
     return sim_err_set(w->err, SIM_EINVAL, w->path, (int)n->start_mark.line + 1,
                        (int)n->start_mark.column + 1, "%s", msg);

@@ -2,11 +2,13 @@
 #include "sim/cli.h"
 
 #include "sim/hw_cli.h"
+#include "sim/run_cli.h"
 
 #include <stdlib.h>
 #include <string.h>
 
 static const sim_cli_command commands[] = {
+    {"run", sim_run_cli, "simulate one experiment (default: the built-in scenario)"},
     {"hw", sim_hw_cli, "list and show the hardware catalog (GPUs, CPUs, storage, links, systems)"},
     {0},
 };

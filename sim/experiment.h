@@ -24,6 +24,7 @@ typedef struct sim_experiment {
         char storage[SIM_NAME_MAX];
         double host_memory_gb;
         int pcie_gen; /* 0 = the lower of the GPU's and the CPU's */
+        double page_cache_gb; /* RAM the page cache may use; < 0 = estimate from host memory */
     } system;
     struct {
         char model[SIM_NAME_MAX]; /* "synthetic" or a model-zoo name */
@@ -51,7 +52,6 @@ typedef struct sim_experiment {
         bool persistent_workers;
         bool drop_last;
         double worker_start_ms; /* start-up of one worker process, each epoch unless persistent */
-        double collate_us_per_mb; /* collate: CPU time per MB of batch on the reference core */
     } loader;
     struct {
         int epochs;

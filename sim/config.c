@@ -1,0 +1,150 @@
+/* config.c — the experiment key table and the built-in default scenario.
+ * The default scenario is an ImageNet-shaped ResNet-50-like synthetic job on an A100 box; each
+ * of its numbers is explained in docs/default-scenario.md. */
+#include "sim/config.h"
+
+#include <stddef.h>
+#include <string.h>
+
+#define BIG 1e308
+#define X sim_experiment
+#define F(key, type, member, ...) {key, type, offsetof(X, member), 0, __VA_ARGS__}
+#define S(key, member, help)                                                                       \
+    {key, CFG_T_STR, offsetof(X, member), sizeof(((X *)0)->member), CFG_NO_RANGE, help}
+
+static const cfg_field fields[] = {
+    F("seed", CFG_T_U64, seed, 0, 1.8e19, "random seed (decode-time variation, shuffling)"),
+    S("system.name", system.name, "a named system from configs/hardware/systems/"),
+    S("system.gpu", system.gpu, "GPU catalog name"),
+    F("system.gpu_count", CFG_T_INT, system.gpu_count, 1, 1024, "GPUs, data-parallel"),
+    S("system.cpu", system.cpu, "CPU catalog name"),
+    F("system.cpu_cores", CFG_T_INT, system.cpu_cores, 0, 100000,
+      "physical cores the job gets (0 = the CPU's)"),
+    F("system.cpu_threads", CFG_T_INT, system.cpu_threads, 0, 100000,
+      "hardware threads the job gets (0 = the CPU's)"),
+    S("system.storage", system.storage, "storage catalog name"),
+    F("system.host_memory_gb", CFG_T_DOUBLE, system.host_memory_gb, 0.5, BIG, "host RAM, GB"),
+    F("system.pcie_gen", CFG_T_INT, system.pcie_gen, 0, 7,
+      "PCIe generation of the GPU link (0 = lower of GPU and CPU)"),
+    F("system.page_cache_gb", CFG_T_DOUBLE, system.page_cache_gb, -1, BIG,
+      "RAM the page cache may hold, GB (-1 = estimate)"),
+    S("workload.model", workload.model, "\"synthetic\" or a model-zoo name"),
+    S("workload.trace", workload.trace, "a native trace file to replay"),
+    F("workload.precision", CFG_T_PREC, workload.precision, CFG_NO_RANGE,
+      "fp32 | tf32 | fp16 | bf16 | amp_fp16 | amp_bf16"),
+    F("workload.kernels_per_step", CFG_T_INT, workload.kernels_per_step, 1, 10000000,
+      "synthetic: kernels per step"),
+    F("workload.kernel_us", CFG_T_DOUBLE, workload.kernel_us, 0, 1e9,
+      "synthetic: GPU time per kernel, us (any GPU)"),
+    F("workload.dispatch_us", CFG_T_DOUBLE, workload.dispatch_us, 0, 1e9,
+      "CPU dispatch cost per kernel on the reference core, us"),
+    F("workload.graph_launch_us", CFG_T_DOUBLE, workload.graph_launch_us, 0, 1e9,
+      "CPU cost of one CUDA-graph launch on the reference core, us"),
+    F("workload.step_overhead_us", CFG_T_DOUBLE, workload.step_overhead_us, 0, 1e12,
+      "main-thread Python work per step outside the ops, us (reference core)"),
+    F("dataset.samples", CFG_T_INT64, dataset.samples, 1, 4e9, "samples in the dataset"),
+    F("dataset.sample_bytes", CFG_T_DOUBLE, dataset.sample_bytes, 1, 1e12,
+      "bytes read from storage per sample"),
+    F("dataset.decode_us", CFG_T_DOUBLE, dataset.decode_us, 0, 1e12,
+      "CPU decode+augment per sample on the reference core, us"),
+    F("dataset.decode_cv", CFG_T_DOUBLE, dataset.decode_cv, 0, 10,
+      "coefficient of variation of decode time (lognormal)"),
+    F("dataset.input_bytes", CFG_T_DOUBLE, dataset.input_bytes, 1, 1e12,
+      "bytes per sample of the tensor sent to the GPU"),
+    F("loader.batch_size", CFG_T_INT, loader.batch_size, 1, 1e8, "samples per batch"),
+    F("loader.num_workers", CFG_T_INT, loader.num_workers, 0, 4096, "DataLoader worker processes"),
+    F("loader.prefetch_factor", CFG_T_INT, loader.prefetch_factor, 1, 1024,
+      "batches in flight per worker"),
+    F("loader.pin_memory", CFG_T_BOOL, loader.pin_memory, CFG_NO_RANGE, "pin-memory thread"),
+    F("loader.non_blocking", CFG_T_BOOL, loader.non_blocking, CFG_NO_RANGE,
+      ".to(device, non_blocking=...)"),
+    F("loader.persistent_workers", CFG_T_BOOL, loader.persistent_workers, CFG_NO_RANGE,
+      "keep workers alive across epochs"),
+    F("loader.drop_last", CFG_T_BOOL, loader.drop_last, CFG_NO_RANGE, "drop the last partial batch"),
+    F("loader.worker_start_ms", CFG_T_DOUBLE, loader.worker_start_ms, 0, 1e9,
+      "start-up CPU time of one worker process, ms (reference core)"),
+    F("training.epochs", CFG_T_INT, training.epochs, 1, 100000, "epochs to simulate"),
+    F("training.max_steps", CFG_T_INT64, training.max_steps, 0, 1e15,
+      "steps per epoch (0 = the whole epoch)"),
+    F("training.sync_every_step", CFG_T_BOOL, training.sync_every_step, CFG_NO_RANGE,
+      "loss.item() every step"),
+    F("training.cuda_graphs", CFG_T_BOOL, training.cuda_graphs, CFG_NO_RANGE,
+      "replay each step as one CUDA graph"),
+    F("report.util_window_ns", CFG_T_INT64, report.util_window_ns, 0, 1e12,
+      "GPU-Util sample window, ns (0 = the GPU's NVML window)"),
+};
+
+static const cfg_table table = {fields, sizeof fields / sizeof fields[0], NULL};
+
+_Static_assert(sizeof fields / sizeof fields[0] <= 128, "cfg_experiment_set holds 128 flags");
+
+const cfg_table *cfg_experiment_table(void)
+{
+    return &table;
+}
+
+void sim_experiment_defaults(sim_experiment *x)
+{
+    memset(x, 0, sizeof *x);
+    x->seed = 42;
+    strcpy(x->system.gpu, "a100-sxm4-80gb");
+    x->system.gpu_count = 1;
+    strcpy(x->system.cpu, "epyc-7742");
+    strcpy(x->system.storage, "nvme-gen4");
+    x->system.host_memory_gb = 512;
+    x->system.page_cache_gb = -1;
+    strcpy(x->workload.model, "synthetic");
+    x->workload.precision = SIM_PREC_AMP_BF16;
+    x->workload.kernels_per_step = 320;
+    x->workload.kernel_us = 300;
+    x->workload.dispatch_us = 25;
+    x->workload.graph_launch_us = 30;
+    x->workload.step_overhead_us = 500;
+    x->dataset.samples = 1281167;
+    x->dataset.sample_bytes = 110000;
+    x->dataset.decode_us = 4000;
+    x->dataset.decode_cv = 0.3;
+    x->dataset.input_bytes = 3 * 224 * 224 * 4;
+    x->loader.batch_size = 256;
+    x->loader.num_workers = 8;
+    x->loader.prefetch_factor = 2;
+    x->loader.pin_memory = true;
+    x->loader.non_blocking = true;
+    x->loader.persistent_workers = false;
+    x->loader.drop_last = false;
+    x->loader.worker_start_ms = 50;
+    x->training.epochs = 1;
+    x->training.max_steps = 0;
+    x->training.sync_every_step = true;
+    x->training.cuda_graphs = false;
+}
+
+int cfg_experiment_load(const char *path, sim_experiment *x, cfg_experiment_set *set,
+                        sim_err *err)
+{
+    return cfg_table_load_file(&table, path, x, set ? set->flag : NULL, err);
+}
+
+int cfg_experiment_apply(const char *assignment, sim_experiment *x, cfg_experiment_set *set,
+                         sim_err *err)
+{
+    return cfg_table_set(&table, assignment, x, set ? set->flag : NULL, err);
+}
+
+bool cfg_experiment_was_set(const cfg_experiment_set *set, const char *key)
+{
+    size_t i;
+    return set && cfg_table_find(&table, key, &i) && set->flag[i];
+}
+
+int cfg_experiment_check(const sim_experiment *x, sim_err *err)
+{
+    if (x->loader.drop_last && x->dataset.samples < x->loader.batch_size)
+        return sim_err_set(err, SIM_EINVAL, NULL, 0, 0,
+                           "loader.drop_last with loader.batch_size %d > dataset.samples %lld "
+                           "leaves no batch",
+                           x->loader.batch_size, (long long)x->dataset.samples);
+    if (x->dataset.samples > UINT32_MAX)
+        return sim_err_set(err, SIM_EINVAL, NULL, 0, 0, "dataset.samples is above 2^32");
+    return SIM_OK;
+}

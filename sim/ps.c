@@ -1,0 +1,194 @@
+/* ps.c — processor sharing with virtual time (see ps.h).
+ * V is the service one job has attained since the server was created; a job of work w that
+ * arrives when V = v0 finishes when V = v0 + w. V advances at r(n) per ns. Jobs sit in a min-heap
+ * by finish point; the server keeps exactly one live completion event, invalidated by a
+ * generation number when n changes. */
+#include "sim/ps.h"
+
+#include "sim/err.h"
+
+#include <math.h>
+#include <stdlib.h>
+
+typedef struct job {
+    double finish_v;
+    uint32_t reply_to;
+    uint32_t reply_kind;
+    uint64_t a;
+    uint64_t seq; /* FIFO among equal finish points, for determinism */
+} job;
+
+struct sim_ps {
+    sim_ps_config cfg;
+    sim_engine *e;
+    uint32_t id;
+    job *heap;
+    int n, cap;
+    uint64_t next_seq;
+    double v;          /* attained service per job */
+    int64_t t_last_ns; /* when v was last advanced */
+    uint64_t gen;      /* generation of the live completion event */
+    double busy_integral, busy_time, work_done;
+};
+
+static double rate(const sim_ps *ps, int n)
+{
+    if (n <= 0)
+        return 0;
+    double total = ps->cfg.capacity ? ps->cfg.capacity(ps->cfg.ctx, n) : ps->cfg.rate;
+    double r = total / n;
+    return r < ps->cfg.per_job_max ? r : ps->cfg.per_job_max;
+}
+
+static void advance(sim_ps *ps)
+{
+    int64_t now = sim_engine_now(ps->e);
+    int64_t dt = now - ps->t_last_ns;
+    if (dt > 0 && ps->n > 0) {
+        double r = rate(ps, ps->n);
+        ps->v += r * (double)dt;
+        ps->work_done += r * (double)dt * ps->n;
+        int busy = ps->n < ps->cfg.busy_units ? ps->n : ps->cfg.busy_units;
+        ps->busy_integral += (double)busy * (double)dt;
+        ps->busy_time += (double)dt;
+    }
+    ps->t_last_ns = now;
+}
+
+static inline int before(const job *a, const job *b)
+{
+    return a->finish_v < b->finish_v || (a->finish_v == b->finish_v && a->seq < b->seq);
+}
+
+static void heap_push(sim_ps *ps, job j)
+{
+    int i = ps->n++;
+    while (i > 0) {
+        int parent = (i - 1) / 2;
+        if (!before(&j, &ps->heap[parent]))
+            break;
+        ps->heap[i] = ps->heap[parent];
+        i = parent;
+    }
+    ps->heap[i] = j;
+}
+
+static job heap_pop(sim_ps *ps)
+{
+    job top = ps->heap[0];
+    job last = ps->heap[--ps->n];
+    int i = 0;
+    for (;;) {
+        int child = 2 * i + 1;
+        if (child >= ps->n)
+            break;
+        if (child + 1 < ps->n && before(&ps->heap[child + 1], &ps->heap[child]))
+            child++;
+        if (!before(&ps->heap[child], &last))
+            break;
+        ps->heap[i] = ps->heap[child];
+        i = child;
+    }
+    if (ps->n)
+        ps->heap[i] = last;
+    return top;
+}
+
+static void reschedule(sim_ps *ps)
+{
+    ps->gen++;
+    if (ps->n == 0)
+        return;
+    double left = ps->heap[0].finish_v - ps->v;
+    double dt = left > 0 ? ceil(left / rate(ps, ps->n)) : 0;
+    sim_engine_after(ps->e, (int64_t)dt, ps->id, 0, ps->gen);
+}
+
+static void handle(sim_engine *e, void *self, const sim_event *ev)
+{
+    (void)e;
+    sim_ps *ps = self;
+    if (ev->a != ps->gen)
+        return; /* superseded by a later arrival or departure */
+    advance(ps);
+    /* The event time was rounded up to a whole ns, so v has reached the finish point; the
+     * tolerance absorbs floating-point error only. */
+    double tol = 1e-9 * (fabs(ps->v) + 1.0);
+    while (ps->n > 0 && ps->heap[0].finish_v <= ps->v + tol) {
+        job j = heap_pop(ps);
+        sim_engine_after(ps->e, 0, j.reply_to, j.reply_kind, j.a);
+    }
+    reschedule(ps);
+}
+
+static const sim_component_ops ps_ops = {.name = "shared_server", .handle = handle};
+
+sim_ps *sim_ps_create(sim_engine *e, const sim_ps_config *cfg)
+{
+    sim_ps *ps = calloc(1, sizeof *ps);
+    if (!ps)
+        return NULL;
+    ps->cfg = *cfg;
+    if (ps->cfg.per_job_max <= 0)
+        ps->cfg.per_job_max = INFINITY;
+    if (ps->cfg.busy_units <= 0)
+        ps->cfg.busy_units = 1;
+    ps->e = e;
+    ps->t_last_ns = sim_engine_now(e);
+    int id = sim_engine_add(e, &ps_ops, ps);
+    if (id < 0) {
+        free(ps);
+        return NULL;
+    }
+    ps->id = (uint32_t)id;
+    return ps;
+}
+
+void sim_ps_destroy(sim_ps *ps)
+{
+    if (!ps)
+        return;
+    free(ps->heap);
+    free(ps);
+}
+
+int sim_ps_submit(sim_ps *ps, double work, uint32_t reply_to, uint32_t reply_kind, uint64_t a)
+{
+    SIM_ASSERT(work >= 0 && isfinite(work));
+    if (ps->n == ps->cap) {
+        int cap = ps->cap ? 2 * ps->cap : 16;
+        job *h = realloc(ps->heap, (size_t)cap * sizeof *h);
+        if (!h) {
+            sim_engine_fail(ps->e, SIM_ENOMEM);
+            return SIM_ENOMEM;
+        }
+        ps->heap = h;
+        ps->cap = cap;
+    }
+    advance(ps);
+    heap_push(ps, (job){ps->v + work, reply_to, reply_kind, a, ps->next_seq++});
+    reschedule(ps);
+    return SIM_OK;
+}
+
+int sim_ps_active(const sim_ps *ps)
+{
+    return ps->n;
+}
+
+double sim_ps_busy_integral(sim_ps *ps)
+{
+    advance(ps);
+    return ps->busy_integral;
+}
+
+double sim_ps_busy_time(sim_ps *ps)
+{
+    advance(ps);
+    return ps->busy_time;
+}
+
+double sim_ps_work_done(const sim_ps *ps)
+{
+    return ps->work_done;
+}

@@ -1,0 +1,31 @@
+/* queue.h — the event queue: a binary min-heap of small events ordered by (time, insertion).
+ * Events are stored by value in one growing array, so the hot loop allocates nothing. */
+#ifndef SIM_QUEUE_H
+#define SIM_QUEUE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct sim_event {
+    int64_t t_ns;     /* when it fires */
+    uint64_t seq;     /* insertion order: ties fire first-in first-out */
+    uint32_t target;  /* component id */
+    uint32_t kind;    /* meaning is the target's */
+    uint64_t a;       /* payload */
+} sim_event;
+
+typedef struct sim_queue {
+    sim_event *heap;
+    size_t n;
+    size_t cap;
+    uint64_t next_seq;
+} sim_queue;
+
+void sim_queue_init(sim_queue *q);
+void sim_queue_fini(sim_queue *q);
+/* Adds an event (its seq is assigned here); returns 0 or SIM_ENOMEM. */
+int sim_queue_push(sim_queue *q, int64_t t_ns, uint32_t target, uint32_t kind, uint64_t a);
+/* Removes the earliest event into *out; returns 0, or -1 when empty. */
+int sim_queue_pop(sim_queue *q, sim_event *out);
+
+#endif

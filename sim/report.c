@@ -1,0 +1,168 @@
+/* report.c — terminal summary, JSON (yajl_gen) and utilization CSV of one run. */
+#include "sim/report.h"
+
+#include "sim/outfile.h"
+
+#include <string.h>
+
+static void key(yajl_gen g, const char *k)
+{
+    yajl_gen_string(g, (const unsigned char *)k, strlen(k));
+}
+
+static void num(yajl_gen g, const char *k, double v)
+{
+    key(g, k);
+    yajl_gen_double(g, v);
+}
+
+static void str(yajl_gen g, const char *k, const char *v)
+{
+    key(g, k);
+    yajl_gen_string(g, (const unsigned char *)v, strlen(v));
+}
+
+static void epoch_members(yajl_gen g, const sim_epoch_result *e, bool mean)
+{
+    num(g, mean ? "epoch_time_s" : "time_s", e->time_s);
+    if (!mean) { /* the run's totals are top-level members */
+        key(g, "steps");
+        yajl_gen_integer(g, e->steps);
+    }
+    key(g, "samples");
+    yajl_gen_integer(g, e->samples);
+    num(g, "samples_per_s", e->samples_per_s);
+    num(g, "step_time_ms_p50", e->step_time_ms_p50);
+    num(g, "step_time_ms_p99", e->step_time_ms_p99);
+    num(g, "gpu_util_pct", e->gpu_util_pct);
+    num(g, "sm_active_pct", e->sm_active_pct);
+    num(g, "cpu_util_pct", e->cpu_util_pct);
+    key(g, "stall_pct");
+    yajl_gen_map_open(g);
+    for (int k = 0; k < SIM_STALL_COUNT; k++)
+        num(g, sim_stall_name((sim_stall)k), e->stall_pct[k]);
+    yajl_gen_map_close(g);
+    num(g, "storage_busy_pct", e->storage_busy_pct);
+    num(g, "h2d_busy_pct", e->h2d_busy_pct);
+    num(g, "cache_hit_pct", e->cache_hit_pct);
+}
+
+void sim_report_json_members(yajl_gen g, const sim_result *res)
+{
+    epoch_members(g, &res->mean, true);
+    num(g, "total_time_s", res->total_time_s);
+    key(g, "steps");
+    yajl_gen_integer(g, res->steps);
+    str(g, "bottleneck", sim_bottleneck_name(res->bottleneck));
+    str(g, "verdict", res->verdict);
+    key(g, "epochs");
+    yajl_gen_array_open(g);
+    for (int i = 0; i < res->n_epochs; i++) {
+        yajl_gen_map_open(g);
+        epoch_members(g, &res->epochs[i], false);
+        yajl_gen_map_close(g);
+    }
+    yajl_gen_array_close(g);
+    num(g, "util_window_s", (double)res->util_window_ns / 1e9);
+    key(g, "events");
+    yajl_gen_integer(g, (long long)res->events);
+}
+
+int sim_report_json(const char *path, const sim_scenario *sc, const sim_result *res,
+                    sim_err *err)
+{
+    yajl_gen g = yajl_gen_alloc(NULL);
+    if (!g)
+        return sim_err_set(err, SIM_ENOMEM, NULL, 0, 0, "out of memory");
+    yajl_gen_config(g, yajl_gen_beautify, 1);
+    yajl_gen_map_open(g);
+    sim_report_json_members(g, res);
+    key(g, "scenario");
+    yajl_gen_map_open(g);
+    str(g, "gpu", sc->hw.gpu.name);
+    key(g, "gpu_count");
+    yajl_gen_integer(g, sc->hw.gpu_count);
+    str(g, "cpu", sc->hw.cpu.name);
+    key(g, "cpu_cores");
+    yajl_gen_integer(g, sc->hw.cpu.cores);
+    key(g, "cpu_threads");
+    yajl_gen_integer(g, sc->hw.cpu.threads);
+    str(g, "storage", sc->hw.storage.name);
+    str(g, "link", sc->hw.link.name);
+    str(g, "model", sc->x.workload.model);
+    key(g, "batch_size");
+    yajl_gen_integer(g, sc->x.loader.batch_size);
+    key(g, "num_workers");
+    yajl_gen_integer(g, sc->x.loader.num_workers);
+    key(g, "seed");
+    yajl_gen_integer(g, (long long)sc->x.seed);
+    yajl_gen_map_close(g);
+    yajl_gen_map_close(g);
+    const unsigned char *buf;
+    size_t len;
+    yajl_gen_get_buf(g, &buf, &len);
+    sim_outfile o;
+    int rc = sim_outfile_open(&o, path, err);
+    if (!rc) {
+        fwrite(buf, 1, len, o.fp);
+        rc = sim_outfile_commit(&o, err);
+    }
+    yajl_gen_free(g);
+    return rc;
+}
+
+int sim_report_util_csv(const char *path, const sim_result *res, sim_err *err)
+{
+    sim_outfile o;
+    int rc = sim_outfile_open(&o, path, err);
+    if (rc)
+        return rc;
+    fprintf(o.fp, "time_s,gpu,sm\n");
+    for (int64_t w = 0; w < res->n_util; w++)
+        fprintf(o.fp, "%.3f,0,%u\n", (double)((w + 1) * res->util_window_ns) / 1e9,
+                res->util_series[w]);
+    return sim_outfile_commit(&o, err);
+}
+
+static void bar(FILE *out, const char *label, double pct)
+{
+    int n = (int)(pct / 100.0 * 40 + 0.5);
+    fprintf(out, "  %-22s %6.1f %%  ", label, pct);
+    for (int i = 0; i < n && i < 40; i++)
+        fputc('#', out);
+    fputc('\n', out);
+}
+
+void sim_report_text(FILE *out, const sim_scenario *sc, const sim_result *res)
+{
+    const sim_epoch_result *m = &res->mean;
+    const sim_hardware *hw = &sc->hw;
+    fprintf(out, "epochsim: %s x%d, %s (%d cores / %d threads), %s, %s x%d\n",
+            hw->gpu.label[0] ? hw->gpu.label : hw->gpu.name, hw->gpu_count,
+            hw->cpu.label[0] ? hw->cpu.label : hw->cpu.name, hw->cpu.cores, hw->cpu.threads,
+            hw->storage.label[0] ? hw->storage.label : hw->storage.name, hw->link.name,
+            hw->link.lanes);
+    fprintf(out, "workload: %s, batch %d, %d workers, %s%s, %d epoch%s, %lld steps\n\n",
+            sc->x.workload.model, sc->x.loader.batch_size, sc->x.loader.num_workers,
+            sc->x.loader.pin_memory ? "pinned" : "pageable",
+            sc->x.loader.non_blocking ? " non_blocking" : "", res->n_epochs,
+            res->n_epochs == 1 ? "" : "s", (long long)res->steps);
+    fprintf(out, "  epoch time             %9.2f s   (mean of %d)\n", m->time_s, res->n_epochs);
+    fprintf(out, "  throughput             %9.0f samples/s\n", m->samples_per_s);
+    fprintf(out, "  step time p50 / p99    %9.2f / %.2f ms\n", m->step_time_ms_p50,
+            m->step_time_ms_p99);
+    bar(out, "GPU-Util (nvidia-smi)", m->gpu_util_pct);
+    bar(out, "SM active", m->sm_active_pct);
+    bar(out, "CPU util", m->cpu_util_pct);
+    bar(out, "storage busy", m->storage_busy_pct);
+    fprintf(out, "\n  GPU idle, by cause:\n");
+    for (int k = 0; k < SIM_STALL_COUNT; k++)
+        bar(out, sim_stall_name((sim_stall)k), m->stall_pct[k]);
+    if (res->n_epochs > 1) {
+        fprintf(out, "\n  per epoch:   time_s  GPU-Util  cache-hit\n");
+        for (int i = 0; i < res->n_epochs; i++)
+            fprintf(out, "    %4d  %10.2f  %7.1f %%  %7.1f %%\n", i + 1, res->epochs[i].time_s,
+                    res->epochs[i].gpu_util_pct, res->epochs[i].cache_hit_pct);
+    }
+    fprintf(out, "\nbottleneck: %s\n  %s\n", sim_bottleneck_name(res->bottleneck), res->verdict);
+}

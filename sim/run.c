@@ -1,0 +1,444 @@
+/* run.c — wires one scenario into an engine, runs it, and turns what the components observed
+ * into the figures of sim_result (see run.h). Everything a run owns hangs off one `world`. */
+#include "sim/run.h"
+
+#include "sim/engine.h"
+#include "sim/metrics.h"
+#include "sim/pipeline.h"
+
+#include <gsl/gsl_sort.h>
+#include <gsl/gsl_statistics_double.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Host RAM the OS and the job's own processes keep from the page cache: an estimate (kernel and
+ * services ~2 GB, the main process with CUDA context ~3 GB, each worker ~0.5 GB of Python and
+ * dataset state). system.page_cache_gb overrides it. */
+#define OS_RESERVE_GB 2.0
+#define MAIN_PROCESS_GB 3.0
+#define WORKER_GB 0.5
+/* A stall worth naming: below this share of wall time the GPU itself is the limit. */
+#define STALL_VERDICT_PCT 10.0
+/* A device busier than this is saturated. */
+#define SATURATED_PCT 90.0
+
+typedef struct snapshot {
+    int64_t t_ns;
+    sim_gpu_totals *gpu;
+    double cpu_busy;
+    double storage_busy;
+    double h2d_busy;
+    int64_t reads, hits;
+} snapshot;
+
+typedef struct world {
+    const sim_scenario *sc;
+    sim_engine *e;
+    sim_cpu_model cpu_model;
+    sim_ps *cpu;
+    sim_storage *storage;
+    sim_collective *coll;
+    sim_metrics *metrics;
+    int n;
+    sim_ps **h2d;
+    sim_gpu **gpu;
+    sim_loader **loader;
+    sim_trainer **trainer;
+    int *epochs_ended;
+    snapshot last;
+    sim_result *res;
+    bool invariant_broken;
+} world;
+
+static int64_t page_cache_samples(const sim_scenario *sc)
+{
+    const sim_experiment *x = &sc->x;
+    double gb = x->system.page_cache_gb;
+    if (gb < 0) {
+        gb = x->system.host_memory_gb - OS_RESERVE_GB -
+             x->system.gpu_count * (MAIN_PROCESS_GB + WORKER_GB * x->loader.num_workers);
+        if (gb < 0)
+            gb = 0;
+    }
+    double samples = floor(gb * 1e9 / x->dataset.sample_bytes);
+    return samples > (double)x->dataset.samples ? x->dataset.samples : (int64_t)samples;
+}
+
+static void take_snapshot(world *w, snapshot *s)
+{
+    s->t_ns = sim_engine_now(w->e);
+    for (int i = 0; i < w->n; i++)
+        s->gpu[i] = sim_metrics_totals(w->metrics, i);
+    s->cpu_busy = sim_ps_busy_integral(w->cpu);
+    s->storage_busy = sim_storage_busy_ns(w->storage);
+    s->h2d_busy = sim_ps_busy_time(w->h2d[0]);
+    s->reads = s->hits = 0;
+    for (int i = 0; i < w->n; i++) {
+        s->reads += sim_loader_reads(w->loader[i]);
+        s->hits += sim_loader_cache_hits(w->loader[i]);
+    }
+}
+
+static int cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+static double quantile_ms(const int64_t *steps, int64_t n, double q)
+{
+    if (n == 0)
+        return 0;
+    int64_t *sorted = malloc((size_t)n * sizeof *sorted);
+    double *d = malloc((size_t)n * sizeof *d);
+    double v = 0;
+    if (sorted && d) {
+        memcpy(sorted, steps, (size_t)n * sizeof *sorted);
+        qsort(sorted, (size_t)n, sizeof *sorted, cmp_i64);
+        for (int64_t i = 0; i < n; i++)
+            d[i] = (double)sorted[i] / 1e6;
+        v = gsl_stats_quantile_from_sorted_data(d, 1, (size_t)n, q);
+    }
+    free(sorted);
+    free(d);
+    return v;
+}
+
+static void epoch_ended(void *ctx, int trainer, int epoch)
+{
+    (void)trainer;
+    world *w = ctx;
+    if (++w->epochs_ended[epoch] < w->n)
+        return;
+    for (int i = 0; i < w->n; i++)
+        if (!sim_loader_each_sample_once(w->loader[i]))
+            w->invariant_broken = true;
+    snapshot now = {.gpu = calloc((size_t)w->n, sizeof(sim_gpu_totals))};
+    if (!now.gpu) {
+        sim_engine_fail(w->e, SIM_ENOMEM);
+        return;
+    }
+    take_snapshot(w, &now);
+    sim_epoch_result *r = &w->res->epochs[epoch];
+    double dt = (double)(now.t_ns - w->last.t_ns);
+    r->time_s = dt / 1e9;
+    r->steps = sim_loader_batches(w->loader[0]);
+    r->samples = now.reads; /* the loaders count per epoch */
+    r->samples_per_s = dt > 0 ? r->samples / (dt / 1e9) : 0;
+    int64_t n_steps;
+    const int64_t *steps = sim_metrics_take_steps(w->metrics, &n_steps);
+    r->step_time_ms_p50 = quantile_ms(steps, n_steps, 0.50);
+    r->step_time_ms_p99 = quantile_ms(steps, n_steps, 0.99);
+    for (int i = 0; i < w->n; i++) {
+        const sim_gpu_totals *a = &w->last.gpu[i], *b = &now.gpu[i];
+        r->gpu_util_pct += 100.0 * (b->kernel_ns - a->kernel_ns) / dt / w->n;
+        r->sm_active_pct += 100.0 * (b->sm_active_ns - a->sm_active_ns) / dt / w->n;
+        for (int k = 0; k < SIM_STALL_COUNT; k++)
+            r->stall_pct[k] += 100.0 * (b->stall_ns[k] - a->stall_ns[k]) / dt / w->n;
+    }
+    r->cpu_util_pct = 100.0 * (now.cpu_busy - w->last.cpu_busy) / (w->cpu_model.threads * dt);
+    r->storage_busy_pct = 100.0 * (now.storage_busy - w->last.storage_busy) / dt;
+    r->h2d_busy_pct = 100.0 * (now.h2d_busy - w->last.h2d_busy) / dt;
+    r->cache_hit_pct = r->samples ? 100.0 * (double)now.hits / (double)r->samples : 0;
+    free(w->last.gpu);
+    w->last = now;
+}
+
+static void mean_of_epochs(sim_result *res)
+{
+    sim_epoch_result *m = &res->mean;
+    memset(m, 0, sizeof *m);
+    int n = res->n_epochs;
+    for (int i = 0; i < n; i++) {
+        const sim_epoch_result *e = &res->epochs[i];
+        m->time_s += e->time_s / n;
+        m->steps += e->steps;
+        m->samples += e->samples;
+        m->step_time_ms_p50 += e->step_time_ms_p50 / n;
+        m->step_time_ms_p99 += e->step_time_ms_p99 / n;
+        /* Time-weighted, so the means equal whole-run busy time over whole-run wall time. */
+        double wgt = e->time_s / (res->total_time_s > 0 ? res->total_time_s : 1);
+        m->gpu_util_pct += e->gpu_util_pct * wgt;
+        m->sm_active_pct += e->sm_active_pct * wgt;
+        m->cpu_util_pct += e->cpu_util_pct * wgt;
+        m->storage_busy_pct += e->storage_busy_pct * wgt;
+        m->h2d_busy_pct += e->h2d_busy_pct * wgt;
+        for (int k = 0; k < SIM_STALL_COUNT; k++)
+            m->stall_pct[k] += e->stall_pct[k] * wgt;
+    }
+    m->samples_per_s = res->total_time_s > 0 ? m->samples / res->total_time_s : 0;
+    m->cache_hit_pct = 0;
+    int64_t hits_weighted = 0;
+    for (int i = 0; i < n; i++)
+        hits_weighted += (int64_t)llround(res->epochs[i].cache_hit_pct * res->epochs[i].samples);
+    m->cache_hit_pct = m->samples ? (double)hits_weighted / m->samples : 0;
+}
+
+static void verdict(const sim_scenario *sc, sim_result *res)
+{
+    const sim_epoch_result *m = &res->mean;
+    const sim_experiment *x = &sc->x;
+    int worst = SIM_STALL_DATA;
+    for (int k = 0; k < SIM_STALL_COUNT; k++)
+        if (k != SIM_STALL_OTHER && k != SIM_STALL_SYNC && m->stall_pct[k] > m->stall_pct[worst])
+            worst = k;
+    char *v = res->verdict;
+    size_t vs = sizeof res->verdict;
+    if (m->stall_pct[worst] < STALL_VERDICT_PCT) {
+        res->bottleneck = SIM_BN_GPU_COMPUTE;
+        snprintf(v, vs,
+                 "GPU-bound: a kernel runs %.1f%% of the time; a faster GPU, lower precision or "
+                 "less work per step would shorten the epoch.",
+                 m->gpu_util_pct);
+        return;
+    }
+    switch (worst) {
+    case SIM_STALL_DATA:
+        if (m->storage_busy_pct >= SATURATED_PCT) {
+            res->bottleneck = SIM_BN_STORAGE;
+            snprintf(v, vs,
+                     "Storage-bound: the GPU waits for data %.1f%% of the time while the %s is "
+                     "busy %.0f%% of the time; faster storage or a dataset that fits in the page "
+                     "cache would help.",
+                     m->stall_pct[worst], sc->hw.storage.label[0] ? sc->hw.storage.label
+                                                                  : sc->hw.storage.name,
+                     m->storage_busy_pct);
+        } else {
+            res->bottleneck = SIM_BN_DATA_LOADING;
+            snprintf(v, vs,
+                     "Loader-bound: the GPU waits for the next batch %.1f%% of the time; %d "
+                     "DataLoader worker%s on %d cores / %d threads (CPU %.0f%% busy) cannot "
+                     "keep up; more workers or cores, a faster CPU or cheaper decoding would "
+                     "help.",
+                     m->stall_pct[worst], x->loader.num_workers,
+                     x->loader.num_workers == 1 ? "" : "s", sc->hw.cpu.cores, sc->hw.cpu.threads,
+                     m->cpu_util_pct);
+        }
+        return;
+    case SIM_STALL_H2D:
+        res->bottleneck = SIM_BN_H2D;
+        snprintf(v, vs,
+                 "Copy-bound: the GPU waits %.1f%% of the time on host-to-device copies%s.",
+                 m->stall_pct[worst],
+                 x->loader.pin_memory && x->loader.non_blocking
+                     ? "; a faster link or smaller input tensors would help"
+                     : "; pin_memory=True with non_blocking=True lets the copy overlap");
+        return;
+    default: {
+        res->bottleneck = SIM_BN_CPU_DISPATCH;
+        size_t kernels = sim_program_kernels(&sc->program);
+        double cpu_us = kernels ? (double)sim_program_dispatch_ns(&sc->program) / kernels / 1e3 /
+                                      sc->hw.cpu.single_thread
+                                : 0;
+        double gpu_us = kernels ? (double)sim_program_gpu_ns(&sc->program) / kernels / 1e3 : 0;
+        snprintf(v, vs,
+                 "Launch-bound: the GPU idles %.1f%% of the time while the main thread "
+                 "dispatches kernels (%.1f us of CPU per kernel vs %.1f us of GPU time); a larger "
+                 "batch, a faster CPU core or CUDA graphs would help.",
+                 m->stall_pct[worst], cpu_us, gpu_us);
+        return;
+    }
+    }
+}
+
+static void world_free(world *w)
+{
+    for (int i = 0; i < w->n; i++) {
+        if (w->trainer)
+            sim_trainer_destroy(w->trainer[i]);
+        if (w->loader)
+            sim_loader_destroy(w->loader[i]);
+        if (w->gpu)
+            sim_gpu_destroy(w->gpu[i]);
+        if (w->h2d)
+            sim_ps_destroy(w->h2d[i]);
+    }
+    free(w->trainer);
+    free(w->loader);
+    free(w->gpu);
+    free(w->h2d);
+    free(w->epochs_ended);
+    free(w->last.gpu);
+    sim_collective_destroy(w->coll);
+    sim_metrics_destroy(w->metrics);
+    sim_storage_destroy(w->storage);
+    sim_ps_destroy(w->cpu);
+    sim_engine_destroy(w->e);
+}
+
+static int validate(const sim_scenario *sc, sim_err *err)
+{
+    const sim_hardware *hw = &sc->hw;
+    if (sc->x.training.epochs < 1 || sc->x.loader.batch_size < 1 || sc->x.dataset.samples < 1)
+        return sim_err_set(err, SIM_EINVAL, NULL, 0, 0, "epochs, batch size and samples must be "
+                                                        "positive");
+    if (hw->cpu.cores < 1 || hw->cpu.threads < hw->cpu.cores || hw->cpu.single_thread <= 0)
+        return sim_err_set(err, SIM_EINVAL, NULL, 0, 0, "CPU '%s' has no usable cores",
+                           hw->cpu.name);
+    if (hw->link.pinned_gbps <= 0 || hw->link.pageable_gbps <= 0 || hw->cpu.memcpy_gbps <= 0)
+        return sim_err_set(err, SIM_EINVAL, NULL, 0, 0, "link or memcpy rates must be positive");
+    return SIM_OK;
+}
+
+int sim_run(const sim_scenario *sc, sim_result *res, sim_err *err)
+{
+    memset(res, 0, sizeof *res);
+    int rc = validate(sc, err);
+    if (rc)
+        return rc;
+    const sim_experiment *x = &sc->x;
+    const sim_hardware *hw = &sc->hw;
+    world w = {.sc = sc, .res = res, .n = hw->gpu_count};
+    w.cpu_model = (sim_cpu_model){hw->cpu.cores, hw->cpu.threads, hw->cpu.smt_gain,
+                                  hw->cpu.single_thread};
+    int64_t window_ns = x->report.util_window_ns
+                            ? x->report.util_window_ns
+                            : (int64_t)llround(hw->gpu.nvml_window_ms * 1e6);
+    if (window_ns <= 0)
+        window_ns = 166666667;
+    res->n_epochs = x->training.epochs;
+    res->epochs = calloc((size_t)x->training.epochs, sizeof *res->epochs);
+    w.e = sim_engine_create();
+    w.h2d = calloc((size_t)w.n, sizeof *w.h2d);
+    w.gpu = calloc((size_t)w.n, sizeof *w.gpu);
+    w.loader = calloc((size_t)w.n, sizeof *w.loader);
+    w.trainer = calloc((size_t)w.n, sizeof *w.trainer);
+    w.epochs_ended = calloc((size_t)x->training.epochs, sizeof *w.epochs_ended);
+    w.last.gpu = calloc((size_t)w.n, sizeof *w.last.gpu);
+    if (!res->epochs || !w.e || !w.h2d || !w.gpu || !w.loader || !w.trainer || !w.epochs_ended ||
+        !w.last.gpu)
+        goto oom;
+    w.cpu = sim_cpu_create(w.e, &w.cpu_model);
+    w.storage = sim_storage_create(w.e, &hw->storage);
+    w.metrics = sim_metrics_create(w.e, w.n, window_ns);
+    /* GPUs reduce over NVLink when they have it, else over PCIe through the host (per-direction
+     * rates: NVLink figures are bidirectional totals, the measured PCIe one is per direction). */
+    double bus_gbps = hw->gpu.nvlink_gbps > 0 ? hw->gpu.nvlink_gbps / 2 : hw->link.pinned_gbps;
+    w.coll = sim_collective_create(w.e, w.n, bus_gbps);
+    if (!w.cpu || !w.storage || !w.metrics || !w.coll)
+        goto oom;
+
+    /* DistributedSampler gives each GPU ceil(N / G) samples; max_steps cuts every epoch. */
+    int64_t shard = (x->dataset.samples + w.n - 1) / w.n;
+    int64_t per_epoch = shard;
+    if (x->loader.drop_last)
+        per_epoch = shard / x->loader.batch_size * x->loader.batch_size;
+    if (x->training.max_steps > 0 && x->training.max_steps * x->loader.batch_size < per_epoch)
+        per_epoch = x->training.max_steps * x->loader.batch_size;
+    if (per_epoch < 1) {
+        rc = sim_err_set(err, SIM_EINVAL, NULL, 0, 0, "no full batch per GPU (drop_last)");
+        goto fail;
+    }
+    int64_t cached = page_cache_samples(sc) / w.n;
+    double st = hw->cpu.single_thread;
+    for (int i = 0; i < w.n; i++) {
+        sim_ps_config link = {.name = "h2d", .rate = hw->link.pinned_gbps,
+                              .per_job_max = hw->link.pinned_gbps, .busy_units = 1};
+        w.h2d[i] = sim_ps_create(w.e, &link);
+        sim_gpu_config gc = {
+            .index = i,
+            .launch_queue_depth = hw->gpu.launch_queue_depth > 0 ? hw->gpu.launch_queue_depth
+                                                                 : 1024,
+            .copy_overhead_ns = hw->link.copy_overhead_us * 1e3,
+            .pageable_slowdown = hw->link.pinned_gbps / hw->link.pageable_gbps,
+            .h2d = w.h2d[i],
+            .coll = w.coll,
+            .metrics = w.metrics,
+        };
+        w.gpu[i] = w.h2d[i] ? sim_gpu_create(w.e, &gc) : NULL;
+        sim_loader_config lc = {
+            .batch_size = x->loader.batch_size,
+            .num_workers = x->loader.num_workers,
+            .prefetch_factor = x->loader.prefetch_factor,
+            .pin_memory = x->loader.pin_memory,
+            .persistent_workers = x->loader.persistent_workers,
+            .samples = per_epoch,
+            .dataset_samples = shard,
+            .sample_bytes = x->dataset.sample_bytes,
+            .decode_ref_ns = x->dataset.decode_us * 1e3,
+            .decode_cv = x->dataset.decode_cv,
+            .input_bytes = x->dataset.input_bytes,
+            .memcpy_ref_ns_per_byte = st / hw->cpu.memcpy_gbps,
+            .worker_start_ref_ns = x->loader.worker_start_ms * 1e6,
+            .cached_samples = cached,
+            .seed = x->seed * 1000003u + (uint64_t)i,
+            .cpu = w.cpu,
+            .storage = w.storage,
+        };
+        int lrc;
+        w.loader[i] = sim_loader_create(w.e, &lc, &lrc);
+        sim_trainer_config tc = {
+            .index = i,
+            .program = &sc->program,
+            .epochs = x->training.epochs,
+            .non_blocking = x->loader.non_blocking,
+            .pin_memory = x->loader.pin_memory,
+            .sync_every_step = x->training.sync_every_step,
+            .cuda_graphs = x->training.cuda_graphs,
+            .input_bytes = x->dataset.input_bytes,
+            .copy_dispatch_ref_ns = (int64_t)(x->workload.dispatch_us * 1e3),
+            .cpu = w.cpu,
+            .gpu = w.gpu[i],
+            .loader = w.loader[i],
+            .metrics = w.metrics,
+            .on_epoch_end = epoch_ended,
+            .ctx = &w,
+        };
+        w.trainer[i] = (w.gpu[i] && w.loader[i]) ? sim_trainer_create(w.e, &tc) : NULL;
+        if (!w.trainer[i])
+            goto oom;
+    }
+    for (int i = 0; i < w.n; i++)
+        sim_trainer_start(w.trainer[i]);
+    rc = sim_engine_run(w.e);
+    if (rc) {
+        sim_err_set(err, rc, NULL, 0, 0, "the simulation failed (out of memory)");
+        goto fail;
+    }
+    for (int i = 0; i < w.n; i++)
+        SIM_ASSERT(sim_trainer_done(w.trainer[i]));
+    SIM_ASSERT(!w.invariant_broken);
+    res->total_time_s = (double)sim_engine_now(w.e) / 1e9;
+    for (int i = 0; i < res->n_epochs; i++)
+        res->steps += res->epochs[i].steps;
+    res->events = sim_engine_events(w.e);
+    res->util_window_ns = window_ns;
+    res->util_series = sim_metrics_util_series(w.metrics, &res->n_util);
+    mean_of_epochs(res);
+    verdict(sc, res);
+    world_free(&w);
+    return SIM_OK;
+oom:
+    rc = sim_err_set(err, SIM_ENOMEM, NULL, 0, 0, "out of memory");
+fail:
+    world_free(&w);
+    sim_result_free(res);
+    return rc;
+}
+
+void sim_result_free(sim_result *res)
+{
+    free(res->epochs);
+    free(res->util_series);
+    memset(res, 0, sizeof *res);
+}
+
+const char *sim_bottleneck_name(sim_bottleneck b)
+{
+    static const char *const names[SIM_BN_COUNT] = {
+        [SIM_BN_DATA_LOADING] = "data_loading", [SIM_BN_STORAGE] = "storage",
+        [SIM_BN_H2D] = "h2d",                   [SIM_BN_CPU_DISPATCH] = "cpu_dispatch",
+        [SIM_BN_GPU_COMPUTE] = "gpu_compute",
+    };
+    return (unsigned)b < SIM_BN_COUNT ? names[b] : "unknown";
+}
+
+const char *sim_stall_name(sim_stall s)
+{
+    static const char *const names[SIM_STALL_COUNT] = {
+        [SIM_STALL_DATA] = "data",   [SIM_STALL_H2D] = "h2d",     [SIM_STALL_DISPATCH] = "dispatch",
+        [SIM_STALL_SYNC] = "sync",   [SIM_STALL_OTHER] = "other",
+    };
+    return (unsigned)s < SIM_STALL_COUNT ? names[s] : "unknown";
+}

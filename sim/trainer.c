@@ -1,0 +1,273 @@
+/* trainer.c — the main thread's training loop (see pipeline.h):
+ *   for batch in loader:                    # waits for the batch in order
+ *       x = batch.to("cuda", non_blocking)  # H2D copy on the compute stream
+ *       <ops of one step>                   # dispatch cost on the CPU, kernels onto the stream
+ *       loss.item()                         # if sync_every_step: wait for the GPU to drain
+ *   torch.cuda.synchronize()                # each epoch ends when the GPU is done
+ * A copy from pageable memory, or without non_blocking, blocks the main thread until the copy is
+ * done, and since it is ordered on the stream, until every kernel before it is done too.
+ * cudaLaunchKernel blocks while the launch queue is full. With CUDA graphs, one graph launch
+ * replaces the step's per-op dispatch. */
+#include "sim/pipeline.h"
+
+#include "sim/err.h"
+#include "sim/metrics.h"
+
+#include <stdlib.h>
+
+enum {
+    EV_BEGIN_EPOCH,
+    EV_BATCH,
+    EV_COPY_ISSUED,
+    EV_COPY_DONE,
+    EV_OP_DISPATCHED,
+    EV_ROOM,
+    EV_OP_WAITED,
+    EV_GRAPH_LAUNCHED,
+    EV_STEP_TAIL,
+    EV_STEP_SYNCED,
+    EV_EPOCH_SYNCED,
+};
+
+struct sim_trainer {
+    sim_engine *e;
+    uint32_t id;
+    sim_trainer_config cfg;
+    int epoch;
+    int64_t step, batches;
+    int64_t batch;
+    int64_t step_start_ns;
+    size_t pc;
+    bool done;
+};
+
+static void set_main(sim_trainer *t, sim_main_state s)
+{
+    sim_metrics_main(t->cfg.metrics, t->cfg.index, s);
+}
+
+static void cpu_job(sim_trainer *t, int64_t ref_ns, uint32_t kind)
+{
+    sim_ps_submit(t->cfg.cpu, ref_ns > 0 ? (double)ref_ns : 0, t->id, kind, 0);
+}
+
+static void wait_gpu(sim_trainer *t, uint64_t seq, uint32_t kind)
+{
+    set_main(t, SIM_MAIN_SYNC);
+    sim_gpu_notify(t->cfg.gpu, seq, t->id, kind);
+}
+
+static void request_batch(sim_trainer *t)
+{
+    t->step_start_ns = sim_engine_now(t->e);
+    set_main(t, SIM_MAIN_DATA);
+    sim_loader_next(t->cfg.loader, t->id, EV_BATCH);
+}
+
+static bool captured(const sim_trainer *t, const sim_op *op)
+{
+    return t->cfg.cuda_graphs && op->kind != SIM_OP_SYNC && op->kind != SIM_OP_MEMCPY_D2H;
+}
+
+static void next_op(sim_trainer *t)
+{
+    const sim_program *p = t->cfg.program;
+    while (t->pc < p->n_ops && captured(t, &p->ops[t->pc]))
+        t->pc++; /* replayed by the graph, not by Python */
+    if (t->pc == p->n_ops) {
+        set_main(t, SIM_MAIN_OTHER);
+        cpu_job(t, p->step_overhead_ns, EV_STEP_TAIL);
+        return;
+    }
+    const sim_op *op = &p->ops[t->pc];
+    if (op->kind == SIM_OP_SYNC) {
+        wait_gpu(t, sim_gpu_enqueued(t->cfg.gpu), EV_OP_WAITED);
+        return;
+    }
+    set_main(t, SIM_MAIN_DISPATCH);
+    cpu_job(t, op->dispatch_ns, EV_OP_DISPATCHED);
+}
+
+static void launch(sim_trainer *t, const sim_op *op)
+{
+    sim_gpu_kernel(t->cfg.gpu, op->gpu_ns, op->sm_fraction);
+    t->pc++;
+    next_op(t);
+}
+
+static void op_dispatched(sim_trainer *t)
+{
+    const sim_op *op = &t->cfg.program->ops[t->pc];
+    sim_gpu *g = t->cfg.gpu;
+    switch ((sim_op_kind)op->kind) {
+    case SIM_OP_KERNEL:
+        if (sim_gpu_queued(g) >= (uint64_t)sim_gpu_queue_depth(g)) {
+            wait_gpu(t, sim_gpu_enqueued(g) - (uint64_t)sim_gpu_queue_depth(g) + 1, EV_ROOM);
+            return;
+        }
+        launch(t, op);
+        return;
+    case SIM_OP_MEMCPY_H2D: {
+        uint64_t seq = sim_gpu_copy(g, op->bytes, op->pinned);
+        if (!op->pinned) {
+            set_main(t, SIM_MAIN_H2D);
+            sim_gpu_notify(g, seq, t->id, EV_OP_WAITED);
+            return;
+        }
+        break;
+    }
+    case SIM_OP_MEMCPY_D2H:
+        wait_gpu(t, sim_gpu_copy(g, op->bytes, true), EV_OP_WAITED);
+        return;
+    case SIM_OP_ALLREDUCE:
+        sim_gpu_allreduce(g, op->bytes);
+        break;
+    case SIM_OP_CPU:
+    case SIM_OP_SYNC:
+        break;
+    }
+    t->pc++;
+    next_op(t);
+}
+
+static void graph_launched(sim_trainer *t)
+{
+    const sim_program *p = t->cfg.program;
+    for (size_t i = 0; i < p->n_ops; i++) {
+        const sim_op *op = &p->ops[i];
+        if (op->kind == SIM_OP_KERNEL)
+            sim_gpu_kernel(t->cfg.gpu, op->gpu_ns, op->sm_fraction);
+        else if (op->kind == SIM_OP_ALLREDUCE)
+            sim_gpu_allreduce(t->cfg.gpu, op->bytes);
+        else if (op->kind == SIM_OP_MEMCPY_H2D)
+            sim_gpu_copy(t->cfg.gpu, op->bytes, true);
+    }
+    t->pc = 0;
+    next_op(t);
+}
+
+static void run_ops(sim_trainer *t)
+{
+    t->pc = 0;
+    if (t->cfg.cuda_graphs) {
+        set_main(t, SIM_MAIN_DISPATCH);
+        cpu_job(t, t->cfg.program->graph_launch_ns, EV_GRAPH_LAUNCHED);
+    } else {
+        next_op(t);
+    }
+}
+
+static void begin_epoch(sim_trainer *t)
+{
+    t->step = 0;
+    t->batches = sim_loader_batches(t->cfg.loader);
+    sim_loader_begin_epoch(t->cfg.loader, t->epoch);
+    request_batch(t);
+}
+
+static void step_end(sim_trainer *t)
+{
+    t->step++;
+    if (t->step == t->batches) {
+        wait_gpu(t, sim_gpu_enqueued(t->cfg.gpu), EV_EPOCH_SYNCED);
+        return;
+    }
+    sim_metrics_step(t->cfg.metrics, t->cfg.index, sim_engine_now(t->e) - t->step_start_ns);
+    request_batch(t);
+}
+
+static void handle(sim_engine *e, void *self, const sim_event *ev)
+{
+    sim_trainer *t = self;
+    switch (ev->kind) {
+    case EV_BEGIN_EPOCH:
+        begin_epoch(t);
+        break;
+    case EV_BATCH:
+        t->batch = (int64_t)ev->a;
+        set_main(t, SIM_MAIN_DISPATCH);
+        cpu_job(t, t->cfg.copy_dispatch_ref_ns, EV_COPY_ISSUED);
+        break;
+    case EV_COPY_ISSUED: {
+        double bytes =
+            (double)sim_loader_batch_samples(t->cfg.loader, t->batch) * t->cfg.input_bytes;
+        uint64_t seq = sim_gpu_copy(t->cfg.gpu, bytes, t->cfg.pin_memory);
+        if (t->cfg.pin_memory && t->cfg.non_blocking) {
+            run_ops(t);
+        } else {
+            set_main(t, SIM_MAIN_H2D);
+            sim_gpu_notify(t->cfg.gpu, seq, t->id, EV_COPY_DONE);
+        }
+        break;
+    }
+    case EV_COPY_DONE:
+        run_ops(t);
+        break;
+    case EV_OP_DISPATCHED:
+        op_dispatched(t);
+        break;
+    case EV_ROOM:
+        set_main(t, SIM_MAIN_DISPATCH);
+        launch(t, &t->cfg.program->ops[t->pc]);
+        break;
+    case EV_OP_WAITED:
+        t->pc++;
+        next_op(t);
+        break;
+    case EV_GRAPH_LAUNCHED:
+        graph_launched(t);
+        break;
+    case EV_STEP_TAIL:
+        if (t->cfg.sync_every_step)
+            wait_gpu(t, sim_gpu_enqueued(t->cfg.gpu), EV_STEP_SYNCED);
+        else
+            step_end(t);
+        break;
+    case EV_STEP_SYNCED:
+        step_end(t);
+        break;
+    case EV_EPOCH_SYNCED:
+        sim_metrics_step(t->cfg.metrics, t->cfg.index, sim_engine_now(e) - t->step_start_ns);
+        set_main(t, SIM_MAIN_OTHER);
+        if (t->cfg.on_epoch_end)
+            t->cfg.on_epoch_end(t->cfg.ctx, t->cfg.index, t->epoch);
+        if (++t->epoch < t->cfg.epochs)
+            begin_epoch(t);
+        else
+            t->done = true;
+        break;
+    }
+}
+
+static const sim_component_ops trainer_ops = {.name = "trainer", .handle = handle};
+
+sim_trainer *sim_trainer_create(sim_engine *e, const sim_trainer_config *cfg)
+{
+    sim_trainer *t = calloc(1, sizeof *t);
+    if (!t)
+        return NULL;
+    t->e = e;
+    t->cfg = *cfg;
+    int id = sim_engine_add(e, &trainer_ops, t);
+    if (id < 0) {
+        free(t);
+        return NULL;
+    }
+    t->id = (uint32_t)id;
+    return t;
+}
+
+void sim_trainer_destroy(sim_trainer *t)
+{
+    free(t);
+}
+
+void sim_trainer_start(sim_trainer *t)
+{
+    sim_engine_after(t->e, 0, t->id, EV_BEGIN_EPOCH, 0);
+}
+
+bool sim_trainer_done(const sim_trainer *t)
+{
+    return t->done;
+}
