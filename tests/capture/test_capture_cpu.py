@@ -8,6 +8,7 @@ file runs in ~30 s on 2 slow cores.
 
 import csv
 import gzip
+import importlib.util
 import json
 import math
 import os
@@ -251,6 +252,36 @@ class CaptureRuns(unittest.TestCase):
         if x["workload"]["precision"] == "tf32":
             self.assertTrue(any("tf32" in n for n in d["notes"]))
 
+    def test_capture_json_fields_are_all_documented(self):
+        # every field these runs wrote must have a row in README.md's schema table
+        with open(os.path.join(ROOT, "traces", "capture", "README.md")) as f:
+            readme = f.read()
+        schema = readme.split("### Output schema", 1)[1].split("\n### ", 1)[0]
+        documented = set(re.findall(r"^\| `([^`]+)`", schema, re.M))
+        self.assertGreater(len(documented), 100)
+        csv_part = readme.split("### `summary.csv`", 1)[1].split("\n## ", 1)[0]
+        for col in CSV_COLUMNS:
+            self.assertRegex(csv_part, r"\b%s\b" % re.escape(col))
+
+        def covered(path):
+            return path in documented or any(
+                d.endswith(".*") and path.startswith(d[:-1]) for d in documented)
+
+        def walk(prefix, obj, out):
+            if isinstance(obj, dict):
+                for k, v in obj.items():
+                    walk(prefix + "." + k if prefix else k, v, out)
+            elif isinstance(obj, list) and obj and all(isinstance(o, dict) for o in obj):
+                for o in obj:
+                    walk(prefix + "[]", o, out)
+            else:
+                out.add(prefix)
+        paths = set()
+        for *_, r in self.results:
+            walk("", self.load(r)[1], paths)
+        missing = sorted(p for p in paths if not covered(p))
+        self.assertEqual(missing, [], "fields missing from README.md's schema")
+
     def test_capture_summary_csv_has_one_header_and_a_row_per_run(self):
         with open(os.path.join(self.out, "summary.csv"), newline="") as f:
             rows = list(csv.reader(f))
@@ -308,12 +339,11 @@ class CaptureInput(unittest.TestCase):
                      "amp_fp16")
 
     def test_capture_reads_an_epochsim_yaml_file(self):
-        try:
-            import yaml  # noqa: F401
+        if importlib.util.find_spec("yaml") is not None:
             ext, text = ".yaml", ("seed: 7\nsystem:\n  gpu: a100-sxm4-80gb\n"
                                   "loader:\n  batch_size: 8\n  num_workers: 0\n"
                                   "workload:\n  model: mlp\n")
-        except ImportError:  # python3-yaml absent: the same keys as JSON
+        else:  # python3-yaml absent: the same keys as JSON
             ext, text = ".json", json.dumps({"seed": 7, "system": {"gpu": "a100-sxm4-80gb"},
                                              "loader": {"batch_size": 8, "num_workers": 0},
                                              "workload": {"model": "mlp"}})
@@ -333,6 +363,157 @@ class CaptureInput(unittest.TestCase):
         r = run_capture(["--config", path, "--print-config"], timeout=60)
         self.assertEqual(r.returncode, 2)
         self.assertIn("loader.batch_size", r.stderr)
+
+
+FAKE_PYNVML = """
+# a stand-in for nvidia-ml-py: two GPUs, the second at PCI 0000:3c:00 busy at 73 %
+import types
+NVML_CLOCK_SM, NVML_CLOCK_MEM, NVML_TEMPERATURE_GPU = 1, 2, 0
+def nvmlInit(): pass
+def nvmlShutdown(): pass
+def nvmlDeviceGetCount(): return 2
+def nvmlDeviceGetHandleByIndex(i): return i
+def nvmlDeviceGetPciInfo(h): return types.SimpleNamespace(domain=0, bus=0x3b + h, device=0)
+def nvmlDeviceGetUUID(h): return "GPU-%08d-0000-0000-0000-000000000000" % h
+def nvmlDeviceGetUtilizationRates(h): return types.SimpleNamespace(gpu=(5, 73)[h], memory=21)
+def nvmlDeviceGetName(h): return b"Fake GPU %d" % h
+def nvmlSystemGetDriverVersion(): return "999.1"
+def nvmlDeviceGetClockInfo(h, c): return 1755 if c == NVML_CLOCK_SM else 2619
+def nvmlDeviceGetMaxClockInfo(h, c): return 1980 if c == NVML_CLOCK_SM else 2619
+def nvmlDeviceGetCurrPcieLinkGeneration(h): return 5
+def nvmlDeviceGetCurrPcieLinkWidth(h): return 16
+def nvmlDeviceGetMaxPcieLinkGeneration(h): return 5
+def nvmlDeviceGetMaxPcieLinkWidth(h): return 16
+def nvmlDeviceGetPowerManagementLimit(h): return 700000
+def nvmlDeviceGetMemoryInfo(h): return types.SimpleNamespace(total=85899345920)
+def nvmlDeviceGetMigMode(h): return (0, 0)
+def nvmlDeviceGetPersistenceMode(h): raise RuntimeError("NVML_ERROR_NOT_SUPPORTED")
+def nvmlDeviceGetTemperature(h, s): return 41
+"""
+
+FAKE_SMI = """#!/usr/bin/python3
+# a stand-in for nvidia-smi: the --query-gpu forms capture uses, for two GPUs
+import datetime, sys, time
+a = sys.argv[1:]
+q = [x.split("=", 1)[1] for x in a if x.startswith("--query-gpu=")][0].split(",")
+gpu = a[a.index("-i") + 1] if "-i" in a else None
+if q == ["index", "pci.bus_id", "uuid"]:
+    print("0, 00000000:3B:00.0, GPU-00000000-0000-0000-0000-000000000000")
+    print("1, 00000000:3C:00.0, GPU-00000001-0000-0000-0000-000000000000")
+    sys.exit(0)
+if gpu != "00000000:3C:00.0":
+    sys.exit(6)
+if "-lms" in a:
+    period = int(a[a.index("-lms") + 1]) / 1000.0
+    while True:
+        ts = datetime.datetime.now().strftime("%Y/%m/%d %H:%M:%S.%f")[:-3]
+        print("%s, 61, 12, 1410" % ts, flush=True)
+        time.sleep(period)
+vals = {"name": "Fake GPU 1", "driver_version": "999.1", "clocks.sm": "1410",
+        "clocks.max.sm": "1410", "clocks.mem": "1215", "clocks.max.mem": "1215",
+        "pcie.link.gen.current": "4", "pcie.link.width.current": "16",
+        "pcie.link.gen.max": "4", "pcie.link.width.max": "16", "power.limit": "400.00",
+        "memory.total": "81920", "mig.mode.current": "Disabled",
+        "persistence_mode": "Enabled", "temperature.gpu": "[N/A]"}
+print(", ".join(vals[f] for f in q))
+"""
+
+PROBE = """
+import json, sys, time
+sys.path.insert(0, %r)
+import cap_probe as P
+g = P.GpuProbe(pci=(0, 0x3c, 0), uuid=None, cuda_count=2, cuda_index=1)
+d = g.describe()
+t0 = time.perf_counter()
+s = P.Sampler(0.02, g if g.source else None, t0)
+s.start()
+time.sleep(0.4)
+s.stop()
+mean, n = s.gpu_mean(0.0, 10.0)
+g.close()
+print(json.dumps({"source": g.source, "match": g.match, "reason": g.reason, "describe": d,
+                  "mean": mean, "n": n, "series": s.gpu_series, "under_load": s.under_load,
+                  "cpu": s.cpu_series, "elapsed": time.perf_counter() - t0}))
+""" % os.path.join(ROOT, "traces", "capture")
+
+
+class GpuProbeFakes(unittest.TestCase):
+    """The NVML and nvidia-smi paths of the GPU probe and sampler, against stand-ins of
+    nvidia-ml-py and nvidia-smi (no GPU here): device matching by PCI address, the machine
+    description, and the GPU-Util series on the run's clock."""
+
+    def setUp(self):
+        self.tmp = tempfile.mkdtemp(prefix="capture-test-gpu-")
+        self.mods = os.path.join(self.tmp, "mods")
+        self.bin = os.path.join(self.tmp, "bin")
+        os.makedirs(self.mods)
+        os.makedirs(self.bin)
+
+    def tearDown(self):
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+    def probe(self, pynvml_text, smi):
+        with open(os.path.join(self.mods, "pynvml.py"), "w") as f:
+            f.write(pynvml_text)
+        path = os.environ.get("PATH", "")
+        if smi:
+            exe = os.path.join(self.bin, "nvidia-smi")
+            with open(exe, "w") as f:
+                f.write(FAKE_SMI)
+            os.chmod(exe, 0o755)
+            path = self.bin + os.pathsep + path
+        else:  # hide any real nvidia-smi
+            path = os.pathsep.join(p for p in path.split(os.pathsep)
+                                   if not os.path.exists(os.path.join(p, "nvidia-smi")))
+        env = dict(os.environ, PYTHONPATH=self.mods, PATH=path)
+        env.pop("CUDA_VISIBLE_DEVICES", None)
+        r = subprocess.run([PY, "-c", PROBE], capture_output=True, text=True, env=env,
+                           timeout=60)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        return json.loads(r.stdout)
+
+    def test_probe_nvml_matches_by_pci_and_samples_util(self):
+        d = self.probe(FAKE_PYNVML, smi=False)
+        self.assertEqual((d["source"], d["match"]), ("pynvml", "pci"))
+        g = d["describe"]
+        self.assertEqual(g["name"], "Fake GPU 1")  # bytes from old pynvml decoded
+        self.assertEqual((g["pcie_gen_current"], g["pcie_width_current"]), (5, 16))
+        self.assertEqual(g["power_limit_w"], 700.0)  # NVML reports mW
+        self.assertEqual(g["sm_clock_max_mhz"], 1980)
+        self.assertIs(g["mig_mode"], False)
+        self.assertIsNone(g["persistence_mode"])  # a failing query is None, not a crash
+        self.assertGreaterEqual(d["n"], 5)  # 0.4 s at 20 ms: ~20; 5 leaves room for a busy CI
+        self.assertEqual(d["mean"], 73)  # the matched GPU's figure, not GPU 0's 5
+        for t, util, mem, clk in d["series"]:
+            self.assertTrue(0 <= t <= d["elapsed"] + 1e-3)
+            self.assertEqual((util, mem, clk), (73, 21, 1755))
+        self.assertEqual(d["under_load"]["pcie_gen_current"], 5)
+        self.assertGreater(len(d["cpu"]), 0)
+
+    def test_probe_nvidia_smi_fallback_parses_the_stream(self):
+        d = self.probe("raise ImportError('no pynvml here')\n", smi=True)
+        self.assertEqual((d["source"], d["match"]), ("nvidia-smi", "pci"))
+        g = d["describe"]
+        self.assertEqual(g["name"], "Fake GPU 1")
+        self.assertEqual((g["pcie_gen_current"], g["pcie_width_current"]), (4, 16))
+        self.assertEqual(g["memory_total_bytes"], 81920 * 1048576)
+        self.assertIsNone(g["temperature_c"])  # "[N/A]"
+        self.assertIs(g["persistence_mode"], True)
+        self.assertGreaterEqual(d["n"], 3)
+        self.assertEqual(d["mean"], 61)
+        for t, util, mem, clk in d["series"]:
+            # nvidia-smi's own timestamps (ms, local time) mapped onto the run clock
+            self.assertTrue(-0.01 <= t <= d["elapsed"] + 0.01, (t, d["elapsed"]))
+            self.assertEqual((util, mem, clk), (61, 12, 1410))
+        self.assertEqual(d["under_load"]["pcie_gen_current"], 4)
+
+    def test_probe_without_nvml_or_smi_says_why(self):
+        d = self.probe("raise ImportError('no pynvml here')\n", smi=False)
+        self.assertIsNone(d["source"])
+        self.assertIn("pynvml", d["reason"])
+        self.assertIn("nvidia-smi", d["reason"])
+        self.assertIsNone(d["describe"])
+        self.assertEqual(d["n"], 0)
 
 
 class GridPlan(unittest.TestCase):

@@ -145,6 +145,8 @@ KEYS = {
     "capture.profile_steps": (_int(0, 1000), 0, "Kineto-traced steps after the timed epochs"),
     "capture.util_period_ms": (_int(10, 10000), 100, "GPU-Util / CPU sampling period, ms"),
     "capture.cudnn_benchmark": (_bool, False, "torch.backends.cudnn.benchmark"),
+    "capture.strict_fp32": (_bool, False,
+                            "fp32 without cuDNN's default TF32 convolutions (true fp32)"),
     "capture.shuffle": (_bool, True, "shuffle the sampler (seeded)"),
 }
 
@@ -332,6 +334,8 @@ def check_resources(cfg):
                               "is more than half of the available RAM (%d bytes)" % (total, avail))
     else:
         d = cfg["capture.data_dir"] or tempfile.gettempdir()
+        if cfg["capture.data_dir"] and os.path.exists(os.path.join(d, "epochsim-capture-data.json")):
+            return  # written before: FileStore reuses it when it matches
         probe = os.path.abspath(d)
         while probe and not os.path.exists(probe):
             probe = os.path.dirname(probe.rstrip("/")) or "/"

@@ -180,6 +180,7 @@ class Run:
         }
         self.sampler = self.gpu = self.store = None
         self.cuda = False
+        self.tf32_hw = False
         self._sys_ticks = []
 
     def now(self):
@@ -224,8 +225,7 @@ class Run:
                        "torchvision": _pkg_version("torchvision"),
                        "kineto": bool(torch.autograd.kineto_available()),
                        "intraop_threads": torch.get_num_threads(),
-                       "mp_start_method": __import__("multiprocessing").get_start_method(
-                           allow_none=True) or "fork"},
+                       "mp_start_method": __import__("multiprocessing").get_start_method()},
              "env": {k: os.environ.get(k) for k in ("CUDA_VISIBLE_DEVICES", "OMP_NUM_THREADS",
                                                      "CUDA_DEVICE_ORDER")},
              "device": str(self.dev), "gpu": None, "gpu_null_reason": None, "storage": None}
@@ -330,12 +330,18 @@ class Run:
             self.notes.append("amp_fp16 uses GradScaler, whose step() reads found_inf on the CPU: "
                               "every step synchronizes with the GPU whatever "
                               "training.sync_every_step says")
-        tf32 = prec == "tf32"
-        torch.backends.cuda.matmul.allow_tf32 = tf32
-        torch.backends.cudnn.allow_tf32 = tf32
+        # fp32 is what a user gets by default: matmul in fp32, cuDNN convolutions allowed TF32
+        # (PyTorch's defaults since 1.12); capture.strict_fp32 turns the latter off too.
+        # tf32 turns both on. Whether TF32 actually runs depends on the GPU (compute cap. >= 8).
+        torch.backends.cuda.matmul.allow_tf32 = prec == "tf32"
+        torch.backends.cudnn.allow_tf32 = prec == "tf32" or not cfg["capture.strict_fp32"]
         torch.backends.cudnn.benchmark = cfg["capture.cudnn_benchmark"]
+        self.tf32_hw = self.cuda and torch.cuda.get_device_capability(self.dev)[0] >= 8
         if prec == "tf32" and not self.cuda:
             self.notes.append("workload.precision=tf32 on the CPU: the TF32 switches have no effect")
+        elif prec == "tf32" and not self.tf32_hw:
+            self.notes.append("workload.precision=tf32 on a GPU without TF32 (compute capability "
+                              "< 8.0): it runs as fp32")
         self.nb = cfg["loader.non_blocking"]
         self.sync_every = cfg["training.sync_every_step"]
         self.params = sum(p.numel() for p in model.parameters())
@@ -531,8 +537,10 @@ class Run:
             "model_dtype": {None: "float32", torch.float16: "float16",
                             torch.bfloat16: "bfloat16"}[self.cast],
             "grad_scaler": self.scaler is not None,
-            "tf32_matmul": bool(torch.backends.cuda.matmul.allow_tf32) and self.cuda,
-            "tf32_cudnn": bool(torch.backends.cudnn.allow_tf32) and self.cuda,
+            "tf32_matmul": bool(torch.backends.cuda.matmul.allow_tf32) and self.tf32_hw,
+            "tf32_cudnn": bool(torch.backends.cudnn.allow_tf32) and self.tf32_hw,
+            "tf32_switches": {"matmul": bool(torch.backends.cuda.matmul.allow_tf32),
+                              "cudnn": bool(torch.backends.cudnn.allow_tf32)},
             "cudnn_benchmark": bool(torch.backends.cudnn.benchmark),
             "pin_memory": pin, "non_blocking": cfg["loader.non_blocking"] and self.cuda,
             "prefetch_factor": cfg["loader.prefetch_factor"] if workers > 0 else None,
