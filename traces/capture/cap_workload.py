@@ -20,6 +20,11 @@ import zlib
 import torch
 import torch.nn as nn
 
+class WorkloadError(Exception):
+    """Input that cannot work here: a model that cannot be built (missing torchvision, wrong
+    input shape), a data folder that is not capture's. Exit 2, nothing written."""
+
+
 # ---------------------------------------------------------------- the busy loop
 _UNIT_BYTES = 4096  # one inflate unit: ~13 us on a 2.6 GHz server core (measured), fine-grained
 
@@ -155,6 +160,7 @@ class FileStore:
         want = {"format": "epochsim-capture-data/1", "samples": n, "sample_bytes": sample_bytes,
                 "seed": seed}
         man = os.path.join(root, MANIFEST)
+        partial = man + ".partial"  # present while writing: a folder cut short is still ours
         os.makedirs(root, exist_ok=True)
         have = None
         if os.path.exists(man):
@@ -163,11 +169,13 @@ class FileStore:
                     have = json.load(f)
             except (OSError, ValueError):
                 have = None
-        elif any(e for e in os.listdir(root)):
-            raise RuntimeError("capture.data_dir=%s is not empty and was not written by capture "
+        elif os.listdir(root) and not os.path.exists(partial):
+            raise WorkloadError("capture.data_dir=%s is not empty and was not written by capture "
                                "(no %s): refusing to write into it" % (root, MANIFEST))
         if have != want:
             t = time.perf_counter()
+            with open(partial, "w"):
+                pass
             if os.path.exists(man):
                 os.unlink(man)  # a half-rewritten folder must not look complete
             rng = random.Random(seed)
@@ -181,6 +189,7 @@ class FileStore:
             with open(tmp, "w") as f:
                 json.dump(want, f)
             os.replace(tmp, man)
+            os.unlink(partial)
             self.written, self.write_s = True, time.perf_counter() - t
 
     def path(self, i):
@@ -260,10 +269,6 @@ MLP_HIDDEN = 1024       # Flatten -> Linear(in,1024) -> ReLU -> Linear(1024,1024
 TRIPLET_DIMS = (256, 256, 64)  # embedding net: Linear(in,256)-ReLU-Linear(256,256)-ReLU-Linear(256,64)
 
 
-class ModelError(Exception):
-    """A model that cannot be built here (missing torchvision, wrong input shape)."""
-
-
 def build_model(name, shape):
     """Returns (module, kind) with kind 'classify' (cross-entropy on labels) or 'triplet'."""
     n = shape[0] * shape[1] * shape[2]
@@ -271,11 +276,11 @@ def build_model(name, shape):
         try:
             import torchvision
         except ImportError:
-            raise ModelError("workload.model=%s needs torchvision, which this Python cannot import; "
+            raise WorkloadError("workload.model=%s needs torchvision, which this Python cannot import; "
                              "install python3-torchvision (Debian) or `pip install torchvision`, "
                              "or use workload.model=mlp|triplet" % name) from None
         if shape[0] != 3 or min(shape[1], shape[2]) < 32:
-            raise ModelError("workload.model=%s needs a 3-channel image of at least 32x32: "
+            raise WorkloadError("workload.model=%s needs a 3-channel image of at least 32x32: "
                              "dataset.input_bytes=%d gives shape %s; use 4*3*H*W bytes, e.g. "
                              "602112 for 3x224x224" % (name, n * 4, list(shape)))
         return getattr(torchvision.models, name)(num_classes=NUM_CLASSES), "classify"
@@ -287,7 +292,7 @@ def build_model(name, shape):
         a, b, c = TRIPLET_DIMS
         return nn.Sequential(nn.Flatten(), nn.Linear(n, a), nn.ReLU(), nn.Linear(a, b), nn.ReLU(),
                              nn.Linear(b, c)), "triplet"
-    raise ModelError("unknown workload.model %r" % name)
+    raise WorkloadError("unknown workload.model %r" % name)
 
 
 class LossFn:

@@ -14,6 +14,7 @@ import gc
 import json
 import math
 import os
+import signal
 import statistics
 import subprocess
 import sys
@@ -162,7 +163,7 @@ def calibrate_only(quiet):
 class Run:
     """One measured run. Fields fill in as it goes, so that a failure still leaves a record."""
 
-    def __init__(self, cfg, ignored, args, run_id, quiet):
+    def __init__(self, cfg, ignored, args, run_id, quiet, command):
         self.cfg, self.ignored, self.args, self.run_id, self.quiet = cfg, ignored, args, run_id, quiet
         self.t0 = time.perf_counter()
         self.created = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
@@ -171,7 +172,7 @@ class Run:
         self.doc = {
             "format": O.FORMAT, "run_id": run_id, "tag": args.tag, "status": "running",
             "error": None,
-            "created_utc": self.created, "command": [sys.executable] + sys.argv,
+            "created_utc": self.created, "command": command,
             "capture_commit": _git_commit(),
             "experiment": C.experiment_tree(cfg), "capture": C.capture_options(cfg),
             "ignored_keys": ignored, "applied": None, "machine": None, "calibration": None,
@@ -484,7 +485,7 @@ class Run:
         shape = W.input_shape(cfg["dataset.input_bytes"])
         try:
             kind = self.build_training(torch, W, shape)
-        except W.ModelError as e:
+        except W.WorkloadError as e:
             raise Usage(str(e)) from None
         self.describe_machine(torch)
         period = cfg["capture.util_period_ms"] / 1000.0
@@ -505,7 +506,11 @@ class Run:
         else:
             owned = not cfg["capture.data_dir"]
             data_dir = cfg["capture.data_dir"] or tempfile.mkdtemp(prefix="epochsim-capture-")
-            self.store = W.FileStore(data_dir, n, cfg["dataset.sample_bytes"], cfg["seed"], owned)
+            try:
+                self.store = W.FileStore(data_dir, n, cfg["dataset.sample_bytes"], cfg["seed"],
+                                         owned)
+            except W.WorkloadError as e:
+                raise Usage(str(e)) from None
         prep_s = time.perf_counter() - t
         self.doc["machine"]["storage"] = P.storage_info(data_dir) if data_dir else None
         ds = W.SyntheticDataset(self.store, shape, cost, self.burner, cfg["seed"])
@@ -726,8 +731,9 @@ def _is_oom(torch, e):
 
 
 def main(argv=None):
+    argv = sys.argv[1:] if argv is None else list(argv)
     try:
-        args = parse_args(sys.argv[1:] if argv is None else argv)
+        args = parse_args(argv)
     except SystemExit as e:  # argparse: --help (0) or a usage error (2)
         return e.code if isinstance(e.code, int) else EXIT_USAGE
     quiet = args.quiet
@@ -761,7 +767,7 @@ def main(argv=None):
         log(quiet, "warning: %s describes simulated hardware; the real machine is measured "
                    "instead (ignored)" % i)
     os.makedirs(args.out, exist_ok=True)
-    run = Run(cfg, ignored, args, rid, quiet)
+    run = Run(cfg, ignored, args, rid, quiet, [sys.executable, os.path.abspath(__file__)] + argv)
     code = EXIT_OK
     try:
         with warnings.catch_warnings(record=True) as caught:
@@ -780,7 +786,7 @@ def main(argv=None):
         run.finish()
         print("capture: error: %s" % e, file=sys.stderr)
         return EXIT_USAGE
-    except KeyboardInterrupt:
+    except (KeyboardInterrupt, SystemExit):  # ^C or SIGTERM (grid's budget): no JSON
         run.finish()
         raise
     except Exception as e:  # a failed measurement is still recorded
@@ -814,5 +820,10 @@ def main(argv=None):
     return code
 
 
+def _on_sigterm(signum, frame):
+    raise SystemExit(128 + signum)  # unwinds through main(), which removes a temp data folder
+
+
 if __name__ == "__main__":
+    signal.signal(signal.SIGTERM, _on_sigterm)
     sys.exit(main())

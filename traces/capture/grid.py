@@ -6,6 +6,8 @@ short by --budget-s (or a lost machine) continues where it stopped when started 
 """
 
 import argparse
+import contextlib
+import io
 import json
 import os
 import random
@@ -225,7 +227,8 @@ exit status: 0 all points done, 1 some point failed (status=error), 2 bad input,
                   flush=True)
         t = time.monotonic()
         if args.in_process:
-            code = capture.main(argv_)
+            with contextlib.redirect_stdout(io.StringIO()):  # capture prints the JSON path
+                code = capture.main(argv_)
         else:
             timeout = (args.budget_s - elapsed) if args.budget_s else None
             proc = subprocess.Popen([args.python, os.path.join(HERE, "capture.py")] + argv_,
@@ -233,12 +236,18 @@ exit status: 0 all points done, 1 some point failed (status=error), 2 bad input,
             try:
                 code = proc.wait(timeout=timeout)
             except subprocess.TimeoutExpired:
-                os.killpg(proc.pid, signal.SIGTERM)
+                # SIGTERM to capture alone: it unwinds, shuts its workers down, writes nothing;
+                # whatever is left of its process group after 30 s is killed
+                proc.send_signal(signal.SIGTERM)
                 try:
                     proc.wait(timeout=30)
                 except subprocess.TimeoutExpired:
+                    pass
+                try:
                     os.killpg(proc.pid, signal.SIGKILL)
-                    proc.wait()
+                except ProcessLookupError:
+                    pass
+                proc.wait()
                 print("grid: %s stopped at the budget; it will run again next time" % rid,
                       file=sys.stderr)
                 left.insert(0, (tag, full, prof, rid))
