@@ -15,6 +15,7 @@ import re
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -32,9 +33,10 @@ PINS = (True, False)
 MODELS = ("resnet18", "resnet50", "mlp")
 PRECISIONS = ("fp32", "amp_fp16")
 
-# The dataset of the main grid: ImageNet-like samples. decode_us=1000 puts the loader's limit
-# (about 1 / (decode + fill + collate) per worker) between the GPU rates of these models, so the
-# grid spans GPU-bound and loader-bound points; the exact regime of each is measured, not assumed.
+# The dataset of the main grid: ImageNet-like samples. decode_us=1000 makes one worker deliver
+# roughly 1 k samples/s, which is expected (not measured: no GPU when this was written) to fall
+# between the GPU rates of these models, so that the grid spans GPU-bound and loader-bound points;
+# the regime of each point is measured, not assumed.
 BASE = {
     "dataset.sample_bytes": 110000, "dataset.decode_us": 1000.0, "dataset.decode_cv": 0.3,
     "dataset.input_bytes": 602112, "loader.prefetch_factor": 2, "loader.non_blocking": True,
@@ -136,7 +138,7 @@ def main(argv=None):
         description="Run the ground-truth grid of issue 6 with capture.py (resumable).",
         epilog="""examples:
   # everything, on the GPU, into groundtruth/ (run again to continue after a stop)
-  grid.py --out groundtruth --budget-s 540
+  grid.py --out groundtruth --budget-s 540 --profile-steps 3
 
   # list the points and which are done, without running anything
   grid.py --out groundtruth --dry-run
@@ -168,6 +170,10 @@ exit status: 0 all points done, 1 some point failed (status=error), 2 bad input,
     p.add_argument("--in-process", action="store_true",
                    help="run the points in this process (saves the start-up of Python, torch and "
                         "CUDA per point; the points then share a process)")
+    p.add_argument("--data-root", default=os.path.join(tempfile.gettempdir(),
+                                                        "epochsim-capture-grid-data"),
+                   help="where the sample files are written, one folder per dataset, kept for "
+                        "reuse (default: %(default)s; outside the output so it is never committed)")
     p.add_argument("--python", default=sys.executable, help="interpreter for the runs")
     p.add_argument("--redo-errors", action="store_true", help="rerun points with status=error")
     p.add_argument("--quiet", action="store_true")
@@ -179,7 +185,7 @@ exit status: 0 all points done, 1 some point failed (status=error), 2 bad input,
             raise C.ConfigError("--samples, --base-samples and --min-steps must be positive")
         plan = []
         for tag, cfg, prof in points(args):
-            full = resolve(cfg, extra, os.path.join(args.out, "data"))
+            full = resolve(cfg, extra, args.data_root)
             rid = C.run_id(full)
             if only and not only.search(rid):
                 continue
