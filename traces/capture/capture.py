@@ -153,7 +153,8 @@ def get_burner(quiet):
 
 def calibrate_only(quiet):
     burner, _ = get_burner(quiet)
-    doc = {"format": O.FORMAT, "cpu": P.cpu_info(), "busy_loop": burner.describe(),
+    doc = {"format": "epochsim-capture-calibration/1", "cpu": P.cpu_info(),
+           "busy_loop": burner.describe(),
            "busy_loop_check": burner.verify()}
     print(json.dumps(doc, indent=1))
     return EXIT_OK
