@@ -1,0 +1,5 @@
+# The capture harness (traces/capture/, Python) run on the CPU with Debian's python3-torch:
+# a few tiny training runs whose JSON/CSV output is checked against the documented schema.
+# Uses /usr/bin/python3 on purpose: the python3 on PATH may be another one without torch.
+add_test(NAME capture/cpu COMMAND /usr/bin/python3 ${CMAKE_CURRENT_LIST_DIR}/test_capture_cpu.py)
+set_tests_properties(capture/cpu PROPERTIES TIMEOUT 300)
