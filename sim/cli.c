@@ -1,10 +1,13 @@
 /* cli.c — subcommand table and top-level options of the epochsim command line. */
 #include "sim/cli.h"
 
+#include "models/cli_model.h"
+
 #include <stdlib.h>
 #include <string.h>
 
 static const sim_cli_command commands[] = {
+    {"model", mdl_cli_model, "model zoo: parameters, FLOPs, kernels and memory of a training step"},
     {0},
 };
 
