@@ -94,11 +94,15 @@ static void layer_saved(const mdl_net *net, const mdl_layer *l, sim_precision p,
             s->aux_bytes += 4 * hs; /* logsumexp */
         } else {
             double ss = hs * l->seq, sm = (amp || (l->flags & MDL_F_MASK)) ? act32 : act;
-            s->aux_bytes += ss * sm; /* softmax output */
+            s->aux_bytes += ss * sm; /* softmax output, for softmax backward */
             if (l->flags & MDL_F_DROPOUT)
-                s->aux_bytes += ss * (1 + sm); /* mask + dropped probabilities */
+                s->aux_bytes += ss; /* bool mask */
+            /* The PV matmul keeps its left operand: under autocast the half copy it made,
+             * otherwise the dropped probabilities (the softmax output itself without dropout). */
             if (amp)
-                s->aux_bytes += ss * act; /* half copy for the PV matmul */
+                s->aux_bytes += ss * act;
+            else if (l->flags & MDL_F_DROPOUT)
+                s->aux_bytes += ss * sm;
         }
         break;
     }
@@ -253,12 +257,14 @@ static double largest_param_tensor(const mdl_net *net)
 /* Everything but the batch-dependent part, and the per-sample part, so that peak(b) is cheap. */
 typedef struct fixed {
     double per_sample_act, per_sample_transient;
+    int accum_steps;
     mdl_memory base;
 } fixed;
 
 static int compute_fixed(const mdl_net *net, const mdl_options *o, fixed *f)
 {
     memset(f, 0, sizeof *f);
+    f->accum_steps = o->accum_steps;
     sim_precision p = o->precision;
     bool amp = p == SIM_PREC_AMP_FP16 || p == SIM_PREC_AMP_BF16;
     bool half = p == SIM_PREC_FP16 || p == SIM_PREC_BF16;
@@ -293,11 +299,18 @@ static void fill(const fixed *f, int batch, mdl_memory *m)
     m->batch = batch;
     m->activations_bytes = f->per_sample_act * batch;
     m->transient_bytes = f->per_sample_transient * batch;
-    double during_bwd = m->weight_copies_bytes + m->activations_bytes + m->transient_bytes;
-    double dynamic = during_bwd > m->optimizer_temp_bytes ? during_bwd : m->optimizer_temp_bytes;
-    m->fragmentation_bytes = MDL_FRAGMENTATION * (dynamic + m->grads_bytes);
-    m->peak_bytes = m->weights_bytes + m->grads_bytes + m->optimizer_bytes + dynamic +
-                    m->workspace_bytes + m->context_bytes + m->fragmentation_bytes;
+    double acts = m->weight_copies_bytes + m->activations_bytes + m->transient_bytes;
+    /* zero_grad(set_to_none=True) frees the gradients before forward; backward allocates them
+     * layer by layer while it frees that layer's activations, so the two trade places and their
+     * sum peaks at one end: max(activations, gradients). With accumulation the gradients of the
+     * earlier micro-batches are already there during the whole pass. */
+    double bwd = f->accum_steps > 1 ? acts + m->grads_bytes
+                                    : (acts > m->grads_bytes ? acts : m->grads_bytes);
+    double opt = m->grads_bytes + m->optimizer_temp_bytes;
+    double dynamic = bwd > opt ? bwd : opt;
+    m->fragmentation_bytes = MDL_FRAGMENTATION * dynamic;
+    m->peak_bytes = m->weights_bytes + m->optimizer_bytes + dynamic + m->workspace_bytes +
+                    m->context_bytes + m->fragmentation_bytes;
 }
 
 static int search_max_batch(const fixed *f, double cap)

@@ -1,11 +1,12 @@
 /* memory.h — GPU memory footprint of a training step, the OOM verdict, and the largest batch.
- * Peak = weights + gradients + optimizer state
- *        + max(AMP weight copies + activations saved for backward + backward working set,
- *              optimizer temporaries)
- *        + cuBLAS/cuDNN workspace + CUDA context + allocator fragmentation.
- * Gradients are counted alongside the activations (conservative: with zero_grad(set_to_none)
- * and no accumulation they grow while activations are freed). Sizes are bytes; the "GB" of the
- * verdict are GiB (2^30 B), the unit GPU memory sizes are sold and nvidia-smi reports in. */
+ * Peak = weights + optimizer state
+ *        + max(backward: AMP weight copies + activations saved for backward + backward working
+ *                  set, traded against the gradients as backward frees one and allocates the
+ *                  other (summed when gradient accumulation keeps gradients alive),
+ *              optimizer step: gradients + optimizer temporaries)
+ *        + cuBLAS/cuDNN workspace + CUDA context + allocator fragmentation (of the dynamic part).
+ * Sizes are bytes; the "GB" of the verdict are GiB (2^30 B), the unit GPU memory sizes are sold
+ * in and nvidia-smi reports. */
 #ifndef MDL_MEMORY_H
 #define MDL_MEMORY_H
 
