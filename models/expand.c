@@ -23,7 +23,8 @@
  *   dispatched op (autocast cast, 44 us on Broadwell incl. its launch) ~ 5 us less Python.
  * - The autograd engine runs backward nodes in C++ without Python: dispatcher + launch only.
  * - cudaLaunchKernel alone: 2-3 us; cudaGraphLaunch of a straight-line graph ~2.5 us (NVIDIA,
- *   "Constant Time Launch for Straight-Line CUDA Graphs", CUDA 12.6) plus the Python replay call.
+ *   "Constant Time Launch for Straight-Line CUDA Graphs", CUDA 12.6; recalled, not retrieved)
+ *   plus the Python replay call.
  * These are estimates; docs and the lead's reference-core document decide the core. */
 static const mdl_dispatch dispatch_default = {
     .module_op_ns = 20000,
