@@ -1,6 +1,7 @@
 /* cli.c — subcommand table and top-level options of the epochsim command line. */
 #include "sim/cli.h"
 
+#include "models/cli_model.h"
 #include "sim/hw_cli.h"
 #include "sim/run_cli.h"
 
@@ -10,6 +11,7 @@
 static const sim_cli_command commands[] = {
     {"run", sim_run_cli, "simulate one experiment (default: the built-in scenario)"},
     {"hw", sim_hw_cli, "list and show the hardware catalog (GPUs, CPUs, storage, links, systems)"},
+    {"model", mdl_cli_model, "model zoo: parameters, FLOPs, kernels and memory of a training step"},
     {0},
 };
 

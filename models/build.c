@@ -1,0 +1,45 @@
+/* build.c — zoo -> expansion -> memory check -> priced program (see build.h).
+ * The memory check comes first so a configuration that cannot run is never simulated. */
+#include "models/build.h"
+
+#include "models/zoo.h"
+
+#include <string.h>
+
+int mdl_build_program(const char *model, const mdl_options *opt, const mdl_dispatch *d,
+                      const sim_gpu_desc *gpu, sim_program *prog, mdl_memory *mem, sim_err *err)
+{
+    memset(prog, 0, sizeof *prog);
+    mdl_memory local;
+    if (!mem)
+        mem = &local;
+    memset(mem, 0, sizeof *mem);
+    int rc = mdl_options_check(opt, err);
+    if (rc)
+        return rc;
+    mdl_net net;
+    rc = mdl_zoo_build(model, &opt->shape, &net, err);
+    if (rc)
+        goto out;
+    rc = mdl_memory_estimate(&net, opt, mdl_gpu_capacity_bytes(gpu), mem, err);
+    if (rc)
+        goto out;
+    if (mem->oom) {
+        rc = sim_err_set(err, SIM_EOOM, NULL, 0, 0,
+                         "%s at batch %d (%s) needs %.1f GiB but %s has %.1f GiB; the largest "
+                         "batch that fits is %d",
+                         model, opt->batch, sim_precision_name(opt->precision),
+                         mem->peak_bytes / 1073741824.0, gpu->name[0] ? gpu->name : "the GPU",
+                         mem->capacity_bytes / 1073741824.0, mem->max_batch);
+        goto out;
+    }
+    mdl_step step;
+    rc = mdl_expand(&net, opt, d, &step, err);
+    if (rc)
+        goto out;
+    rc = mdl_step_program(&step, gpu, prog, err);
+    mdl_step_free(&step);
+out:
+    mdl_net_free(&net);
+    return rc;
+}

@@ -1,0 +1,24 @@
+/* build.h — the one call the engine needs: `workload.model: NAME` + options + a GPU -> the
+ * sim_program of one optimizer step, with its memory verdict. Wraps zoo -> expand -> cost ->
+ * memory so the lead's scenario builder does not see the intermediate structures. */
+#ifndef MDL_BUILD_H
+#define MDL_BUILD_H
+
+#include "models/expand.h"
+#include "models/memory.h"
+#include "sim/err.h"
+#include "sim/hw.h"
+#include "sim/workload.h"
+
+/* Builds model NAME (zoo.h) for opt on gpu.
+ * - On success returns 0; *prog holds one optimizer step (zero_grad, opt->accum_steps micro-
+ *   batches of forward + backward, the optimizer), every kernel priced on gpu; it consumes
+ *   opt->accum_steps loader batches. Free with sim_program_free.
+ * - When the step does not fit gpu->mem_gb, returns SIM_EOOM, leaves *prog empty and fills
+ *   *mem (peak, capacity, each component, max_batch) and err with a one-line summary.
+ * - Unknown model: SIM_ENOENT; bad options or shapes: SIM_EINVAL; SIM_ENOMEM.
+ * mem may be NULL. d = NULL uses mdl_dispatch_default(). */
+int mdl_build_program(const char *model, const mdl_options *opt, const mdl_dispatch *d,
+                      const sim_gpu_desc *gpu, sim_program *prog, mdl_memory *mem, sim_err *err);
+
+#endif

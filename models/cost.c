@@ -1,0 +1,184 @@
+/* cost.c — the kernel roofline (see cost.h).
+ * Wave quantization is applied to the compute term only: a GEMM's tiles each take a fixed time,
+ * so a last partial wave costs a full one, but a bandwidth-bound kernel with few blocks gets more
+ * bandwidth per block, and its small-size inefficiency is already in the memory curve. */
+#include "models/cost.h"
+
+#include <gsl/gsl_interp.h>
+#include <math.h>
+
+/* Default efficiency curves (used when the catalog gives none). Engineering estimates, set once
+ * from public behaviour and NOT fitted to docs/published-throughput.md:
+ *
+ * Tensor cores, x = log10(FLOPs of the kernel's full-wave equivalent, i.e. FLOPs x wave factor):
+ *   large cuBLAS half-precision GEMMs (~1e12 FLOPs, e.g. 8192^3) run at ~75-80 % of the dense
+ *   peak on A100/H100 (the ceiling NVIDIA's "Matrix Multiplication Background User's Guide"
+ *   shows for its GEMM sweeps); a full wave of 128x128 tiles with a short reduction (K <= 64,
+ *   ~1e8-1e9 FLOPs on 100+ SMs) is dominated by its prologue/epilogue (first tile loads, C
+ *   writes), so a few tens of percent; below 1e7 a kernel is all ramp-up.
+ * CUDA cores (SGEMM and arithmetic): cuBLAS SGEMM reaches ~80-90 % of the fp32 peak when large
+ *   (e.g. ~14 of 15.7 TFLOPS on V100); we take 0.80 at 1e11 and the same ramp as above.
+ * Memory, x = log10(bytes): copy kernels of >= 100 MB reach ~85-90 % of the DRAM peak (the
+ *   usual bandwidthTest/nvbandwidth device-to-device result); a 1 MB kernel finishes in ~2 us
+ *   on a 1.5-2 TB/s part (DRAM latency and ramp), i.e. ~30-45 %; 10 kB is latency-only. */
+static const sim_curve default_tensor = {
+    7, {6, 7, 8, 9, 10, 11, 12}, {0.05, 0.12, 0.30, 0.52, 0.66, 0.74, 0.78}};
+static const sim_curve default_cuda = {
+    6, {6, 7, 8, 9, 10, 11}, {0.05, 0.15, 0.40, 0.60, 0.72, 0.80}};
+static const sim_curve default_memory = {
+    6, {4, 5, 6, 7, 8, 9}, {0.05, 0.20, 0.45, 0.70, 0.85, 0.90}};
+
+const sim_curve *mdl_default_curve(mdl_curve_id id)
+{
+    switch (id) {
+    case MDL_CURVE_TENSOR:
+        return &default_tensor;
+    case MDL_CURVE_CUDA:
+        return &default_cuda;
+    case MDL_CURVE_MEMORY:
+        return &default_memory;
+    }
+    return &default_memory;
+}
+
+static int curve_valid(const sim_curve *c)
+{
+    if (!c || c->n < 1 || c->n > SIM_CURVE_MAX)
+        return 0;
+    for (int i = 1; i < c->n; i++)
+        if (!(c->x[i] > c->x[i - 1]))
+            return 0;
+    for (int i = 0; i < c->n; i++)
+        if (!isfinite(c->x[i]) || !isfinite(c->y[i]))
+            return 0;
+    return 1;
+}
+
+double mdl_curve_eval(const sim_curve *c, double x)
+{
+    if (!curve_valid(c))
+        return -1;
+    if (c->n == 1 || x <= c->x[0])
+        return c->y[0];
+    if (x >= c->x[c->n - 1])
+        return c->y[c->n - 1];
+    /* Checked above: n >= 2, x strictly increasing and x inside the range, so GSL's error
+     * handler (which aborts by default) cannot fire. */
+    gsl_interp *in = gsl_interp_alloc(gsl_interp_linear, (size_t)c->n);
+    if (!in) { /* out of memory: the nearest point below */
+        int i = c->n - 1;
+        while (i > 0 && c->x[i] > x)
+            i--;
+        return c->y[i];
+    }
+    gsl_interp_init(in, c->x, c->y, (size_t)c->n);
+    double y = gsl_interp_eval(in, c->x, c->y, x, NULL);
+    gsl_interp_free(in);
+    return y;
+}
+
+double mdl_efficiency(const sim_curve *gpu_curve, mdl_curve_id fallback, double x)
+{
+    double e = mdl_curve_eval(gpu_curve, x);
+    if (e < 0)
+        e = mdl_curve_eval(mdl_default_curve(fallback), x);
+    if (!(e >= 0.001)) /* also catches NaN */
+        e = 0.001;
+    return e > 1 ? 1 : e;
+}
+
+int mdl_blocks_per_sm(const sim_gpu_desc *gpu)
+{
+    return gpu->max_blocks_per_sm > 0 ? gpu->max_blocks_per_sm : 1;
+}
+
+double mdl_kernel_blocks(const mdl_kernel *k, double slots)
+{
+    if (!(k->gemm_m > 0))
+        return k->blocks > 1 ? k->blocks : 1;
+    double batch = k->gemm_batch >= 1 ? k->gemm_batch : 1;
+    double t128 = ceil(k->gemm_m / 128) * ceil(k->gemm_n / 128) * batch;
+    if (t128 >= slots)
+        return t128;
+    double blocks = ceil(k->gemm_m / 64) * ceil(k->gemm_n / 64) * batch;
+    if (blocks < slots) {
+        double split = floor(slots / blocks), max_split = floor(k->gemm_k / 256);
+        if (split > max_split)
+            split = max_split;
+        if (split > 1)
+            blocks *= split;
+    }
+    return blocks;
+}
+
+double mdl_peak_flops(const sim_gpu_desc *gpu, sim_precision p, mdl_math math, int *tensor)
+{
+    double t = 0;
+    if (math == MDL_MATH_GEMM || math == MDL_MATH_CONV || math == MDL_MATH_ATTN) {
+        switch (p) {
+        case SIM_PREC_FP32:
+            t = math == MDL_MATH_CONV ? gpu->tf32_tflops : 0;
+            break;
+        case SIM_PREC_TF32:
+            t = gpu->tf32_tflops;
+            break;
+        case SIM_PREC_FP16:
+        case SIM_PREC_AMP_FP16:
+            t = gpu->fp16_tflops;
+            break;
+        case SIM_PREC_BF16:
+        case SIM_PREC_AMP_BF16:
+            /* No bf16 tensor cores (V100, T4): cuBLAS falls back to CUDA-core math. */
+            t = gpu->bf16_tflops;
+            break;
+        default:
+            break;
+        }
+    }
+    if (tensor)
+        *tensor = t > 0;
+    return (t > 0 ? t : gpu->fp32_tflops) * 1e12;
+}
+
+void mdl_kernel_cost(const mdl_kernel *k, const sim_gpu_desc *gpu, sim_precision p, mdl_cost *o)
+{
+    *o = (mdl_cost){.wave_factor = 1, .unit = SIM_UNIT_NONE};
+    if (k->kind != SIM_OP_KERNEL)
+        return;
+    int tensor = 0;
+    o->peak_flops = mdl_peak_flops(gpu, p, (mdl_math)k->math, &tensor);
+    int sms = gpu->sms > 0 ? gpu->sms : 1;
+    double slots = (double)sms * mdl_blocks_per_sm(gpu);
+    o->blocks = mdl_kernel_blocks(k, slots);
+    if (k->math != MDL_MATH_SIMT) {
+        double w = o->blocks / slots;
+        o->wave_factor = ceil(w) / w;
+    }
+    double work = k->flops * o->wave_factor;
+    if (work > 0 && o->peak_flops > 0) {
+        o->eff_compute = tensor ? mdl_efficiency(&gpu->eff_tensor, MDL_CURVE_TENSOR, log10(work))
+                                : mdl_efficiency(&gpu->eff_cuda, MDL_CURVE_CUDA, log10(work));
+        o->compute_ns = work / (o->peak_flops * o->eff_compute) * 1e9;
+    }
+    double bw = gpu->mem_bw_gbps * 1e9;
+    if (k->bytes > 0 && bw > 0) {
+        o->eff_memory = mdl_efficiency(&gpu->eff_mem, MDL_CURVE_MEMORY, log10(k->bytes));
+        o->memory_ns = k->bytes / (bw * o->eff_memory) * 1e9;
+    }
+    o->overhead_ns = gpu->kernel_overhead_us > 0 ? gpu->kernel_overhead_us * 1e3 : 0;
+    double t = (o->compute_ns > o->memory_ns ? o->compute_ns : o->memory_ns) + o->overhead_ns;
+    o->total_ns = t < 1 ? 1 : (int64_t)llround(t);
+    if (o->compute_ns >= o->memory_ns && o->compute_ns > 0)
+        o->unit = tensor ? SIM_UNIT_TENSOR : SIM_UNIT_CUDA;
+    else
+        o->unit = SIM_UNIT_MEMORY;
+    double f = o->blocks / sms;
+    o->sm_fraction = (float)(f > 1 ? 1 : f > 0 ? f : 1.0 / sms);
+}
+
+int64_t mdl_kernel_time_ns(const mdl_kernel *k, const sim_gpu_desc *gpu, sim_precision p)
+{
+    mdl_cost c;
+    mdl_kernel_cost(k, gpu, p, &c);
+    return c.total_ns;
+}

@@ -1,0 +1,96 @@
+/* cost.h — what one GPU kernel does (mdl_kernel) and how long it takes on a GPU (roofline).
+ * Time = max(FLOPs x wave / (unit peak x eff_compute), bytes / (DRAM bandwidth x eff_memory))
+ *        + kernel_overhead, where the efficiencies are piecewise-linear in log10 of the work
+ * (GSL linear interpolation, clamped at the ends) and the wave factor ceil(w)/w (w = blocks /
+ * (SMs x resident blocks per SM)) charges the idle SMs of a kernel's last, partial wave.
+ * Pure functions: no state, no allocation that outlives a call. */
+#ifndef MDL_COST_H
+#define MDL_COST_H
+
+#include "sim/hw.h"
+#include "sim/workload.h"
+
+#include <stdint.h>
+
+/* Which arithmetic a kernel does; together with the precision it picks the unit and the peak. */
+typedef enum mdl_math {
+    MDL_MATH_NONE, /* not a kernel: CPU-only op or a sync */
+    MDL_MATH_GEMM, /* cuBLAS matmul: tensor cores in fp16/bf16 (and tf32 when asked) */
+    MDL_MATH_CONV, /* cuDNN convolution: like GEMM, but fp32 runs as TF32 by default */
+    MDL_MATH_ATTN, /* fused attention (SDPA flash): tensor cores in half precision */
+    MDL_MATH_SIMT, /* CUDA-core arithmetic: elementwise, reductions, depthwise conv */
+} mdl_math;
+
+typedef enum mdl_phase {
+    MDL_PH_STEP,      /* training-loop work outside the model (zero_grad) */
+    MDL_PH_FWD,
+    MDL_PH_LOSS,      /* loss and its scaling */
+    MDL_PH_BWD,
+    MDL_PH_RECOMPUTE, /* forward re-run inside backward (activation checkpointing) */
+    MDL_PH_OPT,       /* unscale, optimizer step, scaler update */
+    MDL_PH_COUNT
+} mdl_phase;
+
+/* One record of an expanded step: a kernel (kind SIM_OP_KERNEL) or a CPU-only op / sync. */
+typedef struct mdl_kernel {
+    const char *op;   /* static name: "conv_fwd", "foreach_add_", ... */
+    int layer;        /* index into the net's layers; -1 = optimizer, scaler, loop */
+    uint8_t kind;     /* sim_op_kind */
+    uint8_t phase;    /* mdl_phase */
+    uint8_t math;     /* mdl_math */
+    uint8_t micro;    /* micro-batch index under gradient accumulation */
+    double flops;     /* floating-point operations (a multiply-add counts 2) */
+    double bytes;     /* DRAM bytes read + written, each operand once */
+    double blocks;    /* thread blocks of a non-GEMM kernel (elementwise: 512 elements each) */
+    double gemm_m, gemm_n, gemm_k, gemm_batch; /* GEMM problem; gemm_m = 0: not a GEMM */
+    int64_t dispatch_ns; /* CPU time on the reference core before the launch (or the CPU op) */
+} mdl_kernel;
+
+/* The cost model's working, for `model show` and the tests. */
+typedef struct mdl_cost {
+    double peak_flops;    /* FLOP/s of the unit chosen */
+    double blocks;        /* thread blocks (GEMM: from 128x128 / 64x64 tiles and split-K) */
+    double wave_factor;   /* ceil(w)/w >= 1; 1 for CUDA-core kernels */
+    double eff_compute, eff_memory;
+    double compute_ns, memory_ns;
+    double overhead_ns;
+    int64_t total_ns;
+    sim_unit unit;        /* TENSOR or CUDA when compute-bound, MEMORY when bandwidth-bound */
+    float sm_fraction;    /* min(1, blocks / SMs) */
+} mdl_cost;
+
+/* Which default efficiency curve. */
+typedef enum mdl_curve_id { MDL_CURVE_TENSOR, MDL_CURVE_CUDA, MDL_CURVE_MEMORY } mdl_curve_id;
+
+/* The built-in efficiency curve used when a GPU's own curve is empty (n = 0); x = log10 of the
+ * kernel's FLOPs (tensor, cuda) or bytes (memory). Reasoning and sources are in cost.c. */
+const sim_curve *mdl_default_curve(mdl_curve_id id);
+
+/* y(x) of a curve by linear interpolation (GSL), clamped to the first/last point outside the
+ * range. A curve with one point is constant; an empty or non-increasing one returns -1. */
+double mdl_curve_eval(const sim_curve *c, double x);
+
+/* Efficiency for log10 work x from the GPU's curve, or the default when it is empty or invalid;
+ * clamped to [0.001, 1]. */
+double mdl_efficiency(const sim_curve *gpu_curve, mdl_curve_id fallback, double x);
+
+/* Resident blocks per SM used for wave quantization: gpu->max_blocks_per_sm, or 1 if unset. */
+int mdl_blocks_per_sm(const sim_gpu_desc *gpu);
+
+/* Thread blocks of a GEMM kernel on a GPU with `slots` resident blocks: 128x128 output tiles;
+ * when those do not fill one wave, 64x64 tiles; when still short, split-K (up to K / 256 slices),
+ * as cuBLAS/cuDNN heuristics do to fill the GPU. Non-GEMM kernels return k->blocks. */
+double mdl_kernel_blocks(const mdl_kernel *k, double slots);
+
+/* Full working of a kernel's time on GPU under precision p (see the top of this file). */
+void mdl_kernel_cost(const mdl_kernel *k, const sim_gpu_desc *gpu, sim_precision p, mdl_cost *out);
+/* Just the time, ns (>= 1 for a kernel; 0 for records that are not kernels). */
+int64_t mdl_kernel_time_ns(const mdl_kernel *k, const sim_gpu_desc *gpu, sim_precision p);
+
+/* Peak FLOP/s a GEMM-class or SIMT kernel gets under precision p, and whether that is a
+ * tensor-core rate. Encodes PyTorch's defaults: cuDNN convolutions use TF32 in fp32
+ * (torch.backends.cudnn.allow_tf32 = True), cuBLAS matmuls do not (torch.backends.cuda.matmul.
+ * allow_tf32 = False since PyTorch 1.12); tf32 precision turns both on. */
+double mdl_peak_flops(const sim_gpu_desc *gpu, sim_precision p, mdl_math math, int *tensor);
+
+#endif

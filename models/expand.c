@@ -1,0 +1,1027 @@
+/* expand.c — forward, backward and optimizer kernels of a training step (see expand.h).
+ * One emitter per layer kind and direction; a context carries the batch, the byte sizes of the
+ * run's types and the dispatch costs, so every kernel is one push() with FLOPs, bytes, blocks
+ * and the CPU cost that precedes its launch. */
+#include "models/expand.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* CPU dispatch costs on the reference core. Evidence, then the choice:
+ * - NVIDIA DeepLearningExamples ResNet-50 (PyTorch) inference at batch 1 on a DGX-1 V100:
+ *   10.37 ms per forward in fp32 and 12.78 ms with AMP. A forward is ~175 module calls (53
+ *   conv, 53 bn, 49 relu, 16 add, pool, fc), so ~59 us per op on the DGX-1's Xeon E5-2698 v4
+ *   (Broadwell, 3.6 GHz turbo), and AMP's ~54 extra weight casts cost ~44 us each. Launch-bound
+ *   at batch 1, so this is CPU time. (README of PyTorch/Classification/ConvNets/resnet50v1.5.)
+ * - A walk through PyTorch's dispatch path (Python ~1 us, pybind ~1 us, autograd 1-3 us, ATen
+ *   dispatcher 1-2 us, backend 1-5 us, cudaLaunchKernel 1-3 us) puts one op at 5-25 us
+ *   (jiahuanglin.xyz, "From PyTorch op to kernel launch").
+ * - We take the reference core to be ~2.5x a Broadwell-EP core in single-thread speed (a
+ *   current desktop core at ~5 GHz), which maps 59 us -> ~24 us for a module call with its
+ *   Python; a tensor op called from Python without nn.Module costs about half of that; a C++-
+ *   dispatched op (autocast cast, 44 us on Broadwell incl. its launch) ~ 5 us less Python.
+ * - The autograd engine runs backward nodes in C++ without Python: dispatcher + launch only.
+ * - cudaLaunchKernel alone: 2-3 us; cudaGraphLaunch of a straight-line graph ~2.5 us (NVIDIA,
+ *   "Constant Time Launch for Straight-Line CUDA Graphs", CUDA 12.6; recalled, not retrieved)
+ *   plus the Python replay call.
+ * These are estimates; docs and the lead's reference-core document decide the core. */
+static const mdl_dispatch dispatch_default = {
+    .module_op_ns = 20000,
+    .py_op_ns = 10000,
+    .aten_op_ns = 5000,
+    .extra_launch_ns = 3000,
+    .bwd_op_ns = 7000,
+    .view_op_ns = 3000,
+    .foreach_op_ns = 15000,
+    .opt_param_sgd_ns = 1000,
+    .opt_param_adam_ns = 3000,
+    .zero_grad_param_ns = 400,
+    .ckpt_segment_ns = 40000,
+    .step_overhead_ns = 40000,
+    .graph_launch_ns = 8000,
+    .sync_ns = 10000,
+};
+
+const mdl_dispatch *mdl_dispatch_default(void)
+{
+    return &dispatch_default;
+}
+
+/* PyTorch's multi_tensor_apply (aten/src/ATen/native/cuda/MultiTensorApply.cuh): chunks of
+ * 65536 elements, one block per chunk, a launch when 320 blocks or depth_to_max_tensors tensors
+ * are queued. */
+#define MTA_CHUNK 65536.0
+#define MTA_MAX_BLOCKS 320
+static const int mta_max_tensors[5] = {110, 64, 48, 36, 30};
+
+/* PyTorch's vectorized elementwise kernels: 128 threads x 4 elements per block. */
+#define ELEMS_PER_BLOCK 512.0
+
+static const char *const phase_names[MDL_PH_COUNT] = {
+    [MDL_PH_STEP] = "step", [MDL_PH_FWD] = "forward", [MDL_PH_LOSS] = "loss",
+    [MDL_PH_BWD] = "backward", [MDL_PH_RECOMPUTE] = "recompute", [MDL_PH_OPT] = "optimizer",
+};
+
+const char *mdl_phase_name(mdl_phase p)
+{
+    return (unsigned)p < MDL_PH_COUNT ? phase_names[p] : "?";
+}
+
+static const char *const opt_names[MDL_OPT_COUNT] = {"sgd", "adam"};
+static const char *const impl_names[MDL_IMPL_COUNT] = {"foreach", "fused", "forloop"};
+
+const char *mdl_optimizer_name(mdl_optimizer o)
+{
+    return (unsigned)o < MDL_OPT_COUNT ? opt_names[o] : NULL;
+}
+
+int mdl_optimizer_parse(const char *s, mdl_optimizer *out)
+{
+    for (int i = 0; i < MDL_OPT_COUNT; i++)
+        if (!strcmp(s, opt_names[i])) {
+            *out = (mdl_optimizer)i;
+            return SIM_OK;
+        }
+    if (!strcmp(s, "adamw")) {
+        *out = MDL_OPT_ADAMW;
+        return SIM_OK;
+    }
+    return SIM_EINVAL;
+}
+
+const char *mdl_opt_impl_name(mdl_opt_impl i)
+{
+    return (unsigned)i < MDL_IMPL_COUNT ? impl_names[i] : NULL;
+}
+
+int mdl_opt_impl_parse(const char *s, mdl_opt_impl *out)
+{
+    for (int i = 0; i < MDL_IMPL_COUNT; i++)
+        if (!strcmp(s, impl_names[i])) {
+            *out = (mdl_opt_impl)i;
+            return SIM_OK;
+        }
+    return SIM_EINVAL;
+}
+
+void mdl_options_defaults(mdl_options *o)
+{
+    memset(o, 0, sizeof *o);
+    o->batch = 32;
+    o->precision = SIM_PREC_FP32;
+    o->optimizer = MDL_OPT_SGD;
+    o->opt_impl = MDL_IMPL_FOREACH;
+    o->weight_decay = true;
+    o->accum_steps = 1;
+    o->grad_scaler = -1;
+}
+
+int mdl_options_check(const mdl_options *o, sim_err *err)
+{
+    if (o->batch < 1 || o->batch > 1 << 24)
+        return sim_err_set(err, SIM_EINVAL, NULL, 0, 0, "batch size %d is out of range (1..%d)",
+                           o->batch, 1 << 24);
+    if ((unsigned)o->precision >= SIM_PREC_COUNT)
+        return sim_err_set(err, SIM_EINVAL, NULL, 0, 0, "invalid precision %d", o->precision);
+    if ((unsigned)o->optimizer >= MDL_OPT_COUNT || (unsigned)o->opt_impl >= MDL_IMPL_COUNT)
+        return sim_err_set(err, SIM_EINVAL, NULL, 0, 0, "invalid optimizer");
+    if (o->accum_steps < 1 || o->accum_steps > 255)
+        return sim_err_set(err, SIM_EINVAL, NULL, 0, 0,
+                           "gradient accumulation steps %d out of range (1..255)", o->accum_steps);
+    if (o->ckpt_segments < 0 || o->ckpt_segments > 100000)
+        return sim_err_set(err, SIM_EINVAL, NULL, 0, 0, "checkpoint segments %d out of range",
+                           o->ckpt_segments);
+    if (o->grad_scaler < -1 || o->grad_scaler > 1)
+        return sim_err_set(err, SIM_EINVAL, NULL, 0, 0, "grad_scaler must be -1, 0 or 1");
+    return SIM_OK;
+}
+
+double mdl_dtype_bytes(mdl_dtype dt, sim_precision p)
+{
+    bool full = p == SIM_PREC_FP32 || p == SIM_PREC_TF32;
+    bool amp = p == SIM_PREC_AMP_FP16 || p == SIM_PREC_AMP_BF16;
+    switch (dt) {
+    case MDL_DT_ACT:
+        return full ? 4 : 2;
+    case MDL_DT_ACT32:
+        return full || amp ? 4 : 2;
+    case MDL_DT_F32:
+        return 4;
+    case MDL_DT_I64:
+        return 8;
+    case MDL_DT_BOOL:
+        return 1;
+    }
+    return 4;
+}
+
+/* ---- emission context ---- */
+
+typedef struct ctx {
+    const mdl_net *net;
+    const mdl_options *o;
+    const mdl_dispatch *d;
+    mdl_step *s;
+    double B;          /* batch */
+    double act;        /* bytes of an activation element */
+    double act32;      /* bytes of an ACT32 element */
+    double wb;         /* bytes of a stored parameter / gradient / optimizer-state element */
+    double cb;         /* bytes of a weight as the GEMM reads it (AMP: the half copy) */
+    bool amp, scaler;
+    uint8_t phase, micro;
+    int layer;
+    int oom;
+} ctx;
+
+static mdl_kernel *push(ctx *c, const char *op, uint8_t kind, uint8_t math, double flops,
+                        double bytes, double blocks, int64_t dispatch_ns)
+{
+    mdl_step *s = c->s;
+    if (c->oom)
+        return NULL;
+    if (s->n == s->cap) {
+        size_t cap = s->cap ? 2 * s->cap : 256;
+        mdl_kernel *k = realloc(s->k, cap * sizeof *k);
+        if (!k) {
+            c->oom = 1;
+            return NULL;
+        }
+        s->k = k;
+        s->cap = cap;
+    }
+    mdl_kernel *k = &s->k[s->n++];
+    *k = (mdl_kernel){.op = op, .layer = c->layer, .kind = kind, .phase = c->phase,
+                      .math = math, .micro = c->micro, .flops = flops, .bytes = bytes,
+                      .blocks = blocks, .dispatch_ns = dispatch_ns};
+    return k;
+}
+
+/* A bandwidth-bound kernel writing `out` elements (block count from the output). */
+static void elem(ctx *c, const char *op, double out, double bytes, double flops, int64_t ns)
+{
+    push(c, op, SIM_OP_KERNEL, MDL_MATH_SIMT, flops, bytes, ceil(out / ELEMS_PER_BLOCK), ns);
+}
+
+/* A row-wise kernel (norms, softmax, reductions): one block per row. */
+static void rowk(ctx *c, const char *op, double rows, double bytes, double flops, int64_t ns)
+{
+    push(c, op, SIM_OP_KERNEL, MDL_MATH_SIMT, flops, bytes, rows, ns);
+}
+
+static void gemm(ctx *c, const char *op, uint8_t math, double m, double n, double k,
+                 double batch, double bytes, int64_t ns)
+{
+    mdl_kernel *g = push(c, op, SIM_OP_KERNEL, math, 2.0 * m * n * k * batch, bytes, 0, ns);
+    if (g) {
+        g->gemm_m = m;
+        g->gemm_n = n;
+        g->gemm_k = k;
+        g->gemm_batch = batch;
+    }
+}
+
+static void cpu(ctx *c, const char *op, int64_t ns)
+{
+    if (ns > 0)
+        push(c, op, SIM_OP_CPU, MDL_MATH_NONE, 0, 0, 0, ns);
+}
+
+static double tbytes(const ctx *c, int t)
+{
+    const mdl_tensor *x = &c->net->tensors[t];
+    return mdl_dtype_bytes((mdl_dtype)x->dtype, c->o->precision);
+}
+
+static double telems(const ctx *c, int t)
+{
+    return c->net->tensors[t].elems;
+}
+
+/* Under autocast a GEMM casts an fp32 (ACT32) input to half precision. */
+static bool casts_input(const ctx *c, const mdl_layer *l)
+{
+    return c->amp && c->net->tensors[l->in].dtype == MDL_DT_ACT32;
+}
+
+/* Under autocast each weight tensor of a GEMM layer is cast once per forward (the cast cache
+ * serves later uses of the same leaf within the autocast region). */
+static bool casts_weights(const ctx *c, const mdl_layer *l)
+{
+    if (!c->amp)
+        return false;
+    if (l->shares < 0)
+        return true;
+    int kind = c->net->layers[l->shares].kind;
+    return kind != MDL_L_CONV && kind != MDL_L_LINEAR;
+}
+
+static int conv_cin(const mdl_layer *l)
+{
+    return (int)(l->k / ((int64_t)l->kh * l->kw)) * l->groups;
+}
+
+static bool depthwise(const mdl_layer *l)
+{
+    return l->groups > 1 && l->groups == conv_cin(l) && l->n == conv_cin(l);
+}
+
+/* Sizes of a layer's parameter tensors (weights and biases of CONV/LINEAR; equal shares for the
+ * rest). Writes up to max entries, returns how many. */
+static int param_sizes(const mdl_layer *l, double *out, int max)
+{
+    int n = 0;
+    if (l->param_tensors <= 0)
+        return 0;
+    if (l->kind == MDL_L_CONV || l->kind == MDL_L_LINEAR) {
+        int parts = (l->flags & MDL_F_SPLIT3) ? 3 : 1;
+        double bias = (l->flags & MDL_F_BIAS) ? (double)l->n / parts : 0;
+        double w = l->params / parts - bias;
+        for (int p = 0; p < parts && n < max; p++) {
+            out[n++] = w;
+            if (bias > 0 && n < max)
+                out[n++] = bias;
+        }
+        return n;
+    }
+    for (int i = 0; i < l->param_tensors && n < max; i++)
+        out[n++] = l->params / l->param_tensors;
+    return n;
+}
+
+/* ---- forward ---- */
+
+static void fwd_weight_casts(ctx *c, const mdl_layer *l, double params, int tensors)
+{
+    if (!casts_weights(c, l))
+        return;
+    for (int i = 0; i < tensors; i++)
+        elem(c, "autocast_weight_cast", params / tensors, params / tensors * (4 + 2), 0,
+             c->d->aten_op_ns);
+}
+
+static void fwd_conv(ctx *c, const mdl_layer *l)
+{
+    int cin = conv_cin(l);
+    double in = (double)cin * l->in_h * l->in_w, out = l->m * (double)l->n, B = c->B;
+    if (casts_input(c, l))
+        elem(c, "autocast_input_cast", B * in, B * in * (4 + 2), 0, c->d->aten_op_ns);
+    fwd_weight_casts(c, l, l->params, l->param_tensors);
+    double bytes = c->act * B * (in + out) + c->cb * l->params;
+    double flops = 2.0 * B * l->m * (double)l->n * (double)l->k;
+    if (depthwise(l))
+        push(c, "conv_depthwise_fwd", SIM_OP_KERNEL, MDL_MATH_SIMT, flops, bytes,
+             ceil(B * out / ELEMS_PER_BLOCK), c->d->module_op_ns);
+    else
+        gemm(c, "conv_fwd", MDL_MATH_CONV, B * l->m, (double)l->n, (double)l->k, 1, bytes,
+             c->d->module_op_ns);
+    if (l->flags & MDL_F_BIAS)
+        elem(c, "conv_bias_add", B * out, c->act * B * out * 2, B * out, c->d->extra_launch_ns);
+}
+
+static void fwd_linear(ctx *c, const mdl_layer *l)
+{
+    int parts = (l->flags & MDL_F_SPLIT3) ? 3 : 1;
+    double n = (double)l->n / parts, B = c->B, rows = l->m, k = (double)l->k;
+    for (int p = 0; p < parts; p++) {
+        if (casts_input(c, l))
+            elem(c, "autocast_input_cast", B * rows * k, B * rows * k * (4 + 2), 0,
+                 c->d->aten_op_ns);
+        fwd_weight_casts(c, l, l->params / parts, l->param_tensors / parts);
+        double bytes = c->act * B * rows * (k + n) + c->cb * l->params / parts;
+        gemm(c, "linear_fwd", MDL_MATH_GEMM, B * rows, n, k, 1, bytes, c->d->module_op_ns);
+    }
+}
+
+static void fwd_attention(ctx *c, const mdl_layer *l)
+{
+    double B = c->B, h = l->heads, s = l->seq, d = l->head_dim, Bh = B * h, ss = Bh * s * s;
+    const mdl_dispatch *D = c->d;
+    if (l->flags & MDL_F_FLASH) {
+        cpu(c, "attention_views", 4 * D->view_op_ns);
+        double f = (l->flags & MDL_F_CAUSAL) ? 0.5 : 1.0;
+        double bytes = c->act * B * s * h * d * 4 + 4.0 * Bh * s;
+        push(c, "sdpa_flash_fwd", SIM_OP_KERNEL, MDL_MATH_ATTN, 4.0 * ss * d * f, bytes,
+             Bh * ceil(s / 128), D->py_op_ns);
+        return;
+    }
+    cpu(c, "attention_views", 4 * D->view_op_ns);
+    gemm(c, "bmm_qk", MDL_MATH_GEMM, s, s, d, Bh, c->act * Bh * (2 * s * d + s * s), D->py_op_ns);
+    elem(c, "attention_scale", ss, c->act * ss * 2, ss, D->py_op_ns);
+    double sm = c->act; /* bytes of the score matrix from here on */
+    if (l->flags & MDL_F_MASK) {
+        sm = c->act32; /* fp16 scores + fp32 mask promote to fp32 */
+        elem(c, "attention_mask_add", ss, ss * (c->act + sm) + 4 * B * s, ss, D->py_op_ns);
+    }
+    if (c->amp)
+        sm = c->act32; /* autocast runs softmax in fp32 */
+    rowk(c, "softmax_fwd", Bh * s, ss * 2 * sm, 5 * ss, D->py_op_ns);
+    if (l->flags & MDL_F_DROPOUT)
+        elem(c, "attention_dropout_fwd", ss, ss * (2 * sm + 1), 2 * ss, D->module_op_ns);
+    if (c->amp)
+        elem(c, "autocast_input_cast", ss, ss * (sm + c->act), 0, D->aten_op_ns);
+    gemm(c, "bmm_pv", MDL_MATH_GEMM, s, d, s, Bh, c->act * Bh * (s * s + 2 * s * d), D->py_op_ns);
+}
+
+static void fwd_rmsnorm(ctx *c, const mdl_layer *l)
+{
+    double n = c->B * telems(c, l->out), rows = c->B * l->rows, in_b = tbytes(c, l->in);
+    const mdl_dispatch *D = c->d;
+    int64_t first = D->module_op_ns;
+    if (in_b != 4) {
+        elem(c, "rmsnorm_to_fp32", n, n * (in_b + 4), 0, first);
+        first = D->py_op_ns;
+    }
+    elem(c, "rmsnorm_pow", n, n * 8, n, first);
+    rowk(c, "rmsnorm_mean", rows, n * 4 + rows * 4, n, D->py_op_ns);
+    elem(c, "rmsnorm_add_eps", rows, rows * 8, rows, D->py_op_ns);
+    elem(c, "rmsnorm_rsqrt", rows, rows * 8, rows, D->py_op_ns);
+    elem(c, "rmsnorm_mul", n, n * 8 + rows * 4, n, D->py_op_ns);
+    if (in_b != 4)
+        elem(c, "rmsnorm_to_input_dtype", n, n * (4 + in_b), 0, D->py_op_ns);
+    elem(c, "rmsnorm_weight_mul", n, n * 2 * in_b + l->params * c->wb, n, D->py_op_ns);
+}
+
+static void fwd_layer(ctx *c, const mdl_layer *l)
+{
+    const mdl_dispatch *D = c->d;
+    double B = c->B;
+    double in = l->in >= 0 ? B * telems(c, l->in) : 0, out = l->out >= 0 ? B * telems(c, l->out) : 0;
+    double ib = l->in >= 0 ? tbytes(c, l->in) : 0, ob = l->out >= 0 ? tbytes(c, l->out) : 0;
+    switch ((mdl_layer_kind)l->kind) {
+    case MDL_L_CONV:
+        fwd_conv(c, l);
+        break;
+    case MDL_L_LINEAR:
+        fwd_linear(c, l);
+        break;
+    case MDL_L_BATCHNORM:
+        rowk(c, "batchnorm_stats", ceil(in / ELEMS_PER_BLOCK), in * ib, 2 * in, D->module_op_ns);
+        elem(c, "batchnorm_apply", out, in * ib + out * ob, 2 * out, D->extra_launch_ns);
+        break;
+    case MDL_L_LAYERNORM:
+        if (c->amp && ib != 4) {
+            elem(c, "autocast_input_cast", in, in * (ib + 4), 0, D->aten_op_ns);
+            ib = 4;
+        }
+        rowk(c, "layernorm_fwd", B * l->rows, in * ib + out * ob + 8 * B * l->rows, 8 * in,
+             D->module_op_ns);
+        break;
+    case MDL_L_RMSNORM:
+        fwd_rmsnorm(c, l);
+        break;
+    case MDL_L_ACT:
+        elem(c, "activation_fwd", in, in * ib * 2, 8 * in, D->module_op_ns);
+        break;
+    case MDL_L_MAXPOOL:
+        elem(c, "maxpool_fwd", out, in * ib + out * (ob + 8), out * l->kh * l->kw,
+             D->module_op_ns);
+        break;
+    case MDL_L_AVGPOOL:
+        rowk(c, "avgpool_fwd", out, in * ib + out * ob, in, D->module_op_ns);
+        cpu(c, "flatten_view", D->view_op_ns);
+        break;
+    case MDL_L_ADD: {
+        double b2 = tbytes(c, l->in2);
+        elem(c, "add", out, in * (ib + b2) + out * ob, out, D->py_op_ns);
+        break;
+    }
+    case MDL_L_MUL: {
+        double n2 = B * telems(c, l->in2), b2 = tbytes(c, l->in2);
+        elem(c, "mul", out, in * ib + n2 * b2 + out * ob, out, D->py_op_ns);
+        break;
+    }
+    case MDL_L_EMBED:
+        elem(c, "embedding_fwd", out, out * ob * 2 + in * 8, 0, D->module_op_ns);
+        break;
+    case MDL_L_ATTN:
+        fwd_attention(c, l);
+        break;
+    case MDL_L_DROPOUT:
+        elem(c, "dropout_fwd", out, in * ib + out * (ob + 1), 2 * out, D->module_op_ns);
+        break;
+    case MDL_L_ROPE: {
+        double qk = 2 * B * l->rows * (double)l->n; /* q and k elements */
+        static const char *const ops[5] = {"rope_neg", "rope_cat", "rope_mul_cos",
+                                           "rope_mul_sin", "rope_add"};
+        for (int t = 0; t < 2; t++)
+            for (int i = 0; i < 5; i++)
+                elem(c, ops[i], qk / 2, qk / 2 * ib * 3, qk / 2, D->py_op_ns);
+        break;
+    }
+    case MDL_L_COPY:
+        elem(c, "copy", out, in * ib + out * ob, 0, D->py_op_ns);
+        break;
+    case MDL_L_STOCHDEPTH:
+        elem(c, "stochastic_depth_bernoulli", B, B * 4, B, D->py_op_ns);
+        elem(c, "stochastic_depth_div", B, B * 8, B, D->py_op_ns);
+        elem(c, "stochastic_depth_mul", out, in * ib + out * ob + B * 4, out, D->py_op_ns);
+        break;
+    case MDL_L_LOSS_CE: {
+        double rows = B * l->rows, n = rows * l->aux;
+        if (c->amp) {
+            elem(c, "autocast_input_cast", n, n * (ib + 4), 0, D->aten_op_ns);
+            ib = 4;
+        }
+        rowk(c, "log_softmax_fwd", rows, n * 2 * ib, 5 * n, D->module_op_ns);
+        rowk(c, "nll_loss_fwd", 1, rows * (ib + 8), rows, D->aten_op_ns);
+        break;
+    }
+    case MDL_L_LOSS_TRIPLET: {
+        double dim = l->aux, n = B * dim;
+        /* The three kernels of MISSION.md seed 003. */
+        rowk(c, "triplet_distance", B, 3 * n * ib + 2 * B * 4, 6 * n, D->py_op_ns);
+        elem(c, "triplet_square", 2 * B, 2 * B * 8, 2 * B, D->py_op_ns);
+        rowk(c, "triplet_margin_compare", 1, 2 * B * 4 + 4, 3 * B, D->py_op_ns);
+        break;
+    }
+    case MDL_L_KIND_COUNT:
+        break;
+    }
+}
+
+/* ---- backward ---- */
+
+static void accumulate(ctx *c, const mdl_layer *l)
+{
+    const mdl_dispatch *D = c->d;
+    /* Gradient of a second use of shared weights: autograd sums it into the first. */
+    if (l->shares >= 0) {
+        const mdl_layer *o = &c->net->layers[l->shares];
+        double sz[8];
+        int n = param_sizes(o, sz, 8);
+        for (int i = 0; i < n; i++)
+            elem(c, "grad_sum_shared", sz[i], sz[i] * 3 * c->wb, sz[i], D->bwd_op_ns);
+    }
+    /* AccumulateGrad: the first micro-batch steals the gradient (set_to_none), later ones add. */
+    if (c->micro > 0 && l->params > 0) {
+        double sz[8];
+        int n = param_sizes(l, sz, 8);
+        for (int i = 0; i < n; i++)
+            elem(c, "accumulate_grad", sz[i], sz[i] * 3 * c->wb, sz[i], D->bwd_op_ns);
+    }
+}
+
+static void bwd_weight_casts(ctx *c, const mdl_layer *l, double params, int tensors)
+{
+    if (!casts_weights(c, l))
+        return;
+    for (int i = 0; i < tensors; i++)
+        elem(c, "weight_grad_cast", params / tensors, params / tensors * (2 + 4), 0,
+             c->d->bwd_op_ns);
+}
+
+static void bwd_conv(ctx *c, const mdl_layer *l)
+{
+    const mdl_dispatch *D = c->d;
+    int cin = conv_cin(l);
+    double B = c->B, in = (double)cin * l->in_h * l->in_w, out = l->m * (double)l->n;
+    double flops = 2.0 * B * l->m * (double)l->n * (double)l->k;
+    int64_t ns = D->bwd_op_ns;
+    if (l->flags & MDL_F_BIAS) {
+        rowk(c, "conv_bias_grad", (double)l->n, c->act * B * out + 4 * (double)l->n, B * out, ns);
+        ns = D->extra_launch_ns;
+    }
+    double bytes = c->act * B * (in + out) + c->cb * l->params;
+    if (depthwise(l)) {
+        if (!(l->flags & MDL_F_NO_DGRAD)) {
+            push(c, "conv_depthwise_dgrad", SIM_OP_KERNEL, MDL_MATH_SIMT, flops, bytes,
+                 ceil(B * in / ELEMS_PER_BLOCK), ns);
+            ns = D->extra_launch_ns;
+        }
+        push(c, "conv_depthwise_wgrad", SIM_OP_KERNEL, MDL_MATH_SIMT, flops, bytes,
+             ceil(B * out / ELEMS_PER_BLOCK), ns);
+    } else {
+        if (!(l->flags & MDL_F_NO_DGRAD)) {
+            double M = B * l->in_h * l->in_w;
+            gemm(c, "conv_dgrad", MDL_MATH_CONV, M, cin, flops / (2 * M * cin), 1, bytes, ns);
+            ns = D->extra_launch_ns;
+        }
+        gemm(c, "conv_wgrad", MDL_MATH_CONV, (double)l->n, (double)l->k, B * l->m, 1, bytes, ns);
+    }
+    if (casts_input(c, l))
+        elem(c, "input_grad_cast", B * in, B * in * (2 + 4), 0, D->bwd_op_ns);
+    bwd_weight_casts(c, l, l->params, l->param_tensors);
+}
+
+static void bwd_linear(ctx *c, const mdl_layer *l)
+{
+    const mdl_dispatch *D = c->d;
+    int parts = (l->flags & MDL_F_SPLIT3) ? 3 : 1;
+    double n = (double)l->n / parts, B = c->B, rows = l->m, k = (double)l->k;
+    for (int p = parts - 1; p >= 0; p--) {
+        int64_t ns = D->bwd_op_ns;
+        double w = c->cb * l->params / parts;
+        if (!(l->flags & MDL_F_NO_DGRAD)) {
+            gemm(c, "linear_dgrad", MDL_MATH_GEMM, B * rows, k, n, 1,
+                 c->act * B * rows * (n + k) + w, ns);
+            ns = D->extra_launch_ns;
+        }
+        gemm(c, "linear_wgrad", MDL_MATH_GEMM, n, k, B * rows, 1, c->act * B * rows * (n + k) + w,
+             ns);
+        if (l->flags & MDL_F_BIAS)
+            rowk(c, "linear_bias_grad", n, c->act * B * rows * n + 4 * n, B * rows * n,
+                 D->extra_launch_ns);
+        if (casts_input(c, l))
+            elem(c, "input_grad_cast", B * rows * k, B * rows * k * (2 + 4), 0, D->bwd_op_ns);
+        bwd_weight_casts(c, l, l->params / parts, l->param_tensors / parts);
+    }
+}
+
+static void bwd_attention(ctx *c, const mdl_layer *l)
+{
+    const mdl_dispatch *D = c->d;
+    double B = c->B, h = l->heads, s = l->seq, d = l->head_dim, Bh = B * h, ss = Bh * s * s;
+    if (l->flags & MDL_F_FLASH) {
+        double f = (l->flags & MDL_F_CAUSAL) ? 0.5 : 1.0;
+        double io = c->act * B * s * h * d;
+        rowk(c, "sdpa_flash_bwd_preprocess", Bh * s, 2 * io + 4 * Bh * s, 2 * Bh * s * d,
+             D->bwd_op_ns);
+        /* FlashAttention backward recomputes the scores: 5 matmuls vs 2 forward = 2.5x. */
+        push(c, "sdpa_flash_bwd", SIM_OP_KERNEL, MDL_MATH_ATTN, 2.5 * 4.0 * ss * d * f,
+             io * 8 + 4 * Bh * s * d + 8 * Bh * s, Bh * ceil(s / 128), D->extra_launch_ns);
+        elem(c, "sdpa_flash_bwd_convert_dq", B * s * h * d, B * s * h * d * (4 + c->act), 0,
+             D->extra_launch_ns);
+        return;
+    }
+    double sm = (c->amp || (l->flags & MDL_F_MASK)) ? c->act32 : c->act;
+    gemm(c, "bmm_pv_dgrad_p", MDL_MATH_GEMM, s, s, d, Bh, c->act * Bh * (2 * s * d + s * s),
+         D->bwd_op_ns);
+    gemm(c, "bmm_pv_dgrad_v", MDL_MATH_GEMM, s, d, s, Bh, c->act * Bh * (s * s + 2 * s * d),
+         D->extra_launch_ns);
+    if (c->amp)
+        elem(c, "input_grad_cast", ss, ss * (c->act + sm), 0, D->bwd_op_ns);
+    if (l->flags & MDL_F_DROPOUT)
+        elem(c, "attention_dropout_bwd", ss, ss * (2 * sm + 1), ss, D->bwd_op_ns);
+    rowk(c, "softmax_bwd", Bh * s, ss * 3 * sm, 3 * ss, D->bwd_op_ns);
+    elem(c, "attention_scale_bwd", ss, ss * (sm + c->act), ss, D->bwd_op_ns);
+    gemm(c, "bmm_qk_dgrad_q", MDL_MATH_GEMM, s, d, s, Bh, c->act * Bh * (s * s + 2 * s * d),
+         D->bwd_op_ns);
+    gemm(c, "bmm_qk_dgrad_k", MDL_MATH_GEMM, s, d, s, Bh, c->act * Bh * (s * s + 2 * s * d),
+         D->extra_launch_ns);
+}
+
+static void bwd_layer(ctx *c, const mdl_layer *l)
+{
+    const mdl_dispatch *D = c->d;
+    double B = c->B;
+    double in = l->in >= 0 ? B * telems(c, l->in) : 0, out = l->out >= 0 ? B * telems(c, l->out) : 0;
+    double ib = l->in >= 0 ? tbytes(c, l->in) : 0, ob = l->out >= 0 ? tbytes(c, l->out) : 0;
+    switch ((mdl_layer_kind)l->kind) {
+    case MDL_L_CONV:
+        bwd_conv(c, l);
+        break;
+    case MDL_L_LINEAR:
+        bwd_linear(c, l);
+        break;
+    case MDL_L_BATCHNORM:
+        rowk(c, "batchnorm_bwd_reduce", ceil(in / ELEMS_PER_BLOCK), in * (ib + ob), 3 * in,
+             D->bwd_op_ns);
+        elem(c, "batchnorm_bwd_apply", in, in * ib + out * ob * 2, 4 * in, D->extra_launch_ns);
+        break;
+    case MDL_L_LAYERNORM: {
+        double rows = B * l->rows;
+        bool cast = c->amp && ib != 4;
+        double lb = cast ? 4 : ib;
+        rowk(c, "layernorm_bwd_input", rows, in * (lb + 2 * ob) + 8 * rows, 8 * in, D->bwd_op_ns);
+        rowk(c, "layernorm_bwd_params", ceil(in / ELEMS_PER_BLOCK), in * (lb + ob), 4 * in,
+             D->extra_launch_ns);
+        if (cast)
+            elem(c, "input_grad_cast", in, in * (4 + ib), 0, D->bwd_op_ns);
+        break;
+    }
+    case MDL_L_RMSNORM: {
+        static const char *const ops[8] = {
+            "rmsnorm_bwd_weight_mul", "rmsnorm_bwd_weight_grad", "rmsnorm_bwd_mul_x",
+            "rmsnorm_bwd_mul_rstd",   "rmsnorm_bwd_rsqrt",       "rmsnorm_bwd_mean",
+            "rmsnorm_bwd_pow",        "rmsnorm_bwd_sum"};
+        for (int i = 0; i < 8; i++)
+            elem(c, ops[i], in, in * 3 * 4, 2 * in, D->bwd_op_ns);
+        break;
+    }
+    case MDL_L_ACT:
+        elem(c, "activation_bwd", in, in * (ib * 2 + ob), 8 * in, D->bwd_op_ns);
+        break;
+    case MDL_L_MAXPOOL:
+        elem(c, "maxpool_bwd_zero", in, in * ib, 0, D->bwd_op_ns);
+        elem(c, "maxpool_bwd_scatter", out, out * (ob + 8) + out * ib, out, D->extra_launch_ns);
+        break;
+    case MDL_L_AVGPOOL:
+        elem(c, "avgpool_bwd", in, in * ib + out * ob, in, D->bwd_op_ns);
+        break;
+    case MDL_L_ADD:
+        /* The two gradients of the forked input meet here. */
+        elem(c, "grad_sum_fork", out, out * ob * 3, out, D->bwd_op_ns);
+        if (l->params > 0)
+            rowk(c, "param_grad_reduce", ceil(l->params / ELEMS_PER_BLOCK),
+                 out * ob + l->params * c->wb, out, D->extra_launch_ns);
+        break;
+    case MDL_L_MUL: {
+        double n2 = B * telems(c, l->in2), b2 = tbytes(c, l->in2);
+        elem(c, "mul_bwd_a", in, out * ob + n2 * b2 + in * ib, in, D->bwd_op_ns);
+        if (l->flags & MDL_F_BROADCAST) {
+            elem(c, "mul_bwd_b", out, out * ob + in * ib + out * 4, out, D->extra_launch_ns);
+            rowk(c, "mul_bwd_b_reduce", n2, out * 4 + n2 * b2, out, D->extra_launch_ns);
+        } else {
+            elem(c, "mul_bwd_b", n2, out * ob + in * ib + n2 * b2, n2, D->extra_launch_ns);
+        }
+        break;
+    }
+    case MDL_L_EMBED: {
+        double vocab = l->aux, dim = (double)l->n, rows = B * l->rows;
+        elem(c, "embedding_bwd_zero", vocab * dim, vocab * dim * c->wb, 0, D->bwd_op_ns);
+        elem(c, "embedding_bwd_sort_keys", rows, rows * 8 * 4, 0, D->extra_launch_ns);
+        elem(c, "embedding_bwd_sort_values", rows, rows * 8 * 4, 0, D->extra_launch_ns);
+        elem(c, "embedding_bwd_segments", rows, rows * 8 * 3, 0, D->extra_launch_ns);
+        elem(c, "embedding_bwd_accumulate", rows * dim, rows * dim * (ob + c->wb), rows * dim,
+             D->extra_launch_ns);
+        break;
+    }
+    case MDL_L_ATTN:
+        bwd_attention(c, l);
+        break;
+    case MDL_L_DROPOUT:
+        elem(c, "dropout_bwd", in, out * (ob + 1) + in * ib, in, D->bwd_op_ns);
+        break;
+    case MDL_L_ROPE: {
+        double qk = B * l->rows * (double)l->n;
+        for (int i = 0; i < 10; i++)
+            elem(c, "rope_bwd", qk, qk * ib * 3, qk, D->bwd_op_ns);
+        break;
+    }
+    case MDL_L_COPY:
+        /* cat/permute backward are views of the gradient; only extra parameters cost. */
+        if (l->params > 0)
+            rowk(c, "param_grad_reduce", ceil(l->params / ELEMS_PER_BLOCK),
+                 out * ob + l->params * c->wb, out, D->bwd_op_ns);
+        break;
+    case MDL_L_STOCHDEPTH:
+        elem(c, "stochastic_depth_bwd", in, in * 2 * ib + B * 4, in, D->bwd_op_ns);
+        break;
+    case MDL_L_LOSS_CE: {
+        double rows = B * l->rows, n = rows * l->aux;
+        double lb = c->amp ? 4 : ib;
+        elem(c, "nll_loss_bwd_zero", n, n * lb, 0, D->bwd_op_ns);
+        elem(c, "nll_loss_bwd_scatter", rows, rows * (8 + lb), 0, D->extra_launch_ns);
+        rowk(c, "log_softmax_bwd", rows, n * 3 * lb, 3 * n, D->bwd_op_ns);
+        if (c->amp)
+            elem(c, "input_grad_cast", n, n * (4 + ib), 0, D->bwd_op_ns);
+        break;
+    }
+    case MDL_L_LOSS_TRIPLET: {
+        double n = B * l->aux;
+        elem(c, "triplet_margin_bwd", B, B * 12, B, D->bwd_op_ns);
+        elem(c, "triplet_square_bwd", 2 * B, 2 * B * 12, 2 * B, D->bwd_op_ns);
+        elem(c, "triplet_distance_bwd_ap", 2 * n, 2 * n * ib * 2 + 2 * B * 4, 4 * n, D->bwd_op_ns);
+        elem(c, "triplet_distance_bwd_an", 2 * n, 2 * n * ib * 2 + 2 * B * 4, 4 * n, D->bwd_op_ns);
+        break;
+    }
+    case MDL_L_KIND_COUNT:
+        break;
+    }
+    accumulate(c, l);
+}
+
+/* ---- checkpoint segments ---- */
+
+/* Segment of each block (consecutive blocks, ceil(nb / segments) per segment). */
+static int segment_of(int block, int n_blocks, int segments)
+{
+    int per = (n_blocks + segments - 1) / segments;
+    return block / per;
+}
+
+static int resolve_segments(const mdl_net *net, const mdl_options *o)
+{
+    if (!o->checkpointing || net->n_blocks == 0)
+        return 0;
+    int seg = o->ckpt_segments > 0 ? o->ckpt_segments : (int)ceil(sqrt((double)net->n_blocks));
+    return seg > net->n_blocks ? net->n_blocks : seg;
+}
+
+static void micro_step(ctx *c, int segments)
+{
+    const mdl_net *net = c->net;
+    const mdl_dispatch *D = c->d;
+    c->phase = MDL_PH_FWD;
+    int last_seg = -1;
+    for (int i = 0; i < net->n_layers; i++) {
+        const mdl_layer *l = &net->layers[i];
+        c->layer = i;
+        if (l->kind == MDL_L_LOSS_CE || l->kind == MDL_L_LOSS_TRIPLET)
+            c->phase = MDL_PH_LOSS;
+        if (segments && l->block >= 0) {
+            int sg = segment_of(l->block, net->n_blocks, segments);
+            if (sg != last_seg)
+                cpu(c, "checkpoint_enter", D->ckpt_segment_ns / 2);
+            last_seg = sg;
+        }
+        fwd_layer(c, l);
+    }
+    c->layer = -1;
+    c->phase = MDL_PH_LOSS;
+    if (c->scaler)
+        elem(c, "grad_scaler_scale_loss", 1, 8, 1, D->py_op_ns);
+    if (c->o->accum_steps > 1)
+        elem(c, "loss_div_accum_steps", 1, 8, 1, D->py_op_ns);
+    c->phase = MDL_PH_BWD;
+    elem(c, "backward_seed_ones", 1, 4, 0, D->py_op_ns);
+    int cur_seg = -1;
+    for (int i = net->n_layers - 1; i >= 0; i--) {
+        const mdl_layer *l = &net->layers[i];
+        if (segments && l->block >= 0) {
+            int sg = segment_of(l->block, net->n_blocks, segments);
+            if (sg != cur_seg) { /* entering a checkpointed segment from its end: re-run it */
+                cur_seg = sg;
+                c->phase = MDL_PH_RECOMPUTE;
+                cpu(c, "checkpoint_recompute", D->ckpt_segment_ns / 2);
+                int first = i;
+                while (first > 0 && net->layers[first - 1].block >= 0 &&
+                       segment_of(net->layers[first - 1].block, net->n_blocks, segments) == sg)
+                    first--;
+                for (int j = first; j <= i; j++) {
+                    c->layer = j;
+                    fwd_layer(c, &net->layers[j]);
+                }
+                c->phase = MDL_PH_BWD;
+            }
+        }
+        c->layer = i;
+        bwd_layer(c, l);
+    }
+    c->layer = -1;
+}
+
+/* ---- optimizer ---- */
+
+typedef struct plist {
+    double *size;
+    int n;
+    double total;
+} plist;
+
+static int param_list(const mdl_net *net, plist *p)
+{
+    int cap = mdl_net_param_tensors(net) + 8;
+    p->size = malloc((size_t)cap * sizeof *p->size);
+    p->n = 0;
+    p->total = 0;
+    if (!p->size)
+        return SIM_ENOMEM;
+    for (int i = 0; i < net->n_layers; i++) {
+        double sz[8];
+        int n = param_sizes(&net->layers[i], sz, 8);
+        for (int j = 0; j < n && p->n < cap; j++) {
+            p->size[p->n++] = sz[j];
+            p->total += sz[j];
+        }
+    }
+    return SIM_OK;
+}
+
+/* One torch._foreach_* / _fused_* call: multi_tensor_apply queues one block per 64 Ki-element
+ * chunk and launches when 320 blocks or depth_to_max_tensors[depth-1] tensors are queued (or at
+ * the end). Each launch is a kernel; `rw` element accesses per parameter element. */
+static void foreach_op(ctx *c, const plist *p, const char *op, int depth, double rw,
+                       double flops_per_elem, double elem_bytes)
+{
+    double total_chunks = 0;
+    for (int t = 0; t < p->n; t++)
+        total_chunks += fmax(1, ceil(p->size[t] / MTA_CHUNK));
+    int tensors = 0, blocks = 0, launches = 0;
+    for (int t = 0; t < p->n; t++) {
+        double chunks = fmax(1, ceil(p->size[t] / MTA_CHUNK));
+        tensors++;
+        for (double ch = 0; ch < chunks; ch++) {
+            blocks++;
+            bool last_chunk = ch == chunks - 1;
+            if ((tensors == mta_max_tensors[depth - 1] && last_chunk) || blocks == MTA_MAX_BLOCKS ||
+                (t == p->n - 1 && last_chunk)) {
+                double n = p->total * blocks / total_chunks;
+                push(c, op, SIM_OP_KERNEL, MDL_MATH_SIMT, n * flops_per_elem, n * rw * elem_bytes,
+                     blocks, launches++ ? c->d->extra_launch_ns : c->d->foreach_op_ns);
+                blocks = 0;
+                tensors = last_chunk ? 0 : 1;
+            }
+        }
+    }
+}
+
+static void optimizer(ctx *c, const plist *p, int tensors)
+{
+    const mdl_options *o = c->o;
+    const mdl_dispatch *D = c->d;
+    double wb = c->wb;
+    c->phase = MDL_PH_OPT;
+    c->layer = -1;
+    if (c->scaler) {
+        elem(c, "grad_scaler_found_inf_fill", 1, 4, 0, D->py_op_ns);
+        foreach_op(c, p, "amp_foreach_non_finite_check_and_unscale_", 1, 2, 2, wb);
+        /* GradScaler.step: found_inf.item() before deciding to step. */
+        push(c, "grad_scaler_found_inf_item", SIM_OP_MEMCPY_D2H, MDL_MATH_NONE, 0, 4, 0,
+             D->sync_ns);
+    }
+    bool adam = o->optimizer == MDL_OPT_ADAMW;
+    cpu(c, "optimizer_param_bookkeeping",
+        (int64_t)tensors * (adam ? D->opt_param_adam_ns : D->opt_param_sgd_ns));
+    switch (o->opt_impl) {
+    case MDL_IMPL_FUSED:
+        if (adam)
+            foreach_op(c, p, "fused_adamw_", 4, 7, 12, wb);
+        else
+            foreach_op(c, p, "fused_sgd_", 3, 5, 4, wb);
+        break;
+    case MDL_IMPL_FOREACH:
+        if (adam) {
+            if (o->weight_decay)
+                foreach_op(c, p, "foreach_mul_ (decoupled weight decay)", 1, 2, 1, wb);
+            foreach_op(c, p, "foreach_lerp_ (exp_avg)", 2, 3, 3, wb);
+            foreach_op(c, p, "foreach_mul_ (exp_avg_sq)", 1, 2, 1, wb);
+            foreach_op(c, p, "foreach_addcmul_ (exp_avg_sq)", 3, 3, 3, wb);
+            foreach_op(c, p, "foreach_sqrt", 2, 2, 1, wb);
+            foreach_op(c, p, "foreach_div_ (bias correction)", 1, 2, 1, wb);
+            foreach_op(c, p, "foreach_add_ (eps)", 1, 2, 1, wb);
+            foreach_op(c, p, "foreach_addcdiv_ (update)", 3, 4, 3, wb);
+        } else {
+            if (o->weight_decay)
+                foreach_op(c, p, "foreach_add (weight decay)", 3, 3, 2, wb);
+            foreach_op(c, p, "foreach_mul_ (momentum)", 1, 2, 1, wb);
+            foreach_op(c, p, "foreach_add_ (momentum buffer)", 2, 3, 2, wb);
+            foreach_op(c, p, "foreach_add_ (update)", 2, 3, 2, wb);
+        }
+        break;
+    case MDL_IMPL_FORLOOP:
+        for (int t = 0; t < p->n; t++) {
+            double n = p->size[t];
+            int k = 0;
+            static const char *const adam_ops[8] = {"mul_ (decoupled weight decay)",
+                                                    "lerp_ (exp_avg)", "mul_ (exp_avg_sq)",
+                                                    "addcmul_ (exp_avg_sq)", "sqrt", "div",
+                                                    "add_ (eps)", "addcdiv_ (update)"};
+            static const double adam_rw[8] = {2, 3, 2, 3, 2, 2, 2, 4};
+            static const char *const sgd_ops[4] = {"add (weight decay)", "mul_ (momentum)",
+                                                   "add_ (momentum buffer)", "add_ (update)"};
+            static const double sgd_rw[4] = {3, 2, 3, 3};
+            if (adam)
+                for (k = o->weight_decay ? 0 : 1; k < 8; k++)
+                    elem(c, adam_ops[k], n, n * adam_rw[k] * wb, 2 * n, D->py_op_ns);
+            else
+                for (k = o->weight_decay ? 0 : 1; k < 4; k++)
+                    elem(c, sgd_ops[k], n, n * sgd_rw[k] * wb, 2 * n, D->py_op_ns);
+        }
+        break;
+    case MDL_IMPL_COUNT:
+        break;
+    }
+    if (c->scaler)
+        elem(c, "grad_scaler_update_scale", 1, 16, 1, D->py_op_ns);
+}
+
+int mdl_expand(const mdl_net *net, const mdl_options *opt, const mdl_dispatch *d, mdl_step *step,
+               sim_err *err)
+{
+    memset(step, 0, sizeof *step);
+    int rc = mdl_options_check(opt, err);
+    if (rc)
+        return rc;
+    if (!net || net->error || net->n_layers == 0)
+        return sim_err_set(err, SIM_EINVAL, NULL, 0, 0, "expanding an empty or broken net");
+    sim_precision p = opt->precision;
+    ctx c = {.net = net, .o = opt, .d = d ? d : &dispatch_default, .s = step, .B = opt->batch,
+             .layer = -1};
+    c.amp = p == SIM_PREC_AMP_FP16 || p == SIM_PREC_AMP_BF16;
+    bool half = p == SIM_PREC_FP16 || p == SIM_PREC_BF16;
+    c.act = mdl_dtype_bytes(MDL_DT_ACT, p);
+    c.act32 = mdl_dtype_bytes(MDL_DT_ACT32, p);
+    c.wb = half ? 2 : 4;
+    c.cb = c.act;
+    c.scaler = opt->grad_scaler == 1 ||
+               (opt->grad_scaler == -1 && (p == SIM_PREC_AMP_FP16 || p == SIM_PREC_FP16));
+    step->batch = opt->batch;
+    step->accum_steps = opt->accum_steps;
+    step->precision = p;
+    step->cuda_graphs = opt->cuda_graphs;
+    step->params = mdl_net_params(net);
+    step->param_tensors = mdl_net_param_tensors(net);
+    step->step_overhead_ns = c.d->step_overhead_ns;
+    step->graph_launch_ns = c.d->graph_launch_ns;
+    int segments = resolve_segments(net, opt);
+    step->ckpt_segments = segments;
+
+    plist pl;
+    if (param_list(net, &pl))
+        return sim_err_set(err, SIM_ENOMEM, NULL, 0, 0, "out of memory expanding %s", net->name);
+    c.phase = MDL_PH_STEP;
+    cpu(&c, "zero_grad", (int64_t)step->param_tensors * c.d->zero_grad_param_ns);
+    for (int m = 0; m < opt->accum_steps; m++) {
+        c.micro = (uint8_t)m;
+        micro_step(&c, segments);
+    }
+    c.micro = (uint8_t)(opt->accum_steps - 1);
+    optimizer(&c, &pl, step->param_tensors);
+    free(pl.size);
+    if (c.oom) {
+        mdl_step_free(step);
+        return sim_err_set(err, SIM_ENOMEM, NULL, 0, 0, "out of memory expanding %s", net->name);
+    }
+    return SIM_OK;
+}
+
+void mdl_step_free(mdl_step *step)
+{
+    free(step->k);
+    memset(step, 0, sizeof *step);
+}
+
+void mdl_step_totals_get(const mdl_step *s, mdl_step_totals *t)
+{
+    memset(t, 0, sizeof *t);
+    for (size_t i = 0; i < s->n; i++) {
+        const mdl_kernel *k = &s->k[i];
+        t->dispatch_ns += k->dispatch_ns;
+        if (k->kind == SIM_OP_KERNEL) {
+            t->kernels++;
+            t->kernels_phase[k->phase]++;
+            t->flops[k->phase] += k->flops;
+            t->bytes += k->bytes;
+        } else if (k->kind == SIM_OP_CPU) {
+            t->cpu_ops++;
+        } else {
+            t->syncs++;
+        }
+    }
+}
+
+int mdl_step_program(const mdl_step *s, const sim_gpu_desc *gpu, sim_program *prog, sim_err *err)
+{
+    memset(prog, 0, sizeof *prog);
+    prog->graph_launch_ns = s->graph_launch_ns;
+    prog->step_overhead_ns = s->step_overhead_ns;
+    for (size_t i = 0; i < s->n; i++) {
+        const mdl_kernel *k = &s->k[i];
+        sim_op op = {.dispatch_ns = k->dispatch_ns, .kind = k->kind};
+        if (k->kind == SIM_OP_KERNEL) {
+            mdl_cost cost;
+            mdl_kernel_cost(k, gpu, s->precision, &cost);
+            op.gpu_ns = cost.total_ns;
+            op.unit = (uint8_t)cost.unit;
+            op.sm_fraction = cost.sm_fraction;
+        } else if (k->kind == SIM_OP_MEMCPY_D2H || k->kind == SIM_OP_MEMCPY_H2D) {
+            op.bytes = k->bytes;
+        }
+        if (sim_program_push(prog, &op)) {
+            sim_program_free(prog);
+            return sim_err_set(err, SIM_ENOMEM, NULL, 0, 0, "out of memory building the program");
+        }
+    }
+    return SIM_OK;
+}
+
+int64_t mdl_step_gpu_ns(const mdl_step *s, const sim_gpu_desc *gpu)
+{
+    int64_t sum = 0;
+    for (size_t i = 0; i < s->n; i++)
+        if (s->k[i].kind == SIM_OP_KERNEL)
+            sum += mdl_kernel_time_ns(&s->k[i], gpu, s->precision);
+    return sum;
+}

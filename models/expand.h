@@ -1,0 +1,116 @@
+/* expand.h — a net + training options -> the kernels and CPU ops of one optimizer step.
+ * The expansion follows PyTorch eager semantics (autograd, autocast, GradScaler, foreach/fused
+ * optimizers, torch.utils.checkpoint) so that kernel counts and CPU dispatch costs match what a
+ * profiler shows for the same model; each record carries FLOPs, bytes and the CPU cost on the
+ * reference core. mdl_step_program then prices every kernel on a GPU (cost.h). */
+#ifndef MDL_EXPAND_H
+#define MDL_EXPAND_H
+
+#include "models/cost.h"
+#include "models/net.h"
+#include "models/zoo.h"
+#include "sim/err.h"
+#include "sim/hw.h"
+#include "sim/workload.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef enum mdl_optimizer { MDL_OPT_SGD, MDL_OPT_ADAMW, MDL_OPT_COUNT } mdl_optimizer;
+
+/* How the optimizer runs: torch.optim's default on CUDA since 2.0 is foreach (multi-tensor
+ * kernels); fused=True is one kernel family for the whole update; foreach=False loops in Python. */
+typedef enum mdl_opt_impl { MDL_IMPL_FOREACH, MDL_IMPL_FUSED, MDL_IMPL_FORLOOP, MDL_IMPL_COUNT } mdl_opt_impl;
+
+typedef struct mdl_options {
+    int batch;               /* samples per micro-batch, >= 1 */
+    sim_precision precision;
+    mdl_shape shape;         /* input shape; zeros = the model's default */
+    mdl_optimizer optimizer; /* SGD with momentum, or Adam/AdamW */
+    mdl_opt_impl opt_impl;
+    bool weight_decay;       /* adds the weight-decay op of the optimizer */
+    int accum_steps;         /* micro-batches per optimizer step (gradient accumulation), >= 1 */
+    bool checkpointing;      /* activation checkpointing over the net's blocks */
+    int ckpt_segments;       /* checkpoint segments; 0 = ceil(sqrt(blocks)) */
+    bool cuda_graphs;        /* the step is replayed as one CUDA graph (dispatch only) */
+    int grad_scaler;         /* GradScaler: -1 = auto (on for amp_fp16 and fp16), 0 off, 1 on */
+} mdl_options;
+
+/* Defaults: batch 32, fp32, default shape, SGD momentum foreach with weight decay, no
+ * accumulation, no checkpointing, no CUDA graphs, scaler auto. */
+void mdl_options_defaults(mdl_options *o);
+/* Checks ranges; returns 0 or SIM_EINVAL with a sentence naming the bad field. */
+int mdl_options_check(const mdl_options *o, sim_err *err);
+const char *mdl_optimizer_name(mdl_optimizer o);
+int mdl_optimizer_parse(const char *s, mdl_optimizer *out);
+const char *mdl_opt_impl_name(mdl_opt_impl i);
+int mdl_opt_impl_parse(const char *s, mdl_opt_impl *out);
+
+/* CPU costs on the reference core (ns) of what PyTorch eager does per op. See expand.c for the
+ * reasoning behind each figure; tests and sweeps may pass their own. */
+typedef struct mdl_dispatch {
+    int64_t module_op_ns;     /* nn.Module call running one aten op: Python, dispatcher, autograd
+                                 node, cudaLaunchKernel */
+    int64_t py_op_ns;         /* a tensor op written in Python inside forward (x + y, softmax) */
+    int64_t aten_op_ns;       /* an aten op dispatched from C++ (autocast cast, nll_loss) */
+    int64_t extra_launch_ns;  /* each further kernel launched by the same op */
+    int64_t bwd_op_ns;        /* one autograd node run by the C++ engine, with its first launch */
+    int64_t view_op_ns;       /* a view/permute/reshape from Python (no kernel) */
+    int64_t foreach_op_ns;    /* one torch._foreach_* / _fused_* call from the optimizer */
+    int64_t opt_param_sgd_ns; /* optimizer Python bookkeeping per parameter tensor, SGD */
+    int64_t opt_param_adam_ns;/* ... Adam (state lookups, step counters, bias-correction lists) */
+    int64_t zero_grad_param_ns; /* zero_grad(set_to_none=True) per parameter tensor */
+    int64_t ckpt_segment_ns;  /* torch.utils.checkpoint wrapper per segment (forward+backward) */
+    int64_t step_overhead_ns; /* Python training loop per step outside the ops */
+    int64_t graph_launch_ns;  /* g.replay(): Python call + cudaGraphLaunch */
+    int64_t sync_ns;          /* .item() call before it waits */
+} mdl_dispatch;
+
+const mdl_dispatch *mdl_dispatch_default(void);
+
+/* One expanded optimizer step: zero_grad, accum_steps x (forward, loss, backward), optimizer. */
+typedef struct mdl_step {
+    mdl_kernel *k;
+    size_t n, cap;
+    int batch, accum_steps, ckpt_segments;
+    sim_precision precision;
+    bool cuda_graphs;
+    double params;
+    int param_tensors;
+    int64_t step_overhead_ns, graph_launch_ns;
+} mdl_step;
+
+/* Expands net under opt into *step (initialised here; free with mdl_step_free, also after a
+ * failure). d = NULL uses mdl_dispatch_default(). Returns 0, SIM_EINVAL (bad options) or
+ * SIM_ENOMEM. */
+int mdl_expand(const mdl_net *net, const mdl_options *opt, const mdl_dispatch *d, mdl_step *step,
+               sim_err *err);
+void mdl_step_free(mdl_step *step);
+
+/* Bytes of one element of a tensor type under precision p. */
+double mdl_dtype_bytes(mdl_dtype dt, sim_precision p);
+
+/* Sums over a step. */
+typedef struct mdl_step_totals {
+    double flops[MDL_PH_COUNT];     /* per phase */
+    double bytes;
+    size_t kernels;
+    size_t kernels_phase[MDL_PH_COUNT];
+    size_t cpu_ops, syncs;
+    int64_t dispatch_ns;            /* CPU cost of all records on the reference core */
+} mdl_step_totals;
+void mdl_step_totals_get(const mdl_step *step, mdl_step_totals *t);
+
+/* Turns a step into the engine's program with every kernel priced on gpu (gpu_ns, unit,
+ * sm_fraction). prog is initialised here; free with sim_program_free. Returns 0 or SIM_ENOMEM. */
+int mdl_step_program(const mdl_step *step, const sim_gpu_desc *gpu, sim_program *prog,
+                     sim_err *err);
+
+/* Sum of the step's kernel times on gpu, ns (what mdl_step_program would give as
+ * sim_program_gpu_ns, without building the program). */
+int64_t mdl_step_gpu_ns(const mdl_step *step, const sim_gpu_desc *gpu);
+
+const char *mdl_phase_name(mdl_phase p);
+
+#endif

@@ -1,0 +1,380 @@
+/* memory.c — footprint and OOM (see memory.h).
+ * Activations are counted per tensor id, so a tensor several layers keep for backward (a conv's
+ * input that is also the previous ReLU's output) counts once; what each layer keeps follows the
+ * saved tensors of its PyTorch backward formula.
+ *
+ * Fixed parts (memory.h):
+ * - CUDA context 500 MiB: the context, PyTorch's kernels and cuBLAS/cuDNN handles take a few
+ *   hundred MB of device memory before the first tensor (less since CUDA lazy loading, default
+ *   on Linux from CUDA 12.2, per NVIDIA's forum answer on CUDA_MODULE_LOADING); estimate.
+ * - cuBLAS workspace 32 MiB: PyTorch's CUBLAS_WORKSPACE_CONFIG default is a few 4 MiB buffers
+ *   per handle and stream (":4096:8" = 32 MiB on recent GPUs); cuBLASLt adds a few MiB.
+ * - cuDNN workspace 256 MiB for nets with convolutions: the fastest algorithms (implicit-
+ *   precomputed GEMM, FFT, Winograd) ask for workspace comparable to a layer's activations;
+ *   estimate.
+ * - Fragmentation 10 % of the dynamic part: the caching allocator rounds requests to 512 B and
+ *   large ones into 2 MiB segments and cannot always reuse split blocks; reserved/allocated
+ *   ratios of 1.05-1.3 are common in practice; estimate. */
+#include "models/memory.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+double mdl_gpu_capacity_bytes(const sim_gpu_desc *gpu)
+{
+    return gpu->mem_gb > 0 ? gpu->mem_gb * 1073741824.0 : 0;
+}
+
+typedef struct saved {
+    int ids[3];
+    int n;
+    double aux_bytes; /* per sample, outside the tensor table (masks, indices, stats, casts) */
+} saved;
+
+static void add_id(saved *s, int id)
+{
+    if (id >= 0 && s->n < 3)
+        s->ids[s->n++] = id;
+}
+
+/* What backward of layer l keeps, per sample. */
+static void layer_saved(const mdl_net *net, const mdl_layer *l, sim_precision p, saved *s)
+{
+    memset(s, 0, sizeof *s);
+    bool amp = p == SIM_PREC_AMP_FP16 || p == SIM_PREC_AMP_BF16;
+    double act = mdl_dtype_bytes(MDL_DT_ACT, p), act32 = mdl_dtype_bytes(MDL_DT_ACT32, p);
+    double out = l->out >= 0 ? net->tensors[l->out].elems : 0;
+    switch ((mdl_layer_kind)l->kind) {
+    case MDL_L_CONV:
+    case MDL_L_LINEAR:
+        if (amp && net->tensors[l->in].dtype == MDL_DT_ACT32) {
+            /* autocast casts the input; the half copy is what backward keeps, per GEMM */
+            int parts = (l->flags & MDL_F_SPLIT3) ? 3 : 1;
+            double in = l->kind == MDL_L_LINEAR ? l->m * (double)l->k
+                                                : net->tensors[l->in].elems;
+            s->aux_bytes += parts * in * act;
+        } else {
+            add_id(s, l->in);
+        }
+        break;
+    case MDL_L_BATCHNORM:
+        add_id(s, l->in);
+        break;
+    case MDL_L_LAYERNORM:
+        add_id(s, l->in);
+        s->aux_bytes += 8 * l->rows; /* mean, rstd */
+        break;
+    case MDL_L_RMSNORM:
+        add_id(s, l->in);
+        s->aux_bytes += 2 * 4 * out + 4 * l->rows; /* fp32 intermediates of the Python chain */
+        break;
+    case MDL_L_ACT:
+        if (l->act == MDL_ACT_GELU || l->act == MDL_ACT_SILU)
+            add_id(s, l->in);
+        else
+            add_id(s, l->out);
+        break;
+    case MDL_L_MAXPOOL:
+        add_id(s, l->in);
+        s->aux_bytes += 8 * out; /* int64 indices */
+        break;
+    case MDL_L_MUL:
+        add_id(s, l->in);
+        add_id(s, l->in2);
+        break;
+    case MDL_L_EMBED:
+        add_id(s, l->in);
+        break;
+    case MDL_L_ATTN: {
+        double hs = (double)l->heads * l->seq;
+        add_id(s, l->in);
+        if (l->flags & MDL_F_FLASH) {
+            add_id(s, l->out);
+            s->aux_bytes += 4 * hs; /* logsumexp */
+        } else {
+            double ss = hs * l->seq, sm = (amp || (l->flags & MDL_F_MASK)) ? act32 : act;
+            s->aux_bytes += ss * sm; /* softmax output, for softmax backward */
+            if (l->flags & MDL_F_DROPOUT)
+                s->aux_bytes += ss; /* bool mask */
+            /* The PV matmul keeps its left operand: under autocast the half copy it made,
+             * otherwise the dropped probabilities (the softmax output itself without dropout). */
+            if (amp)
+                s->aux_bytes += ss * act;
+            else if (l->flags & MDL_F_DROPOUT)
+                s->aux_bytes += ss * sm;
+        }
+        break;
+    }
+    case MDL_L_DROPOUT:
+        s->aux_bytes += out; /* bool mask */
+        break;
+    case MDL_L_STOCHDEPTH:
+        s->aux_bytes += 4;
+        break;
+    case MDL_L_LOSS_CE:
+        s->aux_bytes += l->rows * l->aux * (amp ? 4 : act32); /* log_softmax output */
+        break;
+    case MDL_L_LOSS_TRIPLET:
+        add_id(s, l->in);
+        add_id(s, l->in2);
+        s->aux_bytes += 3 * l->aux * act; /* differences */
+        break;
+    case MDL_L_AVGPOOL:
+    case MDL_L_ADD:
+    case MDL_L_ROPE:
+    case MDL_L_COPY:
+    case MDL_L_KIND_COUNT:
+        break;
+    }
+}
+
+static int segment_of(int block, int n_blocks, int segments)
+{
+    int per = (n_blocks + segments - 1) / segments;
+    return block / per;
+}
+
+/* Saved bytes per sample of the layers in checkpoint segment `seg` (-1: layers outside any
+ * checkpointed segment, i.e. all of them without checkpointing), counting each tensor once;
+ * tensors already marked in `seen` are skipped, and newly counted ones are marked. */
+static double saved_bytes(const mdl_net *net, sim_precision p, unsigned char *seen, int seg,
+                          int segments)
+{
+    double sum = 0;
+    for (int i = 0; i < net->n_layers; i++) {
+        const mdl_layer *l = &net->layers[i];
+        int my = (segments && l->block >= 0) ? segment_of(l->block, net->n_blocks, segments) : -1;
+        if (my != seg)
+            continue;
+        saved s;
+        layer_saved(net, l, p, &s);
+        sum += s.aux_bytes;
+        for (int j = 0; j < s.n; j++)
+            if (!seen[s.ids[j]]) {
+                seen[s.ids[j]] = 1;
+                const mdl_tensor *t = &net->tensors[s.ids[j]];
+                sum += t->elems * mdl_dtype_bytes((mdl_dtype)t->dtype, p);
+            }
+    }
+    return sum;
+}
+
+/* Activation bytes per sample kept for backward. */
+static double activations_per_sample(const mdl_net *net, const mdl_options *o, int *err)
+{
+    unsigned char *seen = calloc((size_t)net->n_tensors + 1, 1);
+    if (!seen) {
+        *err = SIM_ENOMEM;
+        return 0;
+    }
+    sim_precision p = o->precision;
+    int segments = 0;
+    if (o->checkpointing && net->n_blocks > 0) {
+        segments = o->ckpt_segments > 0 ? o->ckpt_segments : (int)ceil(sqrt((double)net->n_blocks));
+        if (segments > net->n_blocks)
+            segments = net->n_blocks;
+    }
+    double sum = saved_bytes(net, p, seen, -1, segments); /* stem and head, or everything */
+    if (segments) {
+        /* Each checkpointed segment keeps only its input ... */
+        int last = -1;
+        for (int i = 0; i < net->n_layers; i++) {
+            const mdl_layer *l = &net->layers[i];
+            if (l->block < 0)
+                continue;
+            int sg = segment_of(l->block, net->n_blocks, segments);
+            if (sg != last && !seen[l->in]) {
+                seen[l->in] = 1;
+                const mdl_tensor *t = &net->tensors[l->in];
+                sum += t->elems * mdl_dtype_bytes((mdl_dtype)t->dtype, p);
+            }
+            last = sg;
+        }
+        /* ... and one segment at a time holds its full activations during its backward. */
+        double worst = 0;
+        unsigned char *tmp = malloc((size_t)net->n_tensors + 1);
+        if (!tmp) {
+            free(seen);
+            *err = SIM_ENOMEM;
+            return 0;
+        }
+        for (int sg = 0; sg < segments; sg++) {
+            memcpy(tmp, seen, (size_t)net->n_tensors + 1);
+            double b = saved_bytes(net, p, tmp, sg, segments);
+            if (b > worst)
+                worst = b;
+        }
+        free(tmp);
+        sum += worst;
+    }
+    free(seen);
+    return sum;
+}
+
+/* Largest per-sample working set of one layer in backward: gradients of its input and output
+ * (eager attention: of the score matrix). */
+static double transient_per_sample(const mdl_net *net, sim_precision p)
+{
+    double worst = 0;
+    for (int i = 0; i < net->n_layers; i++) {
+        const mdl_layer *l = &net->layers[i];
+        double b = 0;
+        if (l->in >= 0)
+            b += net->tensors[l->in].elems * mdl_dtype_bytes((mdl_dtype)net->tensors[l->in].dtype, p);
+        if (l->out >= 0)
+            b += net->tensors[l->out].elems *
+                 mdl_dtype_bytes((mdl_dtype)net->tensors[l->out].dtype, p);
+        if (l->kind == MDL_L_ATTN && !(l->flags & MDL_F_FLASH))
+            b = 2.0 * l->heads * l->seq * l->seq * 4;
+        if (l->kind == MDL_L_LOSS_CE)
+            b = 2.0 * l->rows * l->aux * 4;
+        if (b > worst)
+            worst = b;
+    }
+    return worst;
+}
+
+static bool has_conv(const mdl_net *net)
+{
+    for (int i = 0; i < net->n_layers; i++)
+        if (net->layers[i].kind == MDL_L_CONV)
+            return true;
+    return false;
+}
+
+static double largest_param_tensor(const mdl_net *net)
+{
+    double m = 0;
+    for (int i = 0; i < net->n_layers; i++) {
+        const mdl_layer *l = &net->layers[i];
+        if (l->param_tensors > 0 && l->params / l->param_tensors > m)
+            m = l->params / l->param_tensors;
+    }
+    return m;
+}
+
+/* Everything but the batch-dependent part, and the per-sample part, so that peak(b) is cheap. */
+typedef struct fixed {
+    double per_sample_act, per_sample_transient;
+    int accum_steps;
+    mdl_memory base;
+} fixed;
+
+static int compute_fixed(const mdl_net *net, const mdl_options *o, fixed *f)
+{
+    memset(f, 0, sizeof *f);
+    f->accum_steps = o->accum_steps;
+    sim_precision p = o->precision;
+    bool amp = p == SIM_PREC_AMP_FP16 || p == SIM_PREC_AMP_BF16;
+    bool half = p == SIM_PREC_FP16 || p == SIM_PREC_BF16;
+    double wb = half ? 2 : 4, params = mdl_net_params(net);
+    mdl_memory *m = &f->base;
+    m->weights_bytes = params * wb;
+    m->weight_copies_bytes = amp ? params * 2 : 0;
+    m->grads_bytes = params * wb;
+    m->optimizer_bytes = params * wb * (o->optimizer == MDL_OPT_ADAMW ? 2 : 1);
+    switch (o->opt_impl) {
+    case MDL_IMPL_FOREACH:
+        if (o->optimizer == MDL_OPT_ADAMW || o->weight_decay)
+            m->optimizer_temp_bytes = params * wb;
+        break;
+    case MDL_IMPL_FORLOOP:
+        m->optimizer_temp_bytes = largest_param_tensor(net) * wb;
+        break;
+    default:
+        break;
+    }
+    m->workspace_bytes = MDL_CUBLAS_WORKSPACE_BYTES + (has_conv(net) ? MDL_CUDNN_WORKSPACE_BYTES : 0);
+    m->context_bytes = MDL_CUDA_CONTEXT_BYTES;
+    int err = 0;
+    f->per_sample_act = activations_per_sample(net, o, &err);
+    f->per_sample_transient = transient_per_sample(net, p);
+    return err;
+}
+
+static void fill(const fixed *f, int batch, mdl_memory *m)
+{
+    *m = f->base;
+    m->batch = batch;
+    m->activations_bytes = f->per_sample_act * batch;
+    m->transient_bytes = f->per_sample_transient * batch;
+    double acts = m->weight_copies_bytes + m->activations_bytes + m->transient_bytes;
+    /* zero_grad(set_to_none=True) frees the gradients before forward; backward allocates them
+     * layer by layer while it frees that layer's activations, so the two trade places and their
+     * sum peaks at one end: max(activations, gradients). With accumulation the gradients of the
+     * earlier micro-batches are already there during the whole pass. */
+    double bwd = f->accum_steps > 1 ? acts + m->grads_bytes
+                                    : (acts > m->grads_bytes ? acts : m->grads_bytes);
+    double opt = m->grads_bytes + m->optimizer_temp_bytes;
+    double dynamic = bwd > opt ? bwd : opt;
+    m->fragmentation_bytes = MDL_FRAGMENTATION * dynamic;
+    m->peak_bytes = m->weights_bytes + m->optimizer_bytes + dynamic + m->workspace_bytes +
+                    m->context_bytes + m->fragmentation_bytes;
+}
+
+static int search_max_batch(const fixed *f, double cap)
+{
+    mdl_memory m;
+    fill(f, 1, &m);
+    if (m.peak_bytes > cap)
+        return 0;
+    long lo = 1, hi = 2;
+    const long limit = 1L << 24;
+    for (;;) {
+        fill(f, (int)hi, &m);
+        if (m.peak_bytes > cap)
+            break;
+        lo = hi;
+        if (hi >= limit)
+            return (int)limit;
+        hi *= 2;
+    }
+    while (hi - lo > 1) { /* peak(lo) fits, peak(hi) does not */
+        long mid = lo + (hi - lo) / 2;
+        fill(f, (int)mid, &m);
+        if (m.peak_bytes > cap)
+            hi = mid;
+        else
+            lo = mid;
+    }
+    return (int)lo;
+}
+
+int mdl_memory_estimate(const mdl_net *net, const mdl_options *opt, double capacity_bytes,
+                        mdl_memory *out, sim_err *err)
+{
+    memset(out, 0, sizeof *out);
+    int rc = mdl_options_check(opt, err);
+    if (rc)
+        return rc;
+    if (!net || net->error || net->n_layers == 0)
+        return sim_err_set(err, SIM_EINVAL, NULL, 0, 0, "memory of an empty or broken net");
+    fixed f;
+    if (compute_fixed(net, opt, &f))
+        return sim_err_set(err, SIM_ENOMEM, NULL, 0, 0, "out of memory");
+    fill(&f, opt->batch, out);
+    out->max_batch = -1;
+    if (capacity_bytes > 0) {
+        out->capacity_bytes = capacity_bytes;
+        out->oom = out->peak_bytes > capacity_bytes;
+        out->max_batch = search_max_batch(&f, capacity_bytes);
+    }
+    return SIM_OK;
+}
+
+int mdl_max_batch(const mdl_net *net, const mdl_options *opt, double capacity_bytes)
+{
+    fixed f;
+    if (!net || net->error || compute_fixed(net, opt, &f))
+        return 0;
+    return search_max_batch(&f, capacity_bytes);
+}
+
+void mdl_memory_verdict(const mdl_memory *m, mdl_verdict *v)
+{
+    v->peak_gb = m->peak_bytes / 1073741824.0;
+    v->capacity_gb = m->capacity_bytes / 1073741824.0;
+    v->oom = m->oom;
+    v->max_batch = m->max_batch;
+}

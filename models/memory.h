@@ -1,0 +1,67 @@
+/* memory.h — GPU memory footprint of a training step, the OOM verdict, and the largest batch.
+ * Peak = weights + optimizer state
+ *        + max(backward: AMP weight copies + activations saved for backward + backward working
+ *                  set, traded against the gradients as backward frees one and allocates the
+ *                  other (summed when gradient accumulation keeps gradients alive),
+ *              optimizer step: gradients + optimizer temporaries)
+ *        + cuBLAS/cuDNN workspace + CUDA context + allocator fragmentation (of the dynamic part).
+ * Sizes are bytes; the "GB" of the verdict are GiB (2^30 B), the unit GPU memory sizes are sold
+ * in and nvidia-smi reports. */
+#ifndef MDL_MEMORY_H
+#define MDL_MEMORY_H
+
+#include "models/expand.h"
+#include "models/net.h"
+#include "sim/err.h"
+#include "sim/hw.h"
+
+#include <stdbool.h>
+
+/* Fixed parts, with their reasoning in memory.c. */
+#define MDL_CUDA_CONTEXT_BYTES (500.0 * 1048576)
+#define MDL_CUBLAS_WORKSPACE_BYTES (32.0 * 1048576)
+#define MDL_CUDNN_WORKSPACE_BYTES (256.0 * 1048576)
+#define MDL_FRAGMENTATION 0.10
+
+typedef struct mdl_memory {
+    int batch;
+    double weights_bytes;        /* parameters as stored: fp32, or half in pure fp16/bf16 */
+    double weight_copies_bytes;  /* AMP: the half copies autocast makes and backward keeps */
+    double grads_bytes;
+    double optimizer_bytes;      /* SGD momentum: 1 x params; Adam: exp_avg + exp_avg_sq */
+    double activations_bytes;    /* saved for backward, x batch (checkpointing: segment inputs
+                                    + the largest segment) */
+    double transient_bytes;      /* largest backward working set (gradients in and out) */
+    double optimizer_temp_bytes; /* foreach temporaries (SGD weight decay list, Adam sqrt list) */
+    double workspace_bytes;      /* cuBLAS (+ cuDNN for conv nets) */
+    double context_bytes;        /* CUDA context, kernels and library handles */
+    double fragmentation_bytes;  /* caching-allocator slack on the dynamic part */
+    double peak_bytes;
+    double capacity_bytes;       /* 0 = not checked */
+    bool oom;                    /* peak > capacity */
+    int max_batch;               /* largest batch with peak <= capacity; 0 = not even 1;
+                                    -1 = no capacity given */
+} mdl_memory;
+
+/* The figures a report needs (`--json` "memory"). GB = GiB. */
+typedef struct mdl_verdict {
+    double peak_gb;
+    double capacity_gb;
+    bool oom;
+    int max_batch;
+} mdl_verdict;
+
+/* Usable memory of a GPU: mem_gb GiB. */
+double mdl_gpu_capacity_bytes(const sim_gpu_desc *gpu);
+
+/* Footprint of net trained under opt (batch = opt->batch). capacity_bytes > 0 also sets oom
+ * and searches max_batch. Returns 0 or SIM_EINVAL (bad options). */
+int mdl_memory_estimate(const mdl_net *net, const mdl_options *opt, double capacity_bytes,
+                        mdl_memory *out, sim_err *err);
+
+/* Largest batch whose peak fits capacity_bytes under opt (its batch ignored); 0 if none. */
+int mdl_max_batch(const mdl_net *net, const mdl_options *opt, double capacity_bytes);
+
+void mdl_memory_verdict(const mdl_memory *m, mdl_verdict *v);
+
+#endif

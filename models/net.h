@@ -1,0 +1,166 @@
+/* net.h — layer-level description of a network for ONE sample, and the builder API the zoo uses.
+ * A net is a flat list of layers in forward order; each layer reads one or two tensors and writes
+ * one, all sized per sample, so the batch size only enters at expansion time (expand.h). Tensors
+ * are numbered: activations saved for backward are counted once even when several layers keep
+ * the same tensor (a conv's input is the previous in-place ReLU's output), see memory.h. */
+#ifndef MDL_NET_H
+#define MDL_NET_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#define MDL_LAYER_NAME_MAX 48
+
+typedef enum mdl_layer_kind {
+    MDL_L_CONV,      /* 2-D convolution as implicit GEMM; groups == channels = depthwise */
+    MDL_L_LINEAR,    /* y = x W^T (+ b) over the rows of a sample; SPLIT3 = three separate GEMMs */
+    MDL_L_BATCHNORM, /* training-mode batch norm (cuDNN: stats + normalize kernels) */
+    MDL_L_LAYERNORM, /* one fused kernel */
+    MDL_L_RMSNORM,   /* Llama-style RMSNorm written in Python: a chain of elementwise kernels */
+    MDL_L_ACT,       /* elementwise activation, see mdl_act */
+    MDL_L_MAXPOOL,   /* window max pooling (saves int64 indices) */
+    MDL_L_AVGPOOL,   /* global average pooling to 1x1 (a reduction) */
+    MDL_L_ADD,       /* residual add; in backward, the gradient sum at the fork */
+    MDL_L_MUL,       /* elementwise product; BROADCAST = SE scale (x * s[c]) */
+    MDL_L_EMBED,     /* embedding gather; aux = vocabulary size */
+    MDL_L_ATTN,      /* attention core over a packed q|k|v input; FLASH = one SDPA kernel */
+    MDL_L_DROPOUT,
+    MDL_L_ROPE,      /* rotary embedding of q and k, HF Python: neg/cat/mul/mul/add per tensor */
+    MDL_L_COPY,      /* a layout copy: permute().contiguous(), cat of a class token */
+    MDL_L_STOCHDEPTH,/* torchvision stochastic depth: bernoulli_, div_, mul */
+    MDL_L_LOSS_CE,   /* cross-entropy over aux classes per row (log_softmax + nll_loss) */
+    MDL_L_LOSS_TRIPLET, /* triplet margin loss: distance/dot, square, margin compare */
+    MDL_L_KIND_COUNT
+} mdl_layer_kind;
+
+typedef enum mdl_act {
+    MDL_ACT_RELU,
+    MDL_ACT_GELU,
+    MDL_ACT_SILU,
+    MDL_ACT_SIGMOID,
+    MDL_ACT_TANH,
+} mdl_act;
+
+/* Storage type of a tensor, resolved against the run's precision by mdl_dtype_bytes(). */
+typedef enum mdl_dtype {
+    MDL_DT_ACT,   /* activation type: 4 B in fp32/tf32, 2 B in fp16/bf16/AMP */
+    MDL_DT_ACT32, /* fp32 under AMP (autocast's fp32 ops: layer_norm, softmax, embedding with
+                     fp32 weights, images from the loader), else the activation type */
+    MDL_DT_F32,
+    MDL_DT_I64,
+    MDL_DT_BOOL,
+} mdl_dtype;
+
+enum {
+    MDL_F_BIAS = 1 << 0,      /* CONV/LINEAR: has a bias vector */
+    MDL_F_NO_DGRAD = 1 << 1,  /* input needs no gradient (the net's input) */
+    MDL_F_INPLACE = 1 << 2,   /* ACT/ADD write their input (no new tensor) */
+    MDL_F_CAUSAL = 1 << 3,    /* ATTN: causal mask (flash computes half the scores) */
+    MDL_F_FLASH = 1 << 4,     /* ATTN: F.scaled_dot_product_attention, flash kernel */
+    MDL_F_MASK = 1 << 5,      /* ATTN (eager): additive attention mask */
+    MDL_F_SPLIT3 = 1 << 6,    /* LINEAR: three GEMMs (separate q, k, v projections) */
+    MDL_F_BROADCAST = 1 << 7, /* MUL: second operand is per channel (SE) */
+    MDL_F_DROPOUT = 1 << 8,   /* ATTN (eager): dropout on the attention probabilities */
+};
+
+typedef struct mdl_tensor {
+    double elems; /* per sample */
+    uint8_t dtype; /* mdl_dtype */
+} mdl_tensor;
+
+typedef struct mdl_layer {
+    char name[MDL_LAYER_NAME_MAX]; /* e.g. "layer1.0.conv2" */
+    uint8_t kind;                  /* mdl_layer_kind */
+    uint8_t act;                   /* ACT: mdl_act */
+    uint16_t flags;                /* MDL_F_* */
+    int block;                     /* checkpointable block (residual block, transformer layer);
+                                      -1 = stem/head, never checkpointed */
+    int in, in2, out;              /* tensor ids (in2 = -1 when unused) */
+    int shares;                    /* layer whose weights this one reuses; -1 = its own */
+    /* GEMM view of CONV/LINEAR per sample: out = m rows x n, reduction k (per group). */
+    double m;
+    int64_t n, k;
+    int groups;
+    int kh, kw, stride;            /* CONV/MAXPOOL window */
+    int in_h, in_w;                /* CONV/MAXPOOL input spatial size */
+    double params;                 /* trainable parameters owned by this layer */
+    int param_tensors;             /* how many tensors they live in (weight, bias, gamma, beta) */
+    int heads, seq, head_dim;      /* ATTN */
+    double rows;                   /* rows of a sample the layer works on (tokens, positions) */
+    double aux;                    /* EMBED: vocab; LOSS_CE: classes; TRIPLET: embedding dim */
+} mdl_layer;
+
+/* A network for one sample. Builder calls never fail loudly: an allocation failure or a bad
+ * shape sets `error` (a SIM_E* code) and `error_msg`, later calls do nothing, and the caller
+ * checks `error` once at the end. */
+typedef struct mdl_net {
+    char name[64];
+    mdl_layer *layers;
+    int n_layers, cap_layers;
+    mdl_tensor *tensors;
+    int n_tensors, cap_tensors;
+    int n_blocks;     /* checkpointable blocks (ids 0 .. n_blocks-1) */
+    int cur_block;    /* block the builder assigns to new layers; -1 = none */
+    int error;
+    char error_msg[160];
+} mdl_net;
+
+/* A value flowing through the builder: tensor id and shape. Images: c x h x w. Sequences:
+ * c = features, h = rows (tokens), w = 1. Vectors: c features, h = w = 1. */
+typedef struct mdl_val {
+    int t;
+    int c, h, w;
+} mdl_val;
+
+/* Starts an empty net whose input is a c x h x w tensor of dtype dt (tensor 0). */
+void mdl_net_init(mdl_net *net, const char *name, int c, int h, int w, mdl_dtype dt, mdl_val *input);
+/* Releases the arrays and zeroes the net. */
+void mdl_net_free(mdl_net *net);
+/* Opens a new checkpointable block for the layers that follow; mdl_net_end_block closes it. */
+void mdl_net_begin_block(mdl_net *net);
+void mdl_net_end_block(mdl_net *net);
+
+/* Builder: each call appends one layer and returns its output value. NAME is copied. */
+mdl_val mdl_conv(mdl_net *net, const char *name, mdl_val x, int c_out, int k, int stride, int pad,
+                 int groups, bool bias);
+mdl_val mdl_bn(mdl_net *net, const char *name, mdl_val x);
+mdl_val mdl_act_layer(mdl_net *net, const char *name, mdl_val x, mdl_act act, bool inplace);
+mdl_val mdl_maxpool(mdl_net *net, const char *name, mdl_val x, int k, int stride, int pad);
+mdl_val mdl_avgpool(mdl_net *net, const char *name, mdl_val x); /* to c x 1 x 1 */
+mdl_val mdl_add(mdl_net *net, const char *name, mdl_val a, mdl_val b, bool inplace);
+mdl_val mdl_mul(mdl_net *net, const char *name, mdl_val a, mdl_val b); /* b may be c x 1 x 1 */
+mdl_val mdl_linear(mdl_net *net, const char *name, mdl_val x, int out, bool bias);
+mdl_val mdl_linear_qkv(mdl_net *net, const char *name, mdl_val x, int out_each, bool bias);
+mdl_val mdl_layernorm(mdl_net *net, const char *name, mdl_val x);
+mdl_val mdl_rmsnorm(mdl_net *net, const char *name, mdl_val x);
+mdl_val mdl_embed(mdl_net *net, const char *name, mdl_val ids, int vocab, int dim);
+/* Attention core: qkv is rows x 3*dim; returns rows x dim. flags: CAUSAL, FLASH, MASK, DROPOUT */
+mdl_val mdl_attention(mdl_net *net, const char *name, mdl_val qkv, int heads, unsigned flags);
+mdl_val mdl_rope(mdl_net *net, const char *name, mdl_val qkv);
+mdl_val mdl_dropout(mdl_net *net, const char *name, mdl_val x);
+mdl_val mdl_stochdepth(mdl_net *net, const char *name, mdl_val x);
+/* A copy producing a value of the given shape (cat of a class token, permute + contiguous). */
+mdl_val mdl_copy(mdl_net *net, const char *name, mdl_val x, int c, int h, int w);
+/* Reinterprets a value's shape without a kernel (flatten, view). */
+mdl_val mdl_view(mdl_val x, int c, int h, int w);
+/* Losses: cross-entropy over `classes` per row; triplet loss over 3 embeddings of dim c. */
+mdl_val mdl_loss_ce(mdl_net *net, const char *name, mdl_val logits, int classes);
+mdl_val mdl_loss_triplet(mdl_net *net, const char *name, mdl_val anchor, mdl_val pos, mdl_val neg);
+/* Marks the last layer as reusing the weights of layer `owner` (tied embeddings, shared
+ * encoders): its parameters are not counted again, and backward sums the two gradients. */
+void mdl_share_last(mdl_net *net, int owner);
+/* Adds parameters that are not a layer's weights to the last layer (ViT's class token and
+ * position embedding): counted and updated by the optimizer; backward reduces their gradient
+ * over the batch with one kernel. */
+void mdl_extra_params(mdl_net *net, double params, int tensors);
+
+/* Trainable parameters of the net, and the number of parameter tensors. */
+double mdl_net_params(const mdl_net *net);
+int mdl_net_param_tensors(const mdl_net *net);
+/* Forward multiply-accumulates of one sample in conv, linear and attention matmuls (the figure
+ * model cards quote as "GFLOPs"/"GMACs"); causal flash attention counts the half it computes. */
+double mdl_net_fwd_macs(const mdl_net *net);
+/* Name of a layer kind ("conv", "linear", ...). */
+const char *mdl_layer_kind_name(mdl_layer_kind k);
+
+#endif

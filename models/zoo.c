@@ -1,0 +1,496 @@
+/* zoo.c — layer lists of the zoo's networks, written with the builder of net.h.
+ * Each build function mirrors the forward() of the implementation named in its table row, module
+ * call by module call, because the number of modules called is what the CPU dispatch cost and
+ * the kernel count of a step come from. */
+#include "models/zoo.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+/* Formats a layer name; names longer than the layer's field are cut by new_layer on purpose. */
+static const char *nm(char *buf, size_t n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static const char *nm(char *buf, size_t n, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, n, fmt, ap);
+    va_end(ap);
+    return buf;
+}
+#define NM(buf, ...) nm((buf), sizeof(buf), __VA_ARGS__)
+
+/* ---- ResNet (torchvision.models.resnet, v1.5: stride in the 3x3 conv) ---- */
+
+static mdl_val basic_block(mdl_net *net, const char *p, mdl_val x, int width, int stride)
+{
+    char b[96];
+    mdl_net_begin_block(net);
+    mdl_val id = x;
+    mdl_val y = mdl_conv(net, NM(b, "%s.conv1", p), x, width, 3, stride, 1, 1, false);
+    y = mdl_bn(net, NM(b, "%s.bn1", p), y);
+    y = mdl_act_layer(net, NM(b, "%s.relu", p), y, MDL_ACT_RELU, true);
+    y = mdl_conv(net, NM(b, "%s.conv2", p), y, width, 3, 1, 1, 1, false);
+    y = mdl_bn(net, NM(b, "%s.bn2", p), y);
+    if (stride != 1 || x.c != width) {
+        id = mdl_conv(net, NM(b, "%s.downsample.0", p), x, width, 1, stride, 0, 1, false);
+        id = mdl_bn(net, NM(b, "%s.downsample.1", p), id);
+    }
+    y = mdl_add(net, NM(b, "%s.add", p), y, id, true); /* out += identity */
+    y = mdl_act_layer(net, NM(b, "%s.relu", p), y, MDL_ACT_RELU, true);
+    mdl_net_end_block(net);
+    return y;
+}
+
+static mdl_val bottleneck(mdl_net *net, const char *p, mdl_val x, int width, int stride)
+{
+    char b[96];
+    mdl_net_begin_block(net);
+    mdl_val id = x;
+    mdl_val y = mdl_conv(net, NM(b, "%s.conv1", p), x, width, 1, 1, 0, 1, false);
+    y = mdl_bn(net, NM(b, "%s.bn1", p), y);
+    y = mdl_act_layer(net, NM(b, "%s.relu", p), y, MDL_ACT_RELU, true);
+    y = mdl_conv(net, NM(b, "%s.conv2", p), y, width, 3, stride, 1, 1, false);
+    y = mdl_bn(net, NM(b, "%s.bn2", p), y);
+    y = mdl_act_layer(net, NM(b, "%s.relu", p), y, MDL_ACT_RELU, true);
+    y = mdl_conv(net, NM(b, "%s.conv3", p), y, width * 4, 1, 1, 0, 1, false);
+    y = mdl_bn(net, NM(b, "%s.bn3", p), y);
+    if (stride != 1 || x.c != width * 4) {
+        id = mdl_conv(net, NM(b, "%s.downsample.0", p), x, width * 4, 1, stride, 0, 1, false);
+        id = mdl_bn(net, NM(b, "%s.downsample.1", p), id);
+    }
+    y = mdl_add(net, NM(b, "%s.add", p), y, id, true);
+    y = mdl_act_layer(net, NM(b, "%s.relu", p), y, MDL_ACT_RELU, true);
+    mdl_net_end_block(net);
+    return y;
+}
+
+static int resnet(mdl_net *net, const mdl_shape *s, const char *name, const int layers[4],
+                  bool deep)
+{
+    char b[96];
+    mdl_val x;
+    mdl_net_init(net, name, 3, s->h, s->w, MDL_DT_ACT32, &x);
+    x = mdl_conv(net, "conv1", x, 64, 7, 2, 3, 1, false);
+    x = mdl_bn(net, "bn1", x);
+    x = mdl_act_layer(net, "relu", x, MDL_ACT_RELU, true);
+    x = mdl_maxpool(net, "maxpool", x, 3, 2, 1);
+    static const int widths[4] = {64, 128, 256, 512};
+    for (int st = 0; st < 4; st++)
+        for (int i = 0; i < layers[st]; i++) {
+            int stride = (i == 0 && st > 0) ? 2 : 1;
+            NM(b, "layer%d.%d", st + 1, i);
+            x = deep ? bottleneck(net, b, x, widths[st], stride)
+                     : basic_block(net, b, x, widths[st], stride);
+        }
+    x = mdl_avgpool(net, "avgpool", x);
+    x = mdl_linear(net, "fc", mdl_view(x, x.c, 1, 1), 1000, true);
+    mdl_loss_ce(net, "loss", x, 1000);
+    return net->error;
+}
+
+static int build_resnet18(mdl_net *net, const mdl_shape *s)
+{
+    static const int layers[4] = {2, 2, 2, 2};
+    return resnet(net, s, "resnet18", layers, false);
+}
+
+static int build_resnet50(mdl_net *net, const mdl_shape *s)
+{
+    static const int layers[4] = {3, 4, 6, 3};
+    return resnet(net, s, "resnet50", layers, true);
+}
+
+/* ---- EfficientNet-B0 (torchvision.models.efficientnet_b0) ---- */
+
+static mdl_val conv_bn_act(mdl_net *net, const char *p, mdl_val x, int c_out, int k, int stride,
+                           int groups, bool act)
+{
+    char b[96];
+    x = mdl_conv(net, NM(b, "%s.0", p), x, c_out, k, stride, (k - 1) / 2, groups, false);
+    x = mdl_bn(net, NM(b, "%s.1", p), x);
+    /* SiLU(inplace=True) still keeps its input for backward (autograd saves the original
+     * value), so it is modelled as out-of-place. */
+    if (act)
+        x = mdl_act_layer(net, NM(b, "%s.2", p), x, MDL_ACT_SILU, false);
+    return x;
+}
+
+static int build_efficientnet_b0(mdl_net *net, const mdl_shape *s)
+{
+    /* expand ratio, kernel, stride, in, out, layers: torchvision _efficientnet_conf("b0") */
+    static const int cfg[7][6] = {
+        {1, 3, 1, 32, 16, 1},  {6, 3, 2, 16, 24, 2},  {6, 5, 2, 24, 40, 2},
+        {6, 3, 2, 40, 80, 3},  {6, 5, 1, 80, 112, 3}, {6, 5, 2, 112, 192, 4},
+        {6, 3, 1, 192, 320, 1},
+    };
+    char b[96], p[64];
+    mdl_val x;
+    mdl_net_init(net, "efficientnet_b0", 3, s->h, s->w, MDL_DT_ACT32, &x);
+    x = conv_bn_act(net, "features.0", x, 32, 3, 2, 1, true);
+    int total = 0, id = 0;
+    for (int st = 0; st < 7; st++)
+        total += cfg[st][5];
+    for (int st = 0; st < 7; st++)
+        for (int i = 0; i < cfg[st][5]; i++, id++) {
+            int e = cfg[st][0], k = cfg[st][1], stride = i == 0 ? cfg[st][2] : 1;
+            int c_in = i == 0 ? cfg[st][3] : cfg[st][4], c_out = cfg[st][4];
+            int exp = c_in * e, sq = c_in / 4 > 1 ? c_in / 4 : 1;
+            double sd_prob = 0.2 * id / total;
+            NM(p, "features.%d.%d", st + 1, i);
+            mdl_net_begin_block(net);
+            mdl_val y = x;
+            int j = 0;
+            if (e != 1)
+                y = conv_bn_act(net, NM(b, "%s.block.%d", p, j++), y, exp, 1, 1, 1, true);
+            y = conv_bn_act(net, NM(b, "%s.block.%d", p, j++), y, exp, k, stride, exp, true);
+            /* SqueezeExcitation: avgpool, fc1 (1x1 conv, bias), SiLU, fc2, Sigmoid, scale */
+            mdl_val se = mdl_avgpool(net, NM(b, "%s.block.%d.avgpool", p, j), y);
+            se = mdl_conv(net, NM(b, "%s.block.%d.fc1", p, j), se, sq, 1, 1, 0, 1, true);
+            se = mdl_act_layer(net, NM(b, "%s.block.%d.act", p, j), se, MDL_ACT_SILU, false);
+            se = mdl_conv(net, NM(b, "%s.block.%d.fc2", p, j), se, exp, 1, 1, 0, 1, true);
+            se = mdl_act_layer(net, NM(b, "%s.block.%d.sig", p, j), se, MDL_ACT_SIGMOID, false);
+            y = mdl_mul(net, NM(b, "%s.block.%d.scale", p, j++), y, se);
+            y = conv_bn_act(net, NM(b, "%s.block.%d", p, j), y, c_out, 1, 1, 1, false);
+            if (stride == 1 && c_in == c_out) {
+                /* StochasticDepth with p = 0 returns its input without a kernel. */
+                if (sd_prob > 0)
+                    y = mdl_stochdepth(net, NM(b, "%s.stochastic_depth", p), y);
+                y = mdl_add(net, NM(b, "%s.add", p), y, x, true); /* result += input */
+            }
+            mdl_net_end_block(net);
+            x = y;
+        }
+    x = conv_bn_act(net, "features.8", x, 1280, 1, 1, 1, true);
+    x = mdl_avgpool(net, "avgpool", x);
+    x = mdl_dropout(net, "classifier.0", mdl_view(x, x.c, 1, 1));
+    x = mdl_linear(net, "classifier.1", x, 1000, true);
+    mdl_loss_ce(net, "loss", x, 1000);
+    return net->error;
+}
+
+/* ---- ViT-B/16 (torchvision.models.vit_b_16; dropout 0, so no dropout kernels) ---- */
+
+static int build_vit_b16(mdl_net *net, const mdl_shape *s)
+{
+    const int dim = 768, heads = 12, mlp = 3072, layers = 12, patch = 16;
+    mdl_val x;
+    mdl_net_init(net, "vit_b_16", 3, s->h, s->w, MDL_DT_ACT32, &x);
+    if (s->h % patch || s->w % patch) {
+        net->error = SIM_EINVAL;
+        snprintf(net->error_msg, sizeof net->error_msg,
+                 "vit_b_16 needs an image size divisible by %d (got %dx%d)", patch, s->h, s->w);
+        return net->error;
+    }
+    char b[96];
+    x = mdl_conv(net, "conv_proj", x, dim, patch, patch, 0, 1, true);
+    int tokens = x.h * x.w + 1;
+    x = mdl_copy(net, "cat_class_token", mdl_view(x, dim, x.h * x.w, 1), dim, tokens, 1);
+    mdl_extra_params(net, dim, 1); /* class_token */
+    x = mdl_add(net, "encoder.pos_embedding", x, x, false);
+    mdl_extra_params(net, (double)tokens * dim, 1);
+    for (int i = 0; i < layers; i++) {
+        mdl_net_begin_block(net);
+        mdl_val in = x;
+        mdl_val y = mdl_layernorm(net, NM(b, "encoder.layers.%d.ln_1", i), x);
+        y = mdl_linear(net, NM(b, "encoder.layers.%d.self_attention.in_proj", i), y, 3 * dim, true);
+        y = mdl_attention(net, NM(b, "encoder.layers.%d.self_attention.sdpa", i), y, heads,
+                          MDL_F_FLASH);
+        y = mdl_copy(net, NM(b, "encoder.layers.%d.self_attention.permute", i), y, y.c, y.h, y.w);
+        y = mdl_linear(net, NM(b, "encoder.layers.%d.self_attention.out_proj", i), y, dim, true);
+        x = mdl_add(net, NM(b, "encoder.layers.%d.add_1", i), y, in, false);
+        y = mdl_layernorm(net, NM(b, "encoder.layers.%d.ln_2", i), x);
+        y = mdl_linear(net, NM(b, "encoder.layers.%d.mlp.0", i), y, mlp, true);
+        y = mdl_act_layer(net, NM(b, "encoder.layers.%d.mlp.1", i), y, MDL_ACT_GELU, false);
+        y = mdl_linear(net, NM(b, "encoder.layers.%d.mlp.3", i), y, dim, true);
+        x = mdl_add(net, NM(b, "encoder.layers.%d.add_2", i), y, x, false);
+        mdl_net_end_block(net);
+    }
+    x = mdl_layernorm(net, "encoder.ln", x);
+    x = mdl_linear(net, "heads.head", mdl_view(x, dim, 1, 1), 1000, true); /* x[:, 0] */
+    mdl_loss_ce(net, "loss", x, 1000);
+    return net->error;
+}
+
+/* ---- BERT (Hugging Face BertModel with pooler + a 2-way classifier, eager attention) ---- */
+
+static int bert(mdl_net *net, const mdl_shape *s, const char *name, int dim, int layers,
+                int heads)
+{
+    char b[96];
+    const int vocab = 30522, max_pos = 512, types = 2, inter = 4 * dim;
+    mdl_val ids;
+    mdl_net_init(net, name, 1, s->seq, 1, MDL_DT_I64, &ids);
+    mdl_val x = mdl_embed(net, "embeddings.word_embeddings", ids, vocab, dim);
+    mdl_val t = mdl_embed(net, "embeddings.token_type_embeddings", ids, types, dim);
+    x = mdl_add(net, "embeddings.add_token_type", x, t, false);
+    mdl_val p = mdl_embed(net, "embeddings.position_embeddings", ids, max_pos, dim);
+    x = mdl_add(net, "embeddings.add_position", x, p, true);
+    x = mdl_layernorm(net, "embeddings.LayerNorm", x);
+    x = mdl_dropout(net, "embeddings.dropout", x);
+    for (int i = 0; i < layers; i++) {
+        mdl_net_begin_block(net);
+        mdl_val in = x;
+        mdl_val y = mdl_linear_qkv(net, NM(b, "encoder.layer.%d.attention.self.qkv", i), x, dim,
+                                   true);
+        y = mdl_attention(net, NM(b, "encoder.layer.%d.attention.self", i), y, heads,
+                          MDL_F_MASK | MDL_F_DROPOUT);
+        y = mdl_copy(net, NM(b, "encoder.layer.%d.attention.self.permute", i), y, y.c, y.h, y.w);
+        y = mdl_linear(net, NM(b, "encoder.layer.%d.attention.output.dense", i), y, dim, true);
+        y = mdl_dropout(net, NM(b, "encoder.layer.%d.attention.output.dropout", i), y);
+        y = mdl_add(net, NM(b, "encoder.layer.%d.attention.output.add", i), y, in, false);
+        x = mdl_layernorm(net, NM(b, "encoder.layer.%d.attention.output.LayerNorm", i), y);
+        y = mdl_linear(net, NM(b, "encoder.layer.%d.intermediate.dense", i), x, inter, true);
+        y = mdl_act_layer(net, NM(b, "encoder.layer.%d.intermediate.gelu", i), y, MDL_ACT_GELU,
+                          false);
+        y = mdl_linear(net, NM(b, "encoder.layer.%d.output.dense", i), y, dim, true);
+        y = mdl_dropout(net, NM(b, "encoder.layer.%d.output.dropout", i), y);
+        y = mdl_add(net, NM(b, "encoder.layer.%d.output.add", i), y, x, false);
+        x = mdl_layernorm(net, NM(b, "encoder.layer.%d.output.LayerNorm", i), y);
+        mdl_net_end_block(net);
+    }
+    mdl_val cls = mdl_view(x, dim, 1, 1); /* hidden_states[:, 0] */
+    cls = mdl_linear(net, "pooler.dense", cls, dim, true);
+    cls = mdl_act_layer(net, "pooler.activation", cls, MDL_ACT_TANH, false);
+    cls = mdl_dropout(net, "dropout", cls);
+    cls = mdl_linear(net, "classifier", cls, 2, true);
+    mdl_loss_ce(net, "loss", cls, 2);
+    return net->error;
+}
+
+static int build_bert_base(mdl_net *net, const mdl_shape *s)
+{
+    return bert(net, s, "bert-base", 768, 12, 12);
+}
+
+static int build_bert_large(mdl_net *net, const mdl_shape *s)
+{
+    return bert(net, s, "bert-large", 1024, 24, 16);
+}
+
+/* ---- GPT-2 124M (nanoGPT model.py layout with HF's 50257 vocab and 0.1 dropouts) ---- */
+
+static int build_gpt2(mdl_net *net, const mdl_shape *s)
+{
+    char b[96];
+    const int vocab = 50257, ctx = 1024, dim = 768, layers = 12, heads = 12;
+    mdl_val ids;
+    mdl_net_init(net, "gpt2", 1, s->seq, 1, MDL_DT_I64, &ids);
+    mdl_val x = mdl_embed(net, "transformer.wte", ids, vocab, dim);
+    int wte = net->n_layers - 1;
+    mdl_val p = mdl_embed(net, "transformer.wpe", ids, ctx, dim);
+    x = mdl_add(net, "transformer.add_wpe", x, p, false);
+    x = mdl_dropout(net, "transformer.drop", x);
+    for (int i = 0; i < layers; i++) {
+        mdl_net_begin_block(net);
+        mdl_val y = mdl_layernorm(net, NM(b, "transformer.h.%d.ln_1", i), x);
+        y = mdl_linear(net, NM(b, "transformer.h.%d.attn.c_attn", i), y, 3 * dim, true);
+        y = mdl_attention(net, NM(b, "transformer.h.%d.attn.sdpa", i), y, heads,
+                          MDL_F_FLASH | MDL_F_CAUSAL);
+        y = mdl_copy(net, NM(b, "transformer.h.%d.attn.transpose", i), y, y.c, y.h, y.w);
+        y = mdl_linear(net, NM(b, "transformer.h.%d.attn.c_proj", i), y, dim, true);
+        y = mdl_dropout(net, NM(b, "transformer.h.%d.attn.resid_dropout", i), y);
+        x = mdl_add(net, NM(b, "transformer.h.%d.add_1", i), x, y, false);
+        y = mdl_layernorm(net, NM(b, "transformer.h.%d.ln_2", i), x);
+        y = mdl_linear(net, NM(b, "transformer.h.%d.mlp.c_fc", i), y, 4 * dim, true);
+        y = mdl_act_layer(net, NM(b, "transformer.h.%d.mlp.gelu", i), y, MDL_ACT_GELU, false);
+        y = mdl_linear(net, NM(b, "transformer.h.%d.mlp.c_proj", i), y, dim, true);
+        y = mdl_dropout(net, NM(b, "transformer.h.%d.mlp.dropout", i), y);
+        x = mdl_add(net, NM(b, "transformer.h.%d.add_2", i), x, y, false);
+        mdl_net_end_block(net);
+    }
+    x = mdl_layernorm(net, "transformer.ln_f", x);
+    x = mdl_linear(net, "lm_head", x, vocab, false);
+    mdl_share_last(net, wte); /* weight tying: lm_head.weight is wte.weight */
+    mdl_loss_ce(net, "loss", x, vocab);
+    return net->error;
+}
+
+/* ---- Llama-style 7B decoder (HF LlamaForCausalLM, Llama-1/2 7B config, SDPA attention) ---- */
+
+static int build_llama7b(mdl_net *net, const mdl_shape *s)
+{
+    char b[96];
+    const int vocab = 32000, dim = 4096, layers = 32, heads = 32, inter = 11008;
+    mdl_val ids;
+    mdl_net_init(net, "llama-7b", 1, s->seq, 1, MDL_DT_I64, &ids);
+    mdl_val x = mdl_embed(net, "model.embed_tokens", ids, vocab, dim);
+    for (int i = 0; i < layers; i++) {
+        mdl_net_begin_block(net);
+        mdl_val y = mdl_rmsnorm(net, NM(b, "model.layers.%d.input_layernorm", i), x);
+        y = mdl_linear_qkv(net, NM(b, "model.layers.%d.self_attn.qkv_proj", i), y, dim, false);
+        y = mdl_rope(net, NM(b, "model.layers.%d.self_attn.rotary", i), y);
+        y = mdl_attention(net, NM(b, "model.layers.%d.self_attn.sdpa", i), y, heads,
+                          MDL_F_FLASH | MDL_F_CAUSAL);
+        y = mdl_copy(net, NM(b, "model.layers.%d.self_attn.transpose", i), y, y.c, y.h, y.w);
+        y = mdl_linear(net, NM(b, "model.layers.%d.self_attn.o_proj", i), y, dim, false);
+        x = mdl_add(net, NM(b, "model.layers.%d.add_1", i), x, y, false);
+        y = mdl_rmsnorm(net, NM(b, "model.layers.%d.post_attention_layernorm", i), x);
+        mdl_val g = mdl_linear(net, NM(b, "model.layers.%d.mlp.gate_proj", i), y, inter, false);
+        mdl_val u = mdl_linear(net, NM(b, "model.layers.%d.mlp.up_proj", i), y, inter, false);
+        g = mdl_act_layer(net, NM(b, "model.layers.%d.mlp.act_fn", i), g, MDL_ACT_SILU, false);
+        g = mdl_mul(net, NM(b, "model.layers.%d.mlp.mul", i), g, u);
+        y = mdl_linear(net, NM(b, "model.layers.%d.mlp.down_proj", i), g, dim, false);
+        x = mdl_add(net, NM(b, "model.layers.%d.add_2", i), x, y, false);
+        mdl_net_end_block(net);
+    }
+    x = mdl_rmsnorm(net, "model.norm", x);
+    x = mdl_linear(net, "lm_head", x, vocab, false);
+    x = mdl_copy(net, "logits.float", x, x.c, x.h, x.w); /* logits = logits.float() */
+    mdl_loss_ce(net, "loss", x, vocab);
+    return net->error;
+}
+
+/* ---- A small MLP (MNIST-sized: 784 -> 512 -> 512 -> 10) ---- */
+
+static int build_mlp(mdl_net *net, const mdl_shape *s)
+{
+    mdl_val x;
+    mdl_net_init(net, "mlp", s->features, 1, 1, MDL_DT_ACT32, &x);
+    x = mdl_linear(net, "fc1", x, 512, true);
+    x = mdl_act_layer(net, "relu1", x, MDL_ACT_RELU, false);
+    x = mdl_linear(net, "fc2", x, 512, true);
+    x = mdl_act_layer(net, "relu2", x, MDL_ACT_RELU, false);
+    x = mdl_linear(net, "fc3", x, 10, true);
+    mdl_loss_ce(net, "loss", x, 10);
+    return net->error;
+}
+
+/* ---- Contrastive-learning embedding net with a triplet loss (MISSION.md, seed 003) ----
+ * One sample is a triplet (anchor, positive, negative) of feature vectors; the same MLP encoder
+ * embeds each (three forward passes sharing weights, as a typical training loop calls
+ * model(a), model(p), model(n)), and the loss launches the three kernels the seed names:
+ * distance/dot, square, margin compare. */
+
+static mdl_val encoder(mdl_net *net, const char *p, mdl_val x, const int *owners, int *ids)
+{
+    static const int dims[3] = {512, 256, 128};
+    char b[96];
+    for (int i = 0; i < 3; i++) {
+        x = mdl_linear(net, NM(b, "%s.fc%d", p, i + 1), x, dims[i], true);
+        if (owners)
+            mdl_share_last(net, owners[i]);
+        else if (ids)
+            ids[i] = net->n_layers - 1;
+        if (i < 2)
+            x = mdl_act_layer(net, NM(b, "%s.relu%d", p, i + 1), x, MDL_ACT_RELU, false);
+    }
+    return x;
+}
+
+static int build_contrastive(mdl_net *net, const mdl_shape *s)
+{
+    mdl_val in;
+    mdl_net_init(net, "contrastive-triplet", s->features, 3, 1, MDL_DT_ACT32, &in);
+    mdl_val one = mdl_view(in, s->features, 1, 1);
+    int own[3] = {0};
+    mdl_val a = encoder(net, "anchor", one, NULL, own);
+    mdl_val p = encoder(net, "positive", one, own, NULL);
+    mdl_val n = encoder(net, "negative", one, own, NULL);
+    mdl_loss_triplet(net, "triplet_loss", a, p, n);
+    return net->error;
+}
+
+static const mdl_zoo_entry zoo[] = {
+    {"resnet18", "ResNet-18", MDL_IN_IMAGE, 224, 224, 0, 0, 0,
+     "torchvision.models.resnet18 (BasicBlock [2,2,2,2])", build_resnet18},
+    {"resnet50", "ResNet-50 v1.5", MDL_IN_IMAGE, 224, 224, 0, 0, 0,
+     "torchvision.models.resnet50 (Bottleneck [3,4,6,3], stride in the 3x3 conv)",
+     build_resnet50},
+    {"efficientnet_b0", "EfficientNet-B0", MDL_IN_IMAGE, 224, 224, 0, 0, 0,
+     "torchvision.models.efficientnet_b0 (MBConv + SE, stochastic depth 0.2)",
+     build_efficientnet_b0},
+    {"vit_b_16", "ViT-B/16", MDL_IN_IMAGE, 224, 224, 0, 0, 0,
+     "torchvision.models.vit_b_16 (nn.MultiheadAttention -> SDPA flash, dropout 0)",
+     build_vit_b16},
+    {"bert-base", "BERT-base (uncased) + classifier", MDL_IN_TOKENS, 0, 0, 128, 0, 512,
+     "Hugging Face BertModel with pooler, eager attention, + Linear(768, 2)", build_bert_base},
+    {"bert-large", "BERT-large (uncased) + classifier", MDL_IN_TOKENS, 0, 0, 128, 0, 512,
+     "Hugging Face BertModel with pooler, eager attention, + Linear(1024, 2)",
+     build_bert_large},
+    {"gpt2", "GPT-2 124M", MDL_IN_TOKENS, 0, 0, 1024, 0, 1024,
+     "nanoGPT model.py (SDPA flash, tied lm_head) with HF vocab 50257 and dropout 0.1",
+     build_gpt2},
+    {"llama-7b", "Llama-style 7B decoder", MDL_IN_TOKENS, 0, 0, 2048, 0, 0,
+     "Hugging Face LlamaForCausalLM, Llama-2-7B config (32 x 4096, SwiGLU 11008, RMSNorm, "
+     "RoPE), SDPA attention",
+     build_llama7b},
+    {"mlp", "MLP 784-512-512-10", MDL_IN_VECTOR, 0, 0, 0, 784, 0,
+     "three nn.Linear with ReLU, cross-entropy (MNIST-sized)", build_mlp},
+    {"contrastive-triplet", "Contrastive embedding MLP + triplet loss", MDL_IN_VECTOR, 0, 0, 0,
+     1024, 0,
+     "MISSION.md seed 003: MLP encoder F-512-256-128 applied to anchor/positive/negative, "
+     "triplet loss of 3 kernels",
+     build_contrastive},
+};
+
+size_t mdl_zoo_count(void)
+{
+    return sizeof zoo / sizeof zoo[0];
+}
+
+const mdl_zoo_entry *mdl_zoo_at(size_t i)
+{
+    return i < mdl_zoo_count() ? &zoo[i] : NULL;
+}
+
+const mdl_zoo_entry *mdl_zoo_find(const char *name)
+{
+    for (size_t i = 0; i < mdl_zoo_count(); i++)
+        if (!strcmp(zoo[i].name, name))
+            return &zoo[i];
+    return NULL;
+}
+
+void mdl_zoo_resolve_shape(const mdl_zoo_entry *e, mdl_shape *s)
+{
+    if (!s->h)
+        s->h = e->def_h;
+    if (!s->w)
+        s->w = s->h && e->def_w == e->def_h ? s->h : e->def_w;
+    if (!s->seq)
+        s->seq = e->def_seq;
+    if (!s->features)
+        s->features = e->def_features;
+}
+
+int mdl_zoo_build(const char *name, const mdl_shape *shape, mdl_net *net, sim_err *err)
+{
+    memset(net, 0, sizeof *net);
+    const mdl_zoo_entry *e = mdl_zoo_find(name);
+    if (!e) {
+        char known[512] = "";
+        for (size_t i = 0; i < mdl_zoo_count(); i++) {
+            strncat(known, i ? ", " : "", sizeof known - strlen(known) - 1);
+            strncat(known, zoo[i].name, sizeof known - strlen(known) - 1);
+        }
+        return sim_err_set(err, SIM_ENOENT, NULL, 0, 0, "unknown model '%s' (known: %s)", name,
+                           known);
+    }
+    mdl_shape s = shape ? *shape : (mdl_shape){0};
+    mdl_zoo_resolve_shape(e, &s);
+    switch (e->input) {
+    case MDL_IN_IMAGE:
+        if (s.h < 1 || s.w < 1 || s.h > 8192 || s.w > 8192)
+            return sim_err_set(err, SIM_EINVAL, NULL, 0, 0,
+                               "%s: image size %dx%d is out of range (1..8192)", name, s.h, s.w);
+        break;
+    case MDL_IN_TOKENS:
+        if (s.seq < 1 || (e->max_seq && s.seq > e->max_seq) || s.seq > 1 << 20)
+            return sim_err_set(err, SIM_EINVAL, NULL, 0, 0,
+                               "%s: sequence length %d is out of range (1..%d)", name, s.seq,
+                               e->max_seq ? e->max_seq : 1 << 20);
+        break;
+    case MDL_IN_VECTOR:
+        if (s.features < 1 || s.features > 1 << 24)
+            return sim_err_set(err, SIM_EINVAL, NULL, 0, 0,
+                               "%s: %d input features is out of range (1..%d)", name, s.features,
+                               1 << 24);
+        break;
+    }
+    int rc = e->build(net, &s);
+    if (rc)
+        return sim_err_set(err, rc, NULL, 0, 0, "%s", net->error_msg[0] ? net->error_msg : name);
+    return SIM_OK;
+}

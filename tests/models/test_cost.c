@@ -1,0 +1,225 @@
+/* test_cost.c — the kernel roofline in its limit cases: compute-bound and memory-bound kernels,
+ * wave quantization (one block, a partial last wave), efficiency interpolation and clamping,
+ * PyTorch's TF32 defaults, and AMP helping tensor-bound kernels only. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "models/cost.h"
+
+#include <math.h>
+#include <string.h>
+
+/* A GPU with round numbers and flat efficiency curves, so times have closed forms:
+ * 100 SMs x 2 resident blocks, fp32 10 TFLOP/s, tf32 100, fp16/bf16 200, 1000 GB/s. */
+static sim_gpu_desc flat_gpu(double eff)
+{
+    sim_gpu_desc g;
+    memset(&g, 0, sizeof g);
+    strcpy(g.name, "flat");
+    g.sms = 100;
+    g.max_blocks_per_sm = 2;
+    g.fp32_tflops = 10;
+    g.tf32_tflops = 100;
+    g.fp16_tflops = 200;
+    g.bf16_tflops = 200;
+    g.mem_bw_gbps = 1000;
+    g.mem_gb = 40;
+    sim_curve c = {1, {0}, {eff}};
+    g.eff_tensor = g.eff_cuda = g.eff_mem = c;
+    return g;
+}
+
+static mdl_kernel gemm_kernel(double m, double n, double k, double bytes)
+{
+    mdl_kernel x = {.op = "gemm", .kind = SIM_OP_KERNEL, .math = MDL_MATH_GEMM,
+                    .flops = 2 * m * n * k, .bytes = bytes, .gemm_m = m, .gemm_n = n,
+                    .gemm_k = k, .gemm_batch = 1};
+    return x;
+}
+
+/* 4096^3 fp16 GEMM: 1024 tiles of 128x128 = 5.12 waves of 200 slots -> wave factor 6/5.12.
+ * Compute: 2*4096^3 * (6/5.12) / 200e12 = 805.3 us >> memory 100 MB / 1e12 = 100 us. */
+static void test_cost_compute_bound_gemm(void **state)
+{
+    (void)state;
+    sim_gpu_desc g = flat_gpu(1.0);
+    mdl_kernel k = gemm_kernel(4096, 4096, 4096, 100e6);
+    mdl_cost c;
+    mdl_kernel_cost(&k, &g, SIM_PREC_AMP_FP16, &c);
+    assert_true(fabs(c.blocks - 1024) < 1e-9);
+    assert_true(fabs(c.wave_factor - 6.0 / 5.12) < 1e-12);
+    double expect = 2.0 * 4096 * 4096 * 4096 * (6.0 / 5.12) / 200e12 * 1e9;
+    assert_true(fabs((double)c.total_ns - expect) <= 1.0); /* rounding to whole ns */
+    assert_int_equal(c.unit, SIM_UNIT_TENSOR);
+    assert_true(c.sm_fraction == 1.0f);
+}
+
+/* An elementwise kernel over 256 MB: memory-bound, time = bytes / bandwidth + overhead. */
+static void test_cost_memory_bound_elementwise(void **state)
+{
+    (void)state;
+    sim_gpu_desc g = flat_gpu(0.5);
+    g.kernel_overhead_us = 2;
+    mdl_kernel k = {.op = "add", .kind = SIM_OP_KERNEL, .math = MDL_MATH_SIMT, .flops = 32e6,
+                    .bytes = 256e6, .blocks = 65536};
+    mdl_cost c;
+    mdl_kernel_cost(&k, &g, SIM_PREC_FP32, &c);
+    double expect = 256e6 / (1000e9 * 0.5) * 1e9 + 2000;
+    assert_true(fabs((double)c.total_ns - expect) <= 1.0);
+    assert_int_equal(c.unit, SIM_UNIT_MEMORY);
+    assert_true(c.wave_factor == 1.0); /* no wave quantization for CUDA-core kernels */
+}
+
+/* Few blocks: a 128x128x256 GEMM is 4 blocks of 64x64 in 200 slots (K too short to split), so
+ * its full-GPU roofline time is multiplied by 50: each block runs at one slot's share of the
+ * peak. One block of a fused kernel is multiplied by all 200 slots. */
+static void test_cost_wave_quantization_one_block(void **state)
+{
+    (void)state;
+    sim_gpu_desc g = flat_gpu(1.0);
+    mdl_kernel k = gemm_kernel(128, 128, 256, 1); /* K = 256: no split-K (max K/256 = 1) */
+    mdl_cost c;
+    mdl_kernel_cost(&k, &g, SIM_PREC_AMP_FP16, &c);
+    assert_true(c.blocks == 4); /* 64x64 tiles when 128x128 leaves the GPU idle */
+    assert_true(fabs(c.wave_factor - 50.0) < 1e-12);
+    double expect = k.flops * 50.0 / 200e12 * 1e9;
+    assert_true(fabs((double)c.total_ns - expect) <= 1.0);
+    assert_true(fabs(c.sm_fraction - 0.04f) < 1e-6);
+    /* A non-GEMM tensor kernel (flash attention) with exactly 1 block: factor = slots. */
+    mdl_kernel a = {.op = "attn", .kind = SIM_OP_KERNEL, .math = MDL_MATH_ATTN, .flops = 1e9,
+                    .bytes = 1, .blocks = 1};
+    mdl_kernel_cost(&a, &g, SIM_PREC_AMP_FP16, &c);
+    assert_true(fabs(c.wave_factor - 200.0) < 1e-12);
+    assert_true(fabs((double)c.total_ns - 1e9 * 200 / 200e12 * 1e9) <= 1.0);
+    assert_true(fabs(c.sm_fraction - 0.01f) < 1e-6);
+}
+
+/* Exactly full waves cost nothing extra; one block more costs a whole wave. */
+static void test_cost_wave_quantization_partial_wave(void **state)
+{
+    (void)state;
+    sim_gpu_desc g = flat_gpu(1.0);
+    mdl_kernel full = {.op = "attn", .kind = SIM_OP_KERNEL, .math = MDL_MATH_ATTN,
+                       .flops = 4e10, .bytes = 1, .blocks = 400};
+    mdl_kernel over = full;
+    over.blocks = 401;
+    assert_true(fabs(mdl_kernel_time_ns(&full, &g, SIM_PREC_BF16) - 200000.0) <= 1.0);
+    double t_over = (double)mdl_kernel_time_ns(&over, &g, SIM_PREC_BF16);
+    assert_true(fabs(t_over - 4e10 * (3 / (401.0 / 200)) / 200e12 * 1e9) <= 1.0);
+    assert_true(t_over > 1.49 * 200000);
+}
+
+/* Split-K fills the GPU for a GEMM with a small output and a long reduction (weight gradients):
+ * 64x64 tiles give 4 blocks, split into min(200/4, 65536/256) = 50 slices. */
+static void test_cost_split_k_for_small_outputs(void **state)
+{
+    (void)state;
+    mdl_kernel k = gemm_kernel(128, 128, 65536, 1);
+    assert_true(mdl_kernel_blocks(&k, 200) == 200);
+}
+
+static void test_cost_curve_interpolates_and_clamps(void **state)
+{
+    (void)state;
+    sim_curve c = {3, {6, 8, 10}, {0.1, 0.5, 0.9}};
+    assert_true(fabs(mdl_curve_eval(&c, 7) - 0.3) < 1e-12);
+    assert_true(fabs(mdl_curve_eval(&c, 9.5) - 0.8) < 1e-12);
+    assert_true(mdl_curve_eval(&c, 2) == 0.1);   /* below the first point */
+    assert_true(mdl_curve_eval(&c, 15) == 0.9);  /* above the last point */
+    sim_curve bad = {3, {6, 6, 10}, {0.1, 0.5, 0.9}};
+    assert_true(mdl_curve_eval(&bad, 7) < 0);    /* not increasing: rejected, no GSL abort */
+    sim_curve empty = {0, {0}, {0}};
+    assert_true(mdl_curve_eval(&empty, 7) < 0);
+    /* An empty GPU curve falls back to the default; efficiencies stay in [0.001, 1]. */
+    const sim_curve *d = mdl_default_curve(MDL_CURVE_MEMORY);
+    assert_true(fabs(mdl_efficiency(&empty, MDL_CURVE_MEMORY, 8) - mdl_curve_eval(d, 8)) < 1e-12);
+    sim_curve big = {1, {0}, {7}}, zero = {1, {0}, {0}};
+    assert_true(mdl_efficiency(&big, MDL_CURVE_TENSOR, 9) == 1.0);
+    assert_true(mdl_efficiency(&zero, MDL_CURVE_TENSOR, 9) == 0.001);
+}
+
+/* The default curves grow with size and stay below 1: a kernel 10x larger is never less
+ * efficient, and tiny kernels are far from peak. */
+static void test_cost_default_curves_are_monotone(void **state)
+{
+    (void)state;
+    for (int id = 0; id < 3; id++) {
+        const sim_curve *c = mdl_default_curve((mdl_curve_id)id);
+        assert_true(c->n >= 2);
+        for (int i = 1; i < c->n; i++) {
+            assert_true(c->x[i] > c->x[i - 1]);
+            assert_true(c->y[i] >= c->y[i - 1]);
+        }
+        assert_true(c->y[0] <= 0.1 && c->y[c->n - 1] <= 0.95);
+    }
+}
+
+/* PyTorch >= 1.12: fp32 convolutions run on TF32 tensor cores (cudnn.allow_tf32 = True), fp32
+ * matmuls do not (cuda.matmul.allow_tf32 = False); precision tf32 turns both on; a GPU without
+ * TF32 (V100) runs both on CUDA cores; bf16 on a GPU without bf16 tensor cores too. */
+static void test_cost_tf32_follows_pytorch_defaults(void **state)
+{
+    (void)state;
+    sim_gpu_desc g = flat_gpu(1.0);
+    int tensor;
+    assert_true(mdl_peak_flops(&g, SIM_PREC_FP32, MDL_MATH_CONV, &tensor) == 100e12 && tensor);
+    assert_true(mdl_peak_flops(&g, SIM_PREC_FP32, MDL_MATH_GEMM, &tensor) == 10e12 && !tensor);
+    assert_true(mdl_peak_flops(&g, SIM_PREC_TF32, MDL_MATH_GEMM, &tensor) == 100e12 && tensor);
+    assert_true(mdl_peak_flops(&g, SIM_PREC_AMP_BF16, MDL_MATH_SIMT, &tensor) == 10e12 && !tensor);
+    g.tf32_tflops = 0;
+    g.bf16_tflops = 0;
+    assert_true(mdl_peak_flops(&g, SIM_PREC_FP32, MDL_MATH_CONV, &tensor) == 10e12 && !tensor);
+    assert_true(mdl_peak_flops(&g, SIM_PREC_AMP_BF16, MDL_MATH_GEMM, &tensor) == 10e12 && !tensor);
+    assert_true(mdl_peak_flops(&g, SIM_PREC_AMP_FP16, MDL_MATH_GEMM, &tensor) == 200e12 && tensor);
+}
+
+/* Same kernel, fp32 vs AMP: the tensor-bound GEMM gets 20x faster (CUDA cores 10 -> tensor 200
+ * TFLOP/s); the memory-bound elementwise kernel does not change (same bytes). */
+static void test_cost_amp_speeds_tensor_bound_not_memory_bound(void **state)
+{
+    (void)state;
+    sim_gpu_desc g = flat_gpu(0.8);
+    mdl_kernel mm = gemm_kernel(8192, 8192, 8192, 400e6);
+    double t32 = (double)mdl_kernel_time_ns(&mm, &g, SIM_PREC_FP32);
+    double t16 = (double)mdl_kernel_time_ns(&mm, &g, SIM_PREC_AMP_FP16);
+    assert_true(t16 < t32 / 10);
+    assert_true(fabs(t32 / t16 - 20) < 0.5);
+    mdl_kernel ew = {.op = "relu", .kind = SIM_OP_KERNEL, .math = MDL_MATH_SIMT, .flops = 1e8,
+                     .bytes = 800e6, .blocks = 200000};
+    assert_int_equal(mdl_kernel_time_ns(&ew, &g, SIM_PREC_FP32),
+                     mdl_kernel_time_ns(&ew, &g, SIM_PREC_AMP_FP16));
+}
+
+/* Records that are not kernels cost no GPU time; every kernel costs at least the overhead. */
+static void test_cost_non_kernels_and_overhead(void **state)
+{
+    (void)state;
+    sim_gpu_desc g = flat_gpu(1.0);
+    g.kernel_overhead_us = 1.5;
+    mdl_kernel cpu = {.op = "zero_grad", .kind = SIM_OP_CPU, .dispatch_ns = 1000};
+    assert_int_equal(mdl_kernel_time_ns(&cpu, &g, SIM_PREC_FP32), 0);
+    mdl_kernel tiny = {.op = "fill", .kind = SIM_OP_KERNEL, .math = MDL_MATH_SIMT, .bytes = 4,
+                       .blocks = 1};
+    int64_t t = mdl_kernel_time_ns(&tiny, &g, SIM_PREC_FP32);
+    assert_true(t >= 1500 && t < 1600);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_cost_compute_bound_gemm),
+        cmocka_unit_test(test_cost_memory_bound_elementwise),
+        cmocka_unit_test(test_cost_wave_quantization_one_block),
+        cmocka_unit_test(test_cost_wave_quantization_partial_wave),
+        cmocka_unit_test(test_cost_split_k_for_small_outputs),
+        cmocka_unit_test(test_cost_curve_interpolates_and_clamps),
+        cmocka_unit_test(test_cost_default_curves_are_monotone),
+        cmocka_unit_test(test_cost_tf32_follows_pytorch_defaults),
+        cmocka_unit_test(test_cost_amp_speeds_tensor_bound_not_memory_bound),
+        cmocka_unit_test(test_cost_non_kernels_and_overhead),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,346 @@
+/* test_expand.c — expansion of a training step: kernel counts follow PyTorch's behaviour for
+ * each option (fused vs foreach vs for-loop optimizers, AMP casts and GradScaler, gradient
+ * accumulation, checkpointing, the seed-003 triplet loss), FLOPs add up, and the program the
+ * engine gets carries the priced kernels. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "models/build.h"
+#include "models/expand.h"
+#include "models/zoo.h"
+
+#include <math.h>
+#include <string.h>
+
+typedef struct run {
+    mdl_net net;
+    mdl_step step;
+    mdl_step_totals t;
+} run;
+
+static void expand(const char *model, const mdl_options *o, run *r)
+{
+    sim_err err;
+    if (mdl_zoo_build(model, &o->shape, &r->net, &err))
+        fail_msg("%s: %s", model, err.msg);
+    if (mdl_expand(&r->net, o, NULL, &r->step, &err))
+        fail_msg("%s: %s", model, err.msg);
+    mdl_step_totals_get(&r->step, &r->t);
+}
+
+static void done(run *r)
+{
+    mdl_step_free(&r->step);
+    mdl_net_free(&r->net);
+}
+
+static size_t count_op(const mdl_step *s, const char *op)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < s->n; i++)
+        n += !strcmp(s->k[i].op, op);
+    return n;
+}
+
+static size_t count_prefix(const mdl_step *s, const char *prefix, mdl_phase phase)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < s->n; i++)
+        n += s->k[i].phase == phase && !strncmp(s->k[i].op, prefix, strlen(prefix));
+    return n;
+}
+
+static mdl_options opts(int batch, sim_precision p)
+{
+    mdl_options o;
+    mdl_options_defaults(&o);
+    o.batch = batch;
+    o.precision = p;
+    return o;
+}
+
+/* ResNet-50 forward: 53 convolutions (49 + 4 downsample), one fc; backward has a data and a
+ * weight gradient for each except conv1 (its input needs no gradient). */
+static void test_expand_resnet50_gemm_counts(void **state)
+{
+    (void)state;
+    mdl_options o = opts(32, SIM_PREC_FP32);
+    run r;
+    expand("resnet50", &o, &r);
+    assert_int_equal(count_op(&r.step, "conv_fwd"), 53);
+    assert_int_equal(count_op(&r.step, "conv_wgrad"), 53);
+    assert_int_equal(count_op(&r.step, "conv_dgrad"), 52);
+    assert_int_equal(count_op(&r.step, "linear_fwd"), 1);
+    assert_int_equal(count_op(&r.step, "batchnorm_stats"), 53);
+    /* Training FLOPs ~ 3x forward (dgrad + wgrad = 2x forward for the GEMMs); the elementwise
+     * work and the missing conv1 dgrad move it by a few percent. */
+    double ratio = (r.t.flops[MDL_PH_FWD] + r.t.flops[MDL_PH_BWD]) / r.t.flops[MDL_PH_FWD];
+    assert_true(ratio > 2.85 && ratio < 3.05);
+    /* Forward FLOPs are 2 x MACs x batch plus a little elementwise work (< 3 %). */
+    double macs = mdl_net_fwd_macs(&r.net);
+    assert_true(r.t.flops[MDL_PH_FWD] >= 2 * macs * 32);
+    assert_true(r.t.flops[MDL_PH_FWD] < 1.03 * 2 * macs * 32);
+    done(&r);
+}
+
+/* torch.optim: foreach launches a few multi-tensor kernels per op, fused fewer, the for-loop
+ * one kernel per parameter tensor per op. */
+static void test_expand_optimizer_implementations(void **state)
+{
+    (void)state;
+    size_t k[MDL_IMPL_COUNT];
+    int64_t disp[MDL_IMPL_COUNT];
+    int tensors = 0;
+    for (int impl = 0; impl < MDL_IMPL_COUNT; impl++) {
+        mdl_options o = opts(8, SIM_PREC_FP32);
+        o.optimizer = MDL_OPT_ADAMW;
+        o.opt_impl = (mdl_opt_impl)impl;
+        run r;
+        expand("resnet50", &o, &r);
+        k[impl] = r.t.kernels_phase[MDL_PH_OPT];
+        disp[impl] = 0;
+        for (size_t i = 0; i < r.step.n; i++)
+            if (r.step.k[i].phase == MDL_PH_OPT)
+                disp[impl] += r.step.k[i].dispatch_ns;
+        tensors = r.step.param_tensors;
+        done(&r);
+    }
+    assert_int_equal(tensors, 161);
+    /* AdamW for-loop: 8 kernels per tensor. */
+    assert_int_equal(k[MDL_IMPL_FORLOOP], 8 * 161);
+    /* foreach: 8 ops, each >= 2 launches here (161 tensors > 110 per launch at depth 1). */
+    assert_true(k[MDL_IMPL_FOREACH] >= 16 && k[MDL_IMPL_FOREACH] < 60);
+    /* fused: one op of depth 4 (36 tensors per launch): ceil(161/36) = 5 launches or a few more
+     * when the 320-block limit cuts earlier. */
+    assert_true(k[MDL_IMPL_FUSED] >= 5 && k[MDL_IMPL_FUSED] < 16);
+    assert_true(disp[MDL_IMPL_FUSED] < disp[MDL_IMPL_FOREACH]);
+    assert_true(disp[MDL_IMPL_FOREACH] < disp[MDL_IMPL_FORLOOP]);
+}
+
+/* AMP adds weight casts (forward) and their gradient casts (backward) per weight tensor, the
+ * GradScaler's loss scale, unscale, found_inf .item() sync and update; bf16 AMP has no scaler. */
+static void test_expand_amp_casts_and_grad_scaler(void **state)
+{
+    (void)state;
+    mdl_options o = opts(16, SIM_PREC_AMP_FP16);
+    run r;
+    expand("resnet50", &o, &r);
+    /* 53 conv weights + fc weight and bias = 55 weight tensors cast once each. */
+    assert_int_equal(count_op(&r.step, "autocast_weight_cast"), 55);
+    assert_int_equal(count_op(&r.step, "weight_grad_cast"), 55);
+    assert_int_equal(count_op(&r.step, "grad_scaler_scale_loss"), 1);
+    assert_int_equal(count_op(&r.step, "grad_scaler_update_scale"), 1);
+    assert_int_equal(r.t.syncs, 1);
+    done(&r);
+    o = opts(16, SIM_PREC_AMP_BF16);
+    expand("resnet50", &o, &r);
+    assert_int_equal(r.t.syncs, 0);
+    assert_int_equal(count_op(&r.step, "grad_scaler_scale_loss"), 0);
+    assert_int_equal(count_op(&r.step, "autocast_weight_cast"), 55);
+    done(&r);
+    o = opts(16, SIM_PREC_FP32);
+    expand("resnet50", &o, &r);
+    assert_int_equal(count_op(&r.step, "autocast_weight_cast"), 0);
+    assert_int_equal(r.t.syncs, 0);
+    done(&r);
+}
+
+/* Gradient accumulation: k micro-batches repeat forward and backward; from the second on,
+ * AccumulateGrad adds into the existing gradient (one add per parameter tensor); the optimizer
+ * runs once. */
+static void test_expand_gradient_accumulation(void **state)
+{
+    (void)state;
+    mdl_options o = opts(16, SIM_PREC_FP32);
+    run one, four;
+    expand("resnet18", &o, &one);
+    o.accum_steps = 4;
+    expand("resnet18", &o, &four);
+    assert_int_equal(four.t.kernels_phase[MDL_PH_FWD], 4 * one.t.kernels_phase[MDL_PH_FWD]);
+    assert_int_equal(four.t.kernels_phase[MDL_PH_OPT], one.t.kernels_phase[MDL_PH_OPT]);
+    assert_int_equal(count_op(&four.step, "accumulate_grad"), 3 * 62);
+    assert_int_equal(count_op(&one.step, "accumulate_grad"), 0);
+    assert_true(fabs(four.t.flops[MDL_PH_FWD] - 4 * one.t.flops[MDL_PH_FWD]) <
+                1e-9 * four.t.flops[MDL_PH_FWD]);
+    done(&one);
+    done(&four);
+}
+
+/* Checkpointing re-runs the forward of every checkpointed block inside backward: BERT-base's
+ * 12 encoder layers in ceil(sqrt(12)) = 4 segments; the recompute has exactly the forward
+ * kernels of the blocks (everything but embeddings, pooler, classifier, loss). */
+static void test_expand_checkpointing_recomputes_blocks(void **state)
+{
+    (void)state;
+    mdl_options o = opts(8, SIM_PREC_AMP_BF16);
+    o.optimizer = MDL_OPT_ADAMW;
+    run plain, ck;
+    expand("bert-base", &o, &plain);
+    o.checkpointing = true;
+    expand("bert-base", &o, &ck);
+    assert_int_equal(ck.step.ckpt_segments, 4);
+    size_t block_fwd = 0;
+    for (size_t i = 0; i < plain.step.n; i++) {
+        const mdl_kernel *k = &plain.step.k[i];
+        if (k->kind == SIM_OP_KERNEL && k->phase == MDL_PH_FWD && k->layer >= 0 &&
+            plain.net.layers[k->layer].block >= 0)
+            block_fwd++;
+    }
+    assert_true(block_fwd > 0);
+    assert_int_equal(ck.t.kernels_phase[MDL_PH_RECOMPUTE], block_fwd);
+    assert_int_equal(ck.t.kernels_phase[MDL_PH_BWD], plain.t.kernels_phase[MDL_PH_BWD]);
+    done(&plain);
+    done(&ck);
+}
+
+/* MISSION.md seed 003: the triplet loss launches 3 kernels (distance/dot, square, margin
+ * compare); the encoder runs three times with shared weights, whose gradients are summed. */
+static void test_expand_triplet_loss_three_kernels(void **state)
+{
+    (void)state;
+    mdl_options o = opts(1024, SIM_PREC_FP32);
+    run r;
+    expand("contrastive-triplet", &o, &r);
+    assert_int_equal(r.t.kernels_phase[MDL_PH_LOSS], 3);
+    assert_int_equal(count_op(&r.step, "triplet_distance"), 1);
+    assert_int_equal(count_op(&r.step, "triplet_square"), 1);
+    assert_int_equal(count_op(&r.step, "triplet_margin_compare"), 1);
+    assert_int_equal(count_op(&r.step, "linear_fwd"), 9);
+    /* 2 extra uses x 3 layers x (weight, bias) */
+    assert_int_equal(count_op(&r.step, "grad_sum_shared"), 12);
+    done(&r);
+}
+
+/* Eager BERT attention: two batched matmuls forward, four backward, per layer; flash (GPT-2):
+ * one kernel forward, one main kernel backward. */
+static void test_expand_attention_eager_vs_flash(void **state)
+{
+    (void)state;
+    mdl_options o = opts(4, SIM_PREC_AMP_FP16);
+    run r;
+    expand("bert-base", &o, &r);
+    assert_int_equal(count_prefix(&r.step, "bmm_", MDL_PH_FWD), 24);
+    assert_int_equal(count_prefix(&r.step, "bmm_", MDL_PH_BWD), 48);
+    assert_int_equal(count_op(&r.step, "softmax_fwd"), 12);
+    done(&r);
+    expand("gpt2", &o, &r);
+    assert_int_equal(count_op(&r.step, "sdpa_flash_fwd"), 12);
+    assert_int_equal(count_op(&r.step, "sdpa_flash_bwd"), 12);
+    assert_int_equal(count_prefix(&r.step, "bmm_", MDL_PH_FWD), 0);
+    /* Tied embedding: lm_head's weight gradient is summed into wte's. */
+    assert_int_equal(count_op(&r.step, "grad_sum_shared"), 1);
+    done(&r);
+}
+
+/* The engine's program: one op per record, kernels priced (gpu_ns > 0, sm_fraction in (0,1]),
+ * totals equal to mdl_step_gpu_ns, CPU ops without GPU time, the GradScaler sync as a D2H. */
+static void test_expand_program_for_engine(void **state)
+{
+    (void)state;
+    sim_gpu_desc g;
+    memset(&g, 0, sizeof g);
+    strcpy(g.name, "test");
+    g.sms = 100;
+    g.max_blocks_per_sm = 2;
+    g.fp32_tflops = 12.8;
+    g.fp16_tflops = g.bf16_tflops = 200;
+    g.tf32_tflops = 100;
+    g.mem_bw_gbps = 2000;
+    g.mem_gb = 40;
+    g.kernel_overhead_us = 1;
+    mdl_options o = opts(64, SIM_PREC_AMP_FP16);
+    run r;
+    expand("resnet18", &o, &r);
+    sim_program p;
+    sim_err err;
+    assert_int_equal(mdl_step_program(&r.step, &g, &p, &err), SIM_OK);
+    assert_int_equal(p.n_ops, r.step.n);
+    assert_int_equal(sim_program_kernels(&p), r.t.kernels);
+    assert_int_equal(sim_program_gpu_ns(&p), mdl_step_gpu_ns(&r.step, &g));
+    assert_int_equal(sim_program_dispatch_ns(&p), r.t.dispatch_ns);
+    assert_true(p.graph_launch_ns > 0 && p.step_overhead_ns > 0);
+    size_t d2h = 0;
+    for (size_t i = 0; i < p.n_ops; i++) {
+        const sim_op *op = &p.ops[i];
+        if (op->kind == SIM_OP_KERNEL) {
+            assert_true(op->gpu_ns >= 1000); /* at least the 1 us overhead */
+            assert_true(op->sm_fraction > 0 && op->sm_fraction <= 1);
+            assert_true(op->unit == SIM_UNIT_TENSOR || op->unit == SIM_UNIT_CUDA ||
+                        op->unit == SIM_UNIT_MEMORY);
+        } else {
+            assert_int_equal(op->gpu_ns, 0);
+            d2h += op->kind == SIM_OP_MEMCPY_D2H;
+        }
+    }
+    assert_int_equal(d2h, 1);
+    sim_program_free(&p);
+    done(&r);
+}
+
+/* The lead's entry point: builds and prices; a config that does not fit is SIM_EOOM with an
+ * empty program and the memory report filled. */
+static void test_expand_build_program_and_oom(void **state)
+{
+    (void)state;
+    sim_gpu_desc g;
+    memset(&g, 0, sizeof g);
+    strcpy(g.name, "small");
+    g.sms = 40;
+    g.fp32_tflops = 8;
+    g.fp16_tflops = 65;
+    g.mem_bw_gbps = 320;
+    g.mem_gb = 16;
+    mdl_options o = opts(64, SIM_PREC_AMP_FP16);
+    sim_program p;
+    mdl_memory m;
+    sim_err err;
+    assert_int_equal(mdl_build_program("resnet50", &o, NULL, &g, &p, &m, &err), SIM_OK);
+    assert_true(p.n_ops > 500 && !m.oom);
+    sim_program_free(&p);
+    o.batch = 4096;
+    assert_int_equal(mdl_build_program("resnet50", &o, NULL, &g, &p, &m, &err), SIM_EOOM);
+    assert_int_equal(p.n_ops, 0);
+    assert_true(m.oom && m.max_batch > 64 && m.max_batch < 4096);
+    assert_non_null(strstr(err.msg, "largest batch"));
+    assert_int_equal(mdl_build_program("nope", &o, NULL, &g, &p, &m, &err), SIM_ENOENT);
+    o.batch = 0;
+    assert_int_equal(mdl_build_program("resnet50", &o, NULL, &g, &p, &m, &err), SIM_EINVAL);
+}
+
+static void test_expand_rejects_bad_options(void **state)
+{
+    (void)state;
+    sim_err err;
+    mdl_options o = opts(8, SIM_PREC_FP32);
+    o.accum_steps = 0;
+    assert_int_equal(mdl_options_check(&o, &err), SIM_EINVAL);
+    assert_non_null(strstr(err.msg, "accumulation"));
+    o = opts(-1, SIM_PREC_FP32);
+    assert_int_equal(mdl_options_check(&o, &err), SIM_EINVAL);
+    o = opts(8, (sim_precision)99);
+    assert_int_equal(mdl_options_check(&o, &err), SIM_EINVAL);
+    mdl_optimizer opt;
+    assert_int_equal(mdl_optimizer_parse("adamw", &opt), SIM_OK);
+    assert_int_equal(opt, MDL_OPT_ADAMW);
+    assert_int_equal(mdl_optimizer_parse("lamb", &opt), SIM_EINVAL);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_expand_resnet50_gemm_counts),
+        cmocka_unit_test(test_expand_optimizer_implementations),
+        cmocka_unit_test(test_expand_amp_casts_and_grad_scaler),
+        cmocka_unit_test(test_expand_gradient_accumulation),
+        cmocka_unit_test(test_expand_checkpointing_recomputes_blocks),
+        cmocka_unit_test(test_expand_triplet_loss_three_kernels),
+        cmocka_unit_test(test_expand_attention_eager_vs_flash),
+        cmocka_unit_test(test_expand_program_for_engine),
+        cmocka_unit_test(test_expand_build_program_and_oom),
+        cmocka_unit_test(test_expand_rejects_bad_options),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

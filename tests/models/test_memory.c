@@ -1,0 +1,178 @@
+/* test_memory.c — the memory footprint: seed 004's orders of magnitude for a 7B model, the
+ * components of each precision/optimizer, checkpointing, and the largest-batch search. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "models/memory.h"
+#include "models/zoo.h"
+
+#include <math.h>
+#include <string.h>
+
+#define GIB 1073741824.0
+
+static mdl_memory estimate(const char *model, const mdl_options *o, double cap_gib)
+{
+    mdl_net net;
+    sim_err err;
+    if (mdl_zoo_build(model, &o->shape, &net, &err))
+        fail_msg("%s: %s", model, err.msg);
+    mdl_memory m;
+    if (mdl_memory_estimate(&net, o, cap_gib * GIB, &m, &err))
+        fail_msg("%s: %s", model, err.msg);
+    mdl_net_free(&net);
+    return m;
+}
+
+static mdl_options opts(int batch, sim_precision p, mdl_optimizer opt)
+{
+    mdl_options o;
+    mdl_options_defaults(&o);
+    o.batch = batch;
+    o.precision = p;
+    o.optimizer = opt;
+    return o;
+}
+
+/* Seed 004: "7B is about 14 GB in fp16 weights alone" = 6.74e9 x 2 B = 13.48e9 B. Exact up to
+ * the parameter count (tested exactly in test_zoo). */
+static void test_memory_llama7b_fp16_weights(void **state)
+{
+    (void)state;
+    mdl_options o = opts(1, SIM_PREC_BF16, MDL_OPT_ADAMW);
+    mdl_memory m = estimate("llama-7b", &o, 0);
+    assert_true(fabs(m.weights_bytes - 6738415616.0 * 2) < 1);
+    assert_true(m.weights_bytes > 13.4e9 && m.weights_bytes < 13.6e9);
+    /* Adam keeps two states like the parameters (here bf16): 4 B per parameter. */
+    assert_true(fabs(m.optimizer_bytes - 6738415616.0 * 4) < 1);
+}
+
+/* Seed 004: full Adam fine-tuning of a 7B model does not fit 24 GB in any precision, not even
+ * at batch 1 with short sequences and checkpointing; fp16/bf16 weights alone do fit. */
+static void test_memory_llama7b_adam_does_not_fit_24gb(void **state)
+{
+    (void)state;
+    const sim_precision precs[] = {SIM_PREC_FP32, SIM_PREC_AMP_BF16, SIM_PREC_BF16};
+    for (size_t i = 0; i < sizeof precs / sizeof precs[0]; i++) {
+        mdl_options o = opts(1, precs[i], MDL_OPT_ADAMW);
+        o.shape.seq = 256;
+        o.checkpointing = true;
+        mdl_memory m = estimate("llama-7b", &o, 24);
+        assert_true(m.oom);
+        assert_int_equal(m.max_batch, 0);
+        /* weights + grads + 2 Adam states >= 4 x the weights */
+        assert_true(m.peak_bytes > 4 * m.weights_bytes);
+    }
+    mdl_options o = opts(1, SIM_PREC_BF16, MDL_OPT_ADAMW);
+    mdl_memory m = estimate("llama-7b", &o, 80);
+    assert_true(m.weights_bytes < 24 * GIB);
+}
+
+/* Component sizes by precision and optimizer, per parameter: fp32 SGD 4+4+4, AMP Adam 4+2 (half
+ * copies)+4+8, pure half Adam 2+2+4. */
+static void test_memory_components_by_precision(void **state)
+{
+    (void)state;
+    double P = 25557032;
+    mdl_options o = opts(8, SIM_PREC_FP32, MDL_OPT_SGD);
+    mdl_memory m = estimate("resnet50", &o, 0);
+    assert_true(fabs(m.weights_bytes - 4 * P) < 1 && fabs(m.grads_bytes - 4 * P) < 1);
+    assert_true(fabs(m.optimizer_bytes - 4 * P) < 1 && m.weight_copies_bytes == 0);
+    o = opts(8, SIM_PREC_AMP_FP16, MDL_OPT_ADAMW);
+    m = estimate("resnet50", &o, 0);
+    assert_true(fabs(m.weight_copies_bytes - 2 * P) < 1 && fabs(m.optimizer_bytes - 8 * P) < 1);
+    o = opts(8, SIM_PREC_FP16, MDL_OPT_ADAMW);
+    m = estimate("resnet50", &o, 0);
+    assert_true(fabs(m.weights_bytes - 2 * P) < 1 && fabs(m.optimizer_bytes - 4 * P) < 1);
+    assert_true(m.context_bytes > 0 && m.workspace_bytes > 0 && m.fragmentation_bytes > 0);
+    assert_int_equal(m.max_batch, -1); /* no capacity given */
+}
+
+/* Activations are linear in the batch; halving the activation type (fp32 -> fp16) halves them
+ * for a CNN whose saved tensors are all activation-typed except max-pool indices. */
+static void test_memory_activations_scale(void **state)
+{
+    (void)state;
+    mdl_options o = opts(16, SIM_PREC_FP32, MDL_OPT_SGD);
+    mdl_memory a = estimate("resnet50", &o, 0);
+    o.batch = 64;
+    mdl_memory b = estimate("resnet50", &o, 0);
+    assert_true(fabs(b.activations_bytes - 4 * a.activations_bytes) < 1e-6 * b.activations_bytes);
+    o.precision = SIM_PREC_FP16;
+    mdl_memory h = estimate("resnet50", &o, 0);
+    double r = h.activations_bytes / b.activations_bytes;
+    assert_true(r > 0.5 && r < 0.56); /* indices (int64) do not shrink */
+}
+
+/* Checkpointing keeps segment inputs and one segment: far less for a deep transformer. */
+static void test_memory_checkpointing_saves_activations(void **state)
+{
+    (void)state;
+    mdl_options o = opts(8, SIM_PREC_AMP_BF16, MDL_OPT_ADAMW);
+    o.shape.seq = 512;
+    mdl_memory plain = estimate("gpt2", &o, 0);
+    o.checkpointing = true;
+    mdl_memory ck = estimate("gpt2", &o, 0);
+    assert_true(ck.activations_bytes < 0.6 * plain.activations_bytes);
+    o.ckpt_segments = 12; /* one layer per segment, as Hugging Face does */
+    mdl_memory per_layer = estimate("gpt2", &o, 0);
+    assert_true(per_layer.activations_bytes < plain.activations_bytes);
+    assert_true(per_layer.activations_bytes > 0);
+}
+
+/* The largest batch fits, one more does not, and it grows with capacity. */
+static void test_memory_max_batch_monotone(void **state)
+{
+    (void)state;
+    mdl_options o = opts(1, SIM_PREC_AMP_FP16, MDL_OPT_SGD);
+    int last = -1;
+    const double caps[] = {1, 4, 8, 16, 24, 40, 80};
+    for (size_t i = 0; i < sizeof caps / sizeof caps[0]; i++) {
+        mdl_memory m = estimate("resnet50", &o, caps[i]);
+        assert_true(m.max_batch >= last);
+        if (m.max_batch > 0) {
+            mdl_options f = o;
+            f.batch = m.max_batch;
+            assert_false(estimate("resnet50", &f, caps[i]).oom);
+            f.batch = m.max_batch + 1;
+            assert_true(estimate("resnet50", &f, caps[i]).oom);
+        }
+        last = m.max_batch;
+    }
+    assert_int_equal(estimate("resnet50", &o, 0.5).max_batch, 0); /* below the context */
+    assert_true(last > 400);
+}
+
+static void test_memory_verdict(void **state)
+{
+    (void)state;
+    mdl_options o = opts(512, SIM_PREC_FP32, MDL_OPT_SGD);
+    mdl_memory m = estimate("resnet50", &o, 16);
+    mdl_verdict v;
+    mdl_memory_verdict(&m, &v);
+    assert_true(v.oom);
+    assert_true(fabs(v.capacity_gb - 16) < 1e-9);
+    assert_true(v.peak_gb > 16);
+    assert_int_equal(v.max_batch, m.max_batch);
+    sim_gpu_desc g;
+    memset(&g, 0, sizeof g);
+    g.mem_gb = 24;
+    assert_true(mdl_gpu_capacity_bytes(&g) == 24 * GIB);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_memory_llama7b_fp16_weights),
+        cmocka_unit_test(test_memory_llama7b_adam_does_not_fit_24gb),
+        cmocka_unit_test(test_memory_components_by_precision),
+        cmocka_unit_test(test_memory_activations_scale),
+        cmocka_unit_test(test_memory_checkpointing_saves_activations),
+        cmocka_unit_test(test_memory_max_batch_monotone),
+        cmocka_unit_test(test_memory_verdict),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,217 @@
+/* test_zoo.c — the zoo's networks have the published parameter counts and forward MACs of the
+ * implementations they follow, shapes propagate, and bad names or shapes are clean errors. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "models/zoo.h"
+
+#include <math.h>
+#include <string.h>
+
+static double params_of(const char *name, const mdl_shape *s, double *macs)
+{
+    mdl_net net;
+    sim_err err;
+    int rc = mdl_zoo_build(name, s, &net, &err);
+    if (rc)
+        fail_msg("%s: %s", name, err.msg);
+    double p = mdl_net_params(&net);
+    if (macs)
+        *macs = mdl_net_fwd_macs(&net);
+    mdl_net_free(&net);
+    return p;
+}
+
+/* Parameter counts: exact figures of the reference implementations (torchvision model cards,
+ * Hugging Face configs). The layer lists are built to match them exactly, so the tolerance is
+ * 0.01 %; a miscounted bias or norm would move them by more. */
+static void check_params(const char *name, double expect)
+{
+    double p = params_of(name, NULL, NULL);
+    if (fabs(p - expect) > 1e-4 * expect)
+        fail_msg("%s: %.0f parameters, expected %.0f", name, p, expect);
+}
+
+static void test_zoo_param_counts_match_references(void **state)
+{
+    (void)state;
+    check_params("resnet18", 11689512);        /* torchvision: 11,689,512 */
+    check_params("resnet50", 25557032);        /* torchvision: 25,557,032 */
+    check_params("efficientnet_b0", 5288548);  /* torchvision: 5,288,548 */
+    check_params("vit_b_16", 86567656);        /* torchvision: 86,567,656 */
+    check_params("gpt2", 124439808);           /* HF gpt2: 124,439,808 (tied lm_head) */
+    check_params("llama-7b", 6738415616.0);    /* Llama-2-7B: 6,738,415,616 */
+    check_params("mlp", 784 * 512 + 512 + 512 * 512 + 512 + 512 * 10 + 10);
+    /* HF BertModel with pooler: 109,482,240 (base), 335,141,888 (large); our classifier adds
+     * Linear(hidden, 2). */
+    check_params("bert-base", 109482240 + 768 * 2 + 2);
+    check_params("bert-large", 335141888 + 1024 * 2 + 2);
+}
+
+/* Forward MACs at the default shape. torchvision's model cards quote "GFLOPS" that are
+ * multiply-accumulates of conv/linear layers: resnet50 4.09, resnet18 1.81, efficientnet_b0 0.39,
+ * vit_b_16 17.56. They are rounded to 2-3 digits, hence 1.5 % (0.39 is rounded to 2 digits:
+ * 2 %). */
+static void check_macs(const char *name, double expect, double rel)
+{
+    double macs;
+    params_of(name, NULL, &macs);
+    if (fabs(macs - expect) > rel * expect)
+        fail_msg("%s: %.4g forward MACs, expected %.4g", name, macs, expect);
+}
+
+static void test_zoo_forward_macs_match_model_cards(void **state)
+{
+    (void)state;
+    check_macs("resnet50", 4.09e9, 0.015);
+    check_macs("resnet18", 1.81e9, 0.015);
+    check_macs("vit_b_16", 17.56e9, 0.015);
+    check_macs("efficientnet_b0", 0.39e9, 0.02);
+}
+
+/* Transformer MACs follow the closed form: per token 12 h^2 per layer (qkv, out, 4h MLP x 2)
+ * plus attention 2 s h per layer (QK^T and PV). BERT-base at 128 tokens (h = 768, 12 layers),
+ * plus pooler and classifier. Exact up to float rounding. */
+static void test_zoo_bert_macs_closed_form(void **state)
+{
+    (void)state;
+    double h = 768, s = 128, L = 12;
+    double expect = L * (s * 12 * h * h + 2 * s * s * h) + h * h + h * 2;
+    double macs;
+    mdl_shape sh = {.seq = 128};
+    params_of("bert-base", &sh, &macs);
+    assert_true(fabs(macs - expect) < 1e-9 * expect);
+}
+
+/* Causal flash attention computes half of the score matrix: GPT-2's attention MACs are half of
+ * the non-causal closed form. */
+static void test_zoo_gpt2_causal_attention_counts_half(void **state)
+{
+    (void)state;
+    double h = 768, s = 1024, L = 12, vocab = 50257;
+    double expect = L * (s * 12 * h * h + 0.5 * 2 * s * s * h) + s * h * vocab;
+    double macs;
+    params_of("gpt2", NULL, &macs);
+    assert_true(fabs(macs - expect) < 1e-9 * expect);
+}
+
+/* Conv MACs scale with the pixel count: ResNet-50's conv MACs at 128x128 are exactly a quarter
+ * of those at 256x256 (both sizes halve evenly through all five strides); the fc layer (2048 x
+ * 1000 MACs) does not scale. */
+static void test_zoo_image_shape_scales_macs(void **state)
+{
+    (void)state;
+    double m224, m112;
+    mdl_shape s224 = {.h = 256, .w = 256}, s112 = {.h = 128, .w = 128};
+    params_of("resnet50", &s224, &m224);
+    params_of("resnet50", &s112, &m112);
+    double fc = 2048.0 * 1000;
+    assert_true(fabs((m112 - fc) - (m224 - fc) / 4) < 1);
+    /* A rectangular image is accepted. */
+    mdl_shape r = {.h = 160, .w = 320};
+    double mr;
+    params_of("resnet50", &r, &mr);
+    assert_true(mr > m112 && mr < m224 * 1.1);
+}
+
+static void test_zoo_unknown_model_lists_known(void **state)
+{
+    (void)state;
+    mdl_net net;
+    sim_err err;
+    assert_int_equal(mdl_zoo_build("resnet51", NULL, &net, &err), SIM_ENOENT);
+    assert_non_null(strstr(err.msg, "resnet51"));
+    assert_non_null(strstr(err.msg, "resnet50"));
+    mdl_net_free(&net);
+}
+
+static void test_zoo_bad_shapes_are_errors(void **state)
+{
+    (void)state;
+    mdl_net net;
+    sim_err err;
+    mdl_shape vit = {.h = 225, .w = 225};
+    assert_int_equal(mdl_zoo_build("vit_b_16", &vit, &net, &err), SIM_EINVAL);
+    assert_non_null(strstr(err.msg, "divisible"));
+    mdl_net_free(&net);
+    mdl_shape neg_img = {.h = -8, .w = 8};
+    assert_int_equal(mdl_zoo_build("resnet50", &neg_img, &net, &err), SIM_EINVAL);
+    mdl_net_free(&net);
+    mdl_shape huge = {.h = 10000, .w = 10000};
+    assert_int_equal(mdl_zoo_build("resnet50", &huge, &net, &err), SIM_EINVAL);
+    mdl_net_free(&net);
+    /* A window larger than the padded input is a builder error, not a crash. */
+    mdl_val x;
+    mdl_net_init(&net, "t", 3, 2, 2, MDL_DT_ACT32, &x);
+    mdl_val y = mdl_conv(&net, "c", x, 8, 7, 1, 0, 1, false);
+    assert_int_equal(net.error, SIM_EINVAL);
+    assert_true(y.t < 0);
+    mdl_bn(&net, "after", y); /* later calls are no-ops */
+    assert_int_equal(net.n_layers, 0);
+    mdl_net_free(&net);
+    mdl_shape long_seq = {.seq = 513};
+    assert_int_equal(mdl_zoo_build("bert-base", &long_seq, &net, &err), SIM_EINVAL);
+    assert_non_null(strstr(err.msg, "513"));
+    mdl_net_free(&net);
+    mdl_shape neg = {.features = -3};
+    assert_int_equal(mdl_zoo_build("mlp", &neg, &net, &err), SIM_EINVAL);
+    mdl_net_free(&net);
+}
+
+/* The seed-003 net: three encoder passes share one set of weights, and the loss is one layer. */
+static void test_zoo_contrastive_shares_encoder(void **state)
+{
+    (void)state;
+    mdl_net net;
+    sim_err err;
+    mdl_shape s = {.features = 256};
+    assert_int_equal(mdl_zoo_build("contrastive-triplet", &s, &net, &err), SIM_OK);
+    int linears = 0, shared = 0, losses = 0;
+    for (int i = 0; i < net.n_layers; i++) {
+        linears += net.layers[i].kind == MDL_L_LINEAR;
+        shared += net.layers[i].shares >= 0;
+        losses += net.layers[i].kind == MDL_L_LOSS_TRIPLET;
+    }
+    assert_int_equal(linears, 9);
+    assert_int_equal(shared, 6);
+    assert_int_equal(losses, 1);
+    assert_true(fabs(mdl_net_params(&net) - (256.0 * 512 + 512 + 512 * 256 + 256 + 256 * 128 + 128)) < 0.5);
+    mdl_net_free(&net);
+}
+
+/* Every model builds at its defaults and has blocks to checkpoint where it has repeated units. */
+static void test_zoo_every_entry_builds(void **state)
+{
+    (void)state;
+    assert_true(mdl_zoo_count() >= 10);
+    for (size_t i = 0; i < mdl_zoo_count(); i++) {
+        const mdl_zoo_entry *e = mdl_zoo_at(i);
+        mdl_net net;
+        sim_err err;
+        assert_int_equal(mdl_zoo_build(e->name, NULL, &net, &err), SIM_OK);
+        assert_true(net.n_layers > 3);
+        assert_true(mdl_net_params(&net) > 0);
+        assert_ptr_equal(mdl_zoo_find(e->name), e);
+        mdl_net_free(&net);
+    }
+    assert_null(mdl_zoo_at(mdl_zoo_count()));
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_zoo_param_counts_match_references),
+        cmocka_unit_test(test_zoo_forward_macs_match_model_cards),
+        cmocka_unit_test(test_zoo_bert_macs_closed_form),
+        cmocka_unit_test(test_zoo_gpt2_causal_attention_counts_half),
+        cmocka_unit_test(test_zoo_image_shape_scales_macs),
+        cmocka_unit_test(test_zoo_unknown_model_lists_known),
+        cmocka_unit_test(test_zoo_bad_shapes_are_errors),
+        cmocka_unit_test(test_zoo_contrastive_shares_encoder),
+        cmocka_unit_test(test_zoo_every_entry_builds),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
