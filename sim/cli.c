@@ -1,10 +1,14 @@
 /* cli.c — subcommand table and top-level options of the epochsim command line. */
 #include "sim/cli.h"
 
+#include "traces/cmd.h"
+
 #include <stdlib.h>
 #include <string.h>
 
 static const sim_cli_command commands[] = {
+    {"import", trc_cmd_import, "convert a PyTorch profiler (Kineto) trace into a native trace"},
+    {"trace", trc_cmd_trace, "show a native trace's header and per-step summary"},
     {0},
 };
 
