@@ -1081,22 +1081,37 @@ static int cmp_corr(const void *x, const void *y)
     return a->corr < b->corr ? -1 : a->corr > b->corr;
 }
 
-static const imp *sort_ctx;
-static int cmp_gpu_by_rt(const void *x, const void *y)
+/* Sort keys for GPU activities (sorted as small key structs, not through a global). */
+typedef struct gpu_key {
+    int64_t a, b; /* (linked runtime, start) or (start, 0) */
+    int32_t i;
+} gpu_key;
+
+static int cmp_gpu_key(const void *x, const void *y)
 {
-    const ev_gpu *a = &sort_ctx->gpu.v[*(const int32_t *)x], *b = &sort_ctx->gpu.v[*(const int32_t *)y];
-    if (a->rt != b->rt)
-        return a->rt < b->rt ? -1 : 1;
-    if (a->ts != b->ts)
-        return a->ts < b->ts ? -1 : 1;
-    return *(const int32_t *)x - *(const int32_t *)y;
+    const gpu_key *p = x, *q = y;
+    if (p->a != q->a)
+        return p->a < q->a ? -1 : 1;
+    if (p->b != q->b)
+        return p->b < q->b ? -1 : 1;
+    return p->i < q->i ? -1 : p->i > q->i;
 }
-static int cmp_gpu_by_ts(const void *x, const void *y)
+
+/* GPU indices ordered by (linked runtime, start) when by_rt, else by start. */
+static int order_gpu(const imp *m, int by_rt, int32_t *out)
 {
-    const ev_gpu *a = &sort_ctx->gpu.v[*(const int32_t *)x], *b = &sort_ctx->gpu.v[*(const int32_t *)y];
-    if (a->ts != b->ts)
-        return a->ts < b->ts ? -1 : 1;
-    return *(const int32_t *)x - *(const int32_t *)y;
+    gpu_key *k = malloc((m->gpu.n ? m->gpu.n : 1) * sizeof *k);
+    if (!k)
+        return SIM_ENOMEM;
+    for (size_t i = 0; i < m->gpu.n; i++) {
+        const ev_gpu *g = &m->gpu.v[i];
+        k[i] = by_rt ? (gpu_key){g->rt, g->ts, (int32_t)i} : (gpu_key){g->ts, 0, (int32_t)i};
+    }
+    qsort(k, m->gpu.n, sizeof *k, cmp_gpu_key);
+    for (size_t i = 0; i < m->gpu.n; i++)
+        out[i] = k[i].i;
+    free(k);
+    return SIM_OK;
 }
 
 /* Step containing time t; -1 if none (steps are sorted and do not overlap). */
@@ -1275,10 +1290,8 @@ static int link_events(imp *m, sim_err *err, const char *path)
             g->rt = cx[lo].rt;
     }
     free(cx);
-    for (size_t i = 0; i < m->gpu.n; i++)
-        m->gpu_by_rt[i] = (int32_t)i;
-    sort_ctx = m;
-    qsort(m->gpu_by_rt, m->gpu.n, sizeof *m->gpu_by_rt, cmp_gpu_by_rt);
+    if (order_gpu(m, 1, m->gpu_by_rt))
+        return sim_err_set(err, SIM_ENOMEM, path, 0, 0, "out of memory");
     for (size_t i = 0; i < m->rt.n; i++)
         m->rt.v[i].first_gpu = -1;
     for (size_t i = 0; i < m->gpu.n; i++) {
@@ -1299,10 +1312,10 @@ static int flag_warmup(imp *m, trc_kineto_summary *sum, sim_err *err, const char
     int32_t *by_ts = malloc((m->gpu.n ? m->gpu.n : 1) * sizeof *by_ts);
     if (!by_ts)
         return sim_err_set(err, SIM_ENOMEM, path, 0, 0, "out of memory");
-    for (size_t i = 0; i < m->gpu.n; i++)
-        by_ts[i] = (int32_t)i;
-    sort_ctx = m;
-    qsort(by_ts, m->gpu.n, sizeof *by_ts, cmp_gpu_by_ts);
+    if (order_gpu(m, 0, by_ts)) {
+        free(by_ts);
+        return sim_err_set(err, SIM_ENOMEM, path, 0, 0, "out of memory");
+    }
     int64_t busy_until = INT64_MIN;
     for (size_t i = 0; i < m->gpu.n; i++) {
         const ev_gpu *g = &m->gpu.v[by_ts[i]];

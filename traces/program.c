@@ -24,6 +24,31 @@ void trc_program_opts_init(trc_program_opts *o)
     o->pick = TRC_PICK_MEDIAN;
 }
 
+void trc_program_info_free(trc_program_info *info)
+{
+    if (!info)
+        return;
+    free(info->extra);
+    info->extra = NULL;
+}
+
+/* Appends x at index `at` of a growing array kept the size of the program. */
+static int put_extra(trc_op_extra **v, size_t *cap, size_t at, const trc_op_extra *x)
+{
+    if (at >= *cap) {
+        size_t c = *cap ? 2 * *cap : 256;
+        while (c <= at)
+            c *= 2;
+        trc_op_extra *p = realloc(*v, c * sizeof *p);
+        if (!p)
+            return SIM_ENOMEM;
+        *v = p;
+        *cap = c;
+    }
+    (*v)[at] = *x;
+    return SIM_OK;
+}
+
 static int cmp_i64(const void *x, const void *y)
 {
     int64_t a = *(const int64_t *)x, b = *(const int64_t *)y;
@@ -51,8 +76,12 @@ static int64_t median_launch(const trc_step *s)
 }
 
 int trc_step_to_program(const trc_step *s, int gpu_sms, int64_t launch_cap_ns, sim_program *out,
-                        trc_program_info *info)
+                        trc_program_info *info, trc_op_extra **extra)
 {
+    trc_op_extra *xv = NULL;
+    size_t xcap = 0;
+    size_t first_op = out->n_ops;
+    trc_op_extra x;
     int64_t launch = median_launch(s);
     int64_t cap = launch_cap_ns > 0 ? launch_cap_ns : LAUNCH_CAP_MULT * launch;
     if (launch_cap_ns <= 0 && cap < LAUNCH_CAP_MIN_NS)
@@ -76,6 +105,7 @@ int trc_step_to_program(const trc_step *s, int gpu_sms, int64_t launch_cap_ns, s
         memset(&op, 0, sizeof op);
         op.sm_fraction = 1.0f;
         int emit = 1;
+        x = (trc_op_extra){0, 0, r->gpu_dur_ns, r->stream, (int32_t)i};
         switch (r->kind) {
         case TRC_REC_WAIT:
             wait += own_span;
@@ -118,6 +148,10 @@ int trc_step_to_program(const trc_step *s, int gpu_sms, int64_t launch_cap_ns, s
                 if (r->kind == TRC_REC_KERNEL && r->blocks > 0 && gpu_sms > 0 &&
                     r->blocks < gpu_sms)
                     op.sm_fraction = (float)r->blocks / (float)gpu_sms;
+                if (r->kind == TRC_REC_KERNEL) {
+                    x.flops = r->flops;
+                    x.blocks = r->blocks;
+                }
             }
             break;
         }
@@ -126,8 +160,9 @@ int trc_step_to_program(const trc_step *s, int gpu_sms, int64_t launch_cap_ns, s
             continue;
         op.dispatch_ns = pending;
         pending = 0;
-        if (sim_program_push(out, &op))
-            return SIM_ENOMEM;
+        if (sim_program_push(out, &op) ||
+            (extra && put_extra(&xv, &xcap, out->n_ops - 1 - first_op, &x)))
+            goto nomem;
     }
     /* CPU work after the last action (optimizer bookkeeping, the Python loop) */
     if (s->dur_ns > cursor)
@@ -138,13 +173,15 @@ int trc_step_to_program(const trc_step *s, int gpu_sms, int64_t launch_cap_ns, s
         op.kind = SIM_OP_CPU;
         op.dispatch_ns = pending;
         op.sm_fraction = 1.0f;
-        if (sim_program_push(out, &op))
-            return SIM_ENOMEM;
+        x = (trc_op_extra){0, 0, -1, -1, -1};
+        if (sim_program_push(out, &op) ||
+            (extra && put_extra(&xv, &xcap, out->n_ops - 1 - first_op, &x)))
+            goto nomem;
     }
     if (info) {
         trc_step_stat st;
         if (trc_step_stats(s, &st))
-            return SIM_ENOMEM;
+            goto nomem;
         info->step_index = s->index;
         info->step_ns = s->dur_ns;
         info->gpu_busy_ns = st.gpu_busy_ns;
@@ -160,12 +197,21 @@ int trc_step_to_program(const trc_step *s, int gpu_sms, int64_t launch_cap_ns, s
         info->collective_gpu_ns = coll_gpu;
         info->kernels = sim_program_kernels(out);
     }
+    if (extra) {
+        if (!xv && !(xv = malloc(sizeof *xv)))
+            goto nomem;
+        *extra = xv;
+    }
     return SIM_OK;
+nomem:
+    free(xv);
+    return SIM_ENOMEM;
 }
 
 typedef struct held {
     sim_program prog;
     trc_program_info info;
+    trc_op_extra *extra;
 } held;
 
 static void fill_header_info(trc_program_info *info, const trc_header *h)
@@ -203,7 +249,8 @@ int trc_trace_to_program(trc_reader *r, const trc_program_opts *opts, sim_progra
             hs = p;
         }
         memset(&hs[n], 0, sizeof hs[n]);
-        if (trc_step_to_program(s, h->gpu_sms, 0, &hs[n].prog, &hs[n].info)) {
+        if (trc_step_to_program(s, h->gpu_sms, 0, &hs[n].prog, &hs[n].info,
+                                opts->extras ? &hs[n].extra : NULL)) {
             sim_program_free(&hs[n].prog);
             rc = sim_err_set(err, SIM_ENOMEM, NULL, 0, 0, "out of memory");
             goto done;
@@ -243,8 +290,11 @@ int trc_trace_to_program(trc_reader *r, const trc_program_opts *opts, sim_progra
             }
         *out = hs[pick].prog;
         memset(&hs[pick].prog, 0, sizeof hs[pick].prog);
-        if (info)
+        if (info) {
             *info = hs[pick].info;
+            info->extra = hs[pick].extra;
+            hs[pick].extra = NULL;
+        }
     } else {
         /* all steps must have the same op sequence to be averaged position by position */
         for (size_t i = 1; i < n; i++) {
@@ -275,6 +325,15 @@ int trc_trace_to_program(trc_reader *r, const trc_program_opts *opts, sim_progra
             p->ops[k].gpu_ns = (int64_t)(g / (double)n + 0.5);
             p->ops[k].bytes = by / (double)n;
             p->ops[k].sm_fraction = (float)(sm / (double)n);
+            if (hs[0].extra) {
+                double fl = 0, rg = 0;
+                for (size_t i = 0; i < n; i++) {
+                    fl += hs[i].extra[k].flops;
+                    rg += (double)hs[i].extra[k].recorded_gpu_ns;
+                }
+                hs[0].extra[k].flops = fl / (double)n;
+                hs[0].extra[k].recorded_gpu_ns = (int64_t)(rg / (double)n + 0.5);
+            }
         }
         if (info) {
             trc_program_info m = hs[0].info;
@@ -297,6 +356,8 @@ int trc_trace_to_program(trc_reader *r, const trc_program_opts *opts, sim_progra
 #undef MEAN
             m.step_index = -1;
             m.dispatch_ns = sim_program_dispatch_ns(p);
+            m.extra = hs[0].extra;
+            hs[0].extra = NULL;
             *info = m;
         }
         *out = *p;
@@ -311,8 +372,10 @@ int trc_trace_to_program(trc_reader *r, const trc_program_opts *opts, sim_progra
     }
     rc = SIM_OK;
 done:
-    for (size_t i = 0; i < n; i++)
+    for (size_t i = 0; i < n; i++) {
         sim_program_free(&hs[i].prog);
+        free(hs[i].extra);
+    }
     free(hs);
     return rc;
 }

@@ -23,7 +23,19 @@ typedef enum trc_pick {
 typedef struct trc_program_opts {
     int pick;           /* trc_pick */
     int64_t step_index; /* TRC_PICK_INDEX */
+    int extras;         /* 1: also fill trc_program_info.extra */
 } trc_program_opts;
+
+/* What sim_op does not carry but a what-if needs, one per op of the program (same index):
+ * FLOPs to rescale a kernel by its roofline on another GPU, the recorded duration of a
+ * collective, the stream, and where the op came from. */
+typedef struct trc_op_extra {
+    double flops;           /* KERNEL: FLOPs derived from shapes; 0 = unknown */
+    int64_t blocks;         /* KERNEL: thread blocks; 0 = unknown */
+    int64_t recorded_gpu_ns; /* GPU time recorded for it (kernels, copies, collectives); -1 none */
+    int32_t stream;         /* CUDA stream it ran on; -1 none */
+    int32_t record;         /* index of its record in the step; -1 for the closing SIM_OP_CPU */
+} trc_op_extra;
 
 /* What the engine needs beside the program, and what was left out of it. Times are ns on the
  * source machine; "the step" is the step picked (means over steps for TRC_PICK_MEAN). */
@@ -51,9 +63,13 @@ typedef struct trc_program_info {
     int collectives;            /* collectives in the step (SIM_OP_ALLREDUCE ops) */
     int64_t collective_gpu_ns;  /* their recorded GPU time (the program does not carry it) */
     size_t kernels;             /* SIM_OP_KERNEL ops (kernels, memsets, device copies) */
+    trc_op_extra *extra;        /* with opts.extras: one per op; owned, see trc_program_info_free */
 } trc_program_info;
 
 void trc_program_opts_init(trc_program_opts *o);
+
+/* Frees info->extra (the rest of info is plain values). */
+void trc_program_info_free(trc_program_info *info);
 
 /* Reads the remaining steps of an open reader (opened with trc_reader_open, no step read yet)
  * and fills `out` (which must be zeroed or freshly sim_program_free'd; the caller owns its ops)
@@ -67,10 +83,11 @@ int trc_trace_to_program(trc_reader *r, const trc_program_opts *opts, sim_progra
 int trc_trace_file_to_program(const char *path, const trc_program_opts *opts, sim_program *out,
                               trc_program_info *info, sim_err *err);
 
-/* Converts one step (the core of the above): the program of `s` and its figures in `info`
- * (the header fields of info are left alone). `launch_cap_ns` <= 0 derives the cap from the
- * step's own launches (FORMAT.md, "Replay"). */
+/* Converts one step (the core of the above): appends the program of `s` to `out` and puts its
+ * figures in `info` (may be NULL; its header fields are left alone). `launch_cap_ns` <= 0 derives
+ * the cap from the step's own launches (FORMAT.md, "Replay"). With `extra` not NULL, *extra
+ * receives a malloc'd array parallel to out->ops (the caller frees it). */
 int trc_step_to_program(const trc_step *s, int gpu_sms, int64_t launch_cap_ns, sim_program *out,
-                        trc_program_info *info);
+                        trc_program_info *info, trc_op_extra **extra);
 
 #endif

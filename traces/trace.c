@@ -7,6 +7,7 @@
 #include "sim/workload.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <msgpack.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -245,15 +246,21 @@ int trc_writer_open(const char *path, const trc_header *h, trc_writer **out, sim
     msgpack_sbuffer_init(&w->payload);
     size_t n = strlen(path);
     w->path = strdup(path);
-    w->tmp_path = malloc(n + 16);
+    w->tmp_path = malloc(n + 32);
     if (!w->path || !w->tmp_path) {
         trc_writer_abort(w);
         return sim_err_set(err, SIM_ENOMEM, path, 0, 0, "out of memory");
     }
-    snprintf(w->tmp_path, n + 16, "%s.tmp.XXXXXX", path);
-    int fd = mkstemp(w->tmp_path);
+    /* a fresh name beside the target (O_EXCL), created with the usual 0666 & ~umask */
+    int fd = -1, e = 0;
+    for (unsigned k = 0; k < 100 && fd < 0; k++) {
+        snprintf(w->tmp_path, n + 32, "%s.tmp.%ld.%u", path, (long)getpid(), k);
+        fd = open(w->tmp_path, O_WRONLY | O_CREAT | O_EXCL, 0666);
+        e = errno;
+        if (fd < 0 && e != EEXIST)
+            break;
+    }
     if (fd < 0) {
-        int e = errno;
         free(w->tmp_path);
         w->tmp_path = NULL;
         trc_writer_abort(w);
@@ -262,7 +269,7 @@ int trc_writer_open(const char *path, const trc_header *h, trc_writer **out, sim
     }
     w->f = fdopen(fd, "wb");
     if (!w->f) {
-        int e = errno;
+        e = errno;
         close(fd);
         trc_writer_abort(w);
         return sim_err_set(err, SIM_EIO, path, 0, 0, "cannot open the trace file: %s",

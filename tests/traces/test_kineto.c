@@ -400,7 +400,7 @@ static void check_program_identity(const steps *s)
         memset(&p, 0, sizeof p);
         trc_program_info info;
         memset(&info, 0, sizeof info);
-        assert_int_equal(trc_step_to_program(&s->v[i], s->h.gpu_sms, 0, &p, &info), 0);
+        assert_int_equal(trc_step_to_program(&s->v[i], s->h.gpu_sms, 0, &p, &info, NULL), 0);
         int64_t accounted = info.dispatch_ns + info.data_wait_ns + info.sync_ns + info.blocked_ns;
         assert_true(accounted >= s->v[i].dur_ns);
         /* only records that run past the step's end can add to it; none do by more than 1 ms

@@ -13,6 +13,7 @@
 #include "traces/trace.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -72,7 +73,7 @@ static void test_program_dispatch_and_left_out(void **state)
     memset(&p, 0, sizeof p);
     trc_program_info info;
     memset(&info, 0, sizeof info);
-    assert_int_equal(trc_step_to_program(&s, 80, 0, &p, &info), 0);
+    assert_int_equal(trc_step_to_program(&s, 80, 0, &p, &info, NULL), 0);
     /* median launch 10 us -> cap max(40, 20) = 40 us */
     assert_int_equal(info.launch_ns, 10000);
     assert_int_equal(info.launch_cap_ns, 40000);
@@ -132,7 +133,16 @@ static void test_program_op_kinds(void **state)
     sim_program p;
     memset(&p, 0, sizeof p);
     trc_program_info info;
-    assert_int_equal(trc_step_to_program(&s, 108, 0, &p, &info), 0);
+    trc_op_extra *x = NULL;
+    assert_int_equal(trc_step_to_program(&s, 108, 0, &p, &info, &x), 0);
+    assert_non_null(x);
+    /* what sim_op cannot carry: the collective's recorded NCCL time, streams, record indices */
+    assert_int_equal(x[3].recorded_gpu_ns, 800000);
+    assert_int_equal(x[3].stream, 7);
+    assert_int_equal(x[3].record, 3);
+    assert_int_equal(x[0].recorded_gpu_ns, -1); /* the D2H copy had no GPU span */
+    assert_int_equal(x[5].record, -1);          /* the closing CPU op */
+    free(x);
     assert_int_equal(p.n_ops, 6);
     assert_int_equal(p.ops[0].kind, SIM_OP_MEMCPY_D2H);
     assert_int_equal(p.ops[1].kind, SIM_OP_KERNEL); /* device copy: a memory kernel */
@@ -228,7 +238,14 @@ static void test_program_picks(void **state)
 
     /* mean: kernel 0 averages 100, 110, 120, 130 us; the second launch's gap 20..23 us */
     o.pick = TRC_PICK_MEAN;
+    o.extras = 1;
     assert_int_equal(trc_trace_file_to_program(path, &o, &p, &info, &err), 0);
+    assert_non_null(info.extra);
+    assert_true(info.extra[0].flops == 1e6);
+    assert_int_equal(info.extra[0].blocks, 50);
+    assert_int_equal(info.extra[0].recorded_gpu_ns, 115000);
+    trc_program_info_free(&info);
+    assert_null(info.extra);
     assert_int_equal(info.step_index, -1);
     assert_int_equal(info.step_ns, 1050000);
     assert_int_equal(p.ops[0].gpu_ns, 115000);
