@@ -4,6 +4,7 @@
 #include "models/cli_model.h"
 #include "sim/hw_cli.h"
 #include "sim/run_cli.h"
+#include "traces/cmd.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +13,8 @@ static const sim_cli_command commands[] = {
     {"run", sim_run_cli, "simulate one experiment (default: the built-in scenario)"},
     {"hw", sim_hw_cli, "list and show the hardware catalog (GPUs, CPUs, storage, links, systems)"},
     {"model", mdl_cli_model, "model zoo: parameters, FLOPs, kernels and memory of a training step"},
+    {"import", trc_cmd_import, "convert a PyTorch profiler (Kineto) trace into a native trace"},
+    {"trace", trc_cmd_trace, "show a native trace's header and per-step summary"},
     {0},
 };
 

@@ -7,6 +7,7 @@
 #include "sim/workload.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <msgpack.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -245,15 +246,21 @@ int trc_writer_open(const char *path, const trc_header *h, trc_writer **out, sim
     msgpack_sbuffer_init(&w->payload);
     size_t n = strlen(path);
     w->path = strdup(path);
-    w->tmp_path = malloc(n + 16);
+    w->tmp_path = malloc(n + 32);
     if (!w->path || !w->tmp_path) {
         trc_writer_abort(w);
         return sim_err_set(err, SIM_ENOMEM, path, 0, 0, "out of memory");
     }
-    snprintf(w->tmp_path, n + 16, "%s.tmp.XXXXXX", path);
-    int fd = mkstemp(w->tmp_path);
+    /* a fresh name beside the target (O_EXCL), created with the usual 0666 & ~umask */
+    int fd = -1, e = 0;
+    for (unsigned k = 0; k < 100 && fd < 0; k++) {
+        snprintf(w->tmp_path, n + 32, "%s.tmp.%ld.%u", path, (long)getpid(), k);
+        fd = open(w->tmp_path, O_WRONLY | O_CREAT | O_EXCL, 0666);
+        e = errno;
+        if (fd < 0 && e != EEXIST)
+            break;
+    }
     if (fd < 0) {
-        int e = errno;
         free(w->tmp_path);
         w->tmp_path = NULL;
         trc_writer_abort(w);
@@ -262,7 +269,7 @@ int trc_writer_open(const char *path, const trc_header *h, trc_writer **out, sim
     }
     w->f = fdopen(fd, "wb");
     if (!w->f) {
-        int e = errno;
+        e = errno;
         close(fd);
         trc_writer_abort(w);
         return sim_err_set(err, SIM_EIO, path, 0, 0, "cannot open the trace file: %s",
@@ -562,6 +569,8 @@ struct trc_reader {
     long long steps_read;
     long long records_read;
     int done; /* the end frame was read */
+    char *name_buf;
+    size_t name_cap;
 };
 
 /* Reads the next top-level object into r->top. Returns 1, 0 at a clean end of file, or an error. */
@@ -1032,13 +1041,24 @@ static int parse_step(trc_reader *r, const msgpack_object *m, long long at, sim_
         return sim_err_set_offset(err, SIM_EFORMAT, r->path, at,
                                   "bad step %lld: 'names' and 'records' must be lists",
                                   (long long)s->index);
-    char buf[4096];
     for (uint32_t i = 0; i < names->via.array.size; i++) {
-        if (!obj_str(&names->via.array.ptr[i], buf, sizeof buf))
+        const msgpack_object *o = &names->via.array.ptr[i];
+        if (o->type != MSGPACK_OBJECT_STR)
             return sim_err_set_offset(err, SIM_EFORMAT, r->path, at,
                                       "bad step %lld: name %u is not a string",
                                       (long long)s->index, i);
-        if (trc_step_add_name(s, buf) < 0)
+        /* names of any length (templated kernel names run to kilobytes) */
+        if (o->via.str.size + 1 > r->name_cap) {
+            size_t cap = 2 * (o->via.str.size + 1);
+            char *p = realloc(r->name_buf, cap);
+            if (!p)
+                return sim_err_set_offset(err, SIM_ENOMEM, r->path, at, "out of memory");
+            r->name_buf = p;
+            r->name_cap = cap;
+        }
+        memcpy(r->name_buf, o->via.str.ptr, o->via.str.size);
+        r->name_buf[o->via.str.size] = 0;
+        if (trc_step_add_name(s, r->name_buf) < 0)
             return sim_err_set_offset(err, SIM_ENOMEM, r->path, at, "out of memory");
     }
     for (uint32_t i = 0; i < recs->via.array.size; i++) {
@@ -1107,6 +1127,7 @@ void trc_reader_close(trc_reader *r)
     msgpack_unpacked_destroy(&r->payload);
     msgpack_unpacker_destroy(&r->up);
     trc_step_free(&r->step);
+    free(r->name_buf);
     free(r->path);
     free(r);
 }

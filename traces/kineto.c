@@ -1,0 +1,2132 @@
+/* kineto.c — PyTorch profiler (Kineto) JSON to native trace (see kineto.h, FORMAT.md).
+ * Pass 1 streams the JSON through yajl callbacks into compact per-event structs (CPU ops and
+ * annotations, CUDA runtime calls, GPU activities); nothing else of the document is kept.
+ * Pass 2 links runtime calls to GPU activities by correlation id, nests CPU events per thread,
+ * cuts ProfilerStep#N windows, applies the warm-up rules and writes one native step at a time. */
+#include "traces/kineto.h"
+
+#include "sim/workload.h"
+#include "traces/kclass.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <yajl/yajl_parse.h>
+#include <zlib.h>
+
+#define MAX_IN 16          /* op inputs kept per event */
+#define MAX_DEPTH 64       /* JSON nesting tracked; deeper containers are skipped */
+#define READ_BYTES (256 * 1024)
+/* Rule W1 (FORMAT.md): a GPU activity that starts this long after its launch while no recorded
+ * GPU work runs was held up by work the profiler did not record. The largest such delay in the
+ * steady steps of the five validation traces is 1.3 ms (trace 2, step 9, a pageable copy); the
+ * profiler warm-up step of trace 2 shows 36 ms. */
+#define HELD_NS 5000000LL
+/* How far ahead (events on the thread) a forward conv looks for the op consuming its output. */
+#define CONV_LOOKAHEAD 200
+
+enum cat { CAT_NONE, CAT_CPU_OP, CAT_ANNOT, CAT_RUNTIME, CAT_KERNEL, CAT_MEMCPY, CAT_MEMSET, CAT_TRACE };
+enum rtk { RT_OTHER, RT_LAUNCH, RT_MEMCPY, RT_MEMSET, RT_SYNC };
+enum gk { G_KERNEL, G_MEMCPY, G_MEMSET };
+enum dt { DT_OTHER, DT_FLOAT, DT_HALF, DT_BF16 };
+
+typedef struct ev_cpu {
+    int64_t ts, dur, pid, tid; /* ns */
+    int32_t name;
+    int32_t parent;  /* innermost enclosing CPU event on the same thread; -1 none */
+    int32_t step;    /* index into the steps; -1 outside */
+    int32_t seq;     /* order in the file, for stable sorting */
+    uint8_t annot;   /* a user annotation / record_function scope, not an op */
+    uint8_t dtype0;  /* enum dt of the first tensor input */
+    int8_t in0_ndim; /* dims of the first input, -1 none */
+    uint8_t has_dims;
+    int32_t group_size;     /* record_param_comms "Group size" */
+    double coll_bytes;      /* record_param_comms: message bytes */
+    double in0_bytes;       /* bytes of the first tensor input */
+    int64_t in0[4];
+    trc_cost cost;
+} ev_cpu;
+
+typedef struct ev_rt {
+    int64_t ts, dur, pid, tid, corr;
+    int32_t name;
+    uint8_t kind; /* enum rtk */
+    uint8_t sync; /* trc_sync_kind */
+    int32_t first_gpu, n_gpu; /* range in imp.gpu_by_rt */
+    int32_t step;
+    int32_t cpu; /* innermost enclosing CPU event; -1 none */
+} ev_rt;
+
+typedef struct ev_gpu {
+    int64_t ts, dur, corr, bytes, blocks;
+    int32_t name, stream, device;
+    int32_t rt; /* linked runtime call; -1 none */
+    uint8_t kind; /* enum gk */
+    uint8_t dir;  /* trc_memcpy_dir */
+    int8_t pinned;
+} ev_gpu;
+
+typedef struct ev_step {
+    int64_t ts, dur, pid, tid, index;
+    int flag; /* -1 kept, else trc_drop_reason */
+} ev_step;
+
+typedef struct thread_range {
+    int64_t pid, tid;
+    size_t begin, end; /* range in imp.cpu */
+    int ordinal;       /* record thread number; -1 = not included */
+} thread_range;
+
+typedef struct devprop {
+    int64_t id, sms, cc_major, cc_minor, mem;
+    char name[TRC_STR_MAX];
+} devprop;
+
+/* Growable arrays of the event structs. */
+#define VEC(T)                                                                                     \
+    struct {                                                                                       \
+        T *v;                                                                                      \
+        size_t n, cap;                                                                             \
+    }
+
+typedef enum ctx {
+    C_ROOT, C_EVENTS, C_EVENT, C_ARGS, C_DIMS, C_DIM_ITEM, C_DIM_NESTED, C_TYPES, C_GRID,
+    C_DEVS, C_DEV, C_DIST, C_SKIP
+} pctx;
+
+typedef enum key {
+    K_NONE, K_TRACE_EVENTS, K_DEVPROPS, K_DISTINFO, K_PH, K_CAT, K_NAME, K_PID, K_TID, K_TS, K_DUR,
+    K_ARGS, K_CORR, K_STREAM, K_DEVICE, K_BYTES, K_GRID, K_DIMS, K_TYPES, K_COLL_NAME, K_DTYPE,
+    K_IN_NELEMS, K_GROUP_SIZE, K_ID, K_NUMSMS, K_CCMAJ, K_CCMIN, K_MEM, K_RANK, K_WORLD
+} pkey;
+
+typedef struct frame {
+    uint8_t ctx;
+    uint8_t key; /* maps: the key whose value comes next */
+} frame;
+
+/* The event being parsed. */
+typedef struct scratch {
+    char ph[4];
+    int cat;
+    char *name;
+    size_t name_len, name_cap;
+    int64_t pid, tid;
+    int pid_is_str;
+    int64_t ts, dur;
+    int has_ts, has_dur;
+    int64_t corr, stream, device, bytes;
+    int has_corr, has_stream, has_device;
+    int64_t grid[3];
+    int n_grid;
+    trc_tensor in[MAX_IN];
+    int n_in;
+    int dims_seen;
+    uint8_t dtype[MAX_IN];
+    int elem[MAX_IN];
+    int n_types;
+    char coll_name[48];
+    char coll_dtype[32];
+    int64_t in_nelems, group_size;
+    int64_t tid_stream; /* "stream 7" */
+} scratch;
+
+typedef struct imp {
+    /* parse state */
+    frame st[MAX_DEPTH];
+    int depth; /* number of open containers */
+    scratch ev;
+    devprop dev;
+    int schema_old, schema_new;
+    int64_t events;
+    int64_t trace_ts, trace_dur;
+    int has_trace_span;
+    int64_t min_ts;
+    int saw_trace_events;
+    int saw_dims, saw_grid;
+    int world_size, rank;
+    int fatal; /* a callback failed: out of memory */
+    /* interned names */
+    char **names;
+    size_t n_names, cap_names;
+    int32_t *hash; /* open addressing over names, -1 empty */
+    size_t hash_cap;
+    /* events */
+    VEC(ev_cpu) cpu;
+    VEC(ev_rt) rt;
+    VEC(ev_gpu) gpu;
+    VEC(ev_step) steps;
+    VEC(devprop) devs;
+    /* pass 2 */
+    int32_t *gpu_by_rt;    /* GPU indices ordered by linked runtime */
+    thread_range *thr;
+    size_t n_thr;
+    int64_t main_pid, main_tid;
+    uint8_t *cpu_flags;
+    int8_t *unit_of_name;  /* -1 = not classified yet */
+    int32_t *local_name;   /* global name id -> index in the step being built */
+} imp;
+
+enum { F_WAIT = 1, F_IN_WAIT = 2, F_LOADER = 4, F_IN_LOADER = 8, F_NCCL = 16, F_IN_NCCL = 32,
+       F_OP_ANCESTOR = 64 };
+
+#define VEC_PUSH(vec, val, okvar)                                                                  \
+    do {                                                                                           \
+        if ((vec).n == (vec).cap) {                                                                \
+            size_t c_ = (vec).cap ? 2 * (vec).cap : 1024;                                          \
+            void *p_ = realloc((vec).v, c_ * sizeof *(vec).v);                                     \
+            if (!p_) {                                                                             \
+                okvar = 0;                                                                         \
+                break;                                                                             \
+            }                                                                                      \
+            (vec).v = p_;                                                                          \
+            (vec).cap = c_;                                                                        \
+        }                                                                                          \
+        (vec).v[(vec).n++] = (val);                                                                \
+        okvar = 1;                                                                                 \
+    } while (0)
+
+void trc_kineto_options_init(trc_kineto_options *o)
+{
+    memset(o, 0, sizeof *o);
+}
+
+void trc_kineto_summary_free(trc_kineto_summary *s)
+{
+    if (!s)
+        return;
+    free(s->steps);
+    s->steps = NULL;
+    s->n_steps = 0;
+}
+
+static double now_s(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+/* ---- names --------------------------------------------------------------------------------- */
+
+static uint64_t fnv(const char *s, size_t n)
+{
+    uint64_t h = 1469598103934665603ULL;
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ (unsigned char)s[i]) * 1099511628211ULL;
+    return h;
+}
+
+/* Id of name s[0..n), adding it if new; -1 when out of memory. */
+static int32_t intern(imp *m, const char *s, size_t n)
+{
+    if (m->n_names * 2 >= m->hash_cap) {
+        size_t cap = m->hash_cap ? 2 * m->hash_cap : 4096;
+        int32_t *h = malloc(cap * sizeof *h);
+        if (!h)
+            return -1;
+        for (size_t i = 0; i < cap; i++)
+            h[i] = -1;
+        for (size_t i = 0; i < m->n_names; i++) {
+            size_t j = fnv(m->names[i], strlen(m->names[i])) & (cap - 1);
+            while (h[j] >= 0)
+                j = (j + 1) & (cap - 1);
+            h[j] = (int32_t)i;
+        }
+        free(m->hash);
+        m->hash = h;
+        m->hash_cap = cap;
+    }
+    size_t j = fnv(s, n) & (m->hash_cap - 1);
+    while (m->hash[j] >= 0) {
+        const char *t = m->names[m->hash[j]];
+        if (!strncmp(t, s, n) && t[n] == 0)
+            return m->hash[j];
+        j = (j + 1) & (m->hash_cap - 1);
+    }
+    if (m->n_names == m->cap_names) {
+        size_t cap = m->cap_names ? 2 * m->cap_names : 1024;
+        char **p = realloc(m->names, cap * sizeof *p);
+        if (!p)
+            return -1;
+        m->names = p;
+        m->cap_names = cap;
+    }
+    char *copy = malloc(n + 1);
+    if (!copy)
+        return -1;
+    memcpy(copy, s, n);
+    copy[n] = 0;
+    m->names[m->n_names] = copy;
+    m->hash[j] = (int32_t)m->n_names;
+    return (int32_t)m->n_names++;
+}
+
+/* ---- numbers ------------------------------------------------------------------------------- */
+
+/* An integer from JSON number text (a fraction or exponent is rounded). */
+static int64_t num_int(const char *s, size_t n)
+{
+    char buf[64];
+    if (n >= sizeof buf)
+        n = sizeof buf - 1;
+    memcpy(buf, s, n);
+    buf[n] = 0;
+    int plain = 1;
+    for (size_t i = 0; i < n; i++)
+        if (buf[i] == '.' || buf[i] == 'e' || buf[i] == 'E')
+            plain = 0;
+    if (plain)
+        return strtoll(buf, NULL, 10);
+    double d = strtod(buf, NULL);
+    if (!(d > -9.2e18 && d < 9.2e18))
+        return 0;
+    return (int64_t)(d < 0 ? d - 0.5 : d + 0.5);
+}
+
+/* Microseconds as JSON number text to integer nanoseconds, exactly for plain decimals: a double
+ * cannot hold an epoch timestamp in microseconds to the nanosecond (1.7e15 us has 0.25 us ulp). */
+static int64_t num_us_to_ns(const char *s, size_t n)
+{
+    size_t i = 0;
+    int neg = 0;
+    if (i < n && (s[i] == '-' || s[i] == '+'))
+        neg = s[i++] == '-';
+    int64_t whole = 0;
+    size_t digits = 0;
+    for (; i < n && s[i] >= '0' && s[i] <= '9'; i++, digits++) {
+        if (whole > INT64_MAX / 10 / 1000)
+            return 0;
+        whole = whole * 10 + (s[i] - '0');
+    }
+    int64_t frac = 0;
+    if (i < n && s[i] == '.') {
+        i++;
+        int k = 0;
+        for (; i < n && s[i] >= '0' && s[i] <= '9'; i++, k++) {
+            if (k < 3)
+                frac = frac * 10 + (s[i] - '0');
+            else if (k == 3 && s[i] >= '5')
+                frac++;
+        }
+        for (; k < 3; k++)
+            frac *= 10;
+    }
+    if (i < n) { /* exponent: take the slow path */
+        char buf[64];
+        size_t m = n < sizeof buf - 1 ? n : sizeof buf - 1;
+        memcpy(buf, s, m);
+        buf[m] = 0;
+        double d = strtod(buf, NULL) * 1000.0;
+        if (!(d > -9.2e18 && d < 9.2e18))
+            return 0;
+        return (int64_t)(d < 0 ? d - 0.5 : d + 0.5);
+    }
+    int64_t v = whole * 1000 + frac;
+    return neg ? -v : v;
+}
+
+static int dtype_code(const char *t)
+{
+    if (!strcmp(t, "float"))
+        return DT_FLOAT;
+    if (!strcmp(t, "c10::Half") || !strcmp(t, "Half"))
+        return DT_HALF;
+    if (!strcmp(t, "c10::BFloat16") || !strcmp(t, "BFloat16"))
+        return DT_BF16;
+    return DT_OTHER;
+}
+
+/* Bytes of the scalar type names record_param_comms uses ("Float", "Half", "Long", ...). */
+static int comm_dtype_bytes(const char *t)
+{
+    static const struct {
+        const char *n;
+        int b;
+    } tab[] = {{"Float", 4}, {"Half", 2}, {"BFloat16", 2}, {"Double", 8}, {"Long", 8},
+               {"Int", 4},   {"Short", 2}, {"Char", 1},    {"Byte", 1},   {"Bool", 1}};
+    for (size_t i = 0; i < sizeof tab / sizeof tab[0]; i++)
+        if (!strcmp(t, tab[i].n))
+            return tab[i].b;
+    int b = trc_dtype_bytes(t);
+    return b ? b : 4;
+}
+
+/* ---- parse callbacks ----------------------------------------------------------------------- */
+
+static frame *top(imp *m)
+{
+    return m->depth > 0 && m->depth <= MAX_DEPTH ? &m->st[m->depth - 1] : NULL;
+}
+
+static int cur_ctx(imp *m)
+{
+    frame *f = top(m);
+    return f ? f->ctx : (m->depth > MAX_DEPTH ? C_SKIP : C_ROOT);
+}
+
+static int cur_key(imp *m)
+{
+    frame *f = top(m);
+    return f ? f->key : K_NONE;
+}
+
+/* Context of a container opening in the current position. */
+static int child_ctx(imp *m, int is_map)
+{
+    if (m->depth == 0)
+        return is_map ? C_ROOT : C_SKIP;
+    int c = cur_ctx(m), k = cur_key(m);
+    switch (c) {
+    case C_ROOT:
+        if (!is_map && k == K_TRACE_EVENTS)
+            return C_EVENTS;
+        if (!is_map && k == K_DEVPROPS)
+            return C_DEVS;
+        if (is_map && k == K_DISTINFO)
+            return C_DIST;
+        return C_SKIP;
+    case C_EVENTS:
+        return is_map ? C_EVENT : C_SKIP;
+    case C_EVENT:
+        return is_map && k == K_ARGS ? C_ARGS : C_SKIP;
+    case C_ARGS:
+        if (!is_map && k == K_DIMS)
+            return C_DIMS;
+        if (!is_map && k == K_TYPES)
+            return C_TYPES;
+        if (!is_map && k == K_GRID)
+            return C_GRID;
+        return C_SKIP;
+    case C_DIMS:
+        return is_map ? C_SKIP : C_DIM_ITEM;
+    case C_DIM_ITEM:
+    case C_DIM_NESTED:
+        return is_map ? C_SKIP : C_DIM_NESTED;
+    case C_DEVS:
+        return is_map ? C_DEV : C_SKIP;
+    default:
+        return C_SKIP;
+    }
+}
+
+static void scratch_reset(scratch *e)
+{
+    char *name = e->name;
+    size_t cap = e->name_cap;
+    memset(e, 0, sizeof *e);
+    e->name = name;
+    e->name_cap = cap;
+    e->name_len = 0;
+    e->cat = CAT_NONE;
+}
+
+static int finish_event(imp *m);
+
+static int push(imp *m, int is_map)
+{
+    int c = child_ctx(m, is_map);
+    if (c == C_EVENT)
+        scratch_reset(&m->ev);
+    if (c == C_DEV)
+        memset(&m->dev, 0, sizeof m->dev);
+    if (c == C_DIM_ITEM && m->ev.n_in < MAX_IN) {
+        trc_tensor *t = &m->ev.in[m->ev.n_in];
+        memset(t, 0, sizeof *t);
+        t->numel = 1;
+    }
+    if (c == C_DIM_NESTED && cur_ctx(m) == C_DIM_ITEM && m->ev.n_in < MAX_IN)
+        m->ev.in[m->ev.n_in].ndim = -1; /* a list of tensors: not one tensor */
+    if (c == C_DIMS)
+        m->ev.dims_seen = 1;
+    if (m->depth < MAX_DEPTH) {
+        m->st[m->depth].ctx = (uint8_t)c;
+        m->st[m->depth].key = K_NONE;
+    }
+    m->depth++;
+    return 1;
+}
+
+static int pop(imp *m)
+{
+    int c = cur_ctx(m);
+    m->depth--;
+    if (c == C_DIM_ITEM && m->ev.n_in < MAX_IN)
+        m->ev.n_in++;
+    else if (c == C_DIM_ITEM)
+        m->ev.n_in = MAX_IN;
+    if (c == C_EVENT)
+        return finish_event(m);
+    if (c == C_DEV) {
+        int ok;
+        VEC_PUSH(m->devs, m->dev, ok);
+        if (!ok)
+            m->fatal = SIM_ENOMEM;
+        return ok;
+    }
+    return 1;
+}
+
+static int cb_start_map(void *ctx)
+{
+    return push(ctx, 1);
+}
+static int cb_end_map(void *ctx)
+{
+    return pop(ctx);
+}
+static int cb_start_array(void *ctx)
+{
+    return push(ctx, 0);
+}
+static int cb_end_array(void *ctx)
+{
+    return pop(ctx);
+}
+
+static int key_is(const unsigned char *k, size_t n, const char *s)
+{
+    return strlen(s) == n && !memcmp(k, s, n);
+}
+
+static int cb_map_key(void *ctx, const unsigned char *k, size_t n)
+{
+    imp *m = ctx;
+    frame *f = top(m);
+    if (!f)
+        return 1;
+    int key = K_NONE;
+    switch (f->ctx) {
+    case C_ROOT:
+        if (key_is(k, n, "traceEvents"))
+            key = K_TRACE_EVENTS, m->saw_trace_events = 1;
+        else if (key_is(k, n, "deviceProperties"))
+            key = K_DEVPROPS;
+        else if (key_is(k, n, "distributedInfo"))
+            key = K_DISTINFO;
+        break;
+    case C_EVENT:
+        if (key_is(k, n, "ph"))
+            key = K_PH;
+        else if (key_is(k, n, "cat"))
+            key = K_CAT;
+        else if (key_is(k, n, "name"))
+            key = K_NAME;
+        else if (key_is(k, n, "pid"))
+            key = K_PID;
+        else if (key_is(k, n, "tid"))
+            key = K_TID;
+        else if (key_is(k, n, "ts"))
+            key = K_TS;
+        else if (key_is(k, n, "dur"))
+            key = K_DUR;
+        else if (key_is(k, n, "args"))
+            key = K_ARGS;
+        break;
+    case C_ARGS:
+        if (key_is(k, n, "correlation"))
+            key = K_CORR;
+        else if (key_is(k, n, "stream"))
+            key = K_STREAM;
+        else if (key_is(k, n, "device"))
+            key = K_DEVICE;
+        else if (key_is(k, n, "bytes"))
+            key = K_BYTES;
+        else if (key_is(k, n, "grid"))
+            key = K_GRID;
+        else if (key_is(k, n, "Input Dims") || key_is(k, n, "Input dims"))
+            key = K_DIMS;
+        else if (key_is(k, n, "Input type"))
+            key = K_TYPES;
+        else if (key_is(k, n, "Collective name"))
+            key = K_COLL_NAME;
+        else if (key_is(k, n, "dtype"))
+            key = K_DTYPE;
+        else if (key_is(k, n, "In msg nelems") || key_is(k, n, "In msg size"))
+            key = K_IN_NELEMS;
+        else if (key_is(k, n, "Group size"))
+            key = K_GROUP_SIZE;
+        break;
+    case C_DEV:
+        if (key_is(k, n, "id"))
+            key = K_ID;
+        else if (key_is(k, n, "name"))
+            key = K_NAME;
+        else if (key_is(k, n, "numSms"))
+            key = K_NUMSMS;
+        else if (key_is(k, n, "computeMajor"))
+            key = K_CCMAJ;
+        else if (key_is(k, n, "computeMinor"))
+            key = K_CCMIN;
+        else if (key_is(k, n, "totalGlobalMem"))
+            key = K_MEM;
+        break;
+    case C_DIST:
+        if (key_is(k, n, "rank"))
+            key = K_RANK;
+        else if (key_is(k, n, "world_size"))
+            key = K_WORLD;
+        break;
+    default:
+        break;
+    }
+    f->key = (uint8_t)key;
+    return 1;
+}
+
+static int cb_number(void *ctx, const char *s, size_t n)
+{
+    imp *m = ctx;
+    int c = cur_ctx(m), k = cur_key(m);
+    scratch *e = &m->ev;
+    switch (c) {
+    case C_EVENT:
+        if (k == K_TS)
+            e->ts = num_us_to_ns(s, n), e->has_ts = 1;
+        else if (k == K_DUR)
+            e->dur = num_us_to_ns(s, n), e->has_dur = 1;
+        else if (k == K_PID)
+            e->pid = num_int(s, n);
+        else if (k == K_TID)
+            e->tid = num_int(s, n);
+        break;
+    case C_ARGS:
+        if (k == K_CORR)
+            e->corr = num_int(s, n), e->has_corr = 1;
+        else if (k == K_STREAM)
+            e->stream = num_int(s, n), e->has_stream = 1;
+        else if (k == K_DEVICE)
+            e->device = num_int(s, n), e->has_device = 1;
+        else if (k == K_BYTES)
+            e->bytes = num_int(s, n);
+        else if (k == K_IN_NELEMS)
+            e->in_nelems = num_int(s, n);
+        else if (k == K_GROUP_SIZE)
+            e->group_size = num_int(s, n);
+        break;
+    case C_GRID:
+        if (e->n_grid < 3)
+            e->grid[e->n_grid++] = num_int(s, n);
+        break;
+    case C_DIM_ITEM:
+        if (e->n_in < MAX_IN) {
+            trc_tensor *t = &e->in[e->n_in];
+            int64_t v = num_int(s, n);
+            if (t->ndim >= 0) {
+                if (t->ndim < TRC_MAXDIM)
+                    t->dim[t->ndim] = v;
+                t->ndim++;
+                t->numel *= v;
+            }
+        }
+        break;
+    case C_DEV:
+        if (k == K_ID)
+            m->dev.id = num_int(s, n);
+        else if (k == K_NUMSMS)
+            m->dev.sms = num_int(s, n);
+        else if (k == K_CCMAJ)
+            m->dev.cc_major = num_int(s, n);
+        else if (k == K_CCMIN)
+            m->dev.cc_minor = num_int(s, n);
+        else if (k == K_MEM)
+            m->dev.mem = num_int(s, n);
+        break;
+    case C_DIST:
+        if (k == K_RANK)
+            m->rank = (int)num_int(s, n);
+        else if (k == K_WORLD)
+            m->world_size = (int)num_int(s, n);
+        break;
+    default:
+        break;
+    }
+    return 1;
+}
+
+static void copy_str(char *dst, size_t cap, const unsigned char *s, size_t n)
+{
+    if (n >= cap)
+        n = cap - 1;
+    memcpy(dst, s, n);
+    dst[n] = 0;
+}
+
+static int cb_string(void *ctx, const unsigned char *s, size_t n)
+{
+    imp *m = ctx;
+    int c = cur_ctx(m), k = cur_key(m);
+    scratch *e = &m->ev;
+    if (c == C_EVENT) {
+        if (k == K_PH) {
+            copy_str(e->ph, sizeof e->ph, s, n);
+        } else if (k == K_CAT) {
+            char cat[32];
+            copy_str(cat, sizeof cat, s, n);
+            if (!strcmp(cat, "cpu_op"))
+                e->cat = CAT_CPU_OP, m->schema_new = 1;
+            else if (!strcmp(cat, "Operator"))
+                e->cat = CAT_CPU_OP, m->schema_old = 1;
+            else if (!strcmp(cat, "user_annotation"))
+                e->cat = CAT_ANNOT, m->schema_new = 1;
+            else if (!strcmp(cat, "cuda_runtime") || !strcmp(cat, "cuda_driver"))
+                e->cat = CAT_RUNTIME, m->schema_new = 1;
+            else if (!strcmp(cat, "Runtime"))
+                e->cat = CAT_RUNTIME, m->schema_old = 1;
+            else if (!strcmp(cat, "kernel") || !strcmp(cat, "Kernel"))
+                e->cat = CAT_KERNEL;
+            else if (!strcmp(cat, "gpu_memcpy") || !strcmp(cat, "Memcpy"))
+                e->cat = CAT_MEMCPY;
+            else if (!strcmp(cat, "gpu_memset") || !strcmp(cat, "Memset"))
+                e->cat = CAT_MEMSET;
+            else if (!strcmp(cat, "Trace"))
+                e->cat = CAT_TRACE;
+        } else if (k == K_NAME) {
+            if (n + 1 > e->name_cap) {
+                size_t cap = n + 1 < 256 ? 256 : 2 * (n + 1);
+                char *p = realloc(e->name, cap);
+                if (!p) {
+                    m->fatal = SIM_ENOMEM;
+                    return 0;
+                }
+                e->name = p;
+                e->name_cap = cap;
+            }
+            memcpy(e->name, s, n);
+            e->name[n] = 0;
+            e->name_len = n;
+        } else if (k == K_PID) {
+            /* "Traces"/"Spans" rows are profiler spans, not a process; numeric text is a pid */
+            char buf[32];
+            copy_str(buf, sizeof buf, s, n);
+            char *end;
+            long long v = strtoll(buf, &end, 10);
+            if (end != buf && *end == 0)
+                e->pid = v;
+            else
+                e->pid_is_str = 1;
+        } else if (k == K_TID) {
+            char buf[64];
+            copy_str(buf, sizeof buf, s, n);
+            char *end;
+            long long v = strtoll(buf, &end, 10);
+            if (end != buf && *end == 0) {
+                e->tid = v;
+            } else {
+                const char *d = strpbrk(buf, "0123456789");
+                e->tid_stream = d ? strtoll(d, NULL, 10) : 0;
+                e->tid = (int64_t)(fnv(buf, strlen(buf)) >> 1);
+            }
+        }
+    } else if (c == C_TYPES) {
+        if (e->n_types < MAX_IN) {
+            char t[48];
+            copy_str(t, sizeof t, s, n);
+            e->elem[e->n_types] = trc_dtype_bytes(t);
+            e->dtype[e->n_types] = (uint8_t)dtype_code(t);
+            e->n_types++;
+        }
+    } else if (c == C_ARGS) {
+        if (k == K_COLL_NAME)
+            copy_str(e->coll_name, sizeof e->coll_name, s, n);
+        else if (k == K_DTYPE)
+            copy_str(e->coll_dtype, sizeof e->coll_dtype, s, n);
+    } else if (c == C_DEV && k == K_NAME) {
+        copy_str(m->dev.name, sizeof m->dev.name, s, n);
+    }
+    return 1;
+}
+
+static int cb_scalar(void *ctx)
+{
+    imp *m = ctx;
+    /* null/true/false inside an input's dims list makes it not a plain tensor */
+    if (cur_ctx(m) == C_DIM_ITEM && m->ev.n_in < MAX_IN)
+        m->ev.in[m->ev.n_in].ndim = -1;
+    return 1;
+}
+static int cb_null(void *ctx)
+{
+    return cb_scalar(ctx);
+}
+static int cb_bool(void *ctx, int b)
+{
+    (void)b;
+    return cb_scalar(ctx);
+}
+
+static int rt_kind(const char *name, uint8_t *sync)
+{
+    static const char *const launches[] = {
+        "cudaLaunchKernel",      "cudaLaunchKernelExC",    "cuLaunchKernel",
+        "cuLaunchKernelEx",      "cudaLaunchCooperativeKernel",
+        "cudaLaunchCooperativeKernelMultiDevice", "cudaGraphLaunch", "cuGraphLaunch",
+        "cudaLaunchKernel_ptsz", "cudaLaunchKernelExC_ptsz"};
+    for (size_t i = 0; i < sizeof launches / sizeof launches[0]; i++)
+        if (!strcmp(name, launches[i]))
+            return RT_LAUNCH;
+    if (!strncmp(name, "cudaMemcpy", 10) || !strncmp(name, "cuMemcpy", 8))
+        return RT_MEMCPY;
+    if (!strncmp(name, "cudaMemset", 10) || !strncmp(name, "cuMemset", 8))
+        return RT_MEMSET;
+    if (!strcmp(name, "cudaStreamSynchronize") || !strcmp(name, "cuStreamSynchronize")) {
+        *sync = TRC_SYNC_STREAM;
+        return RT_SYNC;
+    }
+    if (!strcmp(name, "cudaDeviceSynchronize") || !strcmp(name, "cuCtxSynchronize")) {
+        *sync = TRC_SYNC_DEVICE;
+        return RT_SYNC;
+    }
+    if (!strcmp(name, "cudaEventSynchronize") || !strcmp(name, "cuEventSynchronize")) {
+        *sync = TRC_SYNC_EVENT;
+        return RT_SYNC;
+    }
+    return RT_OTHER;
+}
+
+static int finish_event(imp *m)
+{
+    scratch *e = &m->ev;
+    m->events++;
+    if (strcmp(e->ph, "X") != 0 || !e->has_ts)
+        return 1;
+    if (e->ts < m->min_ts)
+        m->min_ts = e->ts;
+    if (e->dur < 0)
+        e->dur = 0;
+    const char *name = e->name_len ? e->name : "";
+    int ok = 1;
+    switch (e->cat) {
+    case CAT_TRACE:
+        if (!m->has_trace_span || e->ts < m->trace_ts) {
+            m->trace_ts = e->ts;
+            m->trace_dur = e->dur;
+            m->has_trace_span = 1;
+        }
+        return 1;
+    case CAT_CPU_OP:
+    case CAT_ANNOT: {
+        if (e->pid_is_str)
+            return 1;
+        if (!strncmp(name, "ProfilerStep#", 13)) {
+            ev_step s = {.ts = e->ts, .dur = e->dur, .pid = e->pid, .tid = e->tid,
+                         .index = strtoll(name + 13, NULL, 10), .flag = -1};
+            VEC_PUSH(m->steps, s, ok);
+            break;
+        }
+        ev_cpu c;
+        memset(&c, 0, sizeof c);
+        c.ts = e->ts, c.dur = e->dur, c.pid = e->pid, c.tid = e->tid;
+        c.parent = -1, c.step = -1, c.in0_ndim = -1;
+        c.seq = (int32_t)m->cpu.n;
+        c.annot = e->cat == CAT_ANNOT || strchr(name, '#') != NULL;
+        c.name = intern(m, name, e->name_len);
+        if (c.name < 0) {
+            ok = 0;
+            break;
+        }
+        int n_in = e->n_in < MAX_IN ? e->n_in : MAX_IN;
+        if (e->dims_seen)
+            m->saw_dims = 1;
+        for (int i = 0; i < n_in; i++) {
+            trc_tensor *t = &e->in[i];
+            t->elem_bytes = i < e->n_types ? e->elem[i] : 0;
+            if (t->ndim == 0 && t->elem_bytes == 0)
+                t->ndim = -1; /* an int, a list of ints, None: not a tensor */
+        }
+        for (int i = 0; i < n_in; i++) {
+            const trc_tensor *t = &e->in[i];
+            if (t->ndim < 0)
+                continue;
+            c.in0_ndim = (int8_t)(t->ndim > 4 ? 5 : t->ndim);
+            for (int d = 0; d < 4 && d < t->ndim; d++)
+                c.in0[d] = t->dim[d];
+            c.dtype0 = (uint8_t)(i < e->n_types ? e->dtype[i] : DT_OTHER);
+            c.in0_bytes = (double)t->numel * (t->elem_bytes ? t->elem_bytes : 4);
+            break;
+        }
+        c.has_dims = n_in > 0;
+        if (n_in > 0 && !c.annot)
+            c.cost = trc_op_cost(name, e->in, n_in);
+        if (e->coll_name[0] || e->in_nelems > 0) {
+            c.coll_bytes = (double)e->in_nelems * comm_dtype_bytes(e->coll_dtype);
+            c.group_size = (int32_t)e->group_size;
+        }
+        VEC_PUSH(m->cpu, c, ok);
+        break;
+    }
+    case CAT_RUNTIME: {
+        uint8_t sync = 0;
+        int kind = rt_kind(name, &sync);
+        if (kind == RT_OTHER || e->pid_is_str)
+            return 1;
+        ev_rt r = {.ts = e->ts, .dur = e->dur, .pid = e->pid, .tid = e->tid,
+                   .corr = e->has_corr ? e->corr : -1, .kind = (uint8_t)kind, .sync = sync,
+                   .step = -1, .cpu = -1};
+        r.name = intern(m, name, e->name_len);
+        if (r.name < 0) {
+            ok = 0;
+            break;
+        }
+        VEC_PUSH(m->rt, r, ok);
+        break;
+    }
+    case CAT_KERNEL:
+    case CAT_MEMCPY:
+    case CAT_MEMSET: {
+        ev_gpu g;
+        memset(&g, 0, sizeof g);
+        g.ts = e->ts, g.dur = e->dur, g.corr = e->has_corr ? e->corr : -1, g.bytes = e->bytes;
+        g.stream = (int32_t)(e->has_stream ? e->stream : e->tid_stream ? e->tid_stream : e->tid);
+        g.device = (int32_t)(e->has_device ? e->device : e->pid);
+        g.rt = -1;
+        g.kind = e->cat == CAT_KERNEL ? G_KERNEL : e->cat == CAT_MEMCPY ? G_MEMCPY : G_MEMSET;
+        g.pinned = -1;
+        if (e->n_grid) {
+            g.blocks = 1;
+            for (int i = 0; i < e->n_grid; i++)
+                g.blocks *= e->grid[i] > 0 ? e->grid[i] : 1;
+            m->saw_grid = 1;
+        }
+        if (g.kind == G_MEMCPY) {
+            g.dir = strstr(name, "HtoD")   ? TRC_MEMCPY_H2D
+                    : strstr(name, "DtoH") ? TRC_MEMCPY_D2H
+                    : strstr(name, "DtoD") ? TRC_MEMCPY_D2D
+                                           : TRC_MEMCPY_OTHER;
+            g.pinned = strstr(name, "Pinned") ? 1 : strstr(name, "Pageable") ? 0 : -1;
+        }
+        g.name = intern(m, name, e->name_len);
+        if (g.name < 0) {
+            ok = 0;
+            break;
+        }
+        VEC_PUSH(m->gpu, g, ok);
+        break;
+    }
+    default:
+        return 1;
+    }
+    if (!ok) {
+        m->fatal = SIM_ENOMEM;
+        return 0;
+    }
+    return 1;
+}
+
+static const yajl_callbacks callbacks = {
+    .yajl_null = cb_null,
+    .yajl_boolean = cb_bool,
+    .yajl_number = cb_number,
+    .yajl_string = cb_string,
+    .yajl_start_map = cb_start_map,
+    .yajl_map_key = cb_map_key,
+    .yajl_end_map = cb_end_map,
+    .yajl_start_array = cb_start_array,
+    .yajl_end_array = cb_end_array,
+};
+
+static void *yajl_malloc_fn(void *ctx, size_t n)
+{
+    (void)ctx;
+    return malloc(n);
+}
+static void *yajl_realloc_fn(void *ctx, void *p, size_t n)
+{
+    (void)ctx;
+    return realloc(p, n);
+}
+static void yajl_free_fn(void *ctx, void *p)
+{
+    (void)ctx;
+    free(p);
+}
+
+/* Line and column (1-based) of byte `pos` of buf, continuing from the line and column of the bytes
+ * before buf. */
+static void advance_pos(const unsigned char *buf, size_t pos, long long *line, long long *col)
+{
+    for (size_t i = 0; i < pos; i++) {
+        if (buf[i] == '\n')
+            (*line)++, *col = 1;
+        else
+            (*col)++;
+    }
+}
+
+static int parse_json(imp *m, const char *path, trc_kineto_summary *sum, sim_err *err)
+{
+    gzFile f = gzopen(path, "rb");
+    if (!f) {
+        int e = errno;
+        return sim_err_set(err, e == ENOENT ? SIM_ENOENT : SIM_EIO, path, 0, 0,
+                           "cannot open the trace: %s", e ? strerror(e) : "out of memory");
+    }
+    gzbuffer(f, READ_BYTES);
+    yajl_alloc_funcs af = {yajl_malloc_fn, yajl_realloc_fn, yajl_free_fn, NULL};
+    yajl_handle h = yajl_alloc(&callbacks, &af, m);
+    unsigned char *buf = malloc(READ_BYTES);
+    int rc = SIM_OK;
+    long long offset = 0, line = 1, col = 1;
+    if (h) /* names are copied as bytes; checking their UTF-8 buys nothing and costs time */
+        yajl_config(h, yajl_dont_validate_strings, 1);
+    if (!h || !buf) {
+        rc = sim_err_set(err, SIM_ENOMEM, path, 0, 0, "out of memory");
+        goto done;
+    }
+    for (;;) {
+        int got = gzread(f, buf, READ_BYTES);
+        if (got < 0) {
+            int zerr = 0;
+            const char *msg = gzerror(f, &zerr);
+            rc = sim_err_set(err, SIM_EFORMAT, path, 0, 0,
+                             "cannot decompress the trace after %lld bytes of JSON: %s", offset,
+                             msg);
+            if (err)
+                err->offset = offset;
+            goto done;
+        }
+        if (got == 0) {
+            if (!gzeof(f)) {
+                int zerr = 0;
+                rc = sim_err_set(err, SIM_EIO, path, 0, 0, "cannot read the trace: %s",
+                                 gzerror(f, &zerr));
+                goto done;
+            }
+            break;
+        }
+        yajl_status s = yajl_parse(h, buf, (size_t)got);
+        if (s != yajl_status_ok) {
+            size_t used = yajl_get_bytes_consumed(h);
+            if (used > (size_t)got)
+                used = (size_t)got;
+            advance_pos(buf, used, &line, &col);
+            if (m->fatal) {
+                rc = sim_err_set(err, m->fatal, path, 0, 0, "out of memory reading the trace");
+                goto done;
+            }
+            unsigned char *msg = yajl_get_error(h, 0, buf, (size_t)got);
+            rc = sim_err_set(err, SIM_EFORMAT, path, (int)line, (int)col, "not valid JSON: %s",
+                             msg ? (const char *)msg : "parse error");
+            if (err)
+                err->offset = offset + (long long)used;
+            if (msg)
+                yajl_free_error(h, msg);
+            goto done;
+        }
+        advance_pos(buf, (size_t)got, &line, &col);
+        offset += got;
+    }
+    if (yajl_complete_parse(h) != yajl_status_ok) {
+        rc = sim_err_set(err, SIM_EFORMAT, path, (int)line, (int)col,
+                         "truncated JSON: the trace ends inside an %s",
+                         m->depth > 0 ? "open object or list" : "unfinished value");
+        if (err)
+            err->offset = offset;
+        goto done;
+    }
+    if (m->fatal) {
+        rc = sim_err_set(err, m->fatal, path, 0, 0, "out of memory reading the trace");
+        goto done;
+    }
+done:
+    if (sum)
+        sum->json_bytes = offset;
+    if (h)
+        yajl_free(h);
+    free(buf);
+    gzclose(f);
+    return rc;
+}
+
+/* ---- pass 2: linking ----------------------------------------------------------------------- */
+
+static int cmp_cpu(const void *x, const void *y)
+{
+    const ev_cpu *a = x, *b = y;
+    if (a->pid != b->pid)
+        return a->pid < b->pid ? -1 : 1;
+    if (a->tid != b->tid)
+        return a->tid < b->tid ? -1 : 1;
+    if (a->ts != b->ts)
+        return a->ts < b->ts ? -1 : 1;
+    if (a->dur != b->dur)
+        return a->dur > b->dur ? -1 : 1; /* the enclosing event first */
+    return a->seq < b->seq ? -1 : a->seq > b->seq;
+}
+
+static int cmp_rt_ts(const void *x, const void *y)
+{
+    const ev_rt *a = x, *b = y;
+    if (a->ts != b->ts)
+        return a->ts < b->ts ? -1 : 1;
+    return a->corr < b->corr ? -1 : a->corr > b->corr;
+}
+
+static int cmp_step(const void *x, const void *y)
+{
+    const ev_step *a = x, *b = y;
+    return a->ts < b->ts ? -1 : a->ts > b->ts;
+}
+
+typedef struct corr_ix {
+    int64_t corr;
+    int32_t rt;
+} corr_ix;
+
+static int cmp_corr(const void *x, const void *y)
+{
+    const corr_ix *a = x, *b = y;
+    return a->corr < b->corr ? -1 : a->corr > b->corr;
+}
+
+/* Sort keys for GPU activities (sorted as small key structs, not through a global). */
+typedef struct gpu_key {
+    int64_t a, b; /* (linked runtime, start) or (start, 0) */
+    int32_t i;
+} gpu_key;
+
+static int cmp_gpu_key(const void *x, const void *y)
+{
+    const gpu_key *p = x, *q = y;
+    if (p->a != q->a)
+        return p->a < q->a ? -1 : 1;
+    if (p->b != q->b)
+        return p->b < q->b ? -1 : 1;
+    return p->i < q->i ? -1 : p->i > q->i;
+}
+
+/* GPU indices ordered by (linked runtime, start) when by_rt, else by start. */
+static int order_gpu(const imp *m, int by_rt, int32_t *out)
+{
+    gpu_key *k = malloc((m->gpu.n ? m->gpu.n : 1) * sizeof *k);
+    if (!k)
+        return SIM_ENOMEM;
+    for (size_t i = 0; i < m->gpu.n; i++) {
+        const ev_gpu *g = &m->gpu.v[i];
+        k[i] = by_rt ? (gpu_key){g->rt, g->ts, (int32_t)i} : (gpu_key){g->ts, 0, (int32_t)i};
+    }
+    qsort(k, m->gpu.n, sizeof *k, cmp_gpu_key);
+    for (size_t i = 0; i < m->gpu.n; i++)
+        out[i] = k[i].i;
+    free(k);
+    return SIM_OK;
+}
+
+/* Step containing time t; -1 if none (steps are sorted and do not overlap). */
+static int32_t step_of(const imp *m, int64_t t)
+{
+    size_t lo = 0, hi = m->steps.n;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (m->steps.v[mid].ts <= t)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo == 0)
+        return -1;
+    const ev_step *s = &m->steps.v[lo - 1];
+    return t < s->ts + s->dur || (s->dur == 0 && t == s->ts) ? (int32_t)(lo - 1) : -1;
+}
+
+static thread_range *find_thread(imp *m, int64_t pid, int64_t tid)
+{
+    for (size_t i = 0; i < m->n_thr; i++)
+        if (m->thr[i].pid == pid && m->thr[i].tid == tid)
+            return &m->thr[i];
+    return NULL;
+}
+
+/* Innermost CPU event of thread th that contains time t (starts at or before it, ends after). */
+static int32_t enclosing(const imp *m, const thread_range *th, int64_t t)
+{
+    size_t lo = th->begin, hi = th->end;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (m->cpu.v[mid].ts <= t)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo == th->begin)
+        return -1;
+    int32_t i = (int32_t)(lo - 1);
+    while (i >= 0) {
+        const ev_cpu *c = &m->cpu.v[i];
+        if (c->ts <= t && (t < c->ts + c->dur || (c->dur == 0 && t == c->ts)))
+            return i;
+        i = c->parent;
+    }
+    return -1;
+}
+
+static int is_wait_name(const char *n)
+{
+    return (strstr(n, "DataLoader") && strstr(n, "__next__")) || strstr(n, "wait_for_batch");
+}
+
+static int link_events(imp *m, sim_err *err, const char *path)
+{
+    /* CPU events per thread, nesting */
+    qsort(m->cpu.v, m->cpu.n, sizeof *m->cpu.v, cmp_cpu);
+    size_t cap_thr = 16;
+    m->thr = malloc(cap_thr * sizeof *m->thr);
+    m->cpu_flags = calloc(m->cpu.n ? m->cpu.n : 1, 1);
+    if (!m->thr || !m->cpu_flags)
+        return sim_err_set(err, SIM_ENOMEM, path, 0, 0, "out of memory");
+    int32_t *stack = malloc((m->cpu.n ? m->cpu.n : 1) * sizeof *stack);
+    if (!stack)
+        return sim_err_set(err, SIM_ENOMEM, path, 0, 0, "out of memory");
+    for (size_t i = 0; i < m->cpu.n;) {
+        size_t j = i;
+        while (j < m->cpu.n && m->cpu.v[j].pid == m->cpu.v[i].pid && m->cpu.v[j].tid == m->cpu.v[i].tid)
+            j++;
+        if (m->n_thr == cap_thr) {
+            cap_thr *= 2;
+            thread_range *p = realloc(m->thr, cap_thr * sizeof *p);
+            if (!p) {
+                free(stack);
+                return sim_err_set(err, SIM_ENOMEM, path, 0, 0, "out of memory");
+            }
+            m->thr = p;
+        }
+        m->thr[m->n_thr++] = (thread_range){m->cpu.v[i].pid, m->cpu.v[i].tid, i, j, -1};
+        size_t sp = 0;
+        for (size_t k = i; k < j; k++) {
+            ev_cpu *c = &m->cpu.v[k];
+            while (sp > 0) {
+                const ev_cpu *p = &m->cpu.v[stack[sp - 1]];
+                if (c->ts >= p->ts && c->ts + c->dur <= p->ts + p->dur &&
+                    (c->ts < p->ts + p->dur || p->dur == 0))
+                    break;
+                sp--;
+            }
+            c->parent = sp ? stack[sp - 1] : -1;
+            stack[sp++] = (int32_t)k;
+            const char *name = m->names[c->name];
+            uint8_t fl = 0;
+            if (c->parent >= 0) {
+                uint8_t pf = m->cpu_flags[c->parent];
+                const ev_cpu *p = &m->cpu.v[c->parent];
+                if (pf & (F_WAIT | F_IN_WAIT))
+                    fl |= F_IN_WAIT;
+                if (pf & (F_LOADER | F_IN_LOADER))
+                    fl |= F_IN_LOADER;
+                if (pf & (F_NCCL | F_IN_NCCL))
+                    fl |= F_IN_NCCL;
+                if ((pf & F_OP_ANCESTOR) || !p->annot)
+                    fl |= F_OP_ANCESTOR;
+            }
+            if (is_wait_name(name))
+                fl |= F_WAIT;
+            if (strstr(name, "load_batch"))
+                fl |= F_LOADER;
+            if (c->annot && !strncmp(name, "nccl:", 5))
+                fl |= F_NCCL;
+            m->cpu_flags[k] = fl;
+        }
+        i = j;
+    }
+    free(stack);
+
+    /* steps */
+    qsort(m->steps.v, m->steps.n, sizeof *m->steps.v, cmp_step);
+    /* the thread with the steps is the main thread */
+    m->main_pid = m->steps.v[0].pid;
+    m->main_tid = m->steps.v[0].tid;
+    for (size_t i = 0; i < m->cpu.n; i++)
+        m->cpu.v[i].step = m->cpu.v[i].pid == m->main_pid ? step_of(m, m->cpu.v[i].ts) : -1;
+
+    /* threads that only make runtime calls get an empty range */
+    for (size_t i = 0; i <= m->rt.n; i++) {
+        int64_t pid = i < m->rt.n ? m->rt.v[i].pid : m->main_pid;
+        int64_t tid = i < m->rt.n ? m->rt.v[i].tid : m->main_tid;
+        if (find_thread(m, pid, tid))
+            continue;
+        if (m->n_thr == cap_thr) {
+            cap_thr *= 2;
+            thread_range *p = realloc(m->thr, cap_thr * sizeof *p);
+            if (!p)
+                return sim_err_set(err, SIM_ENOMEM, path, 0, 0, "out of memory");
+            m->thr = p;
+        }
+        m->thr[m->n_thr++] = (thread_range){pid, tid, 0, 0, -1};
+    }
+
+    /* runtime calls: by time; correlation index */
+    qsort(m->rt.v, m->rt.n, sizeof *m->rt.v, cmp_rt_ts);
+    corr_ix *cx = malloc((m->rt.n ? m->rt.n : 1) * sizeof *cx);
+    m->gpu_by_rt = malloc((m->gpu.n ? m->gpu.n : 1) * sizeof *m->gpu_by_rt);
+    if (!cx || !m->gpu_by_rt) {
+        free(cx);
+        return sim_err_set(err, SIM_ENOMEM, path, 0, 0, "out of memory");
+    }
+    size_t ncx = 0;
+    for (size_t i = 0; i < m->rt.n; i++) {
+        ev_rt *r = &m->rt.v[i];
+        r->step = r->pid == m->main_pid ? step_of(m, r->ts) : -1;
+        thread_range *th = find_thread(m, r->pid, r->tid);
+        r->cpu = th ? enclosing(m, th, r->ts) : -1;
+        if (r->corr >= 0)
+            cx[ncx++] = (corr_ix){r->corr, (int32_t)i};
+    }
+    qsort(cx, ncx, sizeof *cx, cmp_corr);
+    for (size_t i = 0; i < m->gpu.n; i++) {
+        ev_gpu *g = &m->gpu.v[i];
+        g->rt = -1;
+        if (g->corr < 0)
+            continue;
+        size_t lo = 0, hi = ncx;
+        while (lo < hi) {
+            size_t mid = (lo + hi) / 2;
+            if (cx[mid].corr < g->corr)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        if (lo < ncx && cx[lo].corr == g->corr)
+            g->rt = cx[lo].rt;
+    }
+    free(cx);
+    if (order_gpu(m, 1, m->gpu_by_rt))
+        return sim_err_set(err, SIM_ENOMEM, path, 0, 0, "out of memory");
+    for (size_t i = 0; i < m->rt.n; i++)
+        m->rt.v[i].first_gpu = -1;
+    for (size_t i = 0; i < m->gpu.n; i++) {
+        const ev_gpu *g = &m->gpu.v[m->gpu_by_rt[i]];
+        if (g->rt < 0)
+            continue;
+        ev_rt *r = &m->rt.v[g->rt];
+        if (r->first_gpu < 0)
+            r->first_gpu = (int32_t)i;
+        r->n_gpu++;
+    }
+    return SIM_OK;
+}
+
+/* Rules W1 and W2 of FORMAT.md; counts launches without GPU work. */
+static int flag_warmup(imp *m, trc_kineto_summary *sum, sim_err *err, const char *path)
+{
+    int32_t *by_ts = malloc((m->gpu.n ? m->gpu.n : 1) * sizeof *by_ts);
+    if (!by_ts)
+        return sim_err_set(err, SIM_ENOMEM, path, 0, 0, "out of memory");
+    if (order_gpu(m, 0, by_ts)) {
+        free(by_ts);
+        return sim_err_set(err, SIM_ENOMEM, path, 0, 0, "out of memory");
+    }
+    int64_t busy_until = INT64_MIN;
+    for (size_t i = 0; i < m->gpu.n; i++) {
+        const ev_gpu *g = &m->gpu.v[by_ts[i]];
+        if (g->rt >= 0) {
+            const ev_rt *r = &m->rt.v[g->rt];
+            int64_t ready = r->ts > busy_until ? r->ts : busy_until;
+            if (r->step >= 0 && g->ts - ready > HELD_NS && m->steps.v[r->step].flag < 0)
+                m->steps.v[r->step].flag = TRC_DROP_GPU_HELD;
+        }
+        if (g->ts + g->dur > busy_until)
+            busy_until = g->ts + g->dur;
+    }
+    free(by_ts);
+    for (size_t i = 0; i < m->rt.n; i++) {
+        const ev_rt *r = &m->rt.v[i];
+        /* CUPTI does not report every memset (trace 3 has 47 per step without one), so only
+         * launches and copies count */
+        if (r->step >= 0 && r->n_gpu == 0 && (r->kind == RT_LAUNCH || r->kind == RT_MEMCPY)) {
+            if (sum)
+                sum->launches_without_gpu++;
+            if (m->steps.v[r->step].flag < 0)
+                m->steps.v[r->step].flag = TRC_DROP_GPU_MISSING;
+        }
+    }
+    return SIM_OK;
+}
+
+/* Forward convs learn their output size from the first later op on the same thread whose first
+ * input is [N, K, P, Q] (the batch norm or activation after it); otherwise their FLOPs stay
+ * unknown. */
+static void finish_convs(imp *m)
+{
+    for (size_t t = 0; t < m->n_thr; t++) {
+        const thread_range *th = &m->thr[t];
+        for (size_t i = th->begin; i < th->end; i++) {
+            ev_cpu *c = &m->cpu.v[i];
+            if (c->cost.kind != TRC_COST_CONV_OUT)
+                continue;
+            int found = 0;
+            for (size_t j = i + 1; j < th->end && j <= i + CONV_LOOKAHEAD; j++) {
+                const ev_cpu *d = &m->cpu.v[j];
+                if (d->ts < c->ts + c->dur)
+                    continue; /* inside the conv */
+                if (d->in0_ndim == 4 && d->in0[0] == c->cost.n && d->in0[1] == c->cost.k) {
+                    c->cost = trc_conv_finish(c->cost, d->in0[2], d->in0[3]);
+                    found = 1;
+                    break;
+                }
+            }
+            if (!found)
+                c->cost.kind = TRC_COST_NONE;
+        }
+    }
+}
+
+static int unit_of(imp *m, int32_t name)
+{
+    if (m->unit_of_name[name] < 0)
+        m->unit_of_name[name] = (int8_t)trc_kernel_unit(m->names[name]);
+    return m->unit_of_name[name];
+}
+
+/* Precision: the dtype of conv/matmul inputs when shapes were recorded, else the kernel names
+ * (FORMAT.md, "Header"). */
+static void infer_precision(imp *m, char *out, size_t cap)
+{
+    int64_t n_float = 0, n_half = 0, n_bf16 = 0;
+    for (size_t i = 0; i < m->cpu.n; i++) {
+        const ev_cpu *c = &m->cpu.v[i];
+        if (c->cost.kind != TRC_COST_COMPUTE && c->cost.kind != TRC_COST_CONV_OUT)
+            continue;
+        n_float += c->dtype0 == DT_FLOAT;
+        n_half += c->dtype0 == DT_HALF;
+        n_bf16 += c->dtype0 == DT_BF16;
+    }
+    double t_tf32 = 0, t_fp16 = 0, t_bf16 = 0, t_fp32 = 0;
+    for (size_t i = 0; i < m->gpu.n; i++) {
+        const ev_gpu *g = &m->gpu.v[i];
+        if (g->kind != G_KERNEL)
+            continue;
+        const char *p = trc_kernel_precision(m->names[g->name]);
+        if (!p)
+            continue;
+        if (!strcmp(p, "tf32"))
+            t_tf32 += (double)g->dur;
+        else if (!strcmp(p, "fp16"))
+            t_fp16 += (double)g->dur;
+        else if (!strcmp(p, "bf16"))
+            t_bf16 += (double)g->dur;
+        else if (!strcmp(p, "fp32"))
+            t_fp32 += (double)g->dur;
+    }
+    const char *r = "unknown";
+    if (n_half > n_float && n_half >= n_bf16)
+        r = n_float > 0 ? "amp_fp16" : "fp16";
+    else if (n_bf16 > n_float)
+        r = n_float > 0 ? "amp_bf16" : "bf16";
+    else if (n_float > 0)
+        r = t_tf32 > t_fp32 ? "tf32" : "fp32";
+    else if (t_tf32 + t_fp16 + t_bf16 + t_fp32 > 0) {
+        double best = t_fp32;
+        r = "fp32";
+        if (t_tf32 > best)
+            best = t_tf32, r = "tf32";
+        if (t_fp16 > best)
+            best = t_fp16, r = "fp16";
+        if (t_bf16 > best)
+            r = "bf16";
+    }
+    snprintf(out, cap, "%s", r);
+}
+
+/* Batch size: the first dimension of the input of the first conv or matmul-family op on the
+ * main thread in the first kept step. */
+static void infer_batch(imp *m, int first_step, int *batch, char *src, size_t cap)
+{
+    static const char *const ops[] = {"aten::conv2d", "aten::convolution", "aten::linear",
+                                      "aten::addmm", "aten::matmul", "aten::mm", "aten::bmm"};
+    *batch = 0;
+    src[0] = 0;
+    thread_range *th = find_thread(m, m->main_pid, m->main_tid);
+    if (!th || first_step < 0)
+        return;
+    for (size_t i = th->begin; i < th->end; i++) {
+        const ev_cpu *c = &m->cpu.v[i];
+        if (c->step != first_step || c->in0_ndim < 2)
+            continue;
+        const char *name = m->names[c->name];
+        for (size_t k = 0; k < sizeof ops / sizeof ops[0]; k++) {
+            if (strcmp(name, ops[k]) != 0)
+                continue;
+            if (!strcmp(name, "aten::addmm"))
+                break; /* its first input is the bias */
+            *batch = (int)c->in0[0];
+            snprintf(src, cap,
+                     "inferred: first dimension of the input of the first %s in step %lld "
+                     "(shape [%lld, %lld, ...])",
+                     name, (long long)m->steps.v[first_step].index, (long long)c->in0[0],
+                     (long long)c->in0[1]);
+            return;
+        }
+    }
+}
+
+/* ---- pass 2: steps --------------------------------------------------------------------------- */
+
+typedef struct builder {
+    imp *m;
+    trc_step *s;
+    const ev_step *st;
+    int32_t *touched;
+    size_t n_touched, cap_touched;
+    int32_t *rec_of_cpu;   /* CPU event -> its OP or COLLECTIVE record in this step; -1 */
+    int32_t *touched_cpu;
+    size_t n_touched_cpu, cap_touched_cpu;
+    /* kernel cost shares */
+    struct share {
+        int32_t rec, op, cpu; /* kernel record, op whose cost it shares, launching CPU event */
+        uint8_t cls;          /* 0 compute, 1 memory */
+    } *shares;
+    size_t n_shares, cap_shares;
+    double *grp; /* per CPU event: [compute dur, memory dur] */
+} builder;
+
+static int local_name(builder *b, int32_t gid)
+{
+    if (gid < 0)
+        return -1;
+    if (b->m->local_name[gid] >= 0)
+        return b->m->local_name[gid];
+    int li = trc_step_add_name(b->s, b->m->names[gid]);
+    if (li < 0)
+        return SIM_ENOMEM;
+    if (b->n_touched == b->cap_touched) {
+        size_t cap = b->cap_touched ? 2 * b->cap_touched : 256;
+        int32_t *p = realloc(b->touched, cap * sizeof *p);
+        if (!p)
+            return SIM_ENOMEM;
+        b->touched = p;
+        b->cap_touched = cap;
+    }
+    b->touched[b->n_touched++] = gid;
+    b->m->local_name[gid] = li;
+    return li;
+}
+
+static int add_rec(builder *b, trc_record *r, int32_t gid)
+{
+    if (gid >= 0) {
+        int li = local_name(b, gid);
+        if (li < 0)
+            return SIM_ENOMEM;
+        r->name = li;
+    }
+    return trc_step_add(b->s, r);
+}
+
+static void rec_init(trc_record *r, int kind)
+{
+    memset(r, 0, sizeof *r);
+    r->kind = (uint8_t)kind;
+    r->name = -1;
+    r->stream = -1;
+    r->worker = -1;
+    r->pinned = -1;
+    r->gpu_dur_ns = -1;
+}
+
+static int touch_cpu(builder *b, int32_t c)
+{
+    if (b->n_touched_cpu == b->cap_touched_cpu) {
+        size_t cap = b->cap_touched_cpu ? 2 * b->cap_touched_cpu : 256;
+        int32_t *p = realloc(b->touched_cpu, cap * sizeof *p);
+        if (!p)
+            return SIM_ENOMEM;
+        b->touched_cpu = p;
+        b->cap_touched_cpu = cap;
+    }
+    b->touched_cpu[b->n_touched_cpu++] = c;
+    return SIM_OK;
+}
+
+static int add_share(builder *b, int32_t rec, int32_t op, int32_t cpu, int cls, int64_t dur)
+{
+    if (b->n_shares == b->cap_shares) {
+        size_t cap = b->cap_shares ? 2 * b->cap_shares : 1024;
+        struct share *p = realloc(b->shares, cap * sizeof *p);
+        if (!p)
+            return SIM_ENOMEM;
+        b->shares = p;
+        b->cap_shares = cap;
+    }
+    b->shares[b->n_shares++] = (struct share){rec, op, cpu, (uint8_t)cls};
+    if (b->grp[2 * op] == 0 && b->grp[2 * op + 1] == 0 && touch_cpu(b, op))
+        return SIM_ENOMEM;
+    b->grp[2 * op + cls] += dur > 0 ? (double)dur : 1.0;
+    return SIM_OK;
+}
+
+/* Which op's cost a kernel of `unit` launched inside CPU event `cpu` shares (FORMAT.md,
+ * "FLOPs and bytes"): compute kernels the innermost enclosing conv/matmul; memory kernels the
+ * outermost enclosing aten:: op with tensor inputs (inner out= variants list their output as an
+ * input), unless a conv/matmul encloses them: then they are its helpers and get nothing. */
+static int32_t cost_owner(const imp *m, int32_t cpu, int unit, int *cls)
+{
+    int32_t inner = -1, outer_aten = -1;
+    for (int32_t i = cpu; i >= 0; i = m->cpu.v[i].parent) {
+        int k = m->cpu.v[i].cost.kind;
+        if (k == TRC_COST_COMPUTE) {
+            if (unit == SIM_UNIT_TENSOR || unit == SIM_UNIT_CUDA) {
+                *cls = 0;
+                return i;
+            }
+            return -1;
+        }
+        if (k == TRC_COST_MEMORY) {
+            if (inner < 0)
+                inner = i;
+            if (!strncmp(m->names[m->cpu.v[i].name], "aten::", 6))
+                outer_aten = i;
+        }
+    }
+    if (unit == SIM_UNIT_MEMORY && (outer_aten >= 0 || inner >= 0)) {
+        *cls = 1;
+        return outer_aten >= 0 ? outer_aten : inner;
+    }
+    return -1;
+}
+
+/* The record_param_comms event enclosing a collective annotation, if any. */
+static const ev_cpu *comms_params(const imp *m, int32_t i)
+{
+    for (int32_t p = m->cpu.v[i].parent; p >= 0; p = m->cpu.v[p].parent)
+        if (!strcmp(m->names[m->cpu.v[p].name], "record_param_comms"))
+            return &m->cpu.v[p];
+    return NULL;
+}
+
+static int32_t nccl_ancestor(const imp *m, int32_t i)
+{
+    for (; i >= 0; i = m->cpu.v[i].parent)
+        if (m->cpu_flags[i] & F_NCCL)
+            return i;
+    return -1;
+}
+
+typedef struct sortrec {
+    trc_record r;
+    uint32_t seq;
+} sortrec;
+
+static int kind_rank(int k)
+{
+    switch (k) {
+    case TRC_REC_WAIT: return 0;
+    case TRC_REC_LOADER: return 1;
+    case TRC_REC_OP: return 2;
+    case TRC_REC_COLLECTIVE: return 3;
+    case TRC_REC_SYNC: return 5;
+    default: return 4;
+    }
+}
+
+static int cmp_rec(const void *x, const void *y)
+{
+    const sortrec *a = x, *b = y;
+    if (a->r.cpu_start_ns != b->r.cpu_start_ns)
+        return a->r.cpu_start_ns < b->r.cpu_start_ns ? -1 : 1;
+    if (a->r.cpu_dur_ns != b->r.cpu_dur_ns)
+        return a->r.cpu_dur_ns > b->r.cpu_dur_ns ? -1 : 1;
+    int ka = kind_rank(a->r.kind), kb = kind_rank(b->r.kind);
+    if (ka != kb)
+        return ka - kb;
+    return a->seq < b->seq ? -1 : a->seq > b->seq;
+}
+
+static int build_step(builder *b, int32_t si)
+{
+    imp *m = b->m;
+    trc_step *s = b->s;
+    const ev_step *st = &m->steps.v[si];
+    int64_t t0 = st->ts;
+    trc_step_reset(s);
+    s->index = st->index;
+    s->start_ns = st->ts - (m->has_trace_span ? m->trace_ts : m->min_ts);
+    s->dur_ns = st->dur;
+    int rc;
+    trc_record r;
+    /* CPU events: waits, loader spans, top-level ops, collectives */
+    for (size_t t = 0; t < m->n_thr; t++) {
+        const thread_range *th = &m->thr[t];
+        if (th->ordinal < 0)
+            continue;
+        for (size_t i = th->begin; i < th->end; i++) {
+            const ev_cpu *c = &m->cpu.v[i];
+            if (c->step != si)
+                continue;
+            uint8_t fl = m->cpu_flags[i];
+            int kind = -1;
+            if ((fl & F_WAIT) && !(fl & F_IN_WAIT))
+                kind = TRC_REC_WAIT;
+            else if ((fl & F_LOADER) && !(fl & F_IN_LOADER))
+                kind = TRC_REC_LOADER;
+            else if ((fl & F_NCCL) && !(fl & F_IN_NCCL))
+                kind = TRC_REC_COLLECTIVE;
+            else if (!c->annot && !(fl & (F_OP_ANCESTOR | F_IN_WAIT)))
+                kind = TRC_REC_OP;
+            if (kind < 0)
+                continue;
+            rec_init(&r, kind);
+            r.thread = (uint8_t)th->ordinal;
+            r.cpu_start_ns = c->ts - t0;
+            r.cpu_dur_ns = c->dur;
+            int32_t gid = c->name;
+            if (kind == TRC_REC_OP) {
+                /* its FLOPs and bytes are those of its kernels, added below */
+                b->rec_of_cpu[i] = (int32_t)s->n_recs;
+                if (touch_cpu(b, (int32_t)i))
+                    return SIM_ENOMEM;
+            } else if (kind == TRC_REC_COLLECTIVE) {
+                const char *name = m->names[c->name];
+                r.sub = (uint8_t)trc_coll_kind_from_name(name);
+                const ev_cpu *p = comms_params(m, (int32_t)i);
+                r.bytes = p && p->coll_bytes > 0 ? p->coll_bytes : c->in0_bytes;
+                r.group_size = p && p->group_size > 0 ? p->group_size : m->world_size;
+                gid = -1;
+                b->rec_of_cpu[i] = (int32_t)s->n_recs;
+                if (touch_cpu(b, (int32_t)i))
+                    return SIM_ENOMEM;
+            }
+            if ((rc = add_rec(b, &r, gid)))
+                return rc;
+        }
+    }
+    /* runtime calls of the step, in time order */
+    size_t lo = 0, hi = m->rt.n;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (m->rt.v[mid].ts < st->ts)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    for (size_t i = lo; i < m->rt.n && m->rt.v[i].ts < st->ts + st->dur + 1; i++) {
+        const ev_rt *rt = &m->rt.v[i];
+        if (rt->step != si)
+            continue;
+        thread_range *th = find_thread(m, rt->pid, rt->tid);
+        if (!th || th->ordinal < 0)
+            continue;
+        if (rt->kind == RT_SYNC) {
+            rec_init(&r, TRC_REC_SYNC);
+            r.thread = (uint8_t)th->ordinal;
+            r.sub = rt->sync;
+            r.cpu_start_ns = rt->ts - t0;
+            r.cpu_dur_ns = rt->dur;
+            if ((rc = add_rec(b, &r, -1)))
+                return rc;
+            continue;
+        }
+        /* NCCL kernels launched inside an nccl:* annotation become that collective's GPU side */
+        int32_t na = rt->cpu >= 0 ? nccl_ancestor(m, rt->cpu) : -1;
+        if (na >= 0 && b->rec_of_cpu[na] >= 0 && s->recs[b->rec_of_cpu[na]].kind == TRC_REC_COLLECTIVE) {
+            int merged = 0;
+            for (int32_t k = 0; k < rt->n_gpu; k++) {
+                const ev_gpu *g = &m->gpu.v[m->gpu_by_rt[rt->first_gpu + k]];
+                if (g->kind != G_KERNEL || !trc_kernel_is_nccl(m->names[g->name]))
+                    continue;
+                trc_record *cr = &s->recs[b->rec_of_cpu[na]];
+                int64_t a = g->ts - t0, e = g->ts + g->dur - t0;
+                if (cr->gpu_dur_ns < 0) {
+                    cr->gpu_start_ns = a;
+                    cr->gpu_dur_ns = e - a;
+                    cr->stream = g->stream;
+                } else {
+                    int64_t a0 = cr->gpu_start_ns < a ? cr->gpu_start_ns : a;
+                    int64_t e0 = cr->gpu_start_ns + cr->gpu_dur_ns;
+                    if (e > e0)
+                        e0 = e;
+                    cr->gpu_start_ns = a0;
+                    cr->gpu_dur_ns = e0 - a0;
+                }
+                merged = 1;
+            }
+            if (merged && rt->n_gpu == 1)
+                continue; /* nothing else to record for this call */
+        }
+        int n = rt->n_gpu > 0 ? rt->n_gpu : 1;
+        for (int32_t k = 0; k < n; k++) {
+            const ev_gpu *g = rt->n_gpu > 0 ? &m->gpu.v[m->gpu_by_rt[rt->first_gpu + k]] : NULL;
+            if (g && na >= 0 && b->rec_of_cpu[na] >= 0 &&
+                s->recs[b->rec_of_cpu[na]].kind == TRC_REC_COLLECTIVE && g->kind == G_KERNEL &&
+                trc_kernel_is_nccl(m->names[g->name]))
+                continue; /* merged above */
+            int kind = g ? (g->kind == G_KERNEL   ? TRC_REC_KERNEL
+                            : g->kind == G_MEMCPY ? TRC_REC_MEMCPY
+                                                  : TRC_REC_MEMSET)
+                         : (rt->kind == RT_LAUNCH   ? TRC_REC_KERNEL
+                            : rt->kind == RT_MEMCPY ? TRC_REC_MEMCPY
+                                                    : TRC_REC_MEMSET);
+            int32_t gid = -1;
+            if (g && kind == TRC_REC_KERNEL && trc_kernel_is_nccl(m->names[g->name]))
+                kind = TRC_REC_COLLECTIVE;
+            rec_init(&r, kind);
+            r.thread = (uint8_t)th->ordinal;
+            r.cpu_start_ns = rt->ts - t0;
+            r.cpu_dur_ns = k == 0 ? rt->dur : 0;
+            if (g) {
+                r.stream = g->stream;
+                r.gpu_start_ns = g->ts - t0;
+                r.gpu_dur_ns = g->dur;
+            }
+            if (kind == TRC_REC_KERNEL) {
+                if (g) {
+                    gid = g->name;
+                    r.unit = (uint8_t)unit_of(m, g->name);
+                    r.blocks = g->blocks;
+                } else {
+                    r.unit = SIM_UNIT_NONE;
+                }
+            } else if (kind == TRC_REC_MEMCPY) {
+                r.sub = g ? g->dir : TRC_MEMCPY_OTHER;
+                r.pinned = g ? g->pinned : -1;
+                r.bytes = g ? (double)g->bytes : 0;
+            } else if (kind == TRC_REC_MEMSET) {
+                r.bytes = g ? (double)g->bytes : 0;
+            } else if (kind == TRC_REC_COLLECTIVE) {
+                const char *kn = m->names[g->name];
+                const char *u = strchr(kn, '_');
+                r.sub = (uint8_t)trc_coll_kind_from_name(u ? u + 1 : kn);
+                r.group_size = m->world_size;
+            }
+            int32_t rec_ix = (int32_t)s->n_recs;
+            if ((rc = add_rec(b, &r, gid)))
+                return rc;
+            if (kind == TRC_REC_KERNEL && g && rt->cpu >= 0) {
+                int cls = 0;
+                int32_t op = cost_owner(m, rt->cpu, r.unit, &cls);
+                if (op >= 0 && (rc = add_share(b, rec_ix, op, rt->cpu, cls, g->dur)))
+                    return rc;
+            }
+        }
+    }
+    /* kernel FLOPs and bytes: each op's cost split over its kernels by GPU time */
+    for (size_t i = 0; i < b->n_shares; i++) {
+        const struct share *sh = &b->shares[i];
+        const ev_cpu *op = &m->cpu.v[sh->op];
+        trc_record *kr = &s->recs[sh->rec];
+        double total = b->grp[2 * sh->op + sh->cls];
+        double w = kr->gpu_dur_ns > 0 ? (double)kr->gpu_dur_ns : 1.0;
+        double f = total > 0 ? w / total : 0;
+        kr->flops = sh->cls == 0 ? op->cost.flops * f : 0;
+        kr->bytes = op->cost.bytes * f;
+        /* and the top-level op that launched it adds them up */
+        for (int32_t c = sh->cpu; c >= 0; c = m->cpu.v[c].parent) {
+            int32_t ri = b->rec_of_cpu[c];
+            if (ri >= 0 && s->recs[ri].kind == TRC_REC_OP) {
+                s->recs[ri].flops += kr->flops;
+                s->recs[ri].bytes += kr->bytes;
+                break;
+            }
+        }
+    }
+    /* order by CPU start */
+    if (s->n_recs > 1) {
+        sortrec *tmp = malloc(s->n_recs * sizeof *tmp);
+        if (!tmp)
+            return SIM_ENOMEM;
+        for (size_t i = 0; i < s->n_recs; i++)
+            tmp[i] = (sortrec){s->recs[i], (uint32_t)i};
+        qsort(tmp, s->n_recs, sizeof *tmp, cmp_rec);
+        for (size_t i = 0; i < s->n_recs; i++)
+            s->recs[i] = tmp[i].r;
+        free(tmp);
+    }
+    return SIM_OK;
+}
+
+static void builder_reset(builder *b)
+{
+    for (size_t i = 0; i < b->n_touched; i++)
+        b->m->local_name[b->touched[i]] = -1;
+    b->n_touched = 0;
+    for (size_t i = 0; i < b->n_touched_cpu; i++) {
+        int32_t c = b->touched_cpu[i];
+        b->rec_of_cpu[c] = -1;
+        b->grp[2 * c] = b->grp[2 * c + 1] = 0;
+    }
+    b->n_touched_cpu = 0;
+    b->n_shares = 0;
+}
+
+static void imp_free(imp *m)
+{
+    for (size_t i = 0; i < m->n_names; i++)
+        free(m->names[i]);
+    free(m->names);
+    free(m->hash);
+    free(m->ev.name);
+    free(m->cpu.v);
+    free(m->rt.v);
+    free(m->gpu.v);
+    free(m->steps.v);
+    free(m->devs.v);
+    free(m->gpu_by_rt);
+    free(m->thr);
+    free(m->cpu_flags);
+    free(m->unit_of_name);
+    free(m->local_name);
+}
+
+/* Marks the threads whose records are kept: the main thread, and every thread of the main
+ * process that issues GPU work inside a step (PyTorch's autograd thread runs the backward). */
+static int choose_threads(imp *m)
+{
+    int n = 0;
+    thread_range *main = find_thread(m, m->main_pid, m->main_tid);
+    if (main)
+        main->ordinal = n++;
+    for (size_t i = 0; i < m->rt.n; i++) {
+        const ev_rt *r = &m->rt.v[i];
+        if (r->step < 0 || r->kind == RT_OTHER)
+            continue;
+        thread_range *th = find_thread(m, r->pid, r->tid);
+        if (th && th->ordinal < 0 && n < 255)
+            th->ordinal = n++;
+    }
+    return n;
+}
+
+int trc_kineto_import(const char *in_path, const char *out_path, const trc_kineto_options *opt,
+                      trc_kineto_summary *sum, sim_err *err)
+{
+    trc_kineto_options defaults;
+    trc_kineto_options_init(&defaults);
+    if (!opt)
+        opt = &defaults;
+    if (sum)
+        memset(sum, 0, sizeof *sum);
+    double t_start = now_s();
+    imp m;
+    memset(&m, 0, sizeof m);
+    m.min_ts = INT64_MAX;
+    m.world_size = 1;
+    builder b;
+    memset(&b, 0, sizeof b);
+    trc_step step;
+    memset(&step, 0, sizeof step);
+    trc_writer *w = NULL;
+    trc_sample launch = {0}, ops = {0};
+    int rc;
+    struct stat stt;
+    if (stat(in_path, &stt) != 0) {
+        int e = errno;
+        return sim_err_set(err, e == ENOENT ? SIM_ENOENT : SIM_EIO, in_path, 0, 0,
+                           "cannot open the trace: %s", strerror(e));
+    }
+    if (sum)
+        sum->file_bytes = (int64_t)stt.st_size;
+
+    rc = parse_json(&m, in_path, sum, err);
+    if (sum)
+        sum->parse_s = now_s() - t_start;
+    if (rc)
+        goto out;
+    if (sum) {
+        sum->events = m.events;
+        sum->kept_events = (int64_t)(m.cpu.n + m.rt.n + m.gpu.n + m.steps.n);
+        sum->gpu_events = (int64_t)m.gpu.n;
+        sum->steps_found = (int)m.steps.n;
+        sum->world_size = m.world_size;
+        sum->rank = m.rank;
+        snprintf(sum->source_schema, sizeof sum->source_schema, "%s",
+                 m.schema_old ? "kineto-old" : "kineto-new");
+    }
+    if (!m.saw_trace_events) {
+        rc = sim_err_set(err, SIM_EINVAL, in_path, 0, 0,
+                         "not a PyTorch profiler trace: the JSON has no 'traceEvents' list");
+        goto out;
+    }
+    if (m.steps.n == 0) {
+        rc = sim_err_set(err, SIM_EINVAL, in_path, 0, 0,
+                         "no ProfilerStep#N annotations: record with torch.profiler.profile("
+                         "schedule=...) and call prof.step() once per training step");
+        goto out;
+    }
+    if (m.gpu.n == 0) {
+        rc = sim_err_set(err, SIM_EINVAL, in_path, 0, 0,
+                         "no GPU kernels in the trace: record with "
+                         "activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]");
+        goto out;
+    }
+    if ((rc = link_events(&m, err, in_path)))
+        goto out;
+    finish_convs(&m);
+    if ((rc = flag_warmup(&m, sum, err, in_path)))
+        goto out;
+    int threads = choose_threads(&m);
+    m.unit_of_name = malloc(m.n_names ? m.n_names : 1);
+    m.local_name = malloc((m.n_names ? m.n_names : 1) * sizeof *m.local_name);
+    b.rec_of_cpu = malloc((m.cpu.n ? m.cpu.n : 1) * sizeof *b.rec_of_cpu);
+    b.grp = calloc(2 * (m.cpu.n ? m.cpu.n : 1), sizeof *b.grp);
+    if (!m.unit_of_name || !m.local_name || !b.rec_of_cpu || !b.grp) {
+        rc = sim_err_set(err, SIM_ENOMEM, in_path, 0, 0, "out of memory");
+        goto out;
+    }
+    memset(m.unit_of_name, -1, m.n_names ? m.n_names : 1);
+    for (size_t i = 0; i < m.n_names; i++)
+        m.local_name[i] = -1;
+    for (size_t i = 0; i < m.cpu.n; i++)
+        b.rec_of_cpu[i] = -1;
+    b.m = &m;
+    b.s = &step;
+
+    /* header */
+    trc_header h;
+    trc_header_init(&h);
+    int first_kept = -1, kept = 0;
+    for (size_t i = 0; i < m.steps.n; i++) {
+        if (opt->keep_warmup)
+            m.steps.v[i].flag = -1;
+        if (m.steps.v[i].flag < 0) {
+            kept++;
+            if (first_kept < 0)
+                first_kept = (int)i;
+        } else if (h.n_dropped < TRC_DROPPED_MAX) {
+            h.dropped[h.n_dropped].index = m.steps.v[i].index;
+            h.dropped[h.n_dropped].reason = m.steps.v[i].flag;
+            h.n_dropped++;
+        }
+    }
+    /* the GPU most kernels ran on */
+    int64_t dev = m.gpu.v[0].device;
+    {
+        int64_t ids[64], counts[64];
+        int nd = 0;
+        for (size_t i = 0; i < m.gpu.n; i++) {
+            int k = 0;
+            while (k < nd && ids[k] != m.gpu.v[i].device)
+                k++;
+            if (k == nd) {
+                if (nd == 64)
+                    continue;
+                ids[nd] = m.gpu.v[i].device;
+                counts[nd++] = 0;
+            }
+            counts[k]++;
+        }
+        for (int k = 0, best = -1; k < nd; k++)
+            if (best < 0 || counts[k] > counts[best])
+                best = k, dev = ids[k];
+    }
+    for (size_t i = 0; i < m.devs.n; i++) {
+        if (m.devs.v[i].id != dev && m.devs.n > 1)
+            continue;
+        snprintf(h.gpu_name, sizeof h.gpu_name, "%s", m.devs.v[i].name);
+        h.gpu_sms = (int)m.devs.v[i].sms;
+        h.gpu_cc = (double)m.devs.v[i].cc_major + 0.1 * (double)m.devs.v[i].cc_minor;
+        h.gpu_mem_bytes = m.devs.v[i].mem;
+        break;
+    }
+    infer_precision(&m, h.precision, sizeof h.precision);
+    if (opt->batch_size > 0) {
+        h.batch_size = opt->batch_size;
+        snprintf(h.batch_size_source, sizeof h.batch_size_source, "given to the importer");
+    } else {
+        infer_batch(&m, first_kept, &h.batch_size, h.batch_size_source,
+                    sizeof h.batch_size_source);
+    }
+    h.world_size = m.world_size;
+    h.rank = m.rank;
+    h.steps_recorded = kept;
+    snprintf(h.importer, sizeof h.importer, "epochsim %s kineto", EPOCHSIM_VERSION);
+    snprintf(h.source, sizeof h.source, "%s", opt->source_label ? opt->source_label : in_path);
+    snprintf(h.source_schema, sizeof h.source_schema, "%s",
+             m.schema_old ? "kineto-old" : "kineto-new");
+    {
+        uint32_t has = TRC_HAS_KERNELS;
+        for (size_t i = 0; i < m.cpu.n; i++) {
+            has |= m.cpu.v[i].annot ? 0 : TRC_HAS_CPU_OPS;
+            has |= m.cpu.v[i].has_dims ? TRC_HAS_SHAPES : 0;
+            uint8_t fl = m.cpu_flags[i];
+            has |= fl & F_WAIT ? TRC_HAS_DATA_WAITS : 0;
+            has |= fl & F_LOADER ? TRC_HAS_LOADER : 0;
+            has |= fl & F_NCCL ? TRC_HAS_COLLECTIVES : 0;
+        }
+        for (size_t i = 0; i < m.gpu.n; i++) {
+            has |= m.gpu.v[i].kind != G_KERNEL ? TRC_HAS_MEMCPY : 0;
+            has |= m.gpu.v[i].blocks ? TRC_HAS_BLOCKS : 0;
+            if (m.gpu.v[i].kind == G_KERNEL && trc_kernel_is_nccl(m.names[m.gpu.v[i].name]))
+                has |= TRC_HAS_COLLECTIVES;
+        }
+        for (size_t i = 0; i < m.rt.n; i++)
+            has |= m.rt.v[i].kind == RT_SYNC ? TRC_HAS_SYNCS : 0;
+        h.recorded = has;
+    }
+    if (sum) {
+        snprintf(sum->gpu_name, sizeof sum->gpu_name, "%s", h.gpu_name);
+        sum->gpu_sms = h.gpu_sms;
+        snprintf(sum->precision, sizeof sum->precision, "%s", h.precision);
+        sum->batch_size = h.batch_size;
+        snprintf(sum->batch_size_source, sizeof sum->batch_size_source, "%s",
+                 h.batch_size_source);
+        sum->n_dropped = h.n_dropped;
+        memcpy(sum->dropped, h.dropped, sizeof h.dropped);
+        sum->threads = threads;
+    }
+    if (kept == 0) {
+        rc = sim_err_set(err, SIM_EINVAL, in_path, 0, 0,
+                         "all %zu recorded steps look like profiler warm-up (GPU work held up "
+                         "by unrecorded work, or missing); import with --keep-warmup to keep "
+                         "them",
+                         m.steps.n);
+        goto out;
+    }
+    if (sum) {
+        sum->steps = calloc((size_t)kept, sizeof *sum->steps);
+        if (!sum->steps) {
+            rc = sim_err_set(err, SIM_ENOMEM, in_path, 0, 0, "out of memory");
+            goto out;
+        }
+    }
+    if ((rc = trc_writer_open(out_path, &h, &w, err)))
+        goto out;
+    for (size_t i = 0; i < m.steps.n; i++) {
+        if (m.steps.v[i].flag >= 0)
+            continue;
+        rc = build_step(&b, (int32_t)i);
+        builder_reset(&b);
+        if (rc) {
+            rc = sim_err_set(err, rc, in_path, 0, 0, "out of memory building step %lld",
+                             (long long)m.steps.v[i].index);
+            goto out;
+        }
+        if ((rc = trc_writer_step(w, &step, err)))
+            goto out;
+        if (sum) {
+            if ((rc = trc_step_stats(&step, &sum->steps[sum->n_steps])) ||
+                (rc = trc_step_sample_cpu(&step, &launch, &ops))) {
+                rc = sim_err_set(err, rc, in_path, 0, 0, "out of memory");
+                goto out;
+            }
+            sum->n_steps++;
+        }
+    }
+    rc = trc_writer_close(w, err);
+    w = NULL;
+    if (rc)
+        goto out;
+    if (sum) {
+        sum->steps_kept = kept;
+        trc_sample_dist(&launch, &sum->launch_ns);
+        trc_sample_dist(&ops, &sum->op_ns);
+        sum->launch_median_ns = (int64_t)sum->launch_ns.p50;
+        int64_t unlinked = 0;
+        for (size_t i = 0; i < m.gpu.n; i++)
+            unlinked += m.gpu.v[i].rt < 0;
+        sum->unlinked_gpu = unlinked;
+    }
+out:
+    trc_writer_abort(w);
+    trc_sample_free(&launch);
+    trc_sample_free(&ops);
+    trc_step_free(&step);
+    free(b.touched);
+    free(b.touched_cpu);
+    free(b.rec_of_cpu);
+    free(b.shares);
+    free(b.grp);
+    imp_free(&m);
+    if (sum)
+        sum->total_s = now_s() - t_start;
+    return rc;
+}
