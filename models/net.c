@@ -143,6 +143,20 @@ void mdl_net_end_block(mdl_net *net)
     net->cur_block = -1;
 }
 
+/* Starts a layer that reads x: checks x, appends the layer and records its input tensor and
+ * the rows (spatial positions) it works over. NULL when x is bad or the net is out of memory. */
+static mdl_layer *layer_on(mdl_net *net, const char *name, mdl_val x, mdl_layer_kind kind)
+{
+    if (!check_in(net, name, x))
+        return NULL;
+    mdl_layer *l = new_layer(net, name, kind);
+    if (!l)
+        return NULL;
+    l->in = x.t;
+    l->rows = (double)x.h * x.w;
+    return l;
+}
+
 mdl_val mdl_conv(mdl_net *net, const char *name, mdl_val x, int c_out, int k, int stride, int pad,
                  int groups, bool bias)
 {
@@ -180,14 +194,10 @@ mdl_val mdl_conv(mdl_net *net, const char *name, mdl_val x, int c_out, int k, in
 
 mdl_val mdl_bn(mdl_net *net, const char *name, mdl_val x)
 {
-    if (!check_in(net, name, x))
-        return bad();
-    mdl_layer *l = new_layer(net, name, MDL_L_BATCHNORM);
+    mdl_layer *l = layer_on(net, name, x, MDL_L_BATCHNORM);
     if (!l)
         return bad();
-    l->in = x.t;
     l->n = x.c;
-    l->rows = (double)x.h * x.w;
     l->params = 2.0 * x.c;
     l->param_tensors = 2;
     return out_val(net, l, x.c, x.h, x.w, dtype_of(net, x));
@@ -195,14 +205,10 @@ mdl_val mdl_bn(mdl_net *net, const char *name, mdl_val x)
 
 mdl_val mdl_act_layer(mdl_net *net, const char *name, mdl_val x, mdl_act act, bool inplace)
 {
-    if (!check_in(net, name, x))
-        return bad();
-    mdl_layer *l = new_layer(net, name, MDL_L_ACT);
+    mdl_layer *l = layer_on(net, name, x, MDL_L_ACT);
     if (!l)
         return bad();
-    l->in = x.t;
     l->act = (uint8_t)act;
-    l->rows = (double)x.h * x.w;
     if (inplace) {
         l->flags |= MDL_F_INPLACE;
         l->out = x.t;
@@ -235,13 +241,9 @@ mdl_val mdl_maxpool(mdl_net *net, const char *name, mdl_val x, int k, int stride
 
 mdl_val mdl_avgpool(mdl_net *net, const char *name, mdl_val x)
 {
-    if (!check_in(net, name, x))
-        return bad();
-    mdl_layer *l = new_layer(net, name, MDL_L_AVGPOOL);
+    mdl_layer *l = layer_on(net, name, x, MDL_L_AVGPOOL);
     if (!l)
         return bad();
-    l->in = x.t;
-    l->rows = (double)x.h * x.w;
     return out_val(net, l, x.c, 1, 1, dtype_of(net, x));
 }
 
@@ -329,14 +331,10 @@ mdl_val mdl_linear_qkv(mdl_net *net, const char *name, mdl_val x, int out_each, 
 
 mdl_val mdl_layernorm(mdl_net *net, const char *name, mdl_val x)
 {
-    if (!check_in(net, name, x))
-        return bad();
-    mdl_layer *l = new_layer(net, name, MDL_L_LAYERNORM);
+    mdl_layer *l = layer_on(net, name, x, MDL_L_LAYERNORM);
     if (!l)
         return bad();
-    l->in = x.t;
     l->n = x.c;
-    l->rows = (double)x.h * x.w;
     l->params = 2.0 * x.c;
     l->param_tensors = 2;
     return out_val(net, l, x.c, x.h, x.w, MDL_DT_ACT32);
@@ -344,14 +342,10 @@ mdl_val mdl_layernorm(mdl_net *net, const char *name, mdl_val x)
 
 mdl_val mdl_rmsnorm(mdl_net *net, const char *name, mdl_val x)
 {
-    if (!check_in(net, name, x))
-        return bad();
-    mdl_layer *l = new_layer(net, name, MDL_L_RMSNORM);
+    mdl_layer *l = layer_on(net, name, x, MDL_L_RMSNORM);
     if (!l)
         return bad();
-    l->in = x.t;
     l->n = x.c;
-    l->rows = (double)x.h * x.w;
     l->params = x.c;
     l->param_tensors = 1;
     /* HF LlamaRMSNorm returns weight * hidden.to(input_dtype): the input's type. */
@@ -360,12 +354,9 @@ mdl_val mdl_rmsnorm(mdl_net *net, const char *name, mdl_val x)
 
 mdl_val mdl_embed(mdl_net *net, const char *name, mdl_val ids, int vocab, int dim)
 {
-    if (!check_in(net, name, ids))
-        return bad();
-    mdl_layer *l = new_layer(net, name, MDL_L_EMBED);
+    mdl_layer *l = layer_on(net, name, ids, MDL_L_EMBED);
     if (!l)
         return bad();
-    l->in = ids.t;
     l->flags = MDL_F_NO_DGRAD;
     l->rows = elems(ids);
     l->n = dim;
@@ -399,49 +390,34 @@ mdl_val mdl_attention(mdl_net *net, const char *name, mdl_val qkv, int heads, un
 
 mdl_val mdl_rope(mdl_net *net, const char *name, mdl_val qkv)
 {
-    if (!check_in(net, name, qkv))
-        return bad();
-    mdl_layer *l = new_layer(net, name, MDL_L_ROPE);
+    mdl_layer *l = layer_on(net, name, qkv, MDL_L_ROPE);
     if (!l)
         return bad();
-    l->in = qkv.t;
-    l->rows = (double)qkv.h * qkv.w;
     l->n = qkv.c / 3; /* q and k are rotated, v passes through */
     return out_val(net, l, qkv.c, qkv.h, qkv.w, dtype_of(net, qkv));
 }
 
 mdl_val mdl_dropout(mdl_net *net, const char *name, mdl_val x)
 {
-    if (!check_in(net, name, x))
-        return bad();
-    mdl_layer *l = new_layer(net, name, MDL_L_DROPOUT);
+    mdl_layer *l = layer_on(net, name, x, MDL_L_DROPOUT);
     if (!l)
         return bad();
-    l->in = x.t;
-    l->rows = (double)x.h * x.w;
     return out_val(net, l, x.c, x.h, x.w, dtype_of(net, x));
 }
 
 mdl_val mdl_stochdepth(mdl_net *net, const char *name, mdl_val x)
 {
-    if (!check_in(net, name, x))
-        return bad();
-    mdl_layer *l = new_layer(net, name, MDL_L_STOCHDEPTH);
+    mdl_layer *l = layer_on(net, name, x, MDL_L_STOCHDEPTH);
     if (!l)
         return bad();
-    l->in = x.t;
-    l->rows = (double)x.h * x.w;
     return out_val(net, l, x.c, x.h, x.w, dtype_of(net, x));
 }
 
 mdl_val mdl_copy(mdl_net *net, const char *name, mdl_val x, int c, int h, int w)
 {
-    if (!check_in(net, name, x))
-        return bad();
-    mdl_layer *l = new_layer(net, name, MDL_L_COPY);
+    mdl_layer *l = layer_on(net, name, x, MDL_L_COPY);
     if (!l)
         return bad();
-    l->in = x.t;
     l->rows = (double)h * w;
     return out_val(net, l, c, h, w, dtype_of(net, x));
 }

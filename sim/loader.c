@@ -81,8 +81,7 @@ static void try_send(sim_loader *l)
         w->queue[(w->q_head + w->q_len++) % w->q_cap] = l->next_send++;
         l->outstanding++;
         l->next_worker = (l->next_worker + 1) % l->n_workers;
-        if (w->alive && !w->busy)
-            start_batch(l, wi);
+        start_batch(l, wi);
     }
 }
 
@@ -126,8 +125,8 @@ static void start_sample(sim_loader *l, int wi)
 static void start_batch(sim_loader *l, int wi)
 {
     worker *w = &l->w[wi];
-    if (w->q_len == 0)
-        return;
+    if (!w->alive || w->busy || w->q_len == 0)
+        return; /* a worker fetches one batch at a time, once started */
     w->batch = w->queue[w->q_head];
     w->q_head = (w->q_head + 1) % w->q_cap;
     w->q_len--;
@@ -176,8 +175,7 @@ static void handle(sim_engine *e, void *self, const sim_event *ev)
     switch (ev->kind) {
     case EV_STARTED:
         w->alive = true;
-        if (!w->busy)
-            start_batch(l, wi);
+        start_batch(l, wi);
         break;
     case EV_READ_DONE: {
         int64_t pos = w->batch * l->cfg.batch_size + w->index_in_batch;
@@ -197,9 +195,8 @@ static void handle(sim_engine *e, void *self, const sim_event *ev)
         break;
     case EV_COLLATE_DONE:
         w->busy = false;
-        batch_done(l, w->batch); /* may hand the worker its next batch already */
-        if (!w->busy)
-            start_batch(l, wi);
+        batch_done(l, w->batch); /* may already hand the worker its next batch */
+        start_batch(l, wi);
         break;
     }
 }

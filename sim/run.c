@@ -6,7 +6,6 @@
 #include "sim/metrics.h"
 #include "sim/pipeline.h"
 
-#include <gsl/gsl_sort.h>
 #include <gsl/gsl_statistics_double.h>
 #include <math.h>
 #include <stdlib.h>
@@ -168,11 +167,11 @@ static void mean_of_epochs(sim_result *res)
             m->stall_pct[k] += e->stall_pct[k] * wgt;
     }
     m->samples_per_s = res->total_time_s > 0 ? m->samples / res->total_time_s : 0;
-    m->cache_hit_pct = 0;
-    int64_t hits_weighted = 0;
+    /* Sample-weighted: hits over all epochs / samples over all epochs. */
+    double hits = 0;
     for (int i = 0; i < n; i++)
-        hits_weighted += (int64_t)llround(res->epochs[i].cache_hit_pct * res->epochs[i].samples);
-    m->cache_hit_pct = m->samples ? (double)hits_weighted / m->samples : 0;
+        hits += res->epochs[i].cache_hit_pct * (double)res->epochs[i].samples;
+    m->cache_hit_pct = m->samples ? hits / (double)m->samples : 0;
 }
 
 static void verdict(const sim_scenario *sc, sim_result *res)
