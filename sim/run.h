@@ -8,6 +8,7 @@
 #include "sim/experiment.h"
 #include "sim/workload.h"
 
+#include <stdbool.h>
 #include <stdint.h>
 
 /* Where the GPU's idle time went: what the main thread was doing while no kernel ran. */
@@ -29,11 +30,22 @@ typedef enum sim_bottleneck {
     SIM_BN_COUNT
 } sim_bottleneck;
 
-/* A scenario: the experiment, its hardware and one step's program, ready to run. */
+/* GPU memory of one training step, for zoo models (the report's `memory` object). GB = GiB. */
+typedef struct sim_memory_info {
+    bool known;         /* false for synthetic and trace workloads */
+    double peak_gb;
+    double capacity_gb;
+    bool oom;           /* peak > capacity: sim_scenario_build returned SIM_EOOM */
+    int max_batch;      /* largest batch that fits; 0 = not even 1 */
+} sim_memory_info;
+
+/* A scenario: the experiment, its hardware and one step's program, ready to run.
+ * When sim_scenario_build fails with SIM_EOOM, `memory` is filled and the rest is not runnable. */
 typedef struct sim_scenario {
     sim_experiment x;
     sim_hardware hw;
     sim_program program; /* owned by the scenario */
+    sim_memory_info memory;
 } sim_scenario;
 
 typedef struct sim_epoch_result {
