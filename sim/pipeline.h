@@ -90,11 +90,12 @@ typedef struct sim_loader_config {
     double decode_ref_ns;  /* mean decode cost per sample, reference core */
     double decode_cv;
     double input_bytes;
-    double memcpy_ref_ns_per_byte; /* this CPU's memcpy, as reference-core ns per byte */
+
     double worker_start_ref_ns;
     int64_t cached_samples; /* samples the page cache holds from the second epoch on */
     uint64_t seed;
     sim_ps *cpu;
+    sim_ps *mem; /* host memory bus: memcpy of collate, pinning and page-cache reads (bytes) */
     sim_storage *storage;
 } sim_loader_config;
 

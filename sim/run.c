@@ -36,6 +36,7 @@ typedef struct world {
     sim_engine *e;
     sim_cpu_model cpu_model;
     sim_ps *cpu;
+    sim_ps *mem; /* host memory bus */
     sim_storage *storage;
     sim_collective *coll;
     sim_metrics *metrics;
@@ -69,7 +70,7 @@ static void take_snapshot(world *w, snapshot *s)
     s->t_ns = sim_engine_now(w->e);
     for (int i = 0; i < w->n; i++)
         s->gpu[i] = sim_metrics_totals(w->metrics, i);
-    s->cpu_busy = sim_ps_busy_integral(w->cpu);
+    s->cpu_busy = sim_ps_busy_integral(w->cpu) + sim_ps_busy_integral(w->mem);
     s->storage_busy = sim_storage_busy_ns(w->storage);
     s->h2d_busy = sim_ps_busy_time(w->h2d[0]);
     s->reads = s->hits = 0;
@@ -138,6 +139,8 @@ static void epoch_ended(void *ctx, int trainer, int epoch)
             r->stall_pct[k] += 100.0 * (b->stall_ns[k] - a->stall_ns[k]) / dt / w->n;
     }
     r->cpu_util_pct = 100.0 * (now.cpu_busy - w->last.cpu_busy) / (w->cpu_model.threads * dt);
+    if (r->cpu_util_pct > 100) /* copying threads are counted beside the CPU server's */
+        r->cpu_util_pct = 100;
     r->storage_busy_pct = 100.0 * (now.storage_busy - w->last.storage_busy) / dt;
     r->h2d_busy_pct = 100.0 * (now.h2d_busy - w->last.h2d_busy) / dt;
     r->cache_hit_pct = r->samples ? 100.0 * (double)now.hits / (double)r->samples : 0;
@@ -264,6 +267,7 @@ static void world_free(world *w)
     sim_metrics_destroy(w->metrics);
     sim_storage_destroy(w->storage);
     sim_ps_destroy(w->cpu);
+    sim_ps_destroy(w->mem);
     sim_engine_destroy(w->e);
 }
 
@@ -310,13 +314,22 @@ int sim_run(const sim_scenario *sc, sim_result *res, sim_err *err)
         !w.last.gpu)
         goto oom;
     w.cpu = sim_cpu_create(w.e, &w.cpu_model);
+    /* Host memory: copies share the DRAM bandwidth (a memcpy moves each byte twice, read and
+     * write), each thread at most at its own memcpy rate. The copying thread runs on a core
+     * meanwhile, but its speed is the memory's, so it is not on the CPU server; its time counts
+     * as CPU busy (see snapshot). */
+    sim_ps_config mem = {.name = "host-memory",
+                         .rate = hw->cpu.mem_bw_gbps * x->system.mem_copy_efficiency / 2,
+                         .per_job_max = hw->cpu.memcpy_gbps,
+                         .busy_units = hw->cpu.threads};
+    w.mem = sim_ps_create(w.e, &mem);
     w.storage = sim_storage_create(w.e, &hw->storage);
     w.metrics = sim_metrics_create(w.e, w.n, window_ns);
     /* GPUs reduce over NVLink when they have it, else over PCIe through the host (per-direction
      * rates: NVLink figures are bidirectional totals, the measured PCIe one is per direction). */
     double bus_gbps = hw->gpu.nvlink_gbps > 0 ? hw->gpu.nvlink_gbps / 2 : hw->link.pinned_gbps;
     w.coll = sim_collective_create(w.e, w.n, bus_gbps);
-    if (!w.cpu || !w.storage || !w.metrics || !w.coll)
+    if (!w.cpu || !w.mem || !w.storage || !w.metrics || !w.coll)
         goto oom;
 
     /* DistributedSampler gives each GPU ceil(N / G) samples; max_steps (optimizer steps, each
@@ -334,7 +347,6 @@ int sim_run(const sim_scenario *sc, sim_result *res, sim_err *err)
         goto fail;
     }
     int64_t cached = page_cache_samples(sc) / w.n;
-    double st = hw->cpu.single_thread;
     for (int i = 0; i < w.n; i++) {
         sim_ps_config link = {.name = "h2d", .rate = hw->link.pinned_gbps,
                               .per_job_max = hw->link.pinned_gbps, .busy_units = 1};
@@ -362,11 +374,11 @@ int sim_run(const sim_scenario *sc, sim_result *res, sim_err *err)
             .decode_ref_ns = x->dataset.decode_us * 1e3,
             .decode_cv = x->dataset.decode_cv,
             .input_bytes = x->dataset.input_bytes,
-            .memcpy_ref_ns_per_byte = st / hw->cpu.memcpy_gbps,
             .worker_start_ref_ns = x->loader.worker_start_ms * 1e6,
             .cached_samples = cached,
             .seed = x->seed * 1000003u + (uint64_t)i,
             .cpu = w.cpu,
+            .mem = w.mem,
             .storage = w.storage,
         };
         int lrc;
