@@ -58,6 +58,20 @@ static void run(const char *const *sets, sim_scenario *sc, sim_result *res)
         /* No epoch is shorter than the GPU's own work in it. */
         double gpu_s = (double)e->steps * sim_program_gpu_ns(&sc->program) / 1e9;
         assert_true(e->time_s >= gpu_s);
+        /* Nor shorter than any other resource's total work: the PCIe link's copies (at the
+         * pinned rate; pageable ones cost more), the device busy shares at most 100 %, and with
+         * no decode variation the CPU's decode work over its largest capacity (cores + SMT gain
+         * x extra threads, at the CPU's single-thread speed). */
+        const sim_hardware *hw = &sc->hw;
+        double h2d_s = (double)e->samples * x.dataset.input_bytes / (hw->link.pinned_gbps * 1e9);
+        assert_true(e->time_s >= h2d_s);
+        assert_true(e->storage_busy_pct <= 100 + 1e-9 && e->h2d_busy_pct <= 100 + 1e-9);
+        if (x.dataset.decode_cv == 0) {
+            double cores = hw->cpu.cores + hw->cpu.smt_gain * (hw->cpu.threads - hw->cpu.cores);
+            double decode_s = (double)e->samples * x.dataset.decode_us * 1e-6 /
+                              (hw->cpu.single_thread * cores);
+            assert_true(e->time_s >= decode_s);
+        }
     }
 }
 
