@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -79,7 +80,7 @@ int plt_gnuplot_open(plt_gnuplot *g, plt_term term, const char *path, int width,
     int rc = plt_gnuplot_check(err);
     if (rc)
         return rc;
-    if (term != PLT_TERM_DUMB) {
+    if (path && strcmp(path, "-")) {
         if (strlen(path) >= sizeof g->path)
             return sim_err_set(err, SIM_EINVAL, path, 0, 0, "path too long");
         strcpy(g->path, path);
@@ -87,6 +88,10 @@ int plt_gnuplot_open(plt_gnuplot *g, plt_term term, const char *path, int width,
         int fd = mkstemp(g->tmp);
         if (fd < 0)
             return sim_err_set(err, SIM_EIO, path, 0, 0, "cannot create: %s", strerror(errno));
+        /* mkstemp makes the file 0600; an image is as readable as any file the user makes. */
+        mode_t mask = umask(0);
+        umask(mask);
+        fchmod(fd, 0666 & ~mask);
         close(fd);
     }
     struct sigaction ign;
@@ -116,7 +121,7 @@ int plt_gnuplot_open(plt_gnuplot *g, plt_term term, const char *path, int width,
                 height > 0 ? height : 30);
         break;
     }
-    if (term != PLT_TERM_DUMB) {
+    if (g->tmp[0]) {
         fprintf(g->fp, "set output ");
         plt_quote(g->fp, g->tmp);
         fputc('\n', g->fp);
@@ -126,7 +131,7 @@ int plt_gnuplot_open(plt_gnuplot *g, plt_term term, const char *path, int width,
 
 int plt_gnuplot_close(plt_gnuplot *g, sim_err *err)
 {
-    if (g->term != PLT_TERM_DUMB)
+    if (g->tmp[0])
         fprintf(g->fp, "set output\n");
     fprintf(g->fp, "exit\n");
     int bad_write = ferror(g->fp);

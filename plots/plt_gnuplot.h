@@ -26,8 +26,8 @@ int plt_term_from_path(const char *path, plt_term *t, sim_err *err);
 /* Finds gnuplot on PATH: 0, or SIM_ENOENT with "gnuplot not found: install the Debian package
  * gnuplot-nox". */
 int plt_gnuplot_check(sim_err *err);
-/* Starts gnuplot with terminal `term` of width x height pixels (dumb: characters, 0 = its
- * default) writing to `path` (ignored for dumb, which prints on stdout). */
+/* Starts gnuplot with terminal `term` of width x height pixels (dumb: characters; 0 = a
+ * default) writing to `path` (NULL or "-": stdout, for dumb). */
 int plt_gnuplot_open(plt_gnuplot *g, plt_term term, const char *path, int width, int height,
                      sim_err *err);
 /* Ends the script, waits for gnuplot, and puts the file in place when it exited 0. */
