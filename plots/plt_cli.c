@@ -50,8 +50,7 @@ const char *plt_unit_of(const char *col)
     size_t n = strlen(col);
     for (size_t i = 0; i < sizeof units / sizeof units[0]; i++) {
         size_t k = strlen(units[i].suffix);
-        if (n > k && !strcmp(col + n - k, units[i].suffix))
-            return units[i].unit;
+        if (n > k && !strcmp(col + n - k, units[i].suffix)) return units[i].unit;
     }
     return "count";
 }
@@ -88,8 +87,7 @@ typedef struct point {
 static int cmp_point(const void *a, const void *b)
 {
     const point *p = a, *q = b;
-    if (p->series != q->series)
-        return p->series - q->series;
+    if (p->series != q->series) return p->series - q->series;
     return (p->x > q->x) - (p->x < q->x);
 }
 
@@ -97,8 +95,7 @@ static int cmp_point(const void *a, const void *b)
 static int intern(const char **names, int *n, const char *s)
 {
     for (int i = 0; i < *n; i++)
-        if (!strcmp(names[i], s))
-            return i;
+        if (!strcmp(names[i], s)) return i;
     names[*n] = s;
     return (*n)++;
 }
@@ -124,8 +121,8 @@ static int bad_column(const plt_csv *t, const char *path, const char *opt, const
     return SIM_EXIT_ERROR;
 }
 
-static int plot(const char *path, const char *xc, const char *yc, const char *byc,
-                const char *out, plt_term term, const char *title, bool logx)
+static int plot(const char *path, const char *xc, const char *yc, const char *byc, const char *out,
+                plt_term term, const char *title, bool logx)
 {
     plt_csv t;
     sim_err err;
@@ -181,8 +178,8 @@ static int plot(const char *path, const char *xc, const char *yc, const char *by
         }
         point p;
         if (!number(plt_csv_cell(&t, r, cy), &p.y)) {
-            fprintf(stderr, "epochsim plot: %s:%zu: error: %s is '%s', not a number\n", path,
-                    r + 2, yc, plt_csv_cell(&t, r, cy));
+            fprintf(stderr, "epochsim plot: %s:%zu: error: %s is '%s', not a number\n", path, r + 2,
+                    yc, plt_csv_cell(&t, r, cy));
             goto out;
         }
         if (categorical)
@@ -197,8 +194,7 @@ static int plot(const char *path, const char *xc, const char *yc, const char *by
         p.series = cb >= 0 ? intern(series, &n_series, plt_csv_cell(&t, r, cb)) : 0;
         pts[n++] = p;
     }
-    if (cb < 0)
-        n_series = n ? 1 : 0;
+    if (cb < 0) n_series = n ? 1 : 0;
     if (n == 0) {
         fprintf(stderr, "epochsim plot: %s: no rows to plot (%zu skipped)\n", path, skipped);
         goto out;
@@ -227,8 +223,7 @@ static int plot(const char *path, const char *xc, const char *yc, const char *by
     axis_label(f, "x", xc, categorical);
     axis_label(f, "y", yc, false);
     fprintf(f, "set grid\nset key outside right top noenhanced\n");
-    if (logx)
-        fprintf(f, "set logscale x 2\n");
+    if (logx) fprintf(f, "set logscale x 2\n");
     if (categorical) {
         fprintf(f, "set xrange [-0.5:%f]\nset xtics (", n_x - 0.5);
         for (int i = 0; i < n_x; i++) {
@@ -241,8 +236,7 @@ static int plot(const char *path, const char *xc, const char *yc, const char *by
     for (int s = 0; s < n_series; s++) {
         fprintf(f, "$s%d << EOD\n", s);
         for (size_t i = 0; i < n; i++)
-            if (pts[i].series == s)
-                fprintf(f, "%.17g %.17g\n", pts[i].x, pts[i].y);
+            if (pts[i].series == s) fprintf(f, "%.17g %.17g\n", pts[i].x, pts[i].y);
         fprintf(f, "EOD\n");
     }
     fprintf(f, "plot ");
@@ -252,8 +246,7 @@ static int plot(const char *path, const char *xc, const char *yc, const char *by
             snprintf(key, sizeof key, "%s = %s", byc, series[s]);
         else
             snprintf(key, sizeof key, "%s", yc);
-        fprintf(f, "%s$s%d using 1:2 with linespoints lw 2 pt 7 title ", s ? ", \\\n     " : "",
-                s);
+        fprintf(f, "%s$s%d using 1:2 with linespoints lw 2 pt 7 title ", s ? ", \\\n     " : "", s);
         plt_quote(f, key);
     }
     fputc('\n', f);
@@ -277,14 +270,17 @@ out:
 int plt_cli_plot(int argc, char **argv)
 {
     static const struct option opts[] = {
-        {"x", required_argument, 0, 'x'},     {"y", required_argument, 0, 'y'},
-        {"by", required_argument, 0, 'b'},    {"output", required_argument, 0, 'o'},
-        {"term", required_argument, 0, 't'},  {"title", required_argument, 0, 'T'},
-        {"logx", no_argument, 0, 'l'},        {"help", no_argument, 0, 'h'},
+        {"x", required_argument, 0, 'x'},
+        {"y", required_argument, 0, 'y'},
+        {"by", required_argument, 0, 'b'},
+        {"output", required_argument, 0, 'o'},
+        {"term", required_argument, 0, 't'},
+        {"title", required_argument, 0, 'T'},
+        {"logx", no_argument, 0, 'l'},
+        {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0},
     };
-    const char *xc = NULL, *yc = NULL, *byc = NULL, *out = NULL, *term_name = NULL,
-               *title = NULL;
+    const char *xc = NULL, *yc = NULL, *byc = NULL, *out = NULL, *term_name = NULL, *title = NULL;
     bool logx = false;
     int c;
     optind = 1;

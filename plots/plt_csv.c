@@ -22,8 +22,7 @@ typedef struct reader {
 static void on_field(void *s, size_t len, void *data)
 {
     reader *r = data;
-    if (r->rc)
-        return;
+    if (r->rc) return;
     if (r->n_row == r->cap_row) {
         int cap = r->cap_row ? 2 * r->cap_row : 16;
         char **p = realloc(r->row, (size_t)cap * sizeof *p);
@@ -39,8 +38,7 @@ static void on_field(void *s, size_t len, void *data)
         r->rc = sim_err_set(r->err, SIM_ENOMEM, r->path, 0, 0, "out of memory");
         return;
     }
-    if (len)
-        memcpy(c, s, len);
+    if (len) memcpy(c, s, len);
     c[len] = 0;
     r->row[r->n_row++] = c;
 }
@@ -114,18 +112,15 @@ int plt_csv_read(const char *path, plt_csv *t, sim_err *err)
             r.rc = sim_err_set(err, SIM_EFORMAT, path, (int)r.line + 1, 0, "%s",
                                csv_strerror(csv_error(&p)));
     }
-    if (!r.rc && ferror(f))
-        r.rc = sim_err_set(err, SIM_EIO, path, 0, 0, "read error");
-    if (!r.rc)
-        csv_fini(&p, on_field, on_row, &r);
+    if (!r.rc && ferror(f)) r.rc = sim_err_set(err, SIM_EIO, path, 0, 0, "read error");
+    if (!r.rc) csv_fini(&p, on_field, on_row, &r);
     csv_free(&p);
     fclose(f);
     drop_row(&r);
     free(r.row);
     if (!r.rc && !t->cols)
         r.rc = sim_err_set(err, SIM_EFORMAT, path, 0, 0, "empty file: no header row");
-    if (r.rc)
-        plt_csv_free(t);
+    if (r.rc) plt_csv_free(t);
     return r.rc;
 }
 
@@ -143,8 +138,7 @@ void plt_csv_free(plt_csv *t)
 int plt_csv_col(const plt_csv *t, const char *name)
 {
     for (int i = 0; i < t->n_cols; i++)
-        if (!strcmp(t->cols[i], name))
-            return i;
+        if (!strcmp(t->cols[i], name)) return i;
     return -1;
 }
 

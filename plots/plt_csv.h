@@ -8,9 +8,9 @@
 #include <stddef.h>
 
 typedef struct plt_csv {
-    char **cols;   /* header names */
+    char **cols; /* header names */
     int n_cols;
-    char **cells;  /* row-major, n_rows x n_cols */
+    char **cells; /* row-major, n_rows x n_cols */
     size_t n_rows;
 } plt_csv;
 

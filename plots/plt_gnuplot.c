@@ -48,11 +48,9 @@ int plt_gnuplot_check(sim_err *err)
             if (len > 0 && len + sizeof "/gnuplot" < sizeof buf) {
                 memcpy(buf, p, len);
                 strcpy(buf + len, "/gnuplot");
-                if (access(buf, X_OK) == 0)
-                    return SIM_OK;
+                if (access(buf, X_OK) == 0) return SIM_OK;
             }
-            if (!colon)
-                break;
+            if (!colon) break;
             p = colon + 1;
         }
     }
@@ -64,10 +62,8 @@ void plt_quote(FILE *fp, const char *s)
 {
     fputc('\'', fp);
     for (; *s; s++) {
-        if (*s == '\'')
-            fputc('\'', fp);
-        if (*s != '\n')
-            fputc(*s, fp);
+        if (*s == '\'') fputc('\'', fp);
+        if (*s != '\n') fputc(*s, fp);
     }
     fputc('\'', fp);
 }
@@ -78,8 +74,7 @@ int plt_gnuplot_open(plt_gnuplot *g, plt_term term, const char *path, int width,
     memset(g, 0, sizeof *g);
     g->term = term;
     int rc = plt_gnuplot_check(err);
-    if (rc)
-        return rc;
+    if (rc) return rc;
     if (path && strcmp(path, "-")) {
         if (strlen(path) >= sizeof g->path)
             return sim_err_set(err, SIM_EINVAL, path, 0, 0, "path too long");
@@ -102,10 +97,8 @@ int plt_gnuplot_open(plt_gnuplot *g, plt_term term, const char *path, int width,
     g->fp = popen("gnuplot", "w");
     if (!g->fp) {
         sigaction(SIGPIPE, &g->old_pipe, NULL);
-        if (g->tmp[0])
-            unlink(g->tmp);
-        return sim_err_set(err, SIM_EIO, NULL, 0, 0, "cannot start gnuplot: %s",
-                           strerror(errno));
+        if (g->tmp[0]) unlink(g->tmp);
+        return sim_err_set(err, SIM_EIO, NULL, 0, 0, "cannot start gnuplot: %s", strerror(errno));
     }
     switch (term) {
     case PLT_TERM_PNG:
@@ -131,8 +124,7 @@ int plt_gnuplot_open(plt_gnuplot *g, plt_term term, const char *path, int width,
 
 int plt_gnuplot_close(plt_gnuplot *g, sim_err *err)
 {
-    if (g->tmp[0])
-        fprintf(g->fp, "set output\n");
+    if (g->tmp[0]) fprintf(g->fp, "set output\n");
     fprintf(g->fp, "exit\n");
     int bad_write = ferror(g->fp);
     int st = pclose(g->fp);
@@ -148,8 +140,7 @@ int plt_gnuplot_close(plt_gnuplot *g, sim_err *err)
     if (g->tmp[0]) {
         if (!rc && rename(g->tmp, g->path) != 0)
             rc = sim_err_set(err, SIM_EIO, g->path, 0, 0, "cannot write: %s", strerror(errno));
-        if (rc)
-            unlink(g->tmp);
+        if (rc) unlink(g->tmp);
     }
     return rc;
 }

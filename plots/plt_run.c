@@ -28,8 +28,7 @@ int plt_run_plot_parse(const char *arg, plt_run_plot *p, sim_err *err)
                                "which plot? name the file util... or timeline..., or write "
                                "util:PATH or timeline:PATH");
     }
-    if (!path[0])
-        return sim_err_set(err, SIM_EUSAGE, arg, 0, 0, "no file name");
+    if (!path[0]) return sim_err_set(err, SIM_EUSAGE, arg, 0, 0, "no file name");
     p->path = path;
     return plt_term_from_path(path, &p->term, err);
 }
@@ -52,8 +51,7 @@ static int draw_util(const plt_run_plot *p, const sim_scenario *sc, const sim_re
         return sim_err_set(err, SIM_EINVAL, p->path, 0, 0, "no utilization series recorded");
     plt_gnuplot g;
     int rc = plt_gnuplot_open(&g, p->term, p->path, 1200, 600, err);
-    if (rc)
-        return rc;
+    if (rc) return rc;
     char hw[512], title[640];
     title_hw(hw, sizeof hw, sc);
     snprintf(title, sizeof title, "Utilization over time: %s", hw);
@@ -110,9 +108,8 @@ static const char *const cat_name[C_COUNT] = {
     [C_IDLE] = "GPU stream idle",
 };
 static const char *const cat_color[C_COUNT] = {
-    [C_WAIT] = "#c7c7c7",   [C_DISPATCH] = "#1f77b4", [C_READ] = "#8c564b",
-    [C_LOADER] = "#9467bd", [C_COPY] = "#ff7f0e",     [C_COLL] = "#17becf",
-    [C_KERNEL] = "#2ca02c", [C_IDLE] = "#d62728",
+    [C_WAIT] = "#c7c7c7", [C_DISPATCH] = "#1f77b4", [C_READ] = "#8c564b",   [C_LOADER] = "#9467bd",
+    [C_COPY] = "#ff7f0e", [C_COLL] = "#17becf",     [C_KERNEL] = "#2ca02c", [C_IDLE] = "#d62728",
 };
 
 static int category(sim_tl_what w)
@@ -195,13 +192,11 @@ static int draw_timeline(const plt_run_plot *p, const sim_scenario *sc, const si
         y_of[pos[k].lane] = n_lanes - 1 - k; /* the first lane at the top */
     int64_t end_ns = 0;
     for (size_t i = 0; i < n; i++)
-        if (sp[i].end_ns > end_ns && category((sim_tl_what)sp[i].what) >= 0)
-            end_ns = sp[i].end_ns;
+        if (sp[i].end_ns > end_ns && category((sim_tl_what)sp[i].what) >= 0) end_ns = sp[i].end_ns;
 
     plt_gnuplot g;
     int rc = plt_gnuplot_open(&g, p->term, p->path, 1600, 160 + 22 * n_lanes, err);
-    if (rc)
-        goto out;
+    if (rc) goto out;
     FILE *f = g.fp;
     bool any[C_COUNT] = {0};
     for (int c = 0; c < C_COUNT; c++) {
@@ -210,20 +205,17 @@ static int draw_timeline(const plt_run_plot *p, const sim_scenario *sc, const si
             /* Gaps on each GPU stream: spans there are in order (one in-order stream). */
             for (size_t i = 0; i < n; i++) {
                 int l = sp[i].lane;
-                if (sim_timeline_lane_kind(tl, l) != SIM_TL_LANE_STREAM)
-                    continue;
+                if (sim_timeline_lane_kind(tl, l) != SIM_TL_LANE_STREAM) continue;
                 if (sp[i].start_ns > stream_end[l]) {
                     box(f, stream_end[l], sp[i].start_ns, y_of[l], 0.35);
                     idle_ns[l] += (double)(sp[i].start_ns - stream_end[l]);
                     any[c] = true;
                 }
-                if (sp[i].end_ns > stream_end[l])
-                    stream_end[l] = sp[i].end_ns;
+                if (sp[i].end_ns > stream_end[l]) stream_end[l] = sp[i].end_ns;
             }
         } else {
             for (size_t i = 0; i < n; i++) {
-                if (category((sim_tl_what)sp[i].what) != c)
-                    continue;
+                if (category((sim_tl_what)sp[i].what) != c) continue;
                 box(f, sp[i].start_ns, sp[i].end_ns, y_of[sp[i].lane], c == C_WAIT ? 0.15 : 0.35);
                 any[c] = true;
             }
@@ -232,7 +224,8 @@ static int draw_timeline(const plt_run_plot *p, const sim_scenario *sc, const si
     }
     double idle0 = 0, busy_end = 0;
     for (int l = 0; l < n_lanes; l++)
-        if (sim_timeline_lane_kind(tl, l) == SIM_TL_LANE_STREAM && sim_timeline_lane_rank(tl, l) == 0) {
+        if (sim_timeline_lane_kind(tl, l) == SIM_TL_LANE_STREAM &&
+            sim_timeline_lane_rank(tl, l) == 0) {
             idle0 = idle_ns[l];
             busy_end = (double)stream_end[l];
         }
@@ -244,24 +237,24 @@ static int draw_timeline(const plt_run_plot *p, const sim_scenario *sc, const si
              busy_end / 1e6);
     fprintf(f, "set title ");
     plt_quote(f, title);
-    fprintf(f, " noenhanced\nset xlabel 'time since the run started [ms]'\n"
-               "set ylabel 'lane (thread, link, GPU stream, storage slot)'\n"
-               "set yrange [-0.7:%f]\nset xrange [0:%f]\nset grid x\n"
-               "set key outside bottom center horizontal noenhanced\nset ytics (",
+    fprintf(f,
+            " noenhanced\nset xlabel 'time since the run started [ms]'\n"
+            "set ylabel 'lane (thread, link, GPU stream, storage slot)'\n"
+            "set yrange [-0.7:%f]\nset xrange [0:%f]\nset grid x\n"
+            "set key outside bottom center horizontal noenhanced\nset ytics (",
             n_lanes - 0.3, (double)end_ns / 1e6);
     for (int k = 0; k < n_lanes; k++) {
-        if (k)
-            fputs(", ", f);
+        if (k) fputs(", ", f);
         plt_quote(f, sim_timeline_lane_name(tl, pos[k].lane));
         fprintf(f, " %d", y_of[pos[k].lane]);
     }
     fprintf(f, ") noenhanced\nplot ");
     bool first = true;
     for (int c = 0; c < C_COUNT; c++) {
-        if (!any[c])
-            continue;
-        fprintf(f, "%s$c%d using 1:2:3:4 with boxxyerror fs solid 1.0 noborder lc rgb '%s' "
-                   "title '%s'",
+        if (!any[c]) continue;
+        fprintf(f,
+                "%s$c%d using 1:2:3:4 with boxxyerror fs solid 1.0 noborder lc rgb '%s' "
+                "title '%s'",
                 first ? "" : ", \\\n     ", c, cat_color[c], cat_name[c]);
         first = false;
     }
@@ -278,7 +271,6 @@ out:
 int plt_run_draw(const plt_run_plot *p, const sim_scenario *sc, const sim_result *res,
                  const sim_run_series *series, const sim_timeline *tl, sim_err *err)
 {
-    if (p->kind == PLT_RUN_UTIL)
-        return draw_util(p, sc, res, series, err);
+    if (p->kind == PLT_RUN_UTIL) return draw_util(p, sc, res, series, err);
     return draw_timeline(p, sc, tl, err);
 }

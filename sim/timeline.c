@@ -51,18 +51,15 @@ struct sim_timeline {
 
 sim_timeline *sim_timeline_create(int64_t steps)
 {
-    if (steps < 1)
-        return NULL;
+    if (steps < 1) return NULL;
     sim_timeline *tl = calloc(1, sizeof *tl);
-    if (tl)
-        tl->steps = steps;
+    if (tl) tl->steps = steps;
     return tl;
 }
 
 void sim_timeline_destroy(sim_timeline *tl)
 {
-    if (!tl)
-        return;
+    if (!tl) return;
     for (int i = 0; i < tl->n_ranks; i++) {
         free(tl->r[i].items);
         free(tl->r[i].worker_lane);
@@ -82,12 +79,10 @@ int64_t sim_timeline_steps(const sim_timeline *tl)
 /* Grows *p (of *cap elements of `size`) to hold n + 1. */
 static int grow(void **p, size_t *cap, size_t n, size_t size)
 {
-    if (n < *cap)
-        return 0;
+    if (n < *cap) return 0;
     size_t c = *cap ? 2 * *cap : 256;
     void *q = realloc(*p, c * size);
-    if (!q)
-        return SIM_ENOMEM;
+    if (!q) return SIM_ENOMEM;
     *p = q;
     *cap = c;
     return 0;
@@ -107,8 +102,7 @@ static int add_lane(sim_timeline *tl, int rank, sim_tl_lane_kind kind, int index
     l->kind = kind;
     const char *sfx = "";
     char gpu[24] = "";
-    if (tl->n_ranks > 1 && rank >= 0)
-        snprintf(gpu, sizeof gpu, " (rank %d)", rank);
+    if (tl->n_ranks > 1 && rank >= 0) snprintf(gpu, sizeof gpu, " (rank %d)", rank);
     sfx = gpu;
     switch (kind) {
     case SIM_TL_LANE_WORKER:
@@ -140,11 +134,9 @@ static int add_lane(sim_timeline *tl, int rank, sim_tl_lane_kind kind, int index
 
 int sim_timeline_attach(sim_timeline *tl, int n_ranks, int n_workers, bool pin)
 {
-    if (tl->r || n_ranks < 1)
-        return SIM_EINVAL;
+    if (tl->r || n_ranks < 1) return SIM_EINVAL;
     tl->r = calloc((size_t)n_ranks, sizeof *tl->r);
-    if (!tl->r)
-        return SIM_ENOMEM;
+    if (!tl->r) return SIM_ENOMEM;
     tl->n_ranks = n_ranks;
     for (int i = 0; i < n_ranks; i++) {
         rank_state *r = &tl->r[i];
@@ -154,12 +146,10 @@ int sim_timeline_attach(sim_timeline *tl, int n_ranks, int n_workers, bool pin)
         r->n_workers = n_workers;
         if (n_workers > 0) {
             r->worker_lane = malloc((size_t)n_workers * sizeof *r->worker_lane);
-            if (!r->worker_lane)
-                return SIM_ENOMEM;
+            if (!r->worker_lane) return SIM_ENOMEM;
             for (int w = 0; w < n_workers; w++)
                 r->worker_lane[w] = add_lane(tl, i, SIM_TL_LANE_WORKER, w);
-            if (pin)
-                r->lane[SIM_TL_LANE_PIN] = add_lane(tl, i, SIM_TL_LANE_PIN, 0);
+            if (pin) r->lane[SIM_TL_LANE_PIN] = add_lane(tl, i, SIM_TL_LANE_PIN, 0);
         }
         r->lane[SIM_TL_LANE_MAIN] = add_lane(tl, i, SIM_TL_LANE_MAIN, 0);
         r->lane[SIM_TL_LANE_H2D] = add_lane(tl, i, SIM_TL_LANE_H2D, 0);
@@ -173,8 +163,7 @@ int sim_timeline_attach(sim_timeline *tl, int n_ranks, int n_workers, bool pin)
 
 void sim_timeline_step(sim_timeline *tl, int rank, int64_t step, int64_t now_ns)
 {
-    if (step >= tl->steps && tl->r[rank].end_ns == OPEN)
-        tl->r[rank].end_ns = now_ns;
+    if (step >= tl->steps && tl->r[rank].end_ns == OPEN) tl->r[rank].end_ns = now_ns;
 }
 
 bool sim_timeline_on(const sim_timeline *tl, int rank)
@@ -184,11 +173,9 @@ bool sim_timeline_on(const sim_timeline *tl, int rank)
 
 bool sim_timeline_covers(const sim_timeline *tl, int rank, int64_t start_ns)
 {
-    if (rank >= 0)
-        return start_ns < tl->r[rank].end_ns;
+    if (rank >= 0) return start_ns < tl->r[rank].end_ns;
     for (int i = 0; i < tl->n_ranks; i++)
-        if (start_ns < tl->r[i].end_ns)
-            return true;
+        if (start_ns < tl->r[i].end_ns) return true;
     return false;
 }
 
@@ -196,12 +183,10 @@ int sim_timeline_lane(sim_timeline *tl, int rank, sim_tl_lane_kind kind, int ind
 {
     if (kind == SIM_TL_LANE_STORAGE) {
         for (int i = 0; i < tl->n_lanes; i++)
-            if (tl->lanes[i].kind == kind && tl->lanes[i].index == index)
-                return i;
+            if (tl->lanes[i].kind == kind && tl->lanes[i].index == index) return i;
         return add_lane(tl, -1, kind, index);
     }
-    if (rank < 0 || rank >= tl->n_ranks || (unsigned)kind >= SIM_TL_LANE_KINDS)
-        return -1;
+    if (rank < 0 || rank >= tl->n_ranks || (unsigned)kind >= SIM_TL_LANE_KINDS) return -1;
     const rank_state *r = &tl->r[rank];
     if (kind == SIM_TL_LANE_WORKER)
         return index >= 0 && index < r->n_workers ? r->worker_lane[index] : -1;
@@ -211,8 +196,7 @@ int sim_timeline_lane(sim_timeline *tl, int rank, sim_tl_lane_kind kind, int ind
 void sim_timeline_span(sim_timeline *tl, int lane_id, sim_tl_what what, int64_t start_ns,
                        int64_t end_ns, int64_t a, int64_t b)
 {
-    if (lane_id < 0)
-        return;
+    if (lane_id < 0) return;
     if (grow((void **)&tl->spans, &tl->cap_spans, tl->n_spans, sizeof *tl->spans)) {
         tl->oom = true;
         return;
@@ -222,8 +206,7 @@ void sim_timeline_span(sim_timeline *tl, int lane_id, sim_tl_what what, int64_t 
 
 void sim_timeline_flow(sim_timeline *tl, uint64_t id, int lane_id, int64_t ts_ns, bool finish)
 {
-    if (lane_id < 0)
-        return;
+    if (lane_id < 0) return;
     if (grow((void **)&tl->flows, &tl->cap_flows, tl->n_flows, sizeof *tl->flows)) {
         tl->oom = true;
         return;
@@ -239,8 +222,7 @@ uint64_t sim_timeline_flow_id(int rank, uint64_t seq)
 void sim_timeline_item(sim_timeline *tl, int rank, uint64_t seq, const sim_tl_item *it)
 {
     rank_state *r = &tl->r[rank];
-    if (seq != r->n_items + 1)
-        return; /* only a gap-free prefix of the stream is recorded */
+    if (seq != r->n_items + 1) return; /* only a gap-free prefix of the stream is recorded */
     size_t cap = (size_t)r->cap_items;
     if (grow((void **)&r->items, &cap, (size_t)r->n_items, sizeof *r->items)) {
         tl->oom = true;
@@ -258,8 +240,7 @@ bool sim_timeline_has_item(const sim_timeline *tl, int rank, uint64_t seq)
 void sim_timeline_gpu_item(sim_timeline *tl, int rank, uint64_t seq, int64_t start_ns,
                            int64_t end_ns, int64_t link_end_ns)
 {
-    if (!sim_timeline_has_item(tl, rank, seq))
-        return;
+    if (!sim_timeline_has_item(tl, rank, seq)) return;
     const rank_state *r = &tl->r[rank];
     const sim_tl_item *it = &r->items[seq - 1];
     int stream = r->lane[SIM_TL_LANE_STREAM];
@@ -362,8 +343,7 @@ static const char *op_kind_name(int64_t kind)
 static const sim_tl_item *item_of(const sim_timeline *tl, const sim_tl_span *s)
 {
     int rank = tl->lanes[s->lane].rank;
-    if (rank < 0 || !sim_timeline_has_item(tl, rank, (uint64_t)s->a))
-        return NULL;
+    if (rank < 0 || !sim_timeline_has_item(tl, rank, (uint64_t)s->a)) return NULL;
     return &tl->r[rank].items[s->a - 1];
 }
 
@@ -543,11 +523,9 @@ static void meta(yajl_gen g, const char *name, int pid, int tid, const char *k, 
 static int cmp_span(const void *pa, const void *pb)
 {
     const sim_tl_span *a = pa, *b = pb;
-    if (a->start_ns != b->start_ns)
-        return a->start_ns < b->start_ns ? -1 : 1;
+    if (a->start_ns != b->start_ns) return a->start_ns < b->start_ns ? -1 : 1;
     int64_t da = a->end_ns - a->start_ns, db = b->end_ns - b->start_ns;
-    if (da != db)
-        return da > db ? -1 : 1; /* an enclosing slice before the slices it holds */
+    if (da != db) return da > db ? -1 : 1; /* an enclosing slice before the slices it holds */
     return (a->lane > b->lane) - (a->lane < b->lane);
 }
 
@@ -584,8 +562,7 @@ static void span_args(yajl_gen g, const sim_timeline *tl, const sim_tl_span *s)
         if (it) {
             kint(g, "step", it->step);
             kint(g, "op", it->op);
-            if (s->what == SIM_TL_KERNEL)
-                kstr(g, "unit", unit_name(it->unit));
+            if (s->what == SIM_TL_KERNEL) kstr(g, "unit", unit_name(it->unit));
         }
         break;
     }
@@ -602,14 +579,11 @@ static void write_cb(void *ctx, const char *str, size_t len)
 
 int sim_timeline_write_json(const sim_timeline *tl, const char *path, sim_err *err)
 {
-    if (tl->oom)
-        return sim_err_set(err, SIM_ENOMEM, path, 0, 0, "out of memory while recording");
+    if (tl->oom) return sim_err_set(err, SIM_ENOMEM, path, 0, 0, "out of memory while recording");
     /* Sorted by start (longest first on ties) so that viewers see parents before children. */
     sim_tl_span *order = malloc((tl->n_spans ? tl->n_spans : 1) * sizeof *order);
-    if (!order)
-        return sim_err_set(err, SIM_ENOMEM, path, 0, 0, "out of memory");
-    if (tl->n_spans)
-        memcpy(order, tl->spans, tl->n_spans * sizeof *order);
+    if (!order) return sim_err_set(err, SIM_ENOMEM, path, 0, 0, "out of memory");
+    if (tl->n_spans) memcpy(order, tl->spans, tl->n_spans * sizeof *order);
     qsort(order, tl->n_spans, sizeof *order, cmp_span);
 
     sim_outfile o;
