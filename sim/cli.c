@@ -2,6 +2,7 @@
 #include "sim/cli.h"
 
 #include "models/cli_model.h"
+#include "plots/plt_cli.h"
 #include "sim/hw_cli.h"
 #include "sim/run_cli.h"
 #include "traces/cmd.h"
@@ -15,6 +16,7 @@ static const sim_cli_command commands[] = {
     {"model", mdl_cli_model, "model zoo: parameters, FLOPs, kernels and memory of a training step"},
     {"import", trc_cmd_import, "convert a PyTorch profiler (Kineto) trace into a native trace"},
     {"trace", trc_cmd_trace, "show a native trace's header and per-step summary"},
+    {"plot", plt_cli_plot, "plot columns of a sweep CSV with gnuplot (PNG, SVG or text)"},
     {0},
 };
 

@@ -9,6 +9,7 @@
 #include "sim/pipeline.h"
 
 #include "sim/err.h"
+#include "sim/timeline.h"
 
 #include <gsl/gsl_randist.h>
 #include <gsl/gsl_rng.h>
@@ -27,6 +28,8 @@ typedef struct worker {
     int64_t batch;
     int index_in_batch;
     int batch_samples;
+    int64_t tl_batch_ns, tl_phase_ns; /* timeline only: batch and phase starts */
+    bool tl_hit;
 } worker;
 
 struct sim_loader {
@@ -52,7 +55,23 @@ struct sim_loader {
     bool waiting;
     uint32_t wait_target, wait_kind;
     int64_t reads, hits, decodes;
+    int64_t tl_pin_ns; /* timeline only: start of the running pin job */
 };
+
+/* Records a span of worker wi (the main thread's lane with num_workers = 0) or of the pin
+ * thread (wi = -1) if it started in the window. */
+static void tl_span(sim_loader *l, int wi, sim_tl_what what, int64_t start_ns, int64_t batch,
+                    int64_t b)
+{
+    sim_timeline *tl = l->cfg.timeline;
+    if (!sim_timeline_covers(tl, l->cfg.rank, start_ns))
+        return;
+    int lane = l->main_thread ? sim_timeline_lane(tl, l->cfg.rank, SIM_TL_LANE_MAIN, 0)
+               : wi < 0     ? sim_timeline_lane(tl, l->cfg.rank, SIM_TL_LANE_PIN, 0)
+                            : sim_timeline_lane(tl, l->cfg.rank, SIM_TL_LANE_WORKER, wi);
+    sim_timeline_span(tl, lane, what, start_ns, sim_engine_now(l->e),
+                      (int64_t)l->epoch * l->batches + batch, b);
+}
 
 static void start_batch(sim_loader *l, int wi);
 
@@ -116,6 +135,10 @@ static void start_sample(sim_loader *l, int wi)
     SIM_ASSERT(!(l->flags[sample] & SEEN));
     l->flags[sample] |= SEEN;
     l->reads++;
+    if (l->cfg.timeline) {
+        w->tl_phase_ns = sim_engine_now(l->e);
+        w->tl_hit = (l->flags[sample] & CACHED) != 0;
+    }
     if (l->flags[sample] & CACHED) {
         l->hits++;
         mem_job(l, l->cfg.sample_bytes, EV_READ_DONE,
@@ -140,6 +163,8 @@ static void start_batch(sim_loader *l, int wi)
     w->busy = true;
     w->index_in_batch = 0;
     w->batch_samples = sim_loader_batch_samples(l, w->batch);
+    if (l->cfg.timeline)
+        w->tl_batch_ns = sim_engine_now(l->e);
     start_sample(l, wi);
 }
 
@@ -151,6 +176,8 @@ static void start_pin(sim_loader *l)
     l->pin_head = (l->pin_head + 1) % l->batches;
     l->pin_len--;
     l->pin_busy = true;
+    if (l->cfg.timeline)
+        l->tl_pin_ns = sim_engine_now(l->e);
     double bytes = (double)sim_loader_batch_samples(l, b) * l->cfg.input_bytes;
     mem_job(l, bytes, EV_PIN_DONE, (uint64_t)b);
 }
@@ -168,9 +195,10 @@ static void batch_done(sim_loader *l, int64_t b)
 
 static void handle(sim_engine *e, void *self, const sim_event *ev)
 {
-    (void)e;
     sim_loader *l = self;
     if (ev->kind == EV_PIN_DONE) {
+        if (l->cfg.timeline)
+            tl_span(l, -1, SIM_TL_PIN_BATCH, l->tl_pin_ns, (int64_t)ev->a, 0);
         l->pin_busy = false;
         l->ready[ev->a] = 1;
         start_pin(l);
@@ -181,6 +209,8 @@ static void handle(sim_engine *e, void *self, const sim_event *ev)
     worker *w = &l->w[wi];
     switch (ev->kind) {
     case EV_STARTED:
+        if (l->cfg.timeline)
+            tl_span(l, wi, SIM_TL_WORKER_START, w->tl_phase_ns, -1, 0);
         w->alive = true;
         start_batch(l, wi);
         break;
@@ -188,10 +218,18 @@ static void handle(sim_engine *e, void *self, const sim_event *ev)
         int64_t pos = w->batch * l->cfg.batch_size + w->index_in_batch;
         double mult = l->decode_mult ? l->decode_mult[pos] : 1.0;
         l->decodes++;
+        if (l->cfg.timeline) {
+            tl_span(l, wi, SIM_TL_READ, w->tl_phase_ns, w->batch, w->tl_hit);
+            w->tl_phase_ns = sim_engine_now(e);
+        }
         cpu_job(l, l->cfg.decode_ref_ns * mult, EV_DECODE_DONE, (uint64_t)wi);
         break;
     }
     case EV_DECODE_DONE:
+        if (l->cfg.timeline) {
+            tl_span(l, wi, SIM_TL_DECODE, w->tl_phase_ns, w->batch, 0);
+            w->tl_phase_ns = sim_engine_now(e);
+        }
         if (++w->index_in_batch < w->batch_samples) {
             start_sample(l, wi);
         } else {
@@ -201,6 +239,10 @@ static void handle(sim_engine *e, void *self, const sim_event *ev)
         }
         break;
     case EV_COLLATE_DONE:
+        if (l->cfg.timeline) {
+            tl_span(l, wi, SIM_TL_COLLATE, w->tl_phase_ns, w->batch, 0);
+            tl_span(l, wi, SIM_TL_BATCH, w->tl_batch_ns, w->batch, 0);
+        }
         w->busy = false;
         batch_done(l, w->batch); /* may already hand the worker its next batch */
         start_batch(l, wi);
@@ -299,6 +341,7 @@ int sim_loader_begin_epoch(sim_loader *l, int epoch)
         } else if (epoch == 0 || !c->persistent_workers) {
             /* A new iterator spawns its worker processes (fork, imports, dataset unpickling). */
             w->alive = false;
+            w->tl_phase_ns = sim_engine_now(l->e);
             cpu_job(l, c->worker_start_ref_ns, EV_STARTED, (uint64_t)i);
         }
     }
@@ -315,6 +358,15 @@ void sim_loader_next(sim_loader *l, uint32_t target, uint32_t kind)
     if (l->main_thread)
         try_send(l);
     deliver(l);
+}
+
+int sim_loader_ready_batches(const sim_loader *l)
+{
+    /* In order from the next one to yield: a batch ready behind a missing one cannot be taken. */
+    int n = 0;
+    for (int64_t b = l->next_yield; b < l->next_send && l->ready[b]; b++)
+        n++;
+    return n;
 }
 
 int64_t sim_loader_reads(const sim_loader *l)

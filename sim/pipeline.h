@@ -14,6 +14,8 @@
 #include <stdint.h>
 
 typedef struct sim_metrics sim_metrics;
+/* Components record spans into a timeline when given one (sim/timeline.h); NULL = none. */
+typedef struct sim_timeline sim_timeline;
 
 /* ---- CPU: all threads of the host share its cores by processor sharing (cpu.c) ---------- */
 /* Work unit: ns of one reference core. Capacity with n runnable threads on c cores and t hardware
@@ -38,6 +40,8 @@ void sim_storage_read(sim_storage *s, double bytes, uint32_t reply_to, uint32_t 
 /* Time with at least one request in service, ns, and requests served. */
 double sim_storage_busy_ns(sim_storage *s);
 uint64_t sim_storage_reads(const sim_storage *s);
+/* Records reads in service into `tl` (borrowed; NULL = stop recording). */
+void sim_storage_set_timeline(sim_storage *s, sim_timeline *tl);
 
 /* ---- Collective: all GPUs of the job meet at each all-reduce (collective.c) ---------------- */
 typedef struct sim_collective sim_collective;
@@ -60,6 +64,7 @@ typedef struct sim_gpu_config {
     sim_ps *d2h;         /* the device-to-host direction (PCIe is full duplex); NULL = h2d */
     sim_collective *coll;
     sim_metrics *metrics;
+    sim_timeline *timeline; /* borrowed; NULL = no recording */
 } sim_gpu_config;
 
 sim_gpu *sim_gpu_create(sim_engine *e, const sim_gpu_config *cfg);
@@ -100,6 +105,8 @@ typedef struct sim_loader_config {
     sim_ps *cpu;
     sim_ps *mem; /* host memory bus: memcpy of collate, pinning and page-cache reads (bytes) */
     sim_storage *storage;
+    int rank;               /* the GPU this loader feeds (timeline lanes) */
+    sim_timeline *timeline; /* borrowed; NULL = no recording */
 } sim_loader_config;
 
 sim_loader *sim_loader_create(sim_engine *e, const sim_loader_config *cfg, int *rc);
@@ -119,6 +126,9 @@ int64_t sim_loader_cache_hits(const sim_loader *l);
 int64_t sim_loader_decodes(const sim_loader *l);
 /* Every sample of the epoch's order was read exactly once (an invariant the tests check). */
 bool sim_loader_each_sample_once(const sim_loader *l);
+/* Batches the main thread could take now without waiting: ready ones in order from the next
+ * to yield (a batch done out of order waits in the reorder buffer and is not counted). */
+int sim_loader_ready_batches(const sim_loader *l);
 
 /* ---- Main thread: the training loop (trainer.c) -------------------------------------------- */
 typedef struct sim_trainer sim_trainer;
@@ -139,6 +149,7 @@ typedef struct sim_trainer_config {
     /* Called at each epoch end so the run can snapshot figures; may be NULL. */
     void (*on_epoch_end)(void *ctx, int trainer, int epoch);
     void *ctx;
+    sim_timeline *timeline; /* borrowed; NULL = no recording */
 } sim_trainer_config;
 
 sim_trainer *sim_trainer_create(sim_engine *e, const sim_trainer_config *cfg);

@@ -5,6 +5,7 @@
 #include "sim/engine.h"
 #include "sim/metrics.h"
 #include "sim/pipeline.h"
+#include "sim/timeline.h"
 
 #include <gsl/gsl_statistics_double.h>
 #include <math.h>
@@ -50,7 +51,71 @@ typedef struct world {
     snapshot last;
     sim_result *res;
     bool invariant_broken;
+    /* --- series for plots (only with opts->series) --- */
+    sim_run_series *series;
+    uint32_t sampler_id;
+    int64_t window_ns, tick_ns;
+    int64_t ticks;
+    double cpu_busy_at_window;
+    double queue_sum;
+    int queue_samples;
+    int64_t cap_series;
+    bool all_done;
 } world;
+
+/* Closes one series window: CPU busy since the last boundary over `len_ns`, and the mean of the
+ * queue samples taken in it. */
+static int series_push(world *w, int64_t len_ns)
+{
+    sim_run_series *s = w->series;
+    if (s->n == w->cap_series) {
+        int64_t cap = w->cap_series ? 2 * w->cap_series : 1024;
+        double *c = realloc(s->cpu_util_pct, (size_t)cap * sizeof *c);
+        if (c)
+            s->cpu_util_pct = c;
+        double *q = realloc(s->queue_depth, (size_t)cap * sizeof *q);
+        if (q)
+            s->queue_depth = q;
+        if (!c || !q)
+            return SIM_ENOMEM;
+        w->cap_series = cap;
+    }
+    double busy = sim_ps_busy_integral(w->cpu);
+    s->cpu_util_pct[s->n] =
+        len_ns > 0 ? 100.0 * (busy - w->cpu_busy_at_window) / (w->cpu_model.threads * (double)len_ns)
+                   : 0;
+    if (w->queue_samples == 0) {
+        w->queue_sum = sim_loader_ready_batches(w->loader[0]);
+        w->queue_samples = 1;
+    }
+    s->queue_depth[s->n] = w->queue_sum / w->queue_samples;
+    s->n++;
+    w->cpu_busy_at_window = busy;
+    w->queue_sum = 0;
+    w->queue_samples = 0;
+    return SIM_OK;
+}
+
+/* The sampler: SIM_SERIES_SAMPLES ticks per window while the job runs. */
+static void sampler_handle(sim_engine *e, void *self, const sim_event *ev)
+{
+    (void)ev;
+    world *w = self;
+    if (w->all_done)
+        return;
+    w->ticks++;
+    if (w->ticks % SIM_SERIES_SAMPLES == 0 && series_push(w, w->window_ns)) {
+        sim_engine_fail(e, SIM_ENOMEM);
+        return;
+    }
+    w->queue_sum += sim_loader_ready_batches(w->loader[0]);
+    w->queue_samples++;
+    int64_t next = (w->ticks + 1) / SIM_SERIES_SAMPLES * w->window_ns +
+                   (w->ticks + 1) % SIM_SERIES_SAMPLES * w->tick_ns;
+    sim_engine_at(e, next, w->sampler_id, 0, 0);
+}
+
+static const sim_component_ops sampler_ops = {.name = "sampler", .handle = sampler_handle};
 
 static int64_t page_cache_samples(const sim_scenario *sc)
 {
@@ -147,6 +212,11 @@ static void epoch_ended(void *ctx, int trainer, int epoch)
     r->cache_hit_pct = r->samples ? 100.0 * (double)now.hits / (double)r->samples : 0;
     free(w->last.gpu);
     w->last = now;
+    if (w->series && epoch == w->sc->x.training.epochs - 1) {
+        /* Every rank has finished: stop before a pending sampler tick moves the clock on. */
+        w->all_done = true;
+        sim_engine_stop(w->e);
+    }
 }
 
 static void mean_of_epochs(sim_result *res)
@@ -291,7 +361,24 @@ static int validate(const sim_scenario *sc, sim_err *err)
 
 int sim_run(const sim_scenario *sc, sim_result *res, sim_err *err)
 {
+    return sim_run_ex(sc, NULL, res, err);
+}
+
+void sim_run_series_free(sim_run_series *s)
+{
+    if (!s)
+        return;
+    free(s->cpu_util_pct);
+    free(s->queue_depth);
+    memset(s, 0, sizeof *s);
+}
+
+int sim_run_ex(const sim_scenario *sc, const sim_run_opts *opts, sim_result *res, sim_err *err)
+{
     memset(res, 0, sizeof *res);
+    sim_timeline *tl = opts ? opts->timeline : NULL;
+    if (opts && opts->series)
+        memset(opts->series, 0, sizeof *opts->series);
     int rc = validate(sc, err);
     if (rc)
         return rc;
@@ -336,6 +423,21 @@ int sim_run(const sim_scenario *sc, sim_result *res, sim_err *err)
     w.coll = sim_collective_create(w.e, w.n, bus_gbps);
     if (!w.cpu || !w.mem || !w.storage || !w.metrics || !w.coll)
         goto oom;
+    if (tl) {
+        if (sim_timeline_attach(tl, w.n, x->loader.num_workers,
+                                x->loader.pin_memory && x->loader.num_workers > 0))
+            goto oom;
+        sim_storage_set_timeline(w.storage, tl);
+    }
+    if (opts && opts->series) {
+        w.series = opts->series;
+        w.series->window_ns = w.window_ns = window_ns;
+        w.tick_ns = window_ns / SIM_SERIES_SAMPLES > 0 ? window_ns / SIM_SERIES_SAMPLES : 1;
+        int sid = sim_engine_add(w.e, &sampler_ops, &w);
+        if (sid < 0)
+            goto oom;
+        w.sampler_id = (uint32_t)sid;
+    }
 
     /* DistributedSampler gives each GPU ceil(N / G) samples; max_steps (optimizer steps, each
      * of batches_per_step loader batches) cuts every epoch. */
@@ -370,6 +472,7 @@ int sim_run(const sim_scenario *sc, sim_result *res, sim_err *err)
             .d2h = w.d2h[i],
             .coll = w.coll,
             .metrics = w.metrics,
+            .timeline = tl,
         };
         w.gpu[i] = w.h2d[i] && w.d2h[i] ? sim_gpu_create(w.e, &gc) : NULL;
         sim_loader_config lc = {
@@ -390,6 +493,8 @@ int sim_run(const sim_scenario *sc, sim_result *res, sim_err *err)
             .cpu = w.cpu,
             .mem = w.mem,
             .storage = w.storage,
+            .rank = i,
+            .timeline = tl,
         };
         int lrc;
         w.loader[i] = sim_loader_create(w.e, &lc, &lrc);
@@ -409,6 +514,7 @@ int sim_run(const sim_scenario *sc, sim_result *res, sim_err *err)
             .metrics = w.metrics,
             .on_epoch_end = epoch_ended,
             .ctx = &w,
+            .timeline = tl,
         };
         w.trainer[i] = (w.gpu[i] && w.loader[i]) ? sim_trainer_create(w.e, &tc) : NULL;
         if (!w.trainer[i])
@@ -416,6 +522,8 @@ int sim_run(const sim_scenario *sc, sim_result *res, sim_err *err)
     }
     for (int i = 0; i < w.n; i++)
         sim_trainer_start(w.trainer[i]);
+    if (w.series)
+        sim_engine_at(w.e, w.tick_ns, w.sampler_id, 0, 0);
     rc = sim_engine_run(w.e);
     if (rc) {
         sim_err_set(err, rc, NULL, 0, 0, "the simulation failed (out of memory)");
@@ -430,6 +538,19 @@ int sim_run(const sim_scenario *sc, sim_result *res, sim_err *err)
     res->events = sim_engine_events(w.e);
     res->util_window_ns = window_ns;
     res->util_series = sim_metrics_util_series(w.metrics, &res->n_util);
+    if (w.series) {
+        /* The last, partial window (or the only one of a run shorter than a tick). */
+        int64_t end = sim_engine_now(w.e);
+        while (w.series->n < res->n_util) {
+            int64_t ws = w.series->n * window_ns;
+            if (series_push(&w, end - ws < window_ns ? end - ws : window_ns)) {
+                world_free(&w);
+                sim_run_series_free(opts->series);
+                sim_result_free(res);
+                return sim_err_set(err, SIM_ENOMEM, NULL, 0, 0, "out of memory");
+            }
+        }
+    }
     mean_of_epochs(res);
     verdict(sc, res);
     world_free(&w);
@@ -438,6 +559,8 @@ oom:
     rc = sim_err_set(err, SIM_ENOMEM, NULL, 0, 0, "out of memory");
 fail:
     world_free(&w);
+    if (opts && opts->series)
+        sim_run_series_free(opts->series);
     sim_result_free(res);
     return rc;
 }

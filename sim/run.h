@@ -88,6 +88,30 @@ typedef struct sim_result {
 
 /* Runs the scenario. On success fills res (free with sim_result_free) and returns 0. */
 int sim_run(const sim_scenario *sc, sim_result *res, sim_err *err);
+
+/* ---- Optional outputs of a run (additions for timelines and plots) ------------------------ */
+typedef struct sim_timeline sim_timeline; /* sim/timeline.h */
+
+/* Host-side series of a run in the same windows as sim_result's util_series (the last window
+ * may be partial): for `epochsim run --plot util...`. Free with sim_run_series_free. */
+typedef struct sim_run_series {
+    int64_t window_ns;
+    int64_t n;
+    double *cpu_util_pct; /* busy hardware threads / all hardware threads, % per window */
+    double *queue_depth;  /* batches ready and not yet taken by GPU 0's main thread: the mean
+                           * of SIM_SERIES_SAMPLES samples per window */
+} sim_run_series;
+#define SIM_SERIES_SAMPLES 8
+
+typedef struct sim_run_opts {
+    sim_timeline *timeline;  /* spans of the first steps go here (borrowed); NULL = none */
+    sim_run_series *series;  /* filled on success when not NULL */
+} sim_run_opts;
+
+/* sim_run with optional outputs; opts may be NULL (then it is sim_run). Neither option changes
+ * the figures of res except `events` (the series adds sampling events). */
+int sim_run_ex(const sim_scenario *sc, const sim_run_opts *opts, sim_result *res, sim_err *err);
+void sim_run_series_free(sim_run_series *s);
 void sim_result_free(sim_result *res);
 void sim_scenario_free(sim_scenario *sc);
 
