@@ -37,7 +37,17 @@ static const cfg_field fields[] = {
     F("system.mem_copy_efficiency", CFG_T_DOUBLE, system.mem_copy_efficiency, 0.01, 1,
       "share of the host DRAM peak that concurrent memcpy reaches (STREAM copy / peak)"),
     S("workload.model", workload.model, "\"synthetic\" or a model-zoo name"),
-    S("workload.trace", workload.trace, "a native trace file to replay"),
+    S("workload.trace", workload.trace,
+      "a trace to replay (.trace, or Kineto .json/.json.gz); relative to the experiment file"),
+    /* trace replay (traces/replay.h, docs/replay.md) */
+    S("workload.trace_gpu", workload.trace_gpu,
+      "catalog GPU the trace was recorded on (default: matched from the trace)"),
+    S("workload.trace_cpu", workload.trace_cpu,
+      "catalog CPU the trace was recorded on (default: a guess from its GPU, see docs/replay.md)"),
+    F("workload.trace_batch", CFG_T_INT, workload.trace_batch, 0, 1e8,
+      "batch size the trace ran (0 = the trace's own)"),
+    F("workload.trace_serialize", CFG_T_BOOL, workload.trace_serialize, CFG_NO_RANGE,
+      "replay side-stream GPU work at full length instead of its exposed part"),
     F("workload.precision", CFG_T_PREC, workload.precision, CFG_NO_RANGE,
       "fp32 | tf32 | fp16 | bf16 | amp_fp16 | amp_bf16"),
     F("workload.kernels_per_step", CFG_T_INT, workload.kernels_per_step, 1, 10000000,
@@ -154,10 +164,34 @@ void sim_experiment_defaults(sim_experiment *x)
     x->training.cuda_graphs = false;
 }
 
+/* A relative workload.trace given in a file is relative to that file's folder (on the command
+ * line, --set workload.trace=P stays relative to the working directory). */
+static int resolve_trace(const char *path, const char *before, sim_experiment *x, sim_err *err)
+{
+    char *t = x->workload.trace;
+    if (!t[0] || t[0] == '/' || !strcmp(t, before))
+        return SIM_OK;
+    const char *slash = strrchr(path, '/');
+    if (!slash)
+        return SIM_OK;
+    size_t dlen = (size_t)(slash - path) + 1, tlen = strlen(t);
+    if (dlen + tlen >= sizeof x->workload.trace)
+        return sim_err_set(err, SIM_EINVAL, path, 0, 0,
+                           "workload.trace: the path is longer than %d bytes once joined to the "
+                           "experiment file's folder",
+                           (int)sizeof x->workload.trace - 1);
+    memmove(t + dlen, t, tlen + 1);
+    memcpy(t, path, dlen);
+    return SIM_OK;
+}
+
 int cfg_experiment_load(const char *path, sim_experiment *x, cfg_experiment_set *set,
                         sim_err *err)
 {
-    return cfg_table_load_file(&table, path, x, set ? set->flag : NULL, err);
+    char before[sizeof x->workload.trace];
+    memcpy(before, x->workload.trace, sizeof before);
+    int rc = cfg_table_load_file(&table, path, x, set ? set->flag : NULL, err);
+    return rc ? rc : resolve_trace(path, before, x, err);
 }
 
 int cfg_experiment_apply(const char *assignment, sim_experiment *x, cfg_experiment_set *set,

@@ -46,6 +46,14 @@ typedef struct sim_experiment {
         int image_size;      /* images: height = width; 0 = the model's default */
         int seq_len;         /* tokens; 0 = the model's default */
         int features;        /* vectors; 0 = the model's default */
+        /* trace replay (traces/replay.h) */
+        char trace_gpu[SIM_NAME_MAX]; /* catalog GPU the trace was recorded on; "" = match the
+                                         trace's GPU name */
+        char trace_cpu[SIM_NAME_MAX]; /* catalog CPU it was recorded on; "" = the documented
+                                         guess for its GPU, or an error when there is none */
+        int trace_batch;              /* batch size it ran; 0 = the trace header's */
+        bool trace_serialize;         /* side-stream GPU work at its full recorded length, after
+                                         the compute stream's; false = only its exposed part */
     } workload;
     struct {
         int64_t samples;

@@ -115,7 +115,14 @@ int sim_report_json(const char *path, const sim_scenario *sc, const sim_result *
     yajl_gen_integer(g, sc->hw.cpu.threads);
     str(g, "storage", sc->hw.storage.name);
     str(g, "link", sc->hw.link.name);
-    str(g, "model", sc->x.workload.model);
+    str(g, "model", sc->x.workload.trace[0] ? "trace" : sc->x.workload.model);
+    if (sc->x.workload.trace[0]) { /* trace replay: what was replayed, recorded where */
+        str(g, "trace", sc->x.workload.trace);
+        str(g, "trace_gpu", sc->x.workload.trace_gpu);
+        str(g, "trace_cpu", sc->x.workload.trace_cpu);
+        key(g, "trace_batch");
+        yajl_gen_integer(g, sc->x.workload.trace_batch);
+    }
     key(g, "batch_size");
     yajl_gen_integer(g, sc->x.loader.batch_size);
     key(g, "num_workers");
@@ -168,8 +175,11 @@ void sim_report_text(FILE *out, const sim_scenario *sc, const sim_result *res)
             hw->cpu.label[0] ? hw->cpu.label : hw->cpu.name, hw->cpu.cores, hw->cpu.threads,
             hw->storage.label[0] ? hw->storage.label : hw->storage.name, hw->link.name,
             hw->link.lanes);
+    if (sc->x.workload.trace[0])
+        fprintf(out, "trace:    %s (recorded on %s, %s, batch %d)\n", sc->x.workload.trace,
+                sc->x.workload.trace_gpu, sc->x.workload.trace_cpu, sc->x.workload.trace_batch);
     fprintf(out, "workload: %s, batch %d, %d workers, %s%s, %d epoch%s, %lld steps\n\n",
-            sc->x.workload.model, sc->x.loader.batch_size, sc->x.loader.num_workers,
+            sc->x.workload.trace[0] ? "trace" : sc->x.workload.model, sc->x.loader.batch_size, sc->x.loader.num_workers,
             sc->x.loader.pin_memory ? "pinned" : "pageable",
             sc->x.loader.non_blocking ? " non_blocking" : "", res->n_epochs,
             res->n_epochs == 1 ? "" : "s", (long long)res->steps);

@@ -3,6 +3,7 @@
 
 #include "sim/catalog.h"
 #include "sim/zoo_workload.h"
+#include "traces/replay.h"
 
 #include <string.h>
 
@@ -116,9 +117,8 @@ int sim_scenario_build(const sim_experiment *x_in, const cfg_experiment_set *set
         return named(rc, "system.pcie_gen", err);
     hw->gpu_count = x->system.gpu_count;
     hw->host_memory_gb = x->system.host_memory_gb;
-    if (x->workload.trace[0])
-        return sim_err_set(err, SIM_EINVAL, "workload.trace", 0, 0,
-                           "trace replay is not built into this version yet");
+    if (x->workload.trace[0]) /* trace replay: traces/replay.c */
+        return trc_replay_scenario(sc, set, dir, err);
     if (strcmp(x->workload.model, "synthetic") != 0)
         return named(sim_zoo_workload(sc, set, err), "workload.model", err);
     if ((rc = sim_synthetic_program(x, &sc->program)))
