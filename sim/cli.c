@@ -4,6 +4,7 @@
 #include "models/cli_model.h"
 #include "sim/hw_cli.h"
 #include "sim/run_cli.h"
+#include "sim/sweep_cli.h"
 #include "traces/cmd.h"
 
 #include <stdlib.h>
@@ -15,6 +16,7 @@ static const sim_cli_command commands[] = {
     {"model", mdl_cli_model, "model zoo: parameters, FLOPs, kernels and memory of a training step"},
     {"import", trc_cmd_import, "convert a PyTorch profiler (Kineto) trace into a native trace"},
     {"trace", trc_cmd_trace, "show a native trace's header and per-step summary"},
+    {"sweep", sim_sweep_cli, "run an experiment over a grid of keys and hardware; CSV/JSONL rows"},
     {0},
 };
 
