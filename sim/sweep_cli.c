@@ -126,7 +126,7 @@ int sim_sweep_cli(int argc, char **argv)
     optind = 1;
     opterr = 0;
     while (status == SIM_EXIT_OK &&
-           (c = getopt_long(argc, argv, "+o:j:h", opts, NULL)) != -1) {
+           (c = getopt_long(argc, argv, "+:o:j:h", opts, NULL)) != -1) {
         switch (c) {
         case O_SWEEP:
         case O_ZIP:
@@ -172,10 +172,11 @@ int sim_sweep_cli(int argc, char **argv)
             usage(stdout);
             status = -1;
             break;
+        case ':':
+            status = bad_usage("option '%s' needs a value", argv[optind - 1]);
+            break;
         default:
-            status = bad_usage(optopt ? "option needs a value or is unknown: '%s'"
-                                      : "unknown option '%s'",
-                               argv[optind - 1]);
+            status = bad_usage("unknown option '%s'", argv[optind - 1]);
         }
     }
     if (status == -1) {
