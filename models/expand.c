@@ -17,30 +17,34 @@
  * - A walk through PyTorch's dispatch path (Python ~1 us, pybind ~1 us, autograd 1-3 us, ATen
  *   dispatcher 1-2 us, backend 1-5 us, cudaLaunchKernel 1-3 us) puts one op at 5-25 us
  *   (jiahuanglin.xyz, "From PyTorch op to kernel launch").
- * - We take the reference core to be ~2.5x a Broadwell-EP core in single-thread speed (a
- *   current desktop core at ~5 GHz), which maps 59 us -> ~24 us for a module call with its
- *   Python; a tensor op called from Python without nn.Module costs about half of that; a C++-
- *   dispatched op (autocast cast, 44 us on Broadwell incl. its launch) ~ 5 us less Python.
+ * - The reference core is one EPYC 7742 core (docs/reference-core.md), and the DGX-1's Xeon
+ *   E5-2698 v4 runs at 0.98 of it: the 59 us above are ~58 us on the reference core. The
+ *   figures below were first set for a core 2.5x a Broadwell-EP core (59 us -> ~24 us per module
+ *   call, a tensor op from Python about half of that, a C++-dispatched op ~5 us less Python) and
+ *   are that set scaled by 2.5 x 0.98 = 2.45 to the reference core. Cross-check with the HTA
+ *   DDP ResNet-50 trace on a V100-SXM2 (tests/data/validation-traces, #3): 29 us of main-thread
+ *   CPU per launched op under the profiler; the scaled set gives ~25 us per kernel for ResNet-50
+ *   (the profiler adds a few us per op).
  * - The autograd engine runs backward nodes in C++ without Python: dispatcher + launch only.
  * - cudaLaunchKernel alone: 2-3 us; cudaGraphLaunch of a straight-line graph ~2.5 us (NVIDIA,
  *   "Constant Time Launch for Straight-Line CUDA Graphs", CUDA 12.6; recalled, not retrieved)
  *   plus the Python replay call.
  * These are estimates; docs and the lead's reference-core document decide the core. */
 static const mdl_dispatch dispatch_default = {
-    .module_op_ns = 20000,
-    .py_op_ns = 10000,
-    .aten_op_ns = 5000,
-    .extra_launch_ns = 3000,
-    .bwd_op_ns = 7000,
-    .view_op_ns = 3000,
-    .foreach_op_ns = 15000,
-    .opt_param_sgd_ns = 1000,
-    .opt_param_adam_ns = 3000,
-    .zero_grad_param_ns = 400,
-    .ckpt_segment_ns = 40000,
-    .step_overhead_ns = 40000,
-    .graph_launch_ns = 8000,
-    .sync_ns = 10000,
+    .module_op_ns = 49000,
+    .py_op_ns = 24500,
+    .aten_op_ns = 12250,
+    .extra_launch_ns = 7350,
+    .bwd_op_ns = 17150,
+    .view_op_ns = 7350,
+    .foreach_op_ns = 36750,
+    .opt_param_sgd_ns = 2450,
+    .opt_param_adam_ns = 7350,
+    .zero_grad_param_ns = 980,
+    .ckpt_segment_ns = 98000,
+    .step_overhead_ns = 98000,
+    .graph_launch_ns = 19600,
+    .sync_ns = 24500,
 };
 
 const mdl_dispatch *mdl_dispatch_default(void)
@@ -943,6 +947,8 @@ int mdl_expand(const mdl_net *net, const mdl_options *opt, const mdl_dispatch *d
     step->cuda_graphs = opt->cuda_graphs;
     step->params = mdl_net_params(net);
     step->param_tensors = mdl_net_param_tensors(net);
+    step->world_size = opt->world_size > 1 ? opt->world_size : 1;
+    step->grad_bytes = step->params * c.wb;
     step->step_overhead_ns = c.d->step_overhead_ns;
     step->graph_launch_ns = c.d->graph_launch_ns;
     int segments = resolve_segments(net, opt);
@@ -992,13 +998,40 @@ void mdl_step_totals_get(const mdl_step *s, mdl_step_totals *t)
     }
 }
 
+static int push_op(sim_program *prog, const sim_op *op, sim_err *err)
+{
+    if (!sim_program_push(prog, op))
+        return SIM_OK;
+    sim_program_free(prog);
+    return sim_err_set(err, SIM_ENOMEM, NULL, 0, 0, "out of memory building the program");
+}
+
 int mdl_step_program(const mdl_step *s, const sim_gpu_desc *gpu, sim_program *prog, sim_err *err)
 {
     memset(prog, 0, sizeof *prog);
     prog->graph_launch_ns = s->graph_launch_ns;
     prog->step_overhead_ns = s->step_overhead_ns;
+    prog->batches_per_step = s->accum_steps > 1 ? s->accum_steps : 1;
+    int micro = 0;
+    bool reduced = false;
     for (size_t i = 0; i < s->n; i++) {
         const mdl_kernel *k = &s->k[i];
+        /* Each further micro-batch starts by taking its batch from the loader (the loop's
+         * `for x, y in loader` with the optimizer step every accum_steps batches). */
+        for (; micro < k->micro; micro++) {
+            sim_op next = {.kind = SIM_OP_NEXT_BATCH};
+            if (push_op(prog, &next, err))
+                return SIM_ENOMEM;
+        }
+        /* DDP: gradients are all-reduced once, after the last micro-batch's backward (no_sync()
+         * before it). Real DDP overlaps its 25 MB buckets with backward; one reduction of all
+         * gradients at the end is the no-overlap bound, on the safe (slower) side. */
+        if (s->world_size > 1 && k->phase == MDL_PH_OPT && !reduced) {
+            sim_op ar = {.kind = SIM_OP_ALLREDUCE, .bytes = s->grad_bytes};
+            reduced = true;
+            if (push_op(prog, &ar, err))
+                return SIM_ENOMEM;
+        }
         sim_op op = {.dispatch_ns = k->dispatch_ns, .kind = k->kind};
         if (k->kind == SIM_OP_KERNEL) {
             mdl_cost cost;
@@ -1009,10 +1042,8 @@ int mdl_step_program(const mdl_step *s, const sim_gpu_desc *gpu, sim_program *pr
         } else if (k->kind == SIM_OP_MEMCPY_D2H || k->kind == SIM_OP_MEMCPY_H2D) {
             op.bytes = k->bytes;
         }
-        if (sim_program_push(prog, &op)) {
-            sim_program_free(prog);
-            return sim_err_set(err, SIM_ENOMEM, NULL, 0, 0, "out of memory building the program");
-        }
+        if (push_op(prog, &op, err))
+            return SIM_ENOMEM;
     }
     return SIM_OK;
 }

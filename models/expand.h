@@ -35,6 +35,7 @@ typedef struct mdl_options {
     int ckpt_segments;       /* checkpoint segments; 0 = ceil(sqrt(blocks)) */
     bool cuda_graphs;        /* the step is replayed as one CUDA graph (dispatch only) */
     int grad_scaler;         /* GradScaler: -1 = auto (on for amp_fp16 and fp16), 0 off, 1 on */
+    int world_size;          /* data-parallel GPUs (DDP); 0 or 1 = one GPU, no all-reduce */
 } mdl_options;
 
 /* Defaults: batch 32, fp32, default shape, SGD momentum foreach with weight decay, no
@@ -78,6 +79,8 @@ typedef struct mdl_step {
     bool cuda_graphs;
     double params;
     int param_tensors;
+    int world_size;          /* > 1: one gradient all-reduce before the optimizer */
+    double grad_bytes;       /* gradient bytes all-reduced per GPU */
     int64_t step_overhead_ns, graph_launch_ns;
 } mdl_step;
 

@@ -13,11 +13,11 @@
 #include <string.h>
 
 #define BIG 1e308
-#define STR(T, f) {#f, CFG_T_STR, offsetof(T, f), sizeof(((T *)0)->f), CFG_NO_RANGE, NULL}
-#define NUM(T, f, lo, hi) {#f, CFG_T_DOUBLE, offsetof(T, f), 0, lo, hi, NULL}
-#define INT(T, f, lo, hi) {#f, CFG_T_INT, offsetof(T, f), 0, lo, hi, NULL}
-#define BOOL(T, f) {#f, CFG_T_BOOL, offsetof(T, f), 0, CFG_NO_RANGE, NULL}
-#define CURVE(T, f) {#f, CFG_T_CURVE, offsetof(T, f), 0, CFG_NO_RANGE, NULL}
+#define STR(T, f) {#f, CFG_T_STR, offsetof(T, f), sizeof(((T *)0)->f), CFG_NO_RANGE, NULL, NULL}
+#define NUM(T, f, lo, hi) {#f, CFG_T_DOUBLE, offsetof(T, f), 0, lo, hi, NULL, NULL}
+#define INT(T, f, lo, hi) {#f, CFG_T_INT, offsetof(T, f), 0, lo, hi, NULL, NULL}
+#define BOOL(T, f) {#f, CFG_T_BOOL, offsetof(T, f), 0, CFG_NO_RANGE, NULL, NULL}
+#define CURVE(T, f) {#f, CFG_T_CURVE, offsetof(T, f), 0, CFG_NO_RANGE, NULL, NULL}
 
 static const cfg_field gpu_fields[] = {
     STR(sim_gpu_desc, name),

@@ -182,6 +182,21 @@ static int parse_scalar(const cfg_field *f, const char *s, void *base, char *why
     case CFG_T_CURVE:
         snprintf(why, why_size, "expected a list of [x, y] pairs");
         return SIM_EINVAL;
+    case CFG_T_ENUM: {
+        size_t used = (size_t)snprintf(why, why_size, "unknown value '%s' (", s);
+        for (int i = 0; f->names[i]; i++) {
+            if (!strcmp(s, f->names[i])) {
+                *(int *)p = i;
+                return 0;
+            }
+            if (used < why_size)
+                used += (size_t)snprintf(why + used, why_size - used, "%s%s", i ? ", " : "",
+                                         f->names[i]);
+        }
+        if (used < why_size)
+            snprintf(why + used, why_size - used, ")");
+        return SIM_EINVAL;
+    }
     }
     snprintf(why, why_size, "unsupported field type");
     return SIM_EINVAL;
@@ -224,6 +239,9 @@ void cfg_table_format(const cfg_field *f, const void *base, char *buf, size_t si
             snprintf(buf + used, size - used, "]");
         break;
     }
+    case CFG_T_ENUM:
+        snprintf(buf, size, "%s", f->names[*(const int *)p]);
+        break;
     }
 }
 

@@ -19,6 +19,7 @@ typedef enum cfg_type {
     CFG_T_STR,    /* char[size] */
     CFG_T_PREC,   /* sim_precision by name */
     CFG_T_CURVE,  /* sim_curve: a list of [x, y] pairs, x ascending */
+    CFG_T_ENUM,   /* int: the index of the value in `names` */
 } cfg_type;
 
 typedef struct cfg_field {
@@ -28,6 +29,7 @@ typedef struct cfg_field {
     size_t size;     /* CFG_T_STR: buffer size */
     double min, max; /* numeric range, inclusive; min > max means "no range" */
     const char *help; /* one line, with the unit */
+    const char *const *names; /* CFG_T_ENUM: the accepted values, NULL-terminated */
 } cfg_field;
 
 #define CFG_NO_RANGE 1.0, 0.0

@@ -8,9 +8,15 @@
 
 #define BIG 1e308
 #define X sim_experiment
-#define F(key, type, member, ...) {key, type, offsetof(X, member), 0, __VA_ARGS__}
+#define F(key, type, member, ...) {key, type, offsetof(X, member), 0, __VA_ARGS__, NULL}
+#define E(key, member, names, help)                                                                \
+    {key, CFG_T_ENUM, offsetof(X, member), 0, CFG_NO_RANGE, help, names}
 #define S(key, member, help)                                                                       \
-    {key, CFG_T_STR, offsetof(X, member), sizeof(((X *)0)->member), CFG_NO_RANGE, help}
+    {key, CFG_T_STR, offsetof(X, member), sizeof(((X *)0)->member), CFG_NO_RANGE, help, NULL}
+
+static const char *const optimizer_names[] = {"sgd", "adam", "adamw", NULL};
+static const char *const impl_names[] = {"foreach", "fused", "forloop", NULL};
+static const char *const scaler_names[] = {"auto", "off", "on", NULL};
 
 static const cfg_field fields[] = {
     F("seed", CFG_T_U64, seed, 0, 1.8e19, "random seed (decode-time variation, shuffling)"),
@@ -42,6 +48,24 @@ static const cfg_field fields[] = {
       "CPU cost of one CUDA-graph launch on the reference core, us"),
     F("workload.step_overhead_us", CFG_T_DOUBLE, workload.step_overhead_us, 0, 1e12,
       "main-thread Python work per step outside the ops, us (reference core)"),
+    E("workload.optimizer", workload.optimizer, optimizer_names,
+      "model zoo: sgd (with momentum) | adam | adamw"),
+    E("workload.optimizer_impl", workload.optimizer_impl, impl_names,
+      "model zoo: torch.optim implementation, foreach (default) | fused | forloop"),
+    F("workload.weight_decay", CFG_T_BOOL, workload.weight_decay, CFG_NO_RANGE,
+      "model zoo: the optimizer applies weight decay"),
+    F("workload.accum_steps", CFG_T_INT, workload.accum_steps, 1, 1e6,
+      "model zoo: loader batches per optimizer step (gradient accumulation)"),
+    F("workload.checkpointing", CFG_T_BOOL, workload.checkpointing, CFG_NO_RANGE,
+      "model zoo: activation checkpointing over the model's blocks"),
+    E("workload.grad_scaler", workload.grad_scaler, scaler_names,
+      "model zoo: GradScaler, auto (on for fp16 and amp_fp16) | off | on"),
+    F("workload.image_size", CFG_T_INT, workload.image_size, 0, 65536,
+      "model zoo: image height = width, pixels (0 = the model's default)"),
+    F("workload.seq_len", CFG_T_INT, workload.seq_len, 0, 1 << 24,
+      "model zoo: sequence length, tokens (0 = the model's default)"),
+    F("workload.features", CFG_T_INT, workload.features, 0, 1 << 30,
+      "model zoo: input features of vector models (0 = the model's default)"),
     F("dataset.samples", CFG_T_INT64, dataset.samples, 1, 4e9, "samples in the dataset"),
     F("dataset.sample_bytes", CFG_T_DOUBLE, dataset.sample_bytes, 1, 1e12,
       "bytes read from storage per sample"),
@@ -100,6 +124,11 @@ void sim_experiment_defaults(sim_experiment *x)
     x->workload.dispatch_us = 25;
     x->workload.graph_launch_us = 30;
     x->workload.step_overhead_us = 500;
+    x->workload.optimizer = 0;      /* sgd */
+    x->workload.optimizer_impl = 0; /* foreach, torch.optim's default on CUDA since 2.0 */
+    x->workload.weight_decay = true;
+    x->workload.accum_steps = 1;
+    x->workload.grad_scaler = 0;    /* auto */
     x->dataset.samples = 1281167;
     x->dataset.sample_bytes = 110000;
     x->dataset.decode_us = 4000;

@@ -35,6 +35,16 @@ typedef struct sim_experiment {
         double dispatch_us;   /* CPU dispatch cost per kernel on the reference core */
         double graph_launch_us; /* CPU cost of one CUDA-graph launch on the reference core */
         double step_overhead_us; /* main-thread Python work per step outside the ops */
+        /* model zoo (ignored for synthetic and trace workloads) */
+        int optimizer;       /* index into "sgd", "adam", "adamw" (adam = adamw here) */
+        int optimizer_impl;  /* index into "foreach", "fused", "forloop" */
+        bool weight_decay;
+        int accum_steps;     /* loader batches (micro-batches) per optimizer step */
+        bool checkpointing;  /* activation checkpointing over the model's blocks */
+        int grad_scaler;     /* index into "auto", "off", "on" */
+        int image_size;      /* images: height = width; 0 = the model's default */
+        int seq_len;         /* tokens; 0 = the model's default */
+        int features;        /* vectors; 0 = the model's default */
     } workload;
     struct {
         int64_t samples;

@@ -68,6 +68,26 @@ void sim_report_json_members(yajl_gen g, const sim_result *res)
     yajl_gen_integer(g, (long long)res->events);
 }
 
+void sim_report_json_memory(yajl_gen g, const sim_memory_info *m)
+{
+    if (!m->known)
+        return;
+    key(g, "memory");
+    yajl_gen_map_open(g);
+    num(g, "peak_gb", m->peak_gb);
+    num(g, "capacity_gb", m->capacity_gb);
+    key(g, "oom");
+    yajl_gen_bool(g, m->oom);
+    key(g, "max_batch");
+    yajl_gen_integer(g, m->max_batch);
+    key(g, "parts_gb");
+    yajl_gen_map_open(g);
+    for (int i = 0; i < m->n_parts; i++)
+        num(g, m->parts[i].name, m->parts[i].gb);
+    yajl_gen_map_close(g);
+    yajl_gen_map_close(g);
+}
+
 int sim_report_json(const char *path, const sim_scenario *sc, const sim_result *res,
                     sim_err *err)
 {
@@ -76,7 +96,13 @@ int sim_report_json(const char *path, const sim_scenario *sc, const sim_result *
         return sim_err_set(err, SIM_ENOMEM, NULL, 0, 0, "out of memory");
     yajl_gen_config(g, yajl_gen_beautify, 1);
     yajl_gen_map_open(g);
-    sim_report_json_members(g, res);
+    if (res) {
+        sim_report_json_members(g, res);
+    } else {
+        key(g, "oom");
+        yajl_gen_bool(g, 1);
+    }
+    sim_report_json_memory(g, &sc->memory);
     key(g, "scenario");
     yajl_gen_map_open(g);
     str(g, "gpu", sc->hw.gpu.name);
@@ -155,6 +181,9 @@ void sim_report_text(FILE *out, const sim_scenario *sc, const sim_result *res)
     bar(out, "SM active", m->sm_active_pct);
     bar(out, "CPU util", m->cpu_util_pct);
     bar(out, "storage busy", m->storage_busy_pct);
+    if (sc->memory.known)
+        fprintf(out, "  GPU memory             %9.1f of %.1f GiB (largest batch that fits: %d)\n",
+                sc->memory.peak_gb, sc->memory.capacity_gb, sc->memory.max_batch);
     fprintf(out, "\n  GPU idle, by cause:\n");
     for (int k = 0; k < SIM_STALL_COUNT; k++)
         bar(out, sim_stall_name((sim_stall)k), m->stall_pct[k]);
@@ -165,4 +194,22 @@ void sim_report_text(FILE *out, const sim_scenario *sc, const sim_result *res)
                     res->epochs[i].gpu_util_pct, res->epochs[i].cache_hit_pct);
     }
     fprintf(out, "\nbottleneck: %s\n  %s\n", sim_bottleneck_name(res->bottleneck), res->verdict);
+}
+
+void sim_report_memory_text(FILE *out, const sim_scenario *sc)
+{
+    const sim_memory_info *m = &sc->memory;
+    fprintf(out, "GPU memory of %s at batch %d (%s) on %s: does not fit\n", sc->x.workload.model,
+            sc->x.loader.batch_size, sim_precision_name(sc->x.workload.precision),
+            sc->hw.gpu.name);
+    for (int i = 0; i < m->n_parts; i++)
+        if (m->parts[i].gb > 0)
+            fprintf(out, "  %-24s %9.2f GiB\n", m->parts[i].name, m->parts[i].gb);
+    fprintf(out, "  %-24s %9.2f GiB (the parts do not all live at once)\n", "peak", m->peak_gb);
+    fprintf(out, "  %-24s %9.2f GiB\n", "capacity", m->capacity_gb);
+    if (m->max_batch > 0)
+        fprintf(out, "largest batch that fits: %d\n", m->max_batch);
+    else
+        fprintf(out, "not even batch 1 fits: try activation checkpointing (workload.checkpointing),"
+                     " SGD instead of Adam, a lower precision or a bigger GPU\n");
 }

@@ -122,7 +122,8 @@ static void epoch_ended(void *ctx, int trainer, int epoch)
     sim_epoch_result *r = &w->res->epochs[epoch];
     double dt = (double)(now.t_ns - w->last.t_ns);
     r->time_s = dt / 1e9;
-    r->steps = sim_loader_batches(w->loader[0]);
+    int bps = w->sc->program.batches_per_step > 1 ? w->sc->program.batches_per_step : 1;
+    r->steps = (sim_loader_batches(w->loader[0]) + bps - 1) / bps; /* optimizer steps */
     r->samples = now.reads; /* the loaders count per epoch */
     r->samples_per_s = dt > 0 ? r->samples / (dt / 1e9) : 0;
     int64_t n_steps;
@@ -318,13 +319,16 @@ int sim_run(const sim_scenario *sc, sim_result *res, sim_err *err)
     if (!w.cpu || !w.storage || !w.metrics || !w.coll)
         goto oom;
 
-    /* DistributedSampler gives each GPU ceil(N / G) samples; max_steps cuts every epoch. */
+    /* DistributedSampler gives each GPU ceil(N / G) samples; max_steps (optimizer steps, each
+     * of batches_per_step loader batches) cuts every epoch. */
     int64_t shard = (x->dataset.samples + w.n - 1) / w.n;
     int64_t per_epoch = shard;
+    int64_t step_samples = (int64_t)x->loader.batch_size *
+                           (sc->program.batches_per_step > 1 ? sc->program.batches_per_step : 1);
     if (x->loader.drop_last)
         per_epoch = shard / x->loader.batch_size * x->loader.batch_size;
-    if (x->training.max_steps > 0 && x->training.max_steps * x->loader.batch_size < per_epoch)
-        per_epoch = x->training.max_steps * x->loader.batch_size;
+    if (x->training.max_steps > 0 && x->training.max_steps <= (per_epoch - 1) / step_samples)
+        per_epoch = x->training.max_steps * step_samples;
     if (per_epoch < 1) {
         rc = sim_err_set(err, SIM_EINVAL, NULL, 0, 0, "no full batch per GPU (drop_last)");
         goto fail;

@@ -31,12 +31,19 @@ typedef enum sim_bottleneck {
 } sim_bottleneck;
 
 /* GPU memory of one training step, for zoo models (the report's `memory` object). GB = GiB. */
+#define SIM_MEM_PARTS 12
 typedef struct sim_memory_info {
     bool known;         /* false for synthetic and trace workloads */
     double peak_gb;
     double capacity_gb;
     bool oom;           /* peak > capacity: sim_scenario_build returned SIM_EOOM */
     int max_batch;      /* largest batch that fits; 0 = not even 1 */
+    struct {
+        const char *name; /* static: "weights", "activations", ... */
+        double gb;
+    } parts[SIM_MEM_PARTS]; /* what the peak is made of (the parts live at different times,
+                               so they may add up to more than the peak) */
+    int n_parts;
 } sim_memory_info;
 
 /* A scenario: the experiment, its hardware and one step's program, ready to run.

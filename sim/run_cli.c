@@ -101,6 +101,15 @@ int sim_run_cli(int argc, char **argv)
         rc = sim_report_util_csv(util_csv, &res, &err);
     if (!rc && !quiet)
         sim_report_text(json && !strcmp(json, "-") ? stderr : stdout, &sc, &res);
+    if (rc == SIM_EOOM && sc.memory.known) {
+        /* Not simulated: the report of what does not fit is the answer. */
+        sim_report_memory_text(stderr, &sc);
+        if (json) {
+            sim_err jerr;
+            if (sim_report_json(json, &sc, NULL, &jerr))
+                sim_err_print(&jerr, stderr);
+        }
+    }
     if (rc) {
         fputs("epochsim: ", stderr);
         sim_err_print(&err, stderr);

@@ -2,6 +2,7 @@
 #include "sim/scenario.h"
 
 #include "sim/catalog.h"
+#include "sim/zoo_workload.h"
 
 #include <string.h>
 
@@ -115,9 +116,7 @@ int sim_scenario_build(const sim_experiment *x_in, const cfg_experiment_set *set
         return sim_err_set(err, SIM_EINVAL, "workload.trace", 0, 0,
                            "trace replay is not built into this version yet");
     if (strcmp(x->workload.model, "synthetic") != 0)
-        return sim_err_set(err, SIM_EINVAL, NULL, 0, 0,
-                           "workload.model: unknown model '%s' (known: synthetic)",
-                           x->workload.model);
+        return named(sim_zoo_workload(sc, set, err), "workload.model", err);
     if ((rc = sim_synthetic_program(x, &sc->program)))
         return sim_err_set(err, rc, NULL, 0, 0, "out of memory");
     return SIM_OK;

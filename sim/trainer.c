@@ -4,6 +4,9 @@
  *       <ops of one step>                   # dispatch cost on the CPU, kernels onto the stream
  *       loss.item()                         # if sync_every_step: wait for the GPU to drain
  *   torch.cuda.synchronize()                # each epoch ends when the GPU is done
+ * Under gradient accumulation a step takes further batches at its SIM_OP_NEXT_BATCH ops; when
+ * the loader runs out there, the step ends without the rest (the optimizer step of a partial
+ * accumulation is skipped, as `if (i + 1) % accum == 0: opt.step()` does).
  * A copy from pageable memory, or without non_blocking, blocks the main thread until the copy is
  * done, and since it is ordered on the stream, until every kernel before it is done too.
  * cudaLaunchKernel blocks while the launch queue is full. With CUDA graphs, one graph launch
@@ -35,6 +38,8 @@ struct sim_trainer {
     sim_trainer_config cfg;
     int epoch;
     int64_t step, batches;
+    int64_t taken; /* loader batches taken this epoch */
+    bool at_next_batch; /* the batch in flight was asked for by the NEXT_BATCH op at pc */
     int64_t batch;
     int64_t step_start_ns;
     size_t pc;
@@ -59,9 +64,22 @@ static void wait_gpu(sim_trainer *t, uint64_t seq, uint32_t kind)
 
 static void request_batch(sim_trainer *t)
 {
-    t->step_start_ns = sim_engine_now(t->e);
     set_main(t, SIM_MAIN_DATA);
+    t->taken++;
     sim_loader_next(t->cfg.loader, t->id, EV_BATCH);
+}
+
+static void start_step(sim_trainer *t)
+{
+    t->step_start_ns = sim_engine_now(t->e);
+    t->pc = 0;
+    request_batch(t);
+}
+
+static void end_of_ops(sim_trainer *t)
+{
+    set_main(t, SIM_MAIN_OTHER);
+    cpu_job(t, t->cfg.program->step_overhead_ns, EV_STEP_TAIL);
 }
 
 static bool captured(const sim_trainer *t, const sim_op *op)
@@ -75,11 +93,19 @@ static void next_op(sim_trainer *t)
     while (t->pc < p->n_ops && captured(t, &p->ops[t->pc]))
         t->pc++; /* replayed by the graph, not by Python */
     if (t->pc == p->n_ops) {
-        set_main(t, SIM_MAIN_OTHER);
-        cpu_job(t, p->step_overhead_ns, EV_STEP_TAIL);
+        end_of_ops(t);
         return;
     }
     const sim_op *op = &p->ops[t->pc];
+    if (op->kind == SIM_OP_NEXT_BATCH) {
+        if (t->taken == t->batches)
+            end_of_ops(t); /* the epoch ran out of batches inside an accumulation */
+        else {
+            t->at_next_batch = true;
+            request_batch(t);
+        }
+        return;
+    }
     if (op->kind == SIM_OP_SYNC) {
         wait_gpu(t, sim_gpu_enqueued(t->cfg.gpu), EV_OP_WAITED);
         return;
@@ -124,16 +150,18 @@ static void op_dispatched(sim_trainer *t)
         break;
     case SIM_OP_CPU:
     case SIM_OP_SYNC:
+    case SIM_OP_NEXT_BATCH:
         break;
     }
     t->pc++;
     next_op(t);
 }
 
+/* One graph holds the ops from pc up to the next batch (one micro-batch under accumulation). */
 static void graph_launched(sim_trainer *t)
 {
     const sim_program *p = t->cfg.program;
-    for (size_t i = 0; i < p->n_ops; i++) {
+    for (size_t i = t->pc; i < p->n_ops && p->ops[i].kind != SIM_OP_NEXT_BATCH; i++) {
         const sim_op *op = &p->ops[i];
         if (op->kind == SIM_OP_KERNEL)
             sim_gpu_kernel(t->cfg.gpu, op->gpu_ns, op->sm_fraction);
@@ -142,13 +170,17 @@ static void graph_launched(sim_trainer *t)
         else if (op->kind == SIM_OP_MEMCPY_H2D)
             sim_gpu_copy(t->cfg.gpu, op->bytes, true);
     }
-    t->pc = 0;
     next_op(t);
 }
 
+/* The batch is on its way to the GPU: run the step's ops from the start, or after the
+ * NEXT_BATCH op that asked for it. */
 static void run_ops(sim_trainer *t)
 {
-    t->pc = 0;
+    if (t->at_next_batch) {
+        t->at_next_batch = false;
+        t->pc++;
+    }
     if (t->cfg.cuda_graphs) {
         set_main(t, SIM_MAIN_DISPATCH);
         cpu_job(t, t->cfg.program->graph_launch_ns, EV_GRAPH_LAUNCHED);
@@ -160,20 +192,21 @@ static void run_ops(sim_trainer *t)
 static void begin_epoch(sim_trainer *t)
 {
     t->step = 0;
+    t->taken = 0;
     t->batches = sim_loader_batches(t->cfg.loader);
     sim_loader_begin_epoch(t->cfg.loader, t->epoch);
-    request_batch(t);
+    start_step(t);
 }
 
 static void step_end(sim_trainer *t)
 {
     t->step++;
-    if (t->step == t->batches) {
+    if (t->taken == t->batches) {
         wait_gpu(t, sim_gpu_enqueued(t->cfg.gpu), EV_EPOCH_SYNCED);
         return;
     }
     sim_metrics_step(t->cfg.metrics, t->cfg.index, sim_engine_now(t->e) - t->step_start_ns);
-    request_batch(t);
+    start_step(t);
 }
 
 static void handle(sim_engine *e, void *self, const sim_event *ev)

@@ -15,6 +15,8 @@ typedef enum sim_op_kind {
     SIM_OP_MEMCPY_H2D, /* a host-to-device copy issued on the compute stream */
     SIM_OP_MEMCPY_D2H, /* a device-to-host copy; the CPU waits for it (like .item()) */
     SIM_OP_ALLREDUCE,  /* a collective over all GPUs of the job on the compute stream */
+    SIM_OP_NEXT_BATCH, /* gradient accumulation: the main thread takes the next loader batch and
+                          copies it to the GPU, as at the start of the step */
 } sim_op_kind;
 
 /* Which GPU unit a kernel mostly uses: for the stall and SM-activity reports and for rescaling
@@ -43,6 +45,8 @@ typedef struct sim_program {
     size_t cap_ops;
     int64_t graph_launch_ns;  /* CPU cost of one CUDA-graph launch (reference core) */
     int64_t step_overhead_ns; /* per-step main-thread CPU work outside the ops (Python loop) */
+    int batches_per_step;     /* loader batches one step consumes: 1 + its NEXT_BATCH ops
+                                 (0 is read as 1) */
 } sim_program;
 
 /* Appends an op, growing the array; returns 0 or SIM_ENOMEM. */
