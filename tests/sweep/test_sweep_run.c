@@ -391,6 +391,48 @@ static void test_sweep_run_replications_give_confidence_intervals(void **state)
     unlink(p);
 }
 
+static void test_sweep_run_oom_point_is_a_row(void **state)
+{
+    (void)state;
+    /* The real catalog: a 7B model's weights alone exceed an A10's 24 GB; ResNet-18 fits. */
+    sim_experiment x;
+    cfg_experiment_set set;
+    base(&x, &set);
+    sim_err err;
+    assert_int_equal(cfg_experiment_apply("system.gpu=a10", &x, &set, &err), 0);
+    assert_int_equal(cfg_experiment_apply("system.cpu=epyc-7742", &x, &set, &err), 0);
+    assert_int_equal(cfg_experiment_apply("system.storage=nvme-gen4", &x, &set, &err), 0);
+    assert_int_equal(cfg_experiment_apply("training.max_steps=3", &x, &set, &err), 0);
+    assert_int_equal(cfg_experiment_apply("loader.batch_size=8", &x, &set, &err), 0);
+    sim_sweep_spec s;
+    static const char *const axes[] = {"workload.model=llama-7b,resnet18", NULL};
+    make_spec(&s, axes);
+    char p[64];
+    tmp_path(p, sizeof p);
+    sim_sweep_opts o = {.out_path = p, .format = SIM_SWEEP_JSONL, .threads = 1, .replications = 1,
+                        .catalog_dir = EPOCHSIM_SOURCE_DIR "/configs/hardware"};
+    sim_sweep_stats st;
+    if (sim_sweep_run(&s, &x, &set, &o, &st, &err))
+        fail_msg("%s", err.msg);
+    assert_int_equal(st.oom, 1);
+    assert_int_equal(st.failed, 0);
+    yajl_val rows[2];
+    assert_int_equal(read_jsonl(p, rows, 2), 2);
+    assert_true(num(rows[0], "oom") == 1);
+    assert_true(num(rows[0], "memory.capacity_gb") == 24);
+    assert_true(num(rows[0], "memory.peak_gb") > 24);
+    assert_true(num(rows[0], "memory.max_batch") == 0);
+    const char *ek[] = {"epoch_time_s", NULL};
+    assert_true(YAJL_IS_NULL(yajl_tree_get(rows[0], ek, yajl_t_any))); /* not simulated */
+    assert_true(num(rows[1], "oom") == 0);
+    assert_true(num(rows[1], "memory.peak_gb") < 24);
+    assert_true(num(rows[1], "epoch_time_s") > 0);
+    yajl_tree_free(rows[0]);
+    yajl_tree_free(rows[1]);
+    sim_sweep_spec_free(&s);
+    unlink(p);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -401,6 +443,7 @@ int main(void)
         cmocka_unit_test(test_sweep_run_stop_then_resume),
         cmocka_unit_test(test_sweep_run_jsonl_rows_parse),
         cmocka_unit_test(test_sweep_run_replications_give_confidence_intervals),
+        cmocka_unit_test(test_sweep_run_oom_point_is_a_row),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
