@@ -126,7 +126,7 @@ int sim_sweep_cli(int argc, char **argv)
     optind = 1;
     opterr = 0;
     while (status == SIM_EXIT_OK &&
-           (c = getopt_long(argc, argv, "+:o:j:h", opts, NULL)) != -1) {
+           (c = getopt_long(argc, argv, ":o:j:h", opts, NULL)) != -1) {
         switch (c) {
         case O_SWEEP:
         case O_ZIP:
