@@ -187,6 +187,11 @@ static void test_sweep_cli_stdout_rows_and_exit_codes(void **state)
                           "--format", "jsonl", NULL};
     assert_int_equal(run(good, out), 0);
     assert_int_equal(lines_in(out), 2);
+    /* Options may follow FILE; the example sweep file runs (16 points, 4 of them OOM: exit 0). */
+    const char *file[] = {"sweep", EPOCHSIM_SOURCE_DIR "/configs/sweeps/batch-size.yaml",
+                          "--quiet", "-j", "2", NULL};
+    assert_int_equal(run(file, out), 0);
+    assert_int_equal(lines_in(out), 17);
     /* Config errors are 1, usage errors 2. */
     const char *unknown_key[] = {"sweep", "--sweep", "loader.batch_sise=1,2", NULL};
     assert_int_equal(run(unknown_key, out), 1);
