@@ -406,6 +406,7 @@ int sim_sweep_run(const sim_sweep_spec *spec, const sim_experiment *base,
     pthread_cond_init(&c.cv_done, NULL);
     pthread_cond_init(&c.cv_space, NULL);
     int started = 0;
+    pthread_mutex_lock(&c.mu); /* workers wait here until `active` counts them all */
     for (; started < threads; started++) {
         c.active++;
         if (pthread_create(&tids[started], NULL, worker, &c)) {
@@ -413,6 +414,7 @@ int sim_sweep_run(const sim_sweep_spec *spec, const sim_experiment *base,
             break;
         }
     }
+    pthread_mutex_unlock(&c.mu);
     const char *where = to_stdout ? "stdout" : o->out_path;
     if (!started)
         rc = sim_err_set(err, SIM_ENOMEM, NULL, 0, 0, "cannot start a thread");
