@@ -25,6 +25,7 @@ typedef struct sim_experiment {
         double host_memory_gb;
         int pcie_gen; /* 0 = the lower of the GPU's and the CPU's */
         double page_cache_gb; /* RAM the page cache may use; < 0 = estimate from host memory */
+        double mem_copy_efficiency; /* share of the DRAM peak a many-thread copy reaches */
     } system;
     struct {
         char model[SIM_NAME_MAX]; /* "synthetic" or a model-zoo name */

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 
 enum { EV_KERNEL_DONE, EV_COPY_DONE, EV_COLL_DONE };
-enum { ITEM_KERNEL, ITEM_COPY, ITEM_ALLREDUCE };
+enum { ITEM_KERNEL, ITEM_COPY, ITEM_COPY_D2H, ITEM_ALLREDUCE };
 
 typedef struct item {
     double amount; /* kernel: ns; copy and all-reduce: bytes */
@@ -62,6 +62,11 @@ static void start_next(sim_gpu *g)
         sim_ps_submit(g->cfg.h2d, work + 1e-9, g->id, EV_COPY_DONE, 0);
         break;
     }
+    case ITEM_COPY_D2H:
+        sim_metrics_gpu(g->cfg.metrics, g->cfg.index, SIM_GPUST_COPY, 0);
+        sim_ps_submit(g->cfg.d2h ? g->cfg.d2h : g->cfg.h2d, it->amount + 1e-9, g->id, EV_COPY_DONE,
+                      0);
+        break;
     case ITEM_ALLREDUCE:
         sim_metrics_gpu(g->cfg.metrics, g->cfg.index, SIM_GPUST_COLLECTIVE, 0);
         sim_collective_join(g->cfg.coll, g->cfg.index, it->amount, g->id, EV_COLL_DONE);
@@ -142,6 +147,11 @@ uint64_t sim_gpu_kernel(sim_gpu *g, int64_t dur_ns, float sm_fraction)
 uint64_t sim_gpu_copy(sim_gpu *g, double bytes, bool pinned)
 {
     return push(g, (item){bytes, 0, ITEM_COPY, pinned});
+}
+
+uint64_t sim_gpu_copy_d2h(sim_gpu *g, double bytes)
+{
+    return push(g, (item){bytes, 0, ITEM_COPY_D2H, 1});
 }
 
 uint64_t sim_gpu_allreduce(sim_gpu *g, double bytes)

@@ -101,6 +101,13 @@ static void cpu_job(sim_loader *l, double ref_ns, uint32_t kind, uint64_t a)
     sim_ps_submit(l->cfg.cpu, ref_ns > 0 ? ref_ns : 0, l->id, kind, a);
 }
 
+/* A copy in host memory (collate, pinning, a page-cache read): the thread streams through the
+ * memory bus at up to one thread's memcpy rate, sharing the bus with every other copy. */
+static void mem_job(sim_loader *l, double bytes, uint32_t kind, uint64_t a)
+{
+    sim_ps_submit(l->cfg.mem, bytes > 0 ? bytes : 0, l->id, kind, a);
+}
+
 static void start_sample(sim_loader *l, int wi)
 {
     worker *w = &l->w[wi];
@@ -111,7 +118,7 @@ static void start_sample(sim_loader *l, int wi)
     l->reads++;
     if (l->flags[sample] & CACHED) {
         l->hits++;
-        cpu_job(l, l->cfg.sample_bytes * l->cfg.memcpy_ref_ns_per_byte, EV_READ_DONE,
+        mem_job(l, l->cfg.sample_bytes, EV_READ_DONE,
                 (uint64_t)wi);
         return;
     }
@@ -145,7 +152,7 @@ static void start_pin(sim_loader *l)
     l->pin_len--;
     l->pin_busy = true;
     double bytes = (double)sim_loader_batch_samples(l, b) * l->cfg.input_bytes;
-    cpu_job(l, bytes * l->cfg.memcpy_ref_ns_per_byte, EV_PIN_DONE, (uint64_t)b);
+    mem_job(l, bytes, EV_PIN_DONE, (uint64_t)b);
 }
 
 static void batch_done(sim_loader *l, int64_t b)
@@ -190,7 +197,7 @@ static void handle(sim_engine *e, void *self, const sim_event *ev)
         } else {
             /* default_collate stacks the samples into one tensor: a copy of the batch. */
             double bytes = (double)w->batch_samples * l->cfg.input_bytes;
-            cpu_job(l, bytes * l->cfg.memcpy_ref_ns_per_byte, EV_COLLATE_DONE, (uint64_t)wi);
+            mem_job(l, bytes, EV_COLLATE_DONE, (uint64_t)wi);
         }
         break;
     case EV_COLLATE_DONE:

@@ -57,6 +57,7 @@ typedef struct sim_gpu_config {
     double copy_overhead_ns;
     double pageable_slowdown; /* pinned rate / pageable rate */
     sim_ps *h2d;         /* the host-to-device link of this GPU (work unit: bytes at pinned rate) */
+    sim_ps *d2h;         /* the device-to-host direction (PCIe is full duplex); NULL = h2d */
     sim_collective *coll;
     sim_metrics *metrics;
 } sim_gpu_config;
@@ -67,6 +68,8 @@ void sim_gpu_destroy(sim_gpu *g);
  * respect the launch queue: see sim_gpu_queued / sim_gpu_notify. */
 uint64_t sim_gpu_kernel(sim_gpu *g, int64_t dur_ns, float sm_fraction);
 uint64_t sim_gpu_copy(sim_gpu *g, double bytes, bool pinned);
+/* A device-to-host copy into page-locked memory, on the d2h direction. */
+uint64_t sim_gpu_copy_d2h(sim_gpu *g, double bytes);
 uint64_t sim_gpu_allreduce(sim_gpu *g, double bytes);
 /* Items queued and not finished. */
 uint64_t sim_gpu_queued(const sim_gpu *g);
@@ -90,11 +93,12 @@ typedef struct sim_loader_config {
     double decode_ref_ns;  /* mean decode cost per sample, reference core */
     double decode_cv;
     double input_bytes;
-    double memcpy_ref_ns_per_byte; /* this CPU's memcpy, as reference-core ns per byte */
+
     double worker_start_ref_ns;
     int64_t cached_samples; /* samples the page cache holds from the second epoch on */
     uint64_t seed;
     sim_ps *cpu;
+    sim_ps *mem; /* host memory bus: memcpy of collate, pinning and page-cache reads (bytes) */
     sim_storage *storage;
 } sim_loader_config;
 

@@ -36,11 +36,13 @@ typedef struct world {
     sim_engine *e;
     sim_cpu_model cpu_model;
     sim_ps *cpu;
+    sim_ps *mem; /* host memory bus */
     sim_storage *storage;
     sim_collective *coll;
     sim_metrics *metrics;
     int n;
     sim_ps **h2d;
+    sim_ps **d2h;
     sim_gpu **gpu;
     sim_loader **loader;
     sim_trainer **trainer;
@@ -69,7 +71,7 @@ static void take_snapshot(world *w, snapshot *s)
     s->t_ns = sim_engine_now(w->e);
     for (int i = 0; i < w->n; i++)
         s->gpu[i] = sim_metrics_totals(w->metrics, i);
-    s->cpu_busy = sim_ps_busy_integral(w->cpu);
+    s->cpu_busy = sim_ps_busy_integral(w->cpu) + sim_ps_busy_integral(w->mem);
     s->storage_busy = sim_storage_busy_ns(w->storage);
     s->h2d_busy = sim_ps_busy_time(w->h2d[0]);
     s->reads = s->hits = 0;
@@ -138,6 +140,8 @@ static void epoch_ended(void *ctx, int trainer, int epoch)
             r->stall_pct[k] += 100.0 * (b->stall_ns[k] - a->stall_ns[k]) / dt / w->n;
     }
     r->cpu_util_pct = 100.0 * (now.cpu_busy - w->last.cpu_busy) / (w->cpu_model.threads * dt);
+    if (r->cpu_util_pct > 100) /* copying threads are counted beside the CPU server's */
+        r->cpu_util_pct = 100;
     r->storage_busy_pct = 100.0 * (now.storage_busy - w->last.storage_busy) / dt;
     r->h2d_busy_pct = 100.0 * (now.h2d_busy - w->last.h2d_busy) / dt;
     r->cache_hit_pct = r->samples ? 100.0 * (double)now.hits / (double)r->samples : 0;
@@ -253,17 +257,21 @@ static void world_free(world *w)
             sim_gpu_destroy(w->gpu[i]);
         if (w->h2d)
             sim_ps_destroy(w->h2d[i]);
+        if (w->d2h)
+            sim_ps_destroy(w->d2h[i]);
     }
     free(w->trainer);
     free(w->loader);
     free(w->gpu);
     free(w->h2d);
+    free(w->d2h);
     free(w->epochs_ended);
     free(w->last.gpu);
     sim_collective_destroy(w->coll);
     sim_metrics_destroy(w->metrics);
     sim_storage_destroy(w->storage);
     sim_ps_destroy(w->cpu);
+    sim_ps_destroy(w->mem);
     sim_engine_destroy(w->e);
 }
 
@@ -301,22 +309,32 @@ int sim_run(const sim_scenario *sc, sim_result *res, sim_err *err)
     res->epochs = calloc((size_t)x->training.epochs, sizeof *res->epochs);
     w.e = sim_engine_create();
     w.h2d = calloc((size_t)w.n, sizeof *w.h2d);
+    w.d2h = calloc((size_t)w.n, sizeof *w.d2h);
     w.gpu = calloc((size_t)w.n, sizeof *w.gpu);
     w.loader = calloc((size_t)w.n, sizeof *w.loader);
     w.trainer = calloc((size_t)w.n, sizeof *w.trainer);
     w.epochs_ended = calloc((size_t)x->training.epochs, sizeof *w.epochs_ended);
     w.last.gpu = calloc((size_t)w.n, sizeof *w.last.gpu);
-    if (!res->epochs || !w.e || !w.h2d || !w.gpu || !w.loader || !w.trainer || !w.epochs_ended ||
+    if (!res->epochs || !w.e || !w.h2d || !w.d2h || !w.gpu || !w.loader || !w.trainer || !w.epochs_ended ||
         !w.last.gpu)
         goto oom;
     w.cpu = sim_cpu_create(w.e, &w.cpu_model);
+    /* Host memory: copies share the DRAM bandwidth (a memcpy moves each byte twice, read and
+     * write), each thread at most at its own memcpy rate. The copying thread runs on a core
+     * meanwhile, but its speed is the memory's, so it is not on the CPU server; its time counts
+     * as CPU busy (see snapshot). */
+    sim_ps_config mem = {.name = "host-memory",
+                         .rate = hw->cpu.mem_bw_gbps * x->system.mem_copy_efficiency / 2,
+                         .per_job_max = hw->cpu.memcpy_gbps,
+                         .busy_units = hw->cpu.threads};
+    w.mem = sim_ps_create(w.e, &mem);
     w.storage = sim_storage_create(w.e, &hw->storage);
     w.metrics = sim_metrics_create(w.e, w.n, window_ns);
     /* GPUs reduce over NVLink when they have it, else over PCIe through the host (per-direction
      * rates: NVLink figures are bidirectional totals, the measured PCIe one is per direction). */
     double bus_gbps = hw->gpu.nvlink_gbps > 0 ? hw->gpu.nvlink_gbps / 2 : hw->link.pinned_gbps;
     w.coll = sim_collective_create(w.e, w.n, bus_gbps);
-    if (!w.cpu || !w.storage || !w.metrics || !w.coll)
+    if (!w.cpu || !w.mem || !w.storage || !w.metrics || !w.coll)
         goto oom;
 
     /* DistributedSampler gives each GPU ceil(N / G) samples; max_steps (optimizer steps, each
@@ -334,11 +352,14 @@ int sim_run(const sim_scenario *sc, sim_result *res, sim_err *err)
         goto fail;
     }
     int64_t cached = page_cache_samples(sc) / w.n;
-    double st = hw->cpu.single_thread;
     for (int i = 0; i < w.n; i++) {
         sim_ps_config link = {.name = "h2d", .rate = hw->link.pinned_gbps,
                               .per_job_max = hw->link.pinned_gbps, .busy_units = 1};
         w.h2d[i] = sim_ps_create(w.e, &link);
+        /* PCIe is full duplex: device-to-host has its own lanes, at the measured pinned rate
+         * (D2H and H2D figures are within a few % of each other on the catalog's sources). */
+        link.name = "d2h";
+        w.d2h[i] = sim_ps_create(w.e, &link);
         sim_gpu_config gc = {
             .index = i,
             .launch_queue_depth = hw->gpu.launch_queue_depth > 0 ? hw->gpu.launch_queue_depth
@@ -346,10 +367,11 @@ int sim_run(const sim_scenario *sc, sim_result *res, sim_err *err)
             .copy_overhead_ns = hw->link.copy_overhead_us * 1e3,
             .pageable_slowdown = hw->link.pinned_gbps / hw->link.pageable_gbps,
             .h2d = w.h2d[i],
+            .d2h = w.d2h[i],
             .coll = w.coll,
             .metrics = w.metrics,
         };
-        w.gpu[i] = w.h2d[i] ? sim_gpu_create(w.e, &gc) : NULL;
+        w.gpu[i] = w.h2d[i] && w.d2h[i] ? sim_gpu_create(w.e, &gc) : NULL;
         sim_loader_config lc = {
             .batch_size = x->loader.batch_size,
             .num_workers = x->loader.num_workers,
@@ -362,11 +384,11 @@ int sim_run(const sim_scenario *sc, sim_result *res, sim_err *err)
             .decode_ref_ns = x->dataset.decode_us * 1e3,
             .decode_cv = x->dataset.decode_cv,
             .input_bytes = x->dataset.input_bytes,
-            .memcpy_ref_ns_per_byte = st / hw->cpu.memcpy_gbps,
             .worker_start_ref_ns = x->loader.worker_start_ms * 1e6,
             .cached_samples = cached,
             .seed = x->seed * 1000003u + (uint64_t)i,
             .cpu = w.cpu,
+            .mem = w.mem,
             .storage = w.storage,
         };
         int lrc;

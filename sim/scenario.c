@@ -96,6 +96,10 @@ int sim_scenario_build(const sim_experiment *x_in, const cfg_experiment_set *set
         return named(rc, "system.cpu", err);
     if ((rc = cfg_catalog_load(dir, CFG_CAT_STORAGE, x->system.storage, &hw->storage, err)))
         return named(rc, "system.storage", err);
+    /* A catalog CPU is one socket; a box that gives the job more cores than that has more
+     * sockets, each with its own memory channels (a VM with fewer cores keeps the socket's). */
+    if (x->system.cpu_cores > hw->cpu.cores)
+        hw->cpu.mem_bw_gbps *= (double)x->system.cpu_cores / hw->cpu.cores;
     if (x->system.cpu_cores)
         hw->cpu.cores = x->system.cpu_cores;
     if (x->system.cpu_threads)

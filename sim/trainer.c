@@ -143,7 +143,7 @@ static void op_dispatched(sim_trainer *t)
         break;
     }
     case SIM_OP_MEMCPY_D2H:
-        wait_gpu(t, sim_gpu_copy(g, op->bytes, true), EV_OP_WAITED);
+        wait_gpu(t, sim_gpu_copy_d2h(g, op->bytes), EV_OP_WAITED);
         return;
     case SIM_OP_ALLREDUCE:
         sim_gpu_allreduce(g, op->bytes);

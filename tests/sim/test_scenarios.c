@@ -58,6 +58,20 @@ static void run(const char *const *sets, sim_scenario *sc, sim_result *res)
         /* No epoch is shorter than the GPU's own work in it. */
         double gpu_s = (double)e->steps * sim_program_gpu_ns(&sc->program) / 1e9;
         assert_true(e->time_s >= gpu_s);
+        /* Nor shorter than any other resource's total work: the PCIe link's copies (at the
+         * pinned rate; pageable ones cost more), the device busy shares at most 100 %, and with
+         * no decode variation the CPU's decode work over its largest capacity (cores + SMT gain
+         * x extra threads, at the CPU's single-thread speed). */
+        const sim_hardware *hw = &sc->hw;
+        double h2d_s = (double)e->samples * x.dataset.input_bytes / (hw->link.pinned_gbps * 1e9);
+        assert_true(e->time_s >= h2d_s);
+        assert_true(e->storage_busy_pct <= 100 + 1e-9 && e->h2d_busy_pct <= 100 + 1e-9);
+        if (x.dataset.decode_cv == 0) {
+            double cores = hw->cpu.cores + hw->cpu.smt_gain * (hw->cpu.threads - hw->cpu.cores);
+            double decode_s = (double)e->samples * x.dataset.decode_us * 1e-6 /
+                              (hw->cpu.single_thread * cores);
+            assert_true(e->time_s >= decode_s);
+        }
     }
 }
 
@@ -209,8 +223,12 @@ static void test_scenario_storage_bound_hdd_and_page_cache(void **state)
 static void test_scenario_pageable_is_slower_than_pinned(void **state)
 {
     (void)state;
-    static const char *const pinned[] = {"dataset.input_bytes=1000000", NULL};
-    static const char *const pageable[] = {"dataset.input_bytes=1000000",
+    /* Two workers: their collates and the pin thread's copy (3 x 10 GB/s) stay below the host
+     * memory bus (100 GB/s x 0.75 / 2 = 37.5 GB/s of copies), so each copy runs at one thread's
+     * memcpy rate (the bus-bound case is its own test). */
+    static const char *const pinned[] = {"dataset.input_bytes=1000000", "loader.num_workers=2",
+                                         NULL};
+    static const char *const pageable[] = {"dataset.input_bytes=1000000", "loader.num_workers=2",
                                            "loader.pin_memory=false", NULL};
     sim_scenario s1, s2;
     sim_result r1, r2;
@@ -229,6 +247,37 @@ static void test_scenario_pageable_is_slower_than_pinned(void **state)
     sim_result_free(&r2);
     sim_scenario_free(&s1);
     sim_scenario_free(&s2);
+}
+
+static void test_scenario_host_memory_bus_bound(void **state)
+{
+    (void)state;
+    /* 8 workers collate 64 MB batches and the pin thread copies each again. With the copy
+     * efficiency at 0.2 the bus gives 100 GB/s x 0.2 / 2 = 10 GB/s of copies for all threads
+     * together; each batch moves 128 MB through it, so the loader delivers one every 12.8 ms
+     * while the GPU needs 2.67 ms (H2D) + 0.1 ms (kernels): the epoch is 40 x 12.8 ms plus the
+     * last batch's copy and kernels. 3 %: the first round's reads and decodes (64 x 10 us per
+     * worker, partly hidden behind the bus). */
+    static const char *const narrow[] = {"dataset.input_bytes=1000000", "workload.kernel_us=10",
+                                         "system.mem_copy_efficiency=0.2", NULL};
+    sim_scenario sc;
+    sim_result r;
+    run(narrow, &sc, &r);
+    near(r.mean.time_s, 40 * 128e6 / 10e9 + 64e6 / 24e9 + 10 * 10e-6, 0.03, "bus-bound epoch");
+    /* At 0.75 the bus (37.5 GB/s) no longer binds: the single pin thread does, at its 10 GB/s
+     * memcpy rate (6.4 ms a batch), so the epoch is at least 40 x 6.4 ms and far below the
+     * bus-bound one. */
+    static const char *const wide[] = {"dataset.input_bytes=1000000", "workload.kernel_us=10",
+                                       NULL};
+    sim_scenario sc2;
+    sim_result r2;
+    run(wide, &sc2, &r2);
+    assert_true(r2.mean.time_s >= 40 * 64e6 / 10e9);
+    assert_true(r2.mean.time_s < 0.6 * r.mean.time_s);
+    sim_result_free(&r);
+    sim_result_free(&r2);
+    sim_scenario_free(&sc);
+    sim_scenario_free(&sc2);
 }
 
 static void test_scenario_same_seed_same_result_other_seed_differs(void **state)
@@ -291,6 +340,7 @@ int main(void)
         cmocka_unit_test(test_scenario_launch_bound),
         cmocka_unit_test(test_scenario_storage_bound_hdd_and_page_cache),
         cmocka_unit_test(test_scenario_pageable_is_slower_than_pinned),
+        cmocka_unit_test(test_scenario_host_memory_bus_bound),
         cmocka_unit_test(test_scenario_same_seed_same_result_other_seed_differs),
         cmocka_unit_test(test_scenario_data_parallel_gpus_share_the_host),
     };

@@ -156,9 +156,9 @@ KEYS = {
 IGNORED_EPOCHSIM_KEYS = (
     "system.name", "system.gpu", "system.gpu_count", "system.cpu", "system.cpu_cores",
     "system.cpu_threads", "system.storage", "system.host_memory_gb", "system.pcie_gen",
-    "workload.trace", "workload.kernels_per_step", "workload.kernel_us", "workload.dispatch_us",
+    "system.page_cache_gb", "system.mem_copy_efficiency", "workload.trace", "workload.kernels_per_step", "workload.kernel_us", "workload.dispatch_us",
     "workload.graph_launch_us", "workload.step_overhead_us",
-    "loader.worker_start_ms", "loader.collate_us_per_mb", "report.util_window_ns",
+    "loader.worker_start_ms", "report.util_window_ns",
 )
 
 # capture.* keys that do not change what is measured: left out of the run id.
