@@ -5,6 +5,7 @@
 #include "plots/plt_cli.h"
 #include "sim/hw_cli.h"
 #include "sim/run_cli.h"
+#include "sim/sweep_cli.h"
 #include "traces/cmd.h"
 
 #include <stdlib.h>
@@ -16,6 +17,7 @@ static const sim_cli_command commands[] = {
     {"model", mdl_cli_model, "model zoo: parameters, FLOPs, kernels and memory of a training step"},
     {"import", trc_cmd_import, "convert a PyTorch profiler (Kineto) trace into a native trace"},
     {"trace", trc_cmd_trace, "show a native trace's header and per-step summary"},
+    {"sweep", sim_sweep_cli, "run an experiment over a grid of keys and hardware; CSV/JSONL rows"},
     {"plot", plt_cli_plot, "plot columns of a sweep CSV with gnuplot (PNG, SVG or text)"},
     {0},
 };

@@ -1,0 +1,10 @@
+/* sweep_cli.h — `epochsim sweep`: the command line of sim/sweep_run.h. */
+#ifndef SIM_SWEEP_CLI_H
+#define SIM_SWEEP_CLI_H
+
+/* argv[0] is "sweep". Returns 0 when every row was written, 1 when a point failed (its row has
+ * the error; all other rows are written), the run was interrupted, or a config/output error
+ * stopped it, and 2 on usage errors. */
+int sim_sweep_cli(int argc, char **argv);
+
+#endif
