@@ -275,6 +275,8 @@ sim_loader *sim_loader_create(sim_engine *e, const sim_loader_config *cfg, int *
         (cfg->decode_cv > 0 && !l->decode_mult))
         goto fail;
     gsl_rng_set(l->rng, cfg->seed);
+    for (int64_t i = 0; i < cfg->dataset_samples; i++)
+        l->order[i] = (uint32_t)i;
     int per_worker = l->main_thread ? 1 : cfg->prefetch_factor + 1;
     for (int i = 0; i < l->n_workers; i++) {
         l->w[i].q_cap = per_worker;
@@ -314,12 +316,21 @@ int sim_loader_begin_epoch(sim_loader *l, int epoch)
 {
     const sim_loader_config *c = &l->cfg;
     l->epoch = epoch;
-    /* RandomSampler: a fresh permutation of the shard every epoch. */
-    for (int64_t i = 0; i < c->dataset_samples; i++) {
-        l->order[i] = (uint32_t)i;
-        l->flags[i] &= (uint8_t)~SEEN;
+    /* The previous epoch read order[0 .. samples): only those ids were SEEN. */
+    for (int64_t i = 0; i < c->samples; i++)
+        l->flags[l->order[i]] &= (uint8_t)~SEEN;
+    /* RandomSampler: a fresh permutation of the shard every epoch, drawn only as far as the
+     * epoch reads it (max_steps may cut the epoch to a few batches of a large dataset).
+     * Fisher-Yates stopped after `samples` positions gives a uniform random ordered subset, and
+     * it may start from the previous epoch's order (any permutation), so the array is set to
+     * the identity once, at creation. */
+    uint64_t n = (uint64_t)c->dataset_samples;
+    for (uint64_t i = 0; i < (uint64_t)c->samples && i + 1 < n; i++) {
+        uint64_t j = i + gsl_rng_uniform_int(l->rng, (unsigned long)(n - i));
+        uint32_t tmp = l->order[i];
+        l->order[i] = l->order[j];
+        l->order[j] = tmp;
     }
-    gsl_ran_shuffle(l->rng, l->order, (size_t)c->dataset_samples, sizeof *l->order);
     if (l->decode_mult) {
         /* Lognormal with mean 1 and the given coefficient of variation. */
         double s2 = log1p(c->decode_cv * c->decode_cv);

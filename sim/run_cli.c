@@ -67,7 +67,7 @@ int sim_run_cli(int argc, char **argv)
     }
     optind = 1;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, "+s:j:u:c:qh", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "s:j:u:c:qh", opts, NULL)) != -1) {
         switch (c) {
         case 's':
             sets[n_sets++] = optarg;
