@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 int sim_outfile_open(sim_outfile *o, const char *path, sim_err *err)
@@ -21,6 +22,15 @@ int sim_outfile_open(sim_outfile *o, const char *path, sim_err *err)
     int fd = mkstemp(o->tmp);
     if (fd < 0)
         return sim_err_set(err, SIM_EIO, path, 0, 0, "cannot create: %s", strerror(errno));
+    /* mkstemp creates 0600; the finished file gets the usual 0666 & ~umask, like fopen's. The
+     * umask is read by setting it and back: output files are opened from the CLI's one thread. */
+    mode_t mask = umask(0);
+    umask(mask);
+    if (fchmod(fd, 0666 & ~mask) != 0) {
+        close(fd);
+        unlink(o->tmp);
+        return sim_err_set(err, SIM_EIO, path, 0, 0, "cannot set mode: %s", strerror(errno));
+    }
     o->fp = fdopen(fd, "w");
     if (!o->fp) {
         close(fd);
