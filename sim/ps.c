@@ -2,7 +2,7 @@
  * V is the service one job has attained since the server was created; a job of work w that
  * arrives when V = v0 finishes when V = v0 + w. V advances at r(n) per ns. Jobs sit in a min-heap
  * by finish point; the server keeps exactly one live completion event, invalidated by a
- * generation number when n changes. */
+ * generation number when an earlier completion replaces it. */
 #include "sim/ps.h"
 
 #include "sim/err.h"
@@ -28,6 +28,7 @@ struct sim_ps {
     double v;          /* attained service per job */
     int64_t t_last_ns; /* when v was last advanced */
     uint64_t gen;      /* generation of the live completion event */
+    int64_t pending_ns; /* when the live completion event fires; -1 = none */
     double busy_integral, busy_time, work_done;
 };
 
@@ -94,13 +95,22 @@ static job heap_pop(sim_ps *ps)
     return top;
 }
 
+/* Keeps one live completion event at or before the first job's finish. An arrival that only
+ * delays the first finish (the usual case: more jobs, less rate each) keeps the live event,
+ * which then fires early, finds nothing done and schedules again; only an earlier finish makes
+ * a new event and leaves the old one stale (it is skipped by its generation). Stale events
+ * would otherwise pile up in the engine's queue, one per arrival. */
 static void reschedule(sim_ps *ps)
 {
-    ps->gen++;
     if (ps->n == 0)
         return;
     double left = ps->heap[0].finish_v - ps->v;
     double dt = left > 0 ? ceil(left / rate(ps, ps->n)) : 0;
+    int64_t at = sim_engine_now(ps->e) + (int64_t)dt;
+    if (ps->pending_ns >= 0 && ps->pending_ns <= at)
+        return;
+    ps->gen++;
+    ps->pending_ns = at;
     sim_engine_after(ps->e, (int64_t)dt, ps->id, 0, ps->gen);
 }
 
@@ -109,7 +119,8 @@ static void handle(sim_engine *e, void *self, const sim_event *ev)
     (void)e;
     sim_ps *ps = self;
     if (ev->a != ps->gen)
-        return; /* superseded by a later arrival or departure */
+        return; /* superseded by an arrival that finishes earlier */
+    ps->pending_ns = -1;
     advance(ps);
     /* The event time was rounded up to a whole ns, so v has reached the finish point; the
      * tolerance absorbs floating-point error only. */
@@ -135,6 +146,7 @@ sim_ps *sim_ps_create(sim_engine *e, const sim_ps_config *cfg)
         ps->cfg.busy_units = 1;
     ps->e = e;
     ps->t_last_ns = sim_engine_now(e);
+    ps->pending_ns = -1;
     int id = sim_engine_add(e, &ps_ops, ps);
     if (id < 0) {
         free(ps);
