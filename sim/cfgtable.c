@@ -361,26 +361,34 @@ static int walk_mapping(walk *w, yaml_node_t *map, const char *prefix)
     return 0;
 }
 
-int cfg_table_load_file(const cfg_table *t, const char *path, void *base, bool *set, sim_err *err)
+int cfg_yaml_load_file(const char *path, yaml_document_t *doc, sim_err *err)
 {
     FILE *fp = fopen(path, "rb");
     if (!fp)
         return sim_err_set(err, SIM_ENOENT, path, 0, 0, "cannot open: %s", strerror(errno));
     yaml_parser_t parser;
-    yaml_document_t doc;
     int rc = SIM_OK;
     if (!yaml_parser_initialize(&parser)) {
         fclose(fp);
         return sim_err_set(err, SIM_ENOMEM, path, 0, 0, "cannot start the YAML parser");
     }
     yaml_parser_set_input_file(&parser, fp);
-    if (!yaml_parser_load(&parser, &doc)) {
+    if (!yaml_parser_load(&parser, doc))
         rc = sim_err_set(err, SIM_EINVAL, path, (int)parser.problem_mark.line + 1,
                          (int)parser.problem_mark.column + 1, "malformed YAML: %s%s%s",
                          parser.problem ? parser.problem : "syntax error",
                          parser.context ? " " : "", parser.context ? parser.context : "");
-        goto done_parser;
-    }
+    yaml_parser_delete(&parser);
+    fclose(fp);
+    return rc;
+}
+
+int cfg_table_load_file(const cfg_table *t, const char *path, void *base, bool *set, sim_err *err)
+{
+    yaml_document_t doc;
+    int rc = cfg_yaml_load_file(path, &doc, err);
+    if (rc)
+        return rc;
     yaml_node_t *root = yaml_document_get_root_node(&doc);
     if (!root) {
         rc = sim_err_set(err, SIM_EINVAL, path, 1, 1, "the file is empty");
@@ -392,9 +400,6 @@ int cfg_table_load_file(const cfg_table *t, const char *path, void *base, bool *
         rc = walk_mapping(&w, root, "");
     }
     yaml_document_delete(&doc);
-done_parser:
-    yaml_parser_delete(&parser);
-    fclose(fp);
     return rc;
 }
 

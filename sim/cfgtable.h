@@ -9,6 +9,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <yaml.h>
 
 typedef enum cfg_type {
     CFG_T_INT,    /* int */
@@ -39,6 +40,10 @@ typedef struct cfg_table {
     size_t n;
     const char *const *extra_keys; /* top-level keys accepted and skipped (NULL-terminated) */
 } cfg_table;
+
+/* Parses the YAML file at path into *doc (free it with yaml_document_delete). A missing file or
+ * a syntax error is an error naming the file (and the line and column). */
+int cfg_yaml_load_file(const char *path, yaml_document_t *doc, sim_err *err);
 
 /* Loads a YAML file (one mapping) into base. `set`, if not NULL, has t->n flags set to true for
  * each key the file gives. Errors name the file, 1-based line and column. */

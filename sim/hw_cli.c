@@ -249,23 +249,10 @@ static int add_source(hw_file_info *fi, const char *key, const char *text)
 /* `notes` and `sources` through libyaml (the loader skips both keys). */
 static int read_extras(const char *path, hw_file_info *fi, sim_err *err)
 {
-    FILE *fp = fopen(path, "rb");
-    if (!fp)
-        return sim_err_set(err, SIM_EIO, path, 0, 0, "cannot open");
-    yaml_parser_t parser;
     yaml_document_t doc;
-    int rc = SIM_OK;
-    if (!yaml_parser_initialize(&parser)) {
-        fclose(fp);
-        return sim_err_set(err, SIM_ENOMEM, path, 0, 0, "cannot start the YAML parser");
-    }
-    yaml_parser_set_input_file(&parser, fp);
-    if (!yaml_parser_load(&parser, &doc)) {
-        rc = sim_err_set(err, SIM_EINVAL, path, (int)parser.problem_mark.line + 1,
-                         (int)parser.problem_mark.column + 1, "malformed YAML: %s",
-                         parser.problem ? parser.problem : "syntax error");
-        goto done;
-    }
+    int rc = cfg_yaml_load_file(path, &doc, err);
+    if (rc)
+        return rc;
     yaml_node_t *root = yaml_document_get_root_node(&doc);
     if (root && root->type == YAML_MAPPING_NODE) {
         for (yaml_node_pair_t *pr = root->data.mapping.pairs.start;
@@ -292,9 +279,6 @@ static int read_extras(const char *path, hw_file_info *fi, sim_err *err)
         }
     }
     yaml_document_delete(&doc);
-done:
-    yaml_parser_delete(&parser);
-    fclose(fp);
     return rc;
 }
 

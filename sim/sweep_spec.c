@@ -4,7 +4,8 @@
  * libyaml for the sweep block alone, keeping node marks for file:line:col errors. */
 #include "sim/sweep_spec.h"
 
-#include <errno.h>
+#include "sim/cfgtable.h"
+
 #include <stdlib.h>
 #include <string.h>
 #include <yaml.h>
@@ -305,23 +306,10 @@ static int walk_sweep(ywalk *w, yaml_node_t *block, sim_sweep_spec *s)
 
 int sim_sweep_spec_load(sim_sweep_spec *s, const char *path, sim_err *err)
 {
-    FILE *fp = fopen(path, "rb");
-    if (!fp)
-        return sim_err_set(err, SIM_ENOENT, path, 0, 0, "cannot open: %s", strerror(errno));
-    yaml_parser_t parser;
     yaml_document_t doc;
-    int rc = SIM_OK;
-    if (!yaml_parser_initialize(&parser)) {
-        fclose(fp);
-        return sim_err_set(err, SIM_ENOMEM, path, 0, 0, "cannot start the YAML parser");
-    }
-    yaml_parser_set_input_file(&parser, fp);
-    if (!yaml_parser_load(&parser, &doc)) {
-        rc = sim_err_set(err, SIM_EINVAL, path, (int)parser.problem_mark.line + 1,
-                         (int)parser.problem_mark.column + 1, "malformed YAML: %s",
-                         parser.problem ? parser.problem : "syntax error");
-        goto done;
-    }
+    int rc = cfg_yaml_load_file(path, &doc, err);
+    if (rc)
+        return rc;
     yaml_node_t *root = yaml_document_get_root_node(&doc);
     if (root && root->type == YAML_MAPPING_NODE) {
         ywalk w = {.doc = &doc, .path = path, .err = err};
@@ -333,9 +321,6 @@ int sim_sweep_spec_load(sim_sweep_spec *s, const char *path, sim_err *err)
         }
     }
     yaml_document_delete(&doc);
-done:
-    yaml_parser_delete(&parser);
-    fclose(fp);
     return rc;
 }
 
