@@ -1011,7 +1011,6 @@ int mdl_step_program(const mdl_step *s, const sim_gpu_desc *gpu, sim_program *pr
     memset(prog, 0, sizeof *prog);
     prog->graph_launch_ns = s->graph_launch_ns;
     prog->step_overhead_ns = s->step_overhead_ns;
-    prog->batches_per_step = s->accum_steps > 1 ? s->accum_steps : 1;
     int micro = 0;
     bool reduced = false;
     for (size_t i = 0; i < s->n; i++) {

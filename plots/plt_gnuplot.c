@@ -2,10 +2,11 @@
  * the pipe is open so that a gnuplot that dies early gives an error, not a killed epochsim. */
 #include "plots/plt_gnuplot.h"
 
+#include "sim/outfile.h"
+
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -79,14 +80,9 @@ int plt_gnuplot_open(plt_gnuplot *g, plt_term term, const char *path, int width,
         if (strlen(path) >= sizeof g->path)
             return sim_err_set(err, SIM_EINVAL, path, 0, 0, "path too long");
         strcpy(g->path, path);
-        snprintf(g->tmp, sizeof g->tmp, "%s.tmp.XXXXXX", path);
-        int fd = mkstemp(g->tmp);
+        int fd = sim_outfile_temp(path, g->tmp, sizeof g->tmp, err);
         if (fd < 0)
-            return sim_err_set(err, SIM_EIO, path, 0, 0, "cannot create: %s", strerror(errno));
-        /* mkstemp makes the file 0600; an image is as readable as any file the user makes. */
-        mode_t mask = umask(0);
-        umask(mask);
-        fchmod(fd, 0666 & ~mask);
+            return fd;
         close(fd);
     }
     struct sigaction ign;

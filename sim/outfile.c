@@ -7,6 +7,26 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+int sim_outfile_temp(const char *path, char *tmp, size_t tmp_size, sim_err *err)
+{
+    if ((size_t)snprintf(tmp, tmp_size, "%s.tmp.XXXXXX", path) >= tmp_size)
+        return sim_err_set(err, SIM_EINVAL, path, 0, 0, "path too long");
+    int fd = mkstemp(tmp);
+    if (fd < 0)
+        return sim_err_set(err, SIM_EIO, path, 0, 0, "cannot create: %s", strerror(errno));
+    /* mkstemp creates 0600. The umask is read by setting it and back: output files are opened
+     * from the CLI's one thread. */
+    mode_t mask = umask(0);
+    umask(mask);
+    if (fchmod(fd, 0666 & ~mask) != 0) {
+        int e = errno;
+        close(fd);
+        unlink(tmp);
+        return sim_err_set(err, SIM_EIO, path, 0, 0, "cannot set mode: %s", strerror(e));
+    }
+    return fd;
+}
+
 int sim_outfile_open(sim_outfile *o, const char *path, sim_err *err)
 {
     memset(o, 0, sizeof *o);
@@ -18,19 +38,9 @@ int sim_outfile_open(sim_outfile *o, const char *path, sim_err *err)
     if (strlen(path) >= sizeof o->path)
         return sim_err_set(err, SIM_EINVAL, path, 0, 0, "path too long");
     strcpy(o->path, path);
-    snprintf(o->tmp, sizeof o->tmp, "%s.tmp.XXXXXX", path);
-    int fd = mkstemp(o->tmp);
+    int fd = sim_outfile_temp(path, o->tmp, sizeof o->tmp, err);
     if (fd < 0)
-        return sim_err_set(err, SIM_EIO, path, 0, 0, "cannot create: %s", strerror(errno));
-    /* mkstemp creates 0600; the finished file gets the usual 0666 & ~umask, like fopen's. The
-     * umask is read by setting it and back: output files are opened from the CLI's one thread. */
-    mode_t mask = umask(0);
-    umask(mask);
-    if (fchmod(fd, 0666 & ~mask) != 0) {
-        close(fd);
-        unlink(o->tmp);
-        return sim_err_set(err, SIM_EIO, path, 0, 0, "cannot set mode: %s", strerror(errno));
-    }
+        return fd;
     o->fp = fdopen(fd, "w");
     if (!o->fp) {
         close(fd);

@@ -38,6 +38,7 @@ typedef struct world {
     sim_cpu_model cpu_model;
     sim_ps *cpu;
     sim_ps *mem; /* host memory bus */
+    int batches_per_step; /* loader batches per optimizer step */
     sim_storage *storage;
     sim_collective *coll;
     sim_metrics *metrics;
@@ -189,7 +190,7 @@ static void epoch_ended(void *ctx, int trainer, int epoch)
     sim_epoch_result *r = &w->res->epochs[epoch];
     double dt = (double)(now.t_ns - w->last.t_ns);
     r->time_s = dt / 1e9;
-    int bps = w->sc->program.batches_per_step > 1 ? w->sc->program.batches_per_step : 1;
+    int bps = w->batches_per_step;
     r->steps = (sim_loader_batches(w->loader[0]) + bps - 1) / bps; /* optimizer steps */
     r->samples = now.reads; /* the loaders count per epoch */
     r->samples_per_s = dt > 0 ? r->samples / (dt / 1e9) : 0;
@@ -441,10 +442,10 @@ int sim_run_ex(const sim_scenario *sc, const sim_run_opts *opts, sim_result *res
 
     /* DistributedSampler gives each GPU ceil(N / G) samples; max_steps (optimizer steps, each
      * of batches_per_step loader batches) cuts every epoch. */
+    w.batches_per_step = sim_program_batches_per_step(&sc->program);
     int64_t shard = (x->dataset.samples + w.n - 1) / w.n;
     int64_t per_epoch = shard;
-    int64_t step_samples = (int64_t)x->loader.batch_size *
-                           (sc->program.batches_per_step > 1 ? sc->program.batches_per_step : 1);
+    int64_t step_samples = (int64_t)x->loader.batch_size * w.batches_per_step;
     if (x->loader.drop_last)
         per_epoch = shard / x->loader.batch_size * x->loader.batch_size;
     if (x->training.max_steps > 0 && x->training.max_steps <= (per_epoch - 1) / step_samples)

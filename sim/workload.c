@@ -50,3 +50,11 @@ size_t sim_program_kernels(const sim_program *p)
         n += p->ops[i].kind == SIM_OP_KERNEL;
     return n;
 }
+
+int sim_program_batches_per_step(const sim_program *p)
+{
+    int n = 1;
+    for (size_t i = 0; i < p->n_ops; i++)
+        n += p->ops[i].kind == SIM_OP_NEXT_BATCH;
+    return n;
+}

@@ -45,8 +45,6 @@ typedef struct sim_program {
     size_t cap_ops;
     int64_t graph_launch_ns;  /* CPU cost of one CUDA-graph launch (reference core) */
     int64_t step_overhead_ns; /* per-step main-thread CPU work outside the ops (Python loop) */
-    int batches_per_step;     /* loader batches one step consumes: 1 + its NEXT_BATCH ops
-                                 (0 is read as 1) */
 } sim_program;
 
 /* Appends an op, growing the array; returns 0 or SIM_ENOMEM. */
@@ -59,5 +57,7 @@ int64_t sim_program_gpu_ns(const sim_program *p);
 int64_t sim_program_dispatch_ns(const sim_program *p);
 /* Number of kernels in one step. */
 size_t sim_program_kernels(const sim_program *p);
+/* Loader batches one step consumes: 1 + its SIM_OP_NEXT_BATCH ops (gradient accumulation). */
+int sim_program_batches_per_step(const sim_program *p);
 
 #endif

@@ -209,7 +209,7 @@ static void test_zoo_workload_gradient_accumulation_takes_batches_per_step(void 
                                             "training.max_steps=10", NULL},
                            &sc, &res),
                      0);
-    assert_int_equal(sc.program.batches_per_step, 4);
+    assert_int_equal(sim_program_batches_per_step(&sc.program), 4);
     int next = 0;
     for (size_t i = 0; i < sc.program.n_ops; i++)
         next += sc.program.ops[i].kind == SIM_OP_NEXT_BATCH;
