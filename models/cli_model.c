@@ -3,6 +3,7 @@
  * flag); the report is built once into a struct and printed either as text or as JSON (yajl). */
 #include "models/cli_model.h"
 
+#include "sim/json.h"
 #include "models/cost.h"
 #include "models/expand.h"
 #include "models/memory.h"
@@ -64,33 +65,6 @@ static const char *input_kind_name(mdl_input_kind k)
 static void js(yajl_gen g, const char *s)
 {
     yajl_gen_string(g, (const unsigned char *)s, strlen(s));
-}
-
-static void jnum(yajl_gen g, const char *key, double v)
-{
-    js(g, key);
-    if (isfinite(v))
-        yajl_gen_double(g, v);
-    else
-        yajl_gen_null(g);
-}
-
-static void jint(yajl_gen g, const char *key, long long v)
-{
-    js(g, key);
-    yajl_gen_integer(g, v);
-}
-
-static void jstr(yajl_gen g, const char *key, const char *v)
-{
-    js(g, key);
-    js(g, v);
-}
-
-static void jbool(yajl_gen g, const char *key, bool v)
-{
-    js(g, key);
-    yajl_gen_bool(g, v);
 }
 
 static void jflush(yajl_gen g)
@@ -159,13 +133,13 @@ static int cmd_list(int argc, char **argv)
         double params = mdl_net_params(&net), macs = mdl_net_fwd_macs(&net);
         if (g) {
             yajl_gen_map_open(g);
-            jstr(g, "name", e->name);
-            jstr(g, "label", e->label);
-            jstr(g, "input", input_kind_name(e->input));
-            jstr(g, "default_shape", def);
-            jnum(g, "params", params);
-            jnum(g, "fwd_macs_per_sample", macs);
-            jstr(g, "source", e->source);
+            sim_json_str(g, "name", e->name);
+            sim_json_str(g, "label", e->label);
+            sim_json_str(g, "input", input_kind_name(e->input));
+            sim_json_str(g, "default_shape", def);
+            sim_json_num(g, "params", params);
+            sim_json_num(g, "fwd_macs_per_sample", macs);
+            sim_json_str(g, "source", e->source);
             yajl_gen_map_close(g);
         } else {
             printf("%-20s %-8s %-10s %11.2fM %12.3f  %s\n", e->name, input_kind_name(e->input),
@@ -464,51 +438,51 @@ static int cmd_show(int argc, char **argv)
         if (!g)
             goto fail;
         yajl_gen_map_open(g);
-        jstr(g, "model", e->name);
-        jstr(g, "label", e->label);
-        jstr(g, "source", e->source);
-        jstr(g, "input", shape_txt);
-        jint(g, "batch", a.opt.batch);
-        jstr(g, "precision", sim_precision_name(a.opt.precision));
-        jstr(g, "optimizer", mdl_optimizer_name(a.opt.optimizer));
-        jstr(g, "opt_impl", mdl_opt_impl_name(a.opt.opt_impl));
-        jint(g, "accum_steps", a.opt.accum_steps);
-        jint(g, "checkpoint_segments", step.ckpt_segments);
-        jbool(g, "cuda_graphs", a.opt.cuda_graphs);
-        jnum(g, "params", params);
-        jint(g, "param_tensors", mdl_net_param_tensors(&net));
-        jnum(g, "fwd_macs_per_sample", macs);
-        jnum(g, "fwd_flops_per_sample", fwd_flops / samples);
-        jnum(g, "train_flops_per_sample", train_flops / samples);
-        jint(g, "kernels_per_step", (long long)t.kernels);
+        sim_json_str(g, "model", e->name);
+        sim_json_str(g, "label", e->label);
+        sim_json_str(g, "source", e->source);
+        sim_json_str(g, "input", shape_txt);
+        sim_json_int(g, "batch", a.opt.batch);
+        sim_json_str(g, "precision", sim_precision_name(a.opt.precision));
+        sim_json_str(g, "optimizer", mdl_optimizer_name(a.opt.optimizer));
+        sim_json_str(g, "opt_impl", mdl_opt_impl_name(a.opt.opt_impl));
+        sim_json_int(g, "accum_steps", a.opt.accum_steps);
+        sim_json_int(g, "checkpoint_segments", step.ckpt_segments);
+        sim_json_bool(g, "cuda_graphs", a.opt.cuda_graphs);
+        sim_json_num(g, "params", params);
+        sim_json_int(g, "param_tensors", mdl_net_param_tensors(&net));
+        sim_json_num(g, "fwd_macs_per_sample", macs);
+        sim_json_num(g, "fwd_flops_per_sample", fwd_flops / samples);
+        sim_json_num(g, "train_flops_per_sample", train_flops / samples);
+        sim_json_int(g, "kernels_per_step", (long long)t.kernels);
         js(g, "kernels_by_phase");
         yajl_gen_map_open(g);
         for (int p = 0; p < MDL_PH_COUNT; p++)
-            jint(g, mdl_phase_name((mdl_phase)p), (long long)t.kernels_phase[p]);
+            sim_json_int(g, mdl_phase_name((mdl_phase)p), (long long)t.kernels_phase[p]);
         yajl_gen_map_close(g);
-        jint(g, "cpu_ops_per_step", (long long)t.cpu_ops);
-        jint(g, "syncs_per_step", (long long)t.syncs);
-        jnum(g, "dispatch_ms_per_step", dispatch_ns / 1e6);
-        jnum(g, "graph_launch_us", step.graph_launch_ns / 1e3);
+        sim_json_int(g, "cpu_ops_per_step", (long long)t.cpu_ops);
+        sim_json_int(g, "syncs_per_step", (long long)t.syncs);
+        sim_json_num(g, "dispatch_ms_per_step", dispatch_ns / 1e6);
+        sim_json_num(g, "graph_launch_us", step.graph_launch_ns / 1e3);
         if (have_gpu) {
             js(g, "gpu");
             yajl_gen_map_open(g);
-            jstr(g, "name", gpu.name);
-            jnum(g, "step_gpu_ms", gpu_ns / 1e6);
-            jnum(g, "samples_per_s_gpu_bound", gpu_ns > 0 ? samples / (gpu_ns / 1e9) : 0);
+            sim_json_str(g, "name", gpu.name);
+            sim_json_num(g, "step_gpu_ms", gpu_ns / 1e6);
+            sim_json_num(g, "samples_per_s_gpu_bound", gpu_ns > 0 ? samples / (gpu_ns / 1e9) : 0);
             yajl_gen_map_close(g);
         }
         js(g, "memory");
         yajl_gen_map_open(g);
         for (int i = 0; i < nrows; i++)
-            jnum(g, rows[i].key, rows[i].bytes / GIB);
-        jnum(g, "peak_gb", mem.peak_bytes / GIB);
+            sim_json_num(g, rows[i].key, rows[i].bytes / GIB);
+        sim_json_num(g, "peak_gb", mem.peak_bytes / GIB);
         js(g, "capacity_gb");
         if (capacity > 0)
             yajl_gen_double(g, capacity / GIB);
         else
             yajl_gen_null(g);
-        jbool(g, "oom", mem.oom);
+        sim_json_bool(g, "oom", mem.oom);
         js(g, "max_batch");
         if (mem.max_batch >= 0)
             yajl_gen_integer(g, mem.max_batch);
@@ -521,20 +495,20 @@ static int cmd_show(int argc, char **argv)
             for (size_t i = 0; i < step.n; i++) {
                 const mdl_kernel *k = &step.k[i];
                 yajl_gen_map_open(g);
-                jstr(g, "op", k->op);
-                jstr(g, "kind", kind_name(k->kind));
-                jstr(g, "phase", mdl_phase_name((mdl_phase)k->phase));
-                jstr(g, "layer", k->layer >= 0 ? net.layers[k->layer].name : "");
-                jint(g, "micro", k->micro);
-                jnum(g, "flops", k->flops);
-                jnum(g, "bytes", k->bytes);
-                jnum(g, "dispatch_us", k->dispatch_ns / 1e3);
+                sim_json_str(g, "op", k->op);
+                sim_json_str(g, "kind", kind_name(k->kind));
+                sim_json_str(g, "phase", mdl_phase_name((mdl_phase)k->phase));
+                sim_json_str(g, "layer", k->layer >= 0 ? net.layers[k->layer].name : "");
+                sim_json_int(g, "micro", k->micro);
+                sim_json_num(g, "flops", k->flops);
+                sim_json_num(g, "bytes", k->bytes);
+                sim_json_num(g, "dispatch_us", k->dispatch_ns / 1e3);
                 if (have_gpu && k->kind == SIM_OP_KERNEL) {
                     mdl_cost c;
                     mdl_kernel_cost(k, &gpu, a.opt.precision, &c);
-                    jnum(g, "gpu_us", c.total_ns / 1e3);
-                    jstr(g, "unit", unit_name(c.unit));
-                    jnum(g, "blocks", c.blocks);
+                    sim_json_num(g, "gpu_us", c.total_ns / 1e3);
+                    sim_json_str(g, "unit", unit_name(c.unit));
+                    sim_json_num(g, "blocks", c.blocks);
                 }
                 yajl_gen_map_close(g);
             }

@@ -1,61 +1,45 @@
 /* report.c — terminal summary, JSON (yajl_gen) and utilization CSV of one run. */
 #include "sim/report.h"
 
+#include "sim/json.h"
 #include "sim/outfile.h"
 
 #include <string.h>
 
-static void key(yajl_gen g, const char *k)
-{
-    yajl_gen_string(g, (const unsigned char *)k, strlen(k));
-}
-
-static void num(yajl_gen g, const char *k, double v)
-{
-    key(g, k);
-    yajl_gen_double(g, v);
-}
-
-static void str(yajl_gen g, const char *k, const char *v)
-{
-    key(g, k);
-    yajl_gen_string(g, (const unsigned char *)v, strlen(v));
-}
-
 static void epoch_members(yajl_gen g, const sim_epoch_result *e, bool mean)
 {
-    num(g, mean ? "epoch_time_s" : "time_s", e->time_s);
+    sim_json_num(g, mean ? "epoch_time_s" : "time_s", e->time_s);
     if (!mean) { /* the run's totals are top-level members */
-        key(g, "steps");
+        sim_json_key(g, "steps");
         yajl_gen_integer(g, e->steps);
     }
-    key(g, "samples");
+    sim_json_key(g, "samples");
     yajl_gen_integer(g, e->samples);
-    num(g, "samples_per_s", e->samples_per_s);
-    num(g, "step_time_ms_p50", e->step_time_ms_p50);
-    num(g, "step_time_ms_p99", e->step_time_ms_p99);
-    num(g, "gpu_util_pct", e->gpu_util_pct);
-    num(g, "sm_active_pct", e->sm_active_pct);
-    num(g, "cpu_util_pct", e->cpu_util_pct);
-    key(g, "stall_pct");
+    sim_json_num(g, "samples_per_s", e->samples_per_s);
+    sim_json_num(g, "step_time_ms_p50", e->step_time_ms_p50);
+    sim_json_num(g, "step_time_ms_p99", e->step_time_ms_p99);
+    sim_json_num(g, "gpu_util_pct", e->gpu_util_pct);
+    sim_json_num(g, "sm_active_pct", e->sm_active_pct);
+    sim_json_num(g, "cpu_util_pct", e->cpu_util_pct);
+    sim_json_key(g, "stall_pct");
     yajl_gen_map_open(g);
     for (int k = 0; k < SIM_STALL_COUNT; k++)
-        num(g, sim_stall_name((sim_stall)k), e->stall_pct[k]);
+        sim_json_num(g, sim_stall_name((sim_stall)k), e->stall_pct[k]);
     yajl_gen_map_close(g);
-    num(g, "storage_busy_pct", e->storage_busy_pct);
-    num(g, "h2d_busy_pct", e->h2d_busy_pct);
-    num(g, "cache_hit_pct", e->cache_hit_pct);
+    sim_json_num(g, "storage_busy_pct", e->storage_busy_pct);
+    sim_json_num(g, "h2d_busy_pct", e->h2d_busy_pct);
+    sim_json_num(g, "cache_hit_pct", e->cache_hit_pct);
 }
 
 void sim_report_json_members(yajl_gen g, const sim_result *res)
 {
     epoch_members(g, &res->mean, true);
-    num(g, "total_time_s", res->total_time_s);
-    key(g, "steps");
+    sim_json_num(g, "total_time_s", res->total_time_s);
+    sim_json_key(g, "steps");
     yajl_gen_integer(g, res->steps);
-    str(g, "bottleneck", sim_bottleneck_name(res->bottleneck));
-    str(g, "verdict", res->verdict);
-    key(g, "epochs");
+    sim_json_str(g, "bottleneck", sim_bottleneck_name(res->bottleneck));
+    sim_json_str(g, "verdict", res->verdict);
+    sim_json_key(g, "epochs");
     yajl_gen_array_open(g);
     for (int i = 0; i < res->n_epochs; i++) {
         yajl_gen_map_open(g);
@@ -63,8 +47,8 @@ void sim_report_json_members(yajl_gen g, const sim_result *res)
         yajl_gen_map_close(g);
     }
     yajl_gen_array_close(g);
-    num(g, "util_window_s", (double)res->util_window_ns / 1e9);
-    key(g, "events");
+    sim_json_num(g, "util_window_s", (double)res->util_window_ns / 1e9);
+    sim_json_key(g, "events");
     yajl_gen_integer(g, (long long)res->events);
 }
 
@@ -72,18 +56,18 @@ void sim_report_json_memory(yajl_gen g, const sim_memory_info *m)
 {
     if (!m->known)
         return;
-    key(g, "memory");
+    sim_json_key(g, "memory");
     yajl_gen_map_open(g);
-    num(g, "peak_gb", m->peak_gb);
-    num(g, "capacity_gb", m->capacity_gb);
-    key(g, "oom");
+    sim_json_num(g, "peak_gb", m->peak_gb);
+    sim_json_num(g, "capacity_gb", m->capacity_gb);
+    sim_json_key(g, "oom");
     yajl_gen_bool(g, m->oom);
-    key(g, "max_batch");
+    sim_json_key(g, "max_batch");
     yajl_gen_integer(g, m->max_batch);
-    key(g, "parts_gb");
+    sim_json_key(g, "parts_gb");
     yajl_gen_map_open(g);
     for (int i = 0; i < m->n_parts; i++)
-        num(g, m->parts[i].name, m->parts[i].gb);
+        sim_json_num(g, m->parts[i].name, m->parts[i].gb);
     yajl_gen_map_close(g);
     yajl_gen_map_close(g);
 }
@@ -99,35 +83,35 @@ int sim_report_json(const char *path, const sim_scenario *sc, const sim_result *
     if (res) {
         sim_report_json_members(g, res);
     } else {
-        key(g, "oom");
+        sim_json_key(g, "oom");
         yajl_gen_bool(g, 1);
     }
     sim_report_json_memory(g, &sc->memory);
-    key(g, "scenario");
+    sim_json_key(g, "scenario");
     yajl_gen_map_open(g);
-    str(g, "gpu", sc->hw.gpu.name);
-    key(g, "gpu_count");
+    sim_json_str(g, "gpu", sc->hw.gpu.name);
+    sim_json_key(g, "gpu_count");
     yajl_gen_integer(g, sc->hw.gpu_count);
-    str(g, "cpu", sc->hw.cpu.name);
-    key(g, "cpu_cores");
+    sim_json_str(g, "cpu", sc->hw.cpu.name);
+    sim_json_key(g, "cpu_cores");
     yajl_gen_integer(g, sc->hw.cpu.cores);
-    key(g, "cpu_threads");
+    sim_json_key(g, "cpu_threads");
     yajl_gen_integer(g, sc->hw.cpu.threads);
-    str(g, "storage", sc->hw.storage.name);
-    str(g, "link", sc->hw.link.name);
-    str(g, "model", sc->x.workload.trace[0] ? "trace" : sc->x.workload.model);
+    sim_json_str(g, "storage", sc->hw.storage.name);
+    sim_json_str(g, "link", sc->hw.link.name);
+    sim_json_str(g, "model", sc->x.workload.trace[0] ? "trace" : sc->x.workload.model);
     if (sc->x.workload.trace[0]) { /* trace replay: what was replayed, recorded where */
-        str(g, "trace", sc->x.workload.trace);
-        str(g, "trace_gpu", sc->x.workload.trace_gpu);
-        str(g, "trace_cpu", sc->x.workload.trace_cpu);
-        key(g, "trace_batch");
+        sim_json_str(g, "trace", sc->x.workload.trace);
+        sim_json_str(g, "trace_gpu", sc->x.workload.trace_gpu);
+        sim_json_str(g, "trace_cpu", sc->x.workload.trace_cpu);
+        sim_json_key(g, "trace_batch");
         yajl_gen_integer(g, sc->x.workload.trace_batch);
     }
-    key(g, "batch_size");
+    sim_json_key(g, "batch_size");
     yajl_gen_integer(g, sc->x.loader.batch_size);
-    key(g, "num_workers");
+    sim_json_key(g, "num_workers");
     yajl_gen_integer(g, sc->x.loader.num_workers);
-    key(g, "seed");
+    sim_json_key(g, "seed");
     yajl_gen_integer(g, (long long)sc->x.seed);
     yajl_gen_map_close(g);
     yajl_gen_map_close(g);

@@ -5,6 +5,7 @@
  * "s"/"f" flow events that share cat, pid, tid and ts with the slices they bind to. */
 #include "sim/timeline.h"
 
+#include "sim/json.h"
 #include "sim/outfile.h"
 #include "sim/workload.h"
 
@@ -471,23 +472,6 @@ const char *sim_timeline_category(sim_tl_what what)
 
 /* ---- JSON ------------------------------------------------------------------------------- */
 
-static void key(yajl_gen g, const char *k)
-{
-    yajl_gen_string(g, (const unsigned char *)k, strlen(k));
-}
-
-static void kstr(yajl_gen g, const char *k, const char *v)
-{
-    key(g, k);
-    yajl_gen_string(g, (const unsigned char *)v, strlen(v));
-}
-
-static void kint(yajl_gen g, const char *k, long long v)
-{
-    key(g, k);
-    yajl_gen_integer(g, v);
-}
-
 /* Microseconds with three decimals: exact nanoseconds, no binary-fraction noise. */
 static void kus(yajl_gen g, const char *k, int64_t ns)
 {
@@ -495,7 +479,7 @@ static void kus(yajl_gen g, const char *k, int64_t ns)
     int64_t a = ns < 0 ? -ns : ns;
     int n = snprintf(buf, sizeof buf, "%s%" PRId64 ".%03" PRId64, ns < 0 ? "-" : "", a / 1000,
                      a % 1000);
-    key(g, k);
+    sim_json_key(g, k);
     yajl_gen_number(g, buf, (size_t)n);
 }
 
@@ -509,16 +493,16 @@ static void meta(yajl_gen g, const char *name, int pid, int tid, const char *k, 
                  long long num)
 {
     yajl_gen_map_open(g);
-    kstr(g, "ph", "M");
-    kstr(g, "name", name);
-    kint(g, "pid", pid);
-    kint(g, "tid", tid);
-    key(g, "args");
+    sim_json_str(g, "ph", "M");
+    sim_json_str(g, "name", name);
+    sim_json_int(g, "pid", pid);
+    sim_json_int(g, "tid", tid);
+    sim_json_key(g, "args");
     yajl_gen_map_open(g);
     if (v)
-        kstr(g, k, v);
+        sim_json_str(g, k, v);
     else
-        kint(g, k, num);
+        sim_json_int(g, k, num);
     yajl_gen_map_close(g);
     yajl_gen_map_close(g);
 }
@@ -534,38 +518,38 @@ static int cmp_span(const void *pa, const void *pb)
 
 static void span_args(yajl_gen g, const sim_timeline *tl, const sim_tl_span *s)
 {
-    key(g, "args");
+    sim_json_key(g, "args");
     yajl_gen_map_open(g);
-    kstr(g, "kind", sim_timeline_category((sim_tl_what)s->what));
+    sim_json_str(g, "kind", sim_timeline_category((sim_tl_what)s->what));
     switch ((sim_tl_what)s->what) {
     case SIM_TL_STEP:
     case SIM_TL_DATA_WAIT:
-        kint(g, "step", s->a);
+        sim_json_int(g, "step", s->a);
         break;
     case SIM_TL_DISPATCH:
     case SIM_TL_LAUNCH_WAIT:
-        kint(g, "op", s->a);
+        sim_json_int(g, "op", s->a);
         break;
     case SIM_TL_BATCH:
     case SIM_TL_READ:
     case SIM_TL_DECODE:
     case SIM_TL_COLLATE:
     case SIM_TL_PIN_BATCH:
-        kint(g, "batch", s->a);
+        sim_json_int(g, "batch", s->a);
         break;
     case SIM_TL_STORAGE_READ:
-        kint(g, "bytes", s->a);
+        sim_json_int(g, "bytes", s->a);
         break;
     case SIM_TL_KERNEL:
     case SIM_TL_MEMCPY:
     case SIM_TL_TRANSFER:
     case SIM_TL_ALLREDUCE: {
         const sim_tl_item *it = item_of(tl, s);
-        kint(g, "seq", s->a);
+        sim_json_int(g, "seq", s->a);
         if (it) {
-            kint(g, "step", it->step);
-            kint(g, "op", it->op);
-            if (s->what == SIM_TL_KERNEL) kstr(g, "unit", unit_name(it->unit));
+            sim_json_int(g, "step", it->step);
+            sim_json_int(g, "op", it->op);
+            if (s->what == SIM_TL_KERNEL) sim_json_str(g, "unit", unit_name(it->unit));
         }
         break;
     }
@@ -603,13 +587,13 @@ int sim_timeline_write_json(const sim_timeline *tl, const char *path, sim_err *e
     }
     yajl_gen_config(g, yajl_gen_print_callback, write_cb, (void *)o.fp);
     yajl_gen_map_open(g);
-    kstr(g, "displayTimeUnit", "ns");
-    key(g, "otherData");
+    sim_json_str(g, "displayTimeUnit", "ns");
+    sim_json_key(g, "otherData");
     yajl_gen_map_open(g);
-    kstr(g, "generator", "epochsim " EPOCHSIM_VERSION);
-    kint(g, "timeline_steps", tl->steps);
+    sim_json_str(g, "generator", "epochsim " EPOCHSIM_VERSION);
+    sim_json_int(g, "timeline_steps", tl->steps);
     yajl_gen_map_close(g);
-    key(g, "traceEvents");
+    sim_json_key(g, "traceEvents");
     yajl_gen_array_open(g);
 
     meta(g, "process_name", HOST_PID, 0, "name", "host (shared storage)", 0);
@@ -630,11 +614,11 @@ int sim_timeline_write_json(const sim_timeline *tl, const char *path, sim_err *e
         const sim_tl_span *s = &order[k];
         sim_timeline_span_name(tl, s, name, sizeof name);
         yajl_gen_map_open(g);
-        kstr(g, "ph", "X");
-        kstr(g, "cat", CAT);
-        kstr(g, "name", name);
-        kint(g, "pid", pid_of(tl, s->lane));
-        kint(g, "tid", s->lane + 1);
+        sim_json_str(g, "ph", "X");
+        sim_json_str(g, "cat", CAT);
+        sim_json_str(g, "name", name);
+        sim_json_int(g, "pid", pid_of(tl, s->lane));
+        sim_json_int(g, "tid", s->lane + 1);
         kus(g, "ts", s->start_ns);
         kus(g, "dur", s->end_ns - s->start_ns);
         span_args(g, tl, s);
@@ -643,14 +627,14 @@ int sim_timeline_write_json(const sim_timeline *tl, const char *path, sim_err *e
     for (size_t k = 0; k < tl->n_flows; k++) {
         const sim_tl_flow *f = &tl->flows[k];
         yajl_gen_map_open(g);
-        kstr(g, "ph", f->finish ? "f" : "s");
+        sim_json_str(g, "ph", f->finish ? "f" : "s");
         if (f->finish)
-            kstr(g, "bp", "e"); /* bind to the enclosing slice (the kernel), not the next one */
-        kstr(g, "cat", CAT);
-        kstr(g, "name", "launch");
-        kint(g, "id", (long long)f->id);
-        kint(g, "pid", pid_of(tl, f->lane));
-        kint(g, "tid", f->lane + 1);
+            sim_json_str(g, "bp", "e"); /* bind to the enclosing slice (the kernel), not the next one */
+        sim_json_str(g, "cat", CAT);
+        sim_json_str(g, "name", "launch");
+        sim_json_int(g, "id", (long long)f->id);
+        sim_json_int(g, "pid", pid_of(tl, f->lane));
+        sim_json_int(g, "tid", f->lane + 1);
         kus(g, "ts", f->ts_ns);
         yajl_gen_map_close(g);
     }

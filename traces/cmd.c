@@ -4,6 +4,7 @@
  * messages; --summary-json / --json give the same figures with stable keys for scripts. */
 #include "traces/cmd.h"
 
+#include "sim/json.h"
 #include "sim/cli.h"
 #include "sim/err.h"
 #include "traces/kineto.h"
@@ -155,36 +156,16 @@ static void print_header(FILE *out, const trc_header *h)
 
 /* ---- JSON ---------------------------------------------------------------------------------- */
 
-static void js_key(yajl_gen g, const char *k)
-{
-    yajl_gen_string(g, (const unsigned char *)k, strlen(k));
-}
-static void js_str(yajl_gen g, const char *k, const char *v)
-{
-    js_key(g, k);
-    yajl_gen_string(g, (const unsigned char *)v, strlen(v));
-}
-static void js_int(yajl_gen g, const char *k, long long v)
-{
-    js_key(g, k);
-    yajl_gen_integer(g, v);
-}
-static void js_num(yajl_gen g, const char *k, double v)
-{
-    js_key(g, k);
-    yajl_gen_double(g, v);
-}
-
 static void js_dist(yajl_gen g, const char *k, const trc_dist *d)
 {
-    js_key(g, k);
+    sim_json_key(g, k);
     yajl_gen_map_open(g);
-    js_int(g, "n", d->n);
-    js_num(g, "mean_us", d->mean / 1e3);
-    js_num(g, "p50_us", d->p50 / 1e3);
-    js_num(g, "p90_us", d->p90 / 1e3);
-    js_num(g, "p99_us", d->p99 / 1e3);
-    js_num(g, "max_us", d->max / 1e3);
+    sim_json_int(g, "n", d->n);
+    sim_json_num(g, "mean_us", d->mean / 1e3);
+    sim_json_num(g, "p50_us", d->p50 / 1e3);
+    sim_json_num(g, "p90_us", d->p90 / 1e3);
+    sim_json_num(g, "p99_us", d->p99 / 1e3);
+    sim_json_num(g, "max_us", d->max / 1e3);
     yajl_gen_map_close(g);
 }
 
@@ -193,71 +174,71 @@ static void js_summary(yajl_gen g, const trc_header *h, const trc_step_stat *st,
                        const trc_kineto_summary *imp, const char *out_path)
 {
     yajl_gen_map_open(g);
-    js_str(g, "source", h->source);
-    js_str(g, "source_schema", h->source_schema);
-    js_str(g, "gpu_name", h->gpu_name);
-    js_int(g, "gpu_sms", h->gpu_sms);
-    js_num(g, "gpu_cc", h->gpu_cc);
-    js_str(g, "precision", h->precision);
-    js_int(g, "batch_size", h->batch_size);
-    js_str(g, "batch_size_source", h->batch_size_source);
-    js_int(g, "world_size", h->world_size);
-    js_int(g, "rank", h->rank);
-    js_int(g, "steps", n);
-    js_key(g, "dropped_steps");
+    sim_json_str(g, "source", h->source);
+    sim_json_str(g, "source_schema", h->source_schema);
+    sim_json_str(g, "gpu_name", h->gpu_name);
+    sim_json_int(g, "gpu_sms", h->gpu_sms);
+    sim_json_num(g, "gpu_cc", h->gpu_cc);
+    sim_json_str(g, "precision", h->precision);
+    sim_json_int(g, "batch_size", h->batch_size);
+    sim_json_str(g, "batch_size_source", h->batch_size_source);
+    sim_json_int(g, "world_size", h->world_size);
+    sim_json_int(g, "rank", h->rank);
+    sim_json_int(g, "steps", n);
+    sim_json_key(g, "dropped_steps");
     yajl_gen_array_open(g);
     for (int i = 0; i < h->n_dropped; i++) {
         yajl_gen_map_open(g);
-        js_int(g, "index", h->dropped[i].index);
-        js_str(g, "reason", trc_drop_reason_name(h->dropped[i].reason));
+        sim_json_int(g, "index", h->dropped[i].index);
+        sim_json_str(g, "reason", trc_drop_reason_name(h->dropped[i].reason));
         yajl_gen_map_close(g);
     }
     yajl_gen_array_close(g);
     if (imp) {
-        js_str(g, "output", out_path);
-        js_int(g, "file_bytes", imp->file_bytes);
-        js_int(g, "json_bytes", imp->json_bytes);
-        js_num(g, "import_s", imp->total_s);
-        js_num(g, "parse_s", imp->parse_s);
-        js_num(g, "import_mb_per_s", imp->total_s > 0 ? imp->json_bytes / 1e6 / imp->total_s : 0);
-        js_int(g, "events", imp->events);
-        js_int(g, "gpu_events", imp->gpu_events);
-        js_int(g, "unlinked_gpu_events", imp->unlinked_gpu);
-        js_int(g, "launches_without_gpu", imp->launches_without_gpu);
-        js_int(g, "steps_found", imp->steps_found);
-        js_int(g, "threads", imp->threads);
+        sim_json_str(g, "output", out_path);
+        sim_json_int(g, "file_bytes", imp->file_bytes);
+        sim_json_int(g, "json_bytes", imp->json_bytes);
+        sim_json_num(g, "import_s", imp->total_s);
+        sim_json_num(g, "parse_s", imp->parse_s);
+        sim_json_num(g, "import_mb_per_s", imp->total_s > 0 ? imp->json_bytes / 1e6 / imp->total_s : 0);
+        sim_json_int(g, "events", imp->events);
+        sim_json_int(g, "gpu_events", imp->gpu_events);
+        sim_json_int(g, "unlinked_gpu_events", imp->unlinked_gpu);
+        sim_json_int(g, "launches_without_gpu", imp->launches_without_gpu);
+        sim_json_int(g, "steps_found", imp->steps_found);
+        sim_json_int(g, "threads", imp->threads);
     }
     js_dist(g, "launch_cpu", launch);
     js_dist(g, "op_cpu", op);
-    js_key(g, "per_step");
+    sim_json_key(g, "per_step");
     yajl_gen_array_open(g);
     for (int i = 0; i < n; i++) {
         const trc_step_stat *s = &st[i];
         yajl_gen_map_open(g);
-        js_int(g, "index", s->index);
-        js_num(g, "step_ms", ms(s->step_ns));
-        js_num(g, "gpu_busy_ms", ms(s->gpu_busy_ns));
-        js_num(g, "kernel_ms", ms(s->kernel_ns));
-        js_int(g, "kernels", s->kernels);
-        js_num(g, "tensor_kernel_ms", ms(s->tensor_kernel_ns));
-        js_num(g, "cuda_kernel_ms", ms(s->cuda_kernel_ns));
-        js_int(g, "memcpys", s->memcpys);
-        js_num(g, "memcpy_ms", ms(s->memcpy_ns));
-        js_int(g, "h2d_bytes", s->h2d_bytes);
-        js_int(g, "memsets", s->memsets);
-        js_int(g, "syncs", s->syncs);
-        js_num(g, "sync_ms", ms(s->sync_ns));
-        js_num(g, "data_wait_ms", ms(s->data_wait_ns));
-        js_int(g, "collectives", s->collectives);
-        js_num(g, "collective_gpu_ms", ms(s->collective_gpu_ns));
-        js_int(g, "collective_bytes", s->collective_bytes);
-        js_int(g, "ops", s->ops);
-        js_num(g, "op_cpu_ms", ms(s->op_cpu_ns));
-        js_num(g, "launch_cpu_ms", ms(s->launch_cpu_ns));
-        js_num(g, "gpu_first_ms", ms(s->gpu_first_ns));
-        js_num(g, "gpu_last_ms", ms(s->gpu_last_ns));
-        js_num(g, "gflops", s->flops / 1e9);
-        js_int(g, "kernels_with_flops", s->kernels_with_flops);
+        sim_json_int(g, "index", s->index);
+        sim_json_num(g, "step_ms", ms(s->step_ns));
+        sim_json_num(g, "gpu_busy_ms", ms(s->gpu_busy_ns));
+        sim_json_num(g, "kernel_ms", ms(s->kernel_ns));
+        sim_json_int(g, "kernels", s->kernels);
+        sim_json_num(g, "tensor_kernel_ms", ms(s->tensor_kernel_ns));
+        sim_json_num(g, "cuda_kernel_ms", ms(s->cuda_kernel_ns));
+        sim_json_int(g, "memcpys", s->memcpys);
+        sim_json_num(g, "memcpy_ms", ms(s->memcpy_ns));
+        sim_json_int(g, "h2d_bytes", s->h2d_bytes);
+        sim_json_int(g, "memsets", s->memsets);
+        sim_json_int(g, "syncs", s->syncs);
+        sim_json_num(g, "sync_ms", ms(s->sync_ns));
+        sim_json_num(g, "data_wait_ms", ms(s->data_wait_ns));
+        sim_json_int(g, "collectives", s->collectives);
+        sim_json_num(g, "collective_gpu_ms", ms(s->collective_gpu_ns));
+        sim_json_int(g, "collective_bytes", s->collective_bytes);
+        sim_json_int(g, "ops", s->ops);
+        sim_json_num(g, "op_cpu_ms", ms(s->op_cpu_ns));
+        sim_json_num(g, "launch_cpu_ms", ms(s->launch_cpu_ns));
+        sim_json_num(g, "gpu_first_ms", ms(s->gpu_first_ns));
+        sim_json_num(g, "gpu_last_ms", ms(s->gpu_last_ns));
+        sim_json_num(g, "gflops", s->flops / 1e9);
+        sim_json_int(g, "kernels_with_flops", s->kernels_with_flops);
         yajl_gen_map_close(g);
     }
     yajl_gen_array_close(g);
