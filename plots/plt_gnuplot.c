@@ -77,13 +77,8 @@ int plt_gnuplot_open(plt_gnuplot *g, plt_term term, const char *path, int width,
     int rc = plt_gnuplot_check(err);
     if (rc) return rc;
     if (path && strcmp(path, "-")) {
-        if (strlen(path) >= sizeof g->path)
-            return sim_err_set(err, SIM_EINVAL, path, 0, 0, "path too long");
-        strcpy(g->path, path);
-        int fd = sim_outfile_temp(path, g->tmp, sizeof g->tmp, err);
-        if (fd < 0)
-            return fd;
-        close(fd);
+        if ((rc = sim_outfile_prepare(&g->out, path, err))) return rc;
+        g->has_out = 1;
     }
     struct sigaction ign;
     memset(&ign, 0, sizeof ign);
@@ -93,7 +88,7 @@ int plt_gnuplot_open(plt_gnuplot *g, plt_term term, const char *path, int width,
     g->fp = popen("gnuplot", "w");
     if (!g->fp) {
         sigaction(SIGPIPE, &g->old_pipe, NULL);
-        if (g->tmp[0]) unlink(g->tmp);
+        if (g->has_out) sim_outfile_finish(&g->out, 0, NULL);
         return sim_err_set(err, SIM_EIO, NULL, 0, 0, "cannot start gnuplot: %s", strerror(errno));
     }
     switch (term) {
@@ -110,9 +105,9 @@ int plt_gnuplot_open(plt_gnuplot *g, plt_term term, const char *path, int width,
                 height > 0 ? height : 30);
         break;
     }
-    if (g->tmp[0]) {
+    if (g->has_out) {
         fprintf(g->fp, "set output ");
-        plt_quote(g->fp, g->tmp);
+        plt_quote(g->fp, g->out.tmp[0] ? g->out.tmp : g->out.path);
         fputc('\n', g->fp);
     }
     return SIM_OK;
@@ -120,7 +115,7 @@ int plt_gnuplot_open(plt_gnuplot *g, plt_term term, const char *path, int width,
 
 int plt_gnuplot_close(plt_gnuplot *g, sim_err *err)
 {
-    if (g->tmp[0]) fprintf(g->fp, "set output\n");
+    if (g->has_out) fprintf(g->fp, "set output\n");
     fprintf(g->fp, "exit\n");
     int bad_write = ferror(g->fp);
     int st = pclose(g->fp);
@@ -130,13 +125,12 @@ int plt_gnuplot_close(plt_gnuplot *g, sim_err *err)
     if (st == -1)
         rc = sim_err_set(err, SIM_EIO, NULL, 0, 0, "gnuplot: %s", strerror(errno));
     else if (!WIFEXITED(st) || WEXITSTATUS(st) != 0 || bad_write)
-        rc = sim_err_set(err, SIM_EIO, g->path[0] ? g->path : NULL, 0, 0,
+        rc = sim_err_set(err, SIM_EIO, g->has_out ? g->out.path : NULL, 0, 0,
                          "gnuplot failed (exit status %d); see its message above",
                          WIFEXITED(st) ? WEXITSTATUS(st) : -1);
-    if (g->tmp[0]) {
-        if (!rc && rename(g->tmp, g->path) != 0)
-            rc = sim_err_set(err, SIM_EIO, g->path, 0, 0, "cannot write: %s", strerror(errno));
-        if (rc) unlink(g->tmp);
+    if (g->has_out) {
+        int frc = sim_outfile_finish(&g->out, !rc, err);
+        if (!rc) rc = frc;
     }
     return rc;
 }

@@ -1,10 +1,12 @@
 /* plt_gnuplot.h — drawing through a gnuplot process (popen): the caller writes a script with
- * inline data blocks to the pipe; the output goes to a temporary file renamed into place only
- * when gnuplot exits 0, so a failed plot leaves no file behind. */
+ * inline data blocks to the pipe; the output follows sim/outfile.h's rules (a regular file is
+ * replaced only when gnuplot exits 0, so a failed plot leaves no file behind; a device or FIFO is
+ * written in place). */
 #ifndef PLT_GNUPLOT_H
 #define PLT_GNUPLOT_H
 
 #include "sim/err.h"
+#include "sim/outfile.h"
 
 #include <signal.h>
 #include <stdio.h>
@@ -14,8 +16,8 @@ typedef enum plt_term { PLT_TERM_PNG, PLT_TERM_SVG, PLT_TERM_DUMB } plt_term;
 typedef struct plt_gnuplot {
     FILE *fp; /* write the script here */
     plt_term term;
-    char path[1024];
-    char tmp[1040];
+    int has_out;     /* output to a file (out), not stdout */
+    sim_outfile out; /* prepared, not opened: gnuplot writes the file itself */
     struct sigaction old_pipe;
 } plt_gnuplot;
 

@@ -4,6 +4,7 @@
 #include "models/cli_model.h"
 #include "plots/plt_cli.h"
 #include "sim/hw_cli.h"
+#include "sim/outfile.h"
 #include "sim/run_cli.h"
 #include "sim/sweep_cli.h"
 #include "traces/cmd.h"
@@ -41,7 +42,7 @@ const char *sim_cli_catalog_dir(const char *from_flag)
     return EPOCHSIM_CATALOG_DIR;
 }
 
-int sim_cli_main(int argc, char **argv)
+static int dispatch(int argc, char **argv)
 {
     if (argc < 2) {
         usage(stderr);
@@ -61,4 +62,12 @@ int sim_cli_main(int argc, char **argv)
     fprintf(stderr, "epochsim: unknown command '%s'\n", argv[1]);
     usage(stderr);
     return SIM_EXIT_USAGE;
+}
+
+int sim_cli_main(int argc, char **argv)
+{
+    int status = dispatch(argc, argv);
+    /* Data on stdout that did not arrive (a full disk, a closed pipe) is a failed command. */
+    if (sim_outfile_close_stdout() && status == SIM_EXIT_OK) status = SIM_EXIT_ERROR;
+    return status;
 }

@@ -4,9 +4,10 @@
  * messages; --summary-json / --json give the same figures with stable keys for scripts. */
 #include "traces/cmd.h"
 
-#include "sim/json.h"
 #include "sim/cli.h"
 #include "sim/err.h"
+#include "sim/json.h"
+#include "sim/outfile.h"
 #include "traces/kineto.h"
 #include "traces/program.h"
 #include "traces/stats.h"
@@ -264,6 +265,24 @@ static int write_json(FILE *out, const trc_header *h, const trc_step_stat *st, i
 
 /* ---- import -------------------------------------------------------------------------------- */
 
+/* The import summary as JSON into PATH (sim/outfile.h rules); 0, or non-zero after printing why. */
+static int write_summary(const char *path, const trc_header *h, const trc_kineto_summary *sum,
+                         const char *out_path)
+{
+    sim_outfile o;
+    sim_err err;
+    int rc = sim_outfile_open(&o, path, &err);
+    if (!rc && write_json(o.fp, h, sum->steps, sum->n_steps, &sum->launch_ns, &sum->op_ns, sum,
+                          out_path)) {
+        sim_outfile_abort(&o);
+        rc = sim_err_set(&err, SIM_EIO, path, 0, 0, "cannot write the summary");
+    } else if (!rc) {
+        rc = sim_outfile_commit(&o, &err);
+    }
+    if (rc) sim_err_print(&err, stderr);
+    return rc;
+}
+
 int trc_cmd_import(int argc, char **argv)
 {
     const char *fmt = NULL, *in = NULL, *out = NULL, *json = NULL;
@@ -360,15 +379,7 @@ int trc_cmd_import(int argc, char **argv)
         print_dist(stdout, "top-level op CPU time", &sum.op_ns);
     }
     int status = SIM_EXIT_OK;
-    if (json) {
-        FILE *f = fopen(json, "w");
-        if (!f || write_json(f, h, sum.steps, sum.n_steps, &sum.launch_ns, &sum.op_ns, &sum, out)) {
-            fprintf(stderr, "%s: error: cannot write the summary\n", json);
-            status = SIM_EXIT_ERROR;
-        }
-        if (f && fclose(f) != 0)
-            status = SIM_EXIT_ERROR;
-    }
+    if (json && write_summary(json, h, &sum, out)) status = SIM_EXIT_ERROR;
     trc_reader_close(r);
     trc_kineto_summary_free(&sum);
     return status;

@@ -4,6 +4,8 @@
  * allocates a container's element array from its declared count before reading the elements. */
 #include "traces/trace.h"
 
+#include "sim/outfile.h"
+
 #include "sim/workload.h"
 
 #include <errno.h>
@@ -141,9 +143,7 @@ const char *trc_step_rec_name(const trc_step *s, const trc_record *r)
 /* ---- writer -------------------------------------------------------------------------------- */
 
 struct trc_writer {
-    FILE *f;
-    char *path;
-    char *tmp_path;
+    sim_outfile out;  /* whole or nothing (sim/outfile.h) */
     long long offset; /* bytes written so far */
     int failed;       /* a write failed; close reports it */
     msgpack_sbuffer payload;
@@ -156,7 +156,7 @@ static int file_write(void *data, const char *buf, size_t len)
     trc_writer *w = data;
     if (w->failed)
         return -1;
-    if (len && fwrite(buf, 1, len, w->f) != len) {
+    if (len && fwrite(buf, 1, len, w->out.fp) != len) {
         w->failed = errno ? errno : EIO;
         return -1;
     }
@@ -195,7 +195,7 @@ static int write_frame(trc_writer *w, const char *kind, sim_err *err)
     msgpack_pack_bin(&pk, w->payload.size);
     msgpack_pack_bin_body(&pk, w->payload.data, w->payload.size);
     if (w->failed)
-        return sim_err_set(err, SIM_EIO, w->tmp_path, 0, 0, "cannot write trace: %s",
+        return sim_err_set(err, SIM_EIO, w->out.path, 0, 0, "cannot write trace: %s",
                            strerror(w->failed));
     return SIM_OK;
 }
@@ -244,36 +244,11 @@ int trc_writer_open(const char *path, const trc_header *h, trc_writer **out, sim
     if (!w)
         return sim_err_set(err, SIM_ENOMEM, path, 0, 0, "out of memory");
     msgpack_sbuffer_init(&w->payload);
-    size_t n = strlen(path);
-    w->path = strdup(path);
-    w->tmp_path = malloc(n + 32);
-    if (!w->path || !w->tmp_path) {
-        trc_writer_abort(w);
-        return sim_err_set(err, SIM_ENOMEM, path, 0, 0, "out of memory");
-    }
-    /* a fresh name beside the target (O_EXCL), created with the usual 0666 & ~umask */
-    int fd = -1, e = 0;
-    for (unsigned k = 0; k < 100 && fd < 0; k++) {
-        snprintf(w->tmp_path, n + 32, "%s.tmp.%ld.%u", path, (long)getpid(), k);
-        fd = open(w->tmp_path, O_WRONLY | O_CREAT | O_EXCL, 0666);
-        e = errno;
-        if (fd < 0 && e != EEXIST)
-            break;
-    }
-    if (fd < 0) {
-        free(w->tmp_path);
-        w->tmp_path = NULL;
-        trc_writer_abort(w);
-        return sim_err_set(err, e == ENOENT ? SIM_ENOENT : SIM_EIO, path, 0, 0,
-                           "cannot create the trace file: %s", strerror(e));
-    }
-    w->f = fdopen(fd, "wb");
-    if (!w->f) {
-        e = errno;
-        close(fd);
-        trc_writer_abort(w);
-        return sim_err_set(err, SIM_EIO, path, 0, 0, "cannot open the trace file: %s",
-                           strerror(e));
+    int rc = sim_outfile_open(&w->out, path, err);
+    if (rc) {
+        msgpack_sbuffer_destroy(&w->payload);
+        free(w);
+        return rc;
     }
     msgpack_packer pk;
     msgpack_packer_init(&pk, w, file_write);
@@ -282,8 +257,7 @@ int trc_writer_open(const char *path, const trc_header *h, trc_writer **out, sim
     msgpack_packer pp;
     msgpack_packer_init(&pp, &w->payload, msgpack_sbuffer_write);
     pack_header(&pp, h);
-    int rc = write_frame(w, "header", err);
-    if (rc) {
+    if ((rc = write_frame(w, "header", err))) {
         trc_writer_abort(w);
         return rc;
     }
@@ -369,13 +343,13 @@ int trc_writer_step(trc_writer *w, const trc_step *s, sim_err *err)
     for (size_t i = 0; i < s->n_recs; i++) {
         const trc_record *r = &s->recs[i];
         if (r->kind >= TRC_REC_KIND_COUNT)
-            return sim_err_set(err, SIM_EINVAL, w->path, 0, 0,
-                               "step %lld: record %zu has unknown kind %d", (long long)s->index,
-                               i, r->kind);
+            return sim_err_set(err, SIM_EINVAL, w->out.path, 0, 0,
+                               "step %lld: record %zu has unknown kind %d", (long long)s->index, i,
+                               r->kind);
         if (r->name >= 0 && (size_t)r->name >= s->n_names)
-            return sim_err_set(err, SIM_EINVAL, w->path, 0, 0,
-                               "step %lld: record %zu names entry %d of %zu",
-                               (long long)s->index, i, r->name, s->n_names);
+            return sim_err_set(err, SIM_EINVAL, w->out.path, 0, 0,
+                               "step %lld: record %zu names entry %d of %zu", (long long)s->index,
+                               i, r->name, s->n_names);
     }
     msgpack_sbuffer_clear(&w->payload);
     msgpack_packer pk;
@@ -393,7 +367,7 @@ int trc_writer_step(trc_writer *w, const trc_step *s, sim_err *err)
     for (size_t i = 0; i < s->n_recs; i++)
         pack_rec(&pk, &s->recs[i]);
     if (w->payload.size > MAX_FRAME_BYTES)
-        return sim_err_set(err, SIM_EINVAL, w->path, 0, 0,
+        return sim_err_set(err, SIM_EINVAL, w->out.path, 0, 0,
                            "step %lld encodes to %zu bytes, more than a frame may hold",
                            (long long)s->index, w->payload.size);
     int rc = write_frame(w, "step", err);
@@ -417,43 +391,17 @@ int trc_writer_close(trc_writer *w, sim_err *err)
         trc_writer_abort(w);
         return rc;
     }
-    FILE *f = w->f;
-    w->f = NULL;
-    if (fflush(f) != 0 || ferror(f)) {
-        int e = errno;
-        fclose(f);
-        trc_writer_abort(w);
-        return sim_err_set(err, SIM_EIO, NULL, 0, 0, "cannot write trace: %s", strerror(e));
-    }
-    if (fclose(f) != 0) {
-        int e = errno;
-        trc_writer_abort(w);
-        return sim_err_set(err, SIM_EIO, NULL, 0, 0, "cannot write trace: %s", strerror(e));
-    }
-    if (rename(w->tmp_path, w->path) != 0) {
-        int e = errno;
-        rc = sim_err_set(err, SIM_EIO, w->path, 0, 0, "cannot rename %s to the trace: %s",
-                         w->tmp_path, strerror(e));
-        trc_writer_abort(w);
-        return rc;
-    }
-    free(w->tmp_path);
-    w->tmp_path = NULL;
+    rc = sim_outfile_commit(&w->out, err);
     trc_writer_abort(w); /* frees what is left */
-    return SIM_OK;
+    return rc;
 }
 
 void trc_writer_abort(trc_writer *w)
 {
     if (!w)
         return;
-    if (w->f)
-        fclose(w->f);
-    if (w->tmp_path)
-        remove(w->tmp_path);
+    sim_outfile_abort(&w->out);
     msgpack_sbuffer_destroy(&w->payload);
-    free(w->tmp_path);
-    free(w->path);
     free(w);
 }
 
