@@ -9,8 +9,10 @@
 #include "sim/sweep_cli.h"
 #include "traces/cmd.h"
 
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static const sim_cli_command commands[] = {
     {"run", sim_run_cli, "simulate one experiment (default: the built-in scenario)"},
@@ -64,8 +66,30 @@ static int dispatch(int argc, char **argv)
     return SIM_EXIT_USAGE;
 }
 
+/* SIGINT, SIGTERM, SIGHUP: remove the temporary files of unfinished outputs and exit 128 + the
+ * signal's number, as a shell reports a killed command (130 for Ctrl-C), leaving no output file
+ * behind. `sweep` installs its own handlers while it runs (a clean stop that --resume continues).
+ */
+static void on_interrupt(int sig)
+{
+    sim_outfile_cleanup();
+    _exit(128 + sig);
+}
+
+static void catch_interrupts(void)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_interrupt;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGHUP, &sa, NULL);
+}
+
 int sim_cli_main(int argc, char **argv)
 {
+    catch_interrupts();
     int status = dispatch(argc, argv);
     /* Data on stdout that did not arrive (a full disk, a closed pipe) is a failed command. */
     if (sim_outfile_close_stdout() && status == SIM_EXIT_OK) status = SIM_EXIT_ERROR;

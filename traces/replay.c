@@ -6,6 +6,7 @@
 
 #include "models/cost.h"
 #include "sim/catalog.h"
+#include "sim/outfile.h"
 #include "traces/kineto.h"
 #include "traces/program.h"
 
@@ -344,8 +345,18 @@ static int prefixed(int rc, const char *key, sim_err *err)
     return rc;
 }
 
+/* Removes the temporary trace open_trace made, if any. */
+static void drop_temp(char *tmp)
+{
+    if (!tmp[0]) return;
+    unlink(tmp);
+    sim_outfile_untrack(tmp);
+    tmp[0] = 0;
+}
+
 /* A Kineto JSON is imported into a temporary native trace first (~0.1-0.2 s for the real
- * traces, see /work/notes/traces.md); tmp receives its path ("" when none was made). */
+ * traces); tmp receives its path ("" when none was made). It lives in $TMPDIR (else /tmp) under a
+ * unique name and is registered with sim_outfile_track, so an interrupt removes it too. */
 static int open_trace(const char *path, char *tmp, size_t tmp_size, sim_err *err)
 {
     tmp[0] = 0;
@@ -362,10 +373,10 @@ static int open_trace(const char *path, char *tmp, size_t tmp_size, sim_err *err
                            "workload.trace: cannot make a temporary file to import '%s'", path);
     }
     close(fd);
+    sim_outfile_track(tmp);
     int rc = trc_kineto_import(path, tmp, NULL, NULL, err);
     if (rc) {
-        unlink(tmp);
-        tmp[0] = 0;
+        drop_temp(tmp);
         return prefixed(rc, "workload.trace", err);
     }
     return SIM_OK;
@@ -531,8 +542,7 @@ done:
     free(notes);
     trc_program_info_free(&pi);
     sim_program_free(&rec);
-    if (tmp[0])
-        unlink(tmp);
+    drop_temp(tmp);
     return rc;
 }
 
