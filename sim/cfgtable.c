@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 #include <yaml.h>
 
 #define KEY_MAX 256
@@ -305,6 +306,16 @@ static bool is_extra_key(const cfg_table *t, const char *key)
     return false;
 }
 
+/* For a section such as `loader` (a prefix of some keys), the first key in it; else NULL. */
+static const char *section_first_key(const cfg_table *t, const char *key)
+{
+    size_t klen = strlen(key);
+    for (size_t i = 0; i < t->n; i++)
+        if (!strncmp(t->fields[i].key, key, klen) && t->fields[i].key[klen] == '.')
+            return t->fields[i].key;
+    return NULL;
+}
+
 static int walk_mapping(walk *w, yaml_node_t *map, const char *prefix)
 {
     for (yaml_node_pair_t *pr = map->data.mapping.pairs.start; pr < map->data.mapping.pairs.top;
@@ -323,19 +334,14 @@ static int walk_mapping(walk *w, yaml_node_t *map, const char *prefix)
             continue;
         size_t index = 0;
         const cfg_field *f = cfg_table_find(w->t, key, &index);
-        if (!f && v->type == YAML_MAPPING_NODE) {
-            /* A section such as `loader:`: valid when some key starts with it. */
-            size_t klen = strlen(key);
-            bool section = false;
-            for (size_t i = 0; i < w->t->n && !section; i++)
-                section = !strncmp(w->t->fields[i].key, key, klen) &&
-                          w->t->fields[i].key[klen] == '.';
-            if (section) {
-                int rc = walk_mapping(w, v, key);
-                if (rc)
-                    return rc;
-                continue;
-            }
+        const char *first = f ? NULL : section_first_key(w->t, key);
+        if (first && v->type != YAML_MAPPING_NODE)
+            return node_error(w, v, "'%s' is a section: give its keys as a mapping (e.g. %s)", key,
+                              first);
+        if (first) {
+            int rc = walk_mapping(w, v, key);
+            if (rc) return rc;
+            continue;
         }
         if (!f) {
             const char *near = cfg_table_suggest(w->t, key);
@@ -361,24 +367,139 @@ static int walk_mapping(walk *w, yaml_node_t *map, const char *prefix)
     return 0;
 }
 
+/* Nesting deeper than this is refused before the document is built. Our files nest at most
+ * three levels (a catalog curve: mapping, list, pair); 64 leaves room for any hand-written file
+ * while bounding the parser's work on a hostile one (40,000 levels took seconds to load). */
+#define YAML_DEPTH_MAX 64
+
+static int yaml_syntax_error(const yaml_parser_t *p, const char *path, sim_err *err)
+{
+    return sim_err_set(err, SIM_EINVAL, path, (int)p->problem_mark.line + 1,
+                       (int)p->problem_mark.column + 1, "malformed YAML: %s%s%s",
+                       p->problem ? p->problem : "syntax error", p->context ? " " : "",
+                       p->context ? p->context : "");
+}
+
+/* One pass over the parser's events before loading: the nesting depth stays within
+ * YAML_DEPTH_MAX and the file holds one document (a second one would be silently ignored). */
+static int prescan(FILE *fp, const char *path, sim_err *err)
+{
+    yaml_parser_t parser;
+    if (!yaml_parser_initialize(&parser))
+        return sim_err_set(err, SIM_ENOMEM, path, 0, 0, "cannot start the YAML parser");
+    yaml_parser_set_input_file(&parser, fp);
+    int rc = SIM_OK, depth = 0, documents = 0;
+    for (int done = 0; !done && !rc;) {
+        yaml_event_t ev;
+        if (!yaml_parser_parse(&parser, &ev)) {
+            rc = yaml_syntax_error(&parser, path, err);
+            break;
+        }
+        int line = (int)ev.start_mark.line + 1, col = (int)ev.start_mark.column + 1;
+        switch (ev.type) {
+        case YAML_DOCUMENT_START_EVENT:
+            if (++documents > 1)
+                rc = sim_err_set(err, SIM_EINVAL, path, line, col,
+                                 "a second YAML document starts here; an experiment, catalog "
+                                 "or sweep file holds one (remove the '---' line)");
+            break;
+        case YAML_MAPPING_START_EVENT:
+        case YAML_SEQUENCE_START_EVENT:
+            if (++depth > YAML_DEPTH_MAX)
+                rc = sim_err_set(err, SIM_EINVAL, path, line, col,
+                                 "nested more than %d levels deep", YAML_DEPTH_MAX);
+            break;
+        case YAML_MAPPING_END_EVENT:
+        case YAML_SEQUENCE_END_EVENT:
+            depth--;
+            break;
+        case YAML_STREAM_END_EVENT:
+            done = 1;
+            break;
+        default:
+            break;
+        }
+        yaml_event_delete(&ev);
+    }
+    yaml_parser_delete(&parser);
+    return rc;
+}
+
+static int compare_key_nodes(const void *a, const void *b)
+{
+    const yaml_node_t *x = *(yaml_node_t *const *)a, *y = *(yaml_node_t *const *)b;
+    int c = strcmp((const char *)x->data.scalar.value, (const char *)y->data.scalar.value);
+    if (c) return c;
+    return (x->start_mark.index > y->start_mark.index) -
+           (x->start_mark.index < y->start_mark.index);
+}
+
+/* A key given twice in one mapping is an error naming both lines (YAML 1.2 requires unique
+ * keys; libyaml keeps both and the second would silently win). */
+static int check_unique_keys(yaml_document_t *doc, const yaml_node_t *map, const char *path,
+                             sim_err *err)
+{
+    size_t n = (size_t)(map->data.mapping.pairs.top - map->data.mapping.pairs.start);
+    if (n < 2) return SIM_OK;
+    yaml_node_t **keys = malloc(n * sizeof *keys);
+    if (!keys) return sim_err_set(err, SIM_ENOMEM, path, 0, 0, "out of memory");
+    size_t m = 0;
+    for (yaml_node_pair_t *pr = map->data.mapping.pairs.start; pr < map->data.mapping.pairs.top;
+         pr++) {
+        yaml_node_t *k = yaml_document_get_node(doc, pr->key);
+        if (k && k->type == YAML_SCALAR_NODE) keys[m++] = k;
+    }
+    if (m > 1) qsort(keys, m, sizeof *keys, compare_key_nodes);
+    int rc = SIM_OK;
+    for (size_t i = 1; i < m && !rc; i++)
+        if (!strcmp((const char *)keys[i]->data.scalar.value,
+                    (const char *)keys[i - 1]->data.scalar.value))
+            rc = sim_err_set(
+                err, SIM_EINVAL, path, (int)keys[i]->start_mark.line + 1,
+                (int)keys[i]->start_mark.column + 1, "duplicate key '%s' (first given on line %d)",
+                (const char *)keys[i]->data.scalar.value, (int)keys[i - 1]->start_mark.line + 1);
+    free(keys);
+    return rc;
+}
+
+static int check_document(yaml_document_t *doc, const char *path, sim_err *err)
+{
+    for (yaml_node_t *n = doc->nodes.start; n < doc->nodes.top; n++)
+        if (n->type == YAML_MAPPING_NODE) {
+            int rc = check_unique_keys(doc, n, path, err);
+            if (rc) return rc;
+        }
+    return SIM_OK;
+}
+
+static int load_document(FILE *fp, const char *path, yaml_document_t *doc, sim_err *err)
+{
+    yaml_parser_t parser;
+    if (!yaml_parser_initialize(&parser))
+        return sim_err_set(err, SIM_ENOMEM, path, 0, 0, "cannot start the YAML parser");
+    yaml_parser_set_input_file(&parser, fp);
+    int rc = SIM_OK;
+    if (!yaml_parser_load(&parser, doc))
+        rc = parser.error == YAML_MEMORY_ERROR
+                 ? sim_err_set(err, SIM_ENOMEM, path, 0, 0, "out of memory")
+                 : yaml_syntax_error(&parser, path, err);
+    yaml_parser_delete(&parser);
+    if (!rc && (rc = check_document(doc, path, err))) yaml_document_delete(doc);
+    return rc;
+}
+
 int cfg_yaml_load_file(const char *path, yaml_document_t *doc, sim_err *err)
 {
     FILE *fp = fopen(path, "rb");
-    if (!fp)
-        return sim_err_set(err, SIM_ENOENT, path, 0, 0, "cannot open: %s", strerror(errno));
-    yaml_parser_t parser;
+    if (!fp) return sim_err_set(err, SIM_ENOENT, path, 0, 0, "cannot open: %s", strerror(errno));
+    struct stat st;
     int rc = SIM_OK;
-    if (!yaml_parser_initialize(&parser)) {
-        fclose(fp);
-        return sim_err_set(err, SIM_ENOMEM, path, 0, 0, "cannot start the YAML parser");
+    if (fstat(fileno(fp), &st) == 0 && S_ISDIR(st.st_mode))
+        rc = sim_err_set(err, SIM_EINVAL, path, 0, 0, "is a directory, not a YAML file");
+    else if (!(rc = prescan(fp, path, err))) {
+        rewind(fp);
+        rc = load_document(fp, path, doc, err);
     }
-    yaml_parser_set_input_file(&parser, fp);
-    if (!yaml_parser_load(&parser, doc))
-        rc = sim_err_set(err, SIM_EINVAL, path, (int)parser.problem_mark.line + 1,
-                         (int)parser.problem_mark.column + 1, "malformed YAML: %s%s%s",
-                         parser.problem ? parser.problem : "syntax error",
-                         parser.context ? " " : "", parser.context ? parser.context : "");
-    yaml_parser_delete(&parser);
     fclose(fp);
     return rc;
 }
@@ -418,6 +539,10 @@ int cfg_table_set(const cfg_table *t, const char *assignment, void *base, bool *
     key[klen] = 0;
     size_t index = 0;
     const cfg_field *f = cfg_table_find(t, key, &index);
+    const char *first = f ? NULL : section_first_key(t, key);
+    if (first)
+        return sim_err_set(err, SIM_EINVAL, where, 0, 0,
+                           "'%s' is a section: set one of its keys (e.g. %s=...)", key, first);
     if (!f) {
         const char *near = cfg_table_suggest(t, key);
         return sim_err_set(err, SIM_EINVAL, where, 0, 0, "unknown key '%s'%s%s%s", key,
