@@ -4,6 +4,8 @@
  * the kernel count of a step come from. */
 #include "models/zoo.h"
 
+#include "sim/names.h"
+
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -461,11 +463,16 @@ int mdl_zoo_build(const char *name, const mdl_shape *shape, mdl_net *net, sim_er
     const mdl_zoo_entry *e = mdl_zoo_find(name);
     if (!e) {
         char known[512] = "";
-        for (size_t i = 0; i < mdl_zoo_count(); i++) {
+        const char *names[64];
+        size_t n = 0;
+        for (size_t i = 0; i < mdl_zoo_count() && n < 64; i++) {
             strncat(known, i ? ", " : "", sizeof known - strlen(known) - 1);
             strncat(known, zoo[i].name, sizeof known - strlen(known) - 1);
+            names[n++] = zoo[i].name;
         }
-        return sim_err_set(err, SIM_ENOENT, NULL, 0, 0, "unknown model '%s' (known: %s)", name,
+        const char *near = sim_nearest_name(name, names, n);
+        return sim_err_set(err, SIM_ENOENT, NULL, 0, 0, "unknown model '%s' (%s%s%sknown: %s)",
+                           name, near ? "did you mean '" : "", near ? near : "", near ? "'?; " : "",
                            known);
     }
     mdl_shape s = shape ? *shape : (mdl_shape){0};

@@ -4,6 +4,7 @@
 #include "sim/catalog.h"
 
 #include "sim/cfgtable.h"
+#include "sim/names.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -149,18 +150,26 @@ static int check_complete(cfg_catalog_kind kind, const bool *set, const char *pa
     return SIM_OK;
 }
 
-static int names_join(const char *dir, cfg_catalog_kind kind, char *buf, size_t size)
+/* "unknown gpus 'x' in catalog DIR (did you mean 'y'?; known: a, b, ...)" */
+static int unknown_name(const char *dir, cfg_catalog_kind kind, const char *name, sim_err *err)
 {
     char **names = NULL;
     size_t n = 0;
-    buf[0] = 0;
-    if (cfg_catalog_list(dir, kind, &names, &n, NULL))
-        return -1;
-    size_t used = 0;
-    for (size_t i = 0; i < n && used + 4 < size; i++)
-        used += (size_t)snprintf(buf + used, size - used, "%s%s", i ? ", " : "", names[i]);
+    char known[1024] = "";
+    const char *near = NULL;
+    if (!cfg_catalog_list(dir, kind, &names, &n, NULL)) {
+        size_t used = 0;
+        for (size_t i = 0; i < n && used + 4 < sizeof known; i++)
+            used += (size_t)snprintf(known + used, sizeof known - used, "%s%s", i ? ", " : "",
+                                     names[i]);
+        near = sim_nearest_name(name, (const char *const *)names, n);
+    }
+    char hint[96] = "";
+    if (near) snprintf(hint, sizeof hint, "did you mean '%.64s'?; ", near);
+    int rc = sim_err_set(err, SIM_ENOENT, NULL, 0, 0, "unknown %s '%s' in catalog %s (%sknown: %s)",
+                         kinds[kind].dir, name, dir, hint, known[0] ? known : "none");
     cfg_catalog_names_free(names, n);
-    return 0;
+    return rc;
 }
 
 int cfg_catalog_load(const char *dir, cfg_catalog_kind kind, const char *name, void *out,
@@ -176,17 +185,12 @@ int cfg_catalog_load(const char *dir, cfg_catalog_kind kind, const char *name, v
     }
     snprintf(path, sizeof path, "%s/%s/%s.yaml", dir, kinds[kind].dir, name);
     FILE *probe = fopen(path, "rb");
-    if (!probe) {
-        char known[1024];
-        names_join(dir, kind, known, sizeof known);
-        return sim_err_set(err, SIM_ENOENT, NULL, 0, 0, "unknown %s '%s' in catalog %s (known: %s)",
-                           kinds[kind].dir, name, dir, known[0] ? known : "none");
-    }
+    if (!probe) return unknown_name(dir, kind, name, err);
     fclose(probe);
     const cfg_table *t = &kinds[kind].table;
     bool set[64] = {false};
     memset(out, 0, kinds[kind].size);
-    int rc = cfg_table_load_file(t, path, out, set, err);
+    int rc = cfg_table_load_file(t, path, out, set, NULL, err);
     if (rc)
         return rc;
     rc = check_complete(kind, set, path, err);

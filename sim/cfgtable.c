@@ -4,6 +4,7 @@
 #include "sim/cfgtable.h"
 
 #include "sim/hw.h"
+#include "sim/names.h"
 
 #include <errno.h>
 #include <math.h>
@@ -27,32 +28,6 @@ const cfg_field *cfg_table_find(const cfg_table *t, const char *key, size_t *ind
     return NULL;
 }
 
-static size_t edit_distance(const char *a, const char *b)
-{
-    size_t la = strlen(a), lb = strlen(b);
-    if (la > 64 || lb > 64)
-        return SIZE_MAX;
-    size_t row[65];
-    for (size_t j = 0; j <= lb; j++)
-        row[j] = j;
-    for (size_t i = 1; i <= la; i++) {
-        size_t diag = row[0];
-        row[0] = i;
-        for (size_t j = 1; j <= lb; j++) {
-            size_t up = row[j];
-            size_t cost = a[i - 1] == b[j - 1] ? 0 : 1;
-            size_t best = diag + cost;
-            if (row[j] + 1 < best)
-                best = row[j] + 1;
-            if (row[j - 1] + 1 < best)
-                best = row[j - 1] + 1;
-            row[j] = best;
-            diag = up;
-        }
-    }
-    return row[lb];
-}
-
 /* Compares the last path component too, so `loader.num_worker` and `num_workers` both match. */
 const char *cfg_table_suggest(const cfg_table *t, const char *key)
 {
@@ -64,8 +39,8 @@ const char *cfg_table_suggest(const cfg_table *t, const char *key)
         const char *cand = t->fields[i].key;
         const char *leaf = strrchr(cand, '.');
         leaf = leaf ? leaf + 1 : cand;
-        size_t d = edit_distance(key, cand);
-        size_t dl = edit_distance(key_leaf, leaf);
+        size_t d = sim_edit_distance(key, cand);
+        size_t dl = sim_edit_distance(key_leaf, leaf);
         if (dl < d)
             d = dl;
         if (d < best_d) {
@@ -75,6 +50,14 @@ const char *cfg_table_suggest(const cfg_table *t, const char *key)
     }
     size_t limit = strlen(key_leaf) / 3 + 1;
     return best_d <= limit ? best : NULL;
+}
+
+void cfg_mark_locate(const cfg_mark *mark, sim_err *err)
+{
+    if (!err || !mark || !mark->where[0] || err->where[0]) return;
+    snprintf(err->where, sizeof err->where, "%s", mark->where);
+    err->line = mark->line;
+    err->col = mark->col;
 }
 
 static int range_error(const cfg_field *f, char *why, size_t why_size)
@@ -252,6 +235,7 @@ typedef struct walk {
     const char *path;
     void *base;
     bool *set;
+    cfg_mark *marks;
     sim_err *err;
 } walk;
 
@@ -363,6 +347,12 @@ static int walk_mapping(walk *w, yaml_node_t *map, const char *prefix)
         }
         if (w->set)
             w->set[index] = true;
+        if (w->marks) {
+            cfg_mark *m = &w->marks[index];
+            snprintf(m->where, sizeof m->where, "%.159s", w->path);
+            m->line = (int)v->start_mark.line + 1;
+            m->col = (int)v->start_mark.column + 1;
+        }
     }
     return 0;
 }
@@ -504,7 +494,8 @@ int cfg_yaml_load_file(const char *path, yaml_document_t *doc, sim_err *err)
     return rc;
 }
 
-int cfg_table_load_file(const cfg_table *t, const char *path, void *base, bool *set, sim_err *err)
+int cfg_table_load_file(const cfg_table *t, const char *path, void *base, bool *set,
+                        cfg_mark *marks, sim_err *err)
 {
     yaml_document_t doc;
     int rc = cfg_yaml_load_file(path, &doc, err);
@@ -517,14 +508,21 @@ int cfg_table_load_file(const cfg_table *t, const char *path, void *base, bool *
         rc = sim_err_set(err, SIM_EINVAL, path, (int)root->start_mark.line + 1,
                          (int)root->start_mark.column + 1, "expected a mapping of keys");
     } else {
-        walk w = {.t = t, .doc = &doc, .path = path, .base = base, .set = set, .err = err};
+        walk w = {.t = t,
+                  .doc = &doc,
+                  .path = path,
+                  .base = base,
+                  .set = set,
+                  .marks = marks,
+                  .err = err};
         rc = walk_mapping(&w, root, "");
     }
     yaml_document_delete(&doc);
     return rc;
 }
 
-int cfg_table_set(const cfg_table *t, const char *assignment, void *base, bool *set, sim_err *err)
+int cfg_table_set(const cfg_table *t, const char *assignment, void *base, bool *set,
+                  cfg_mark *marks, sim_err *err)
 {
     char where[SIM_ERR_WHERE_MAX];
     snprintf(where, sizeof where, "--set %s", assignment);
@@ -556,5 +554,9 @@ int cfg_table_set(const cfg_table *t, const char *assignment, void *base, bool *
         return sim_err_set(err, SIM_EINVAL, where, 0, 0, "'%s' %s", key, why);
     if (set)
         set[index] = true;
+    if (marks) {
+        snprintf(marks[index].where, sizeof marks[index].where, "%.159s", where);
+        marks[index].line = marks[index].col = 0;
+    }
     return SIM_OK;
 }

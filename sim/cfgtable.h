@@ -41,17 +41,30 @@ typedef struct cfg_table {
     const char *const *extra_keys; /* top-level keys accepted and skipped (NULL-terminated) */
 } cfg_table;
 
+/* Where a key was given, so that errors found later (an unknown catalog name, a relation between
+ * keys) point at it: `where` is the file path or "--set ARG" ("" = not given), line and col are
+ * 1-based in the file (0 for --set). */
+typedef struct cfg_mark {
+    char where[160];
+    int line, col;
+} cfg_mark;
+
+/* Fills err's place from mark when err has none and the mark was given. */
+void cfg_mark_locate(const cfg_mark *mark, sim_err *err);
+
 /* Parses the YAML file at path into *doc (free it with yaml_document_delete). A missing file or
  * a syntax error is an error naming the file (and the line and column). */
 int cfg_yaml_load_file(const char *path, yaml_document_t *doc, sim_err *err);
 
 /* Loads a YAML file (one mapping) into base. `set`, if not NULL, has t->n flags set to true for
- * each key the file gives. Errors name the file, 1-based line and column. */
-int cfg_table_load_file(const cfg_table *t, const char *path, void *base, bool *set, sim_err *err);
+ * each key the file gives; `marks`, if not NULL, t->n places filled for those keys (the value's
+ * line and column). Errors name the file, 1-based line and column. */
+int cfg_table_load_file(const cfg_table *t, const char *path, void *base, bool *set,
+                        cfg_mark *marks, sim_err *err);
 
 /* Applies one `key.path=value` assignment; errors name the argument. */
 int cfg_table_set(const cfg_table *t, const char *assignment, void *base, bool *set,
-                  sim_err *err);
+                  cfg_mark *marks, sim_err *err);
 
 /* The row for a key, or NULL; *index gets its position when not NULL. */
 const cfg_field *cfg_table_find(const cfg_table *t, const char *key, size_t *index);

@@ -22,17 +22,23 @@ static const cfg_field fields[] = {
     F("seed", CFG_T_U64, seed, 0, 1.8e19, "random seed (decode-time variation, shuffling)"),
     S("system.name", system.name, "a named system from configs/hardware/systems/"),
     S("system.gpu", system.gpu, "GPU catalog name"),
+    /* Bounds: each says what no real job exceeds, so a typo fails here instead of running for
+     * hours or allocating gigabytes (docs/limits.md lists them). */
+    /* 1024 GPUs: simulated one engine, per-GPU state and events grow with the count */
     F("system.gpu_count", CFG_T_INT, system.gpu_count, 1, 1024, "GPUs, data-parallel"),
     S("system.cpu", system.cpu, "CPU catalog name"),
-    F("system.cpu_cores", CFG_T_INT, system.cpu_cores, 0, 100000,
+    /* 1024 cores / 2048 threads: above the largest x86 servers (2 x 192-core EPYC 9965, SMT2) */
+    F("system.cpu_cores", CFG_T_INT, system.cpu_cores, 0, 1024,
       "physical cores the job gets (0 = the CPU's)"),
-    F("system.cpu_threads", CFG_T_INT, system.cpu_threads, 0, 100000,
+    F("system.cpu_threads", CFG_T_INT, system.cpu_threads, 0, 2048,
       "hardware threads the job gets (0 = the CPU's)"),
     S("system.storage", system.storage, "storage catalog name"),
-    F("system.host_memory_gb", CFG_T_DOUBLE, system.host_memory_gb, 0.5, BIG, "host RAM, GB"),
-    F("system.pcie_gen", CFG_T_INT, system.pcie_gen, 0, 7,
+    /* 64 TB: the largest single-system images (HPE Superdome Flex: 48 TB) */
+    F("system.host_memory_gb", CFG_T_DOUBLE, system.host_memory_gb, 0.5, 65536, "host RAM, GB"),
+    /* the catalog has links for PCIe 3, 4 and 5 (configs/hardware/links/) */
+    F("system.pcie_gen", CFG_T_INT, system.pcie_gen, 0, 5,
       "PCIe generation of the GPU link (0 = lower of GPU and CPU)"),
-    F("system.page_cache_gb", CFG_T_DOUBLE, system.page_cache_gb, -1, BIG,
+    F("system.page_cache_gb", CFG_T_DOUBLE, system.page_cache_gb, -1, 65536,
       "RAM the page cache may hold, GB (-1 = estimate)"),
     F("system.mem_copy_efficiency", CFG_T_DOUBLE, system.mem_copy_efficiency, 0.01, 1,
       "share of the host DRAM peak that concurrent memcpy reaches (STREAM copy / peak)"),
@@ -78,7 +84,8 @@ static const cfg_field fields[] = {
       "model zoo: sequence length, tokens (0 = the model's default)"),
     F("workload.features", CFG_T_INT, workload.features, 0, 1 << 30,
       "model zoo: input features of vector models (0 = the model's default)"),
-    F("dataset.samples", CFG_T_INT64, dataset.samples, 1, 4e9, "samples in the dataset"),
+    /* 2^32 - 1: sample indices are 32-bit; memory is checked against the budget too */
+    F("dataset.samples", CFG_T_INT64, dataset.samples, 1, 4294967295.0, "samples in the dataset"),
     F("dataset.sample_bytes", CFG_T_DOUBLE, dataset.sample_bytes, 1, 1e12,
       "bytes read from storage per sample"),
     F("dataset.decode_us", CFG_T_DOUBLE, dataset.decode_us, 0, 1e12,
@@ -96,17 +103,21 @@ static const cfg_field fields[] = {
       ".to(device, non_blocking=...)"),
     F("loader.persistent_workers", CFG_T_BOOL, loader.persistent_workers, CFG_NO_RANGE,
       "keep workers alive across epochs"),
-    F("loader.drop_last", CFG_T_BOOL, loader.drop_last, CFG_NO_RANGE, "drop the last partial batch"),
+    F("loader.drop_last", CFG_T_BOOL, loader.drop_last, CFG_NO_RANGE,
+      "drop the last partial batch"),
     F("loader.worker_start_ms", CFG_T_DOUBLE, loader.worker_start_ms, 0, 1e9,
       "start-up CPU time of one worker process, ms (reference core)"),
-    F("training.epochs", CFG_T_INT, training.epochs, 1, 100000, "epochs to simulate"),
+    /* 10,000 epochs: longer than any published schedule (ImageNet runs use 90-600) */
+    F("training.epochs", CFG_T_INT, training.epochs, 1, 10000, "epochs to simulate"),
     F("training.max_steps", CFG_T_INT64, training.max_steps, 0, 1e15,
       "steps per epoch (0 = the whole epoch)"),
     F("training.sync_every_step", CFG_T_BOOL, training.sync_every_step, CFG_NO_RANGE,
       "loss.item() every step"),
     F("training.cuda_graphs", CFG_T_BOOL, training.cuda_graphs, CFG_NO_RANGE,
       "replay each step as one CUDA graph"),
-    F("report.util_window_ns", CFG_T_INT64, report.util_window_ns, 0, 1e12,
+    /* 1 ms .. 1 h (0 = the GPU's own): NVML samples every 1/6 s to 1 s; a window far below that
+     * measures nothing nvidia-smi shows and makes the series grow with run time / window */
+    F("report.util_window_ns", CFG_T_INT64, report.util_window_ns, 0, 3.6e12,
       "GPU-Util sample window, ns (0 = the GPU's NVML window)"),
 };
 
@@ -190,14 +201,16 @@ int cfg_experiment_load(const char *path, sim_experiment *x, cfg_experiment_set 
 {
     char before[sizeof x->workload.trace];
     memcpy(before, x->workload.trace, sizeof before);
-    int rc = cfg_table_load_file(&table, path, x, set ? set->flag : NULL, err);
+    int rc =
+        cfg_table_load_file(&table, path, x, set ? set->flag : NULL, set ? set->mark : NULL, err);
     return rc ? rc : resolve_trace(path, before, x, err);
 }
 
 int cfg_experiment_apply(const char *assignment, sim_experiment *x, cfg_experiment_set *set,
                          sim_err *err)
 {
-    return cfg_table_set(&table, assignment, x, set ? set->flag : NULL, err);
+    return cfg_table_set(&table, assignment, x, set ? set->flag : NULL, set ? set->mark : NULL,
+                         err);
 }
 
 bool cfg_experiment_was_set(const cfg_experiment_set *set, const char *key)
@@ -206,14 +219,40 @@ bool cfg_experiment_was_set(const cfg_experiment_set *set, const char *key)
     return set && cfg_table_find(&table, key, &i) && set->flag[i];
 }
 
-int cfg_experiment_check(const sim_experiment *x, sim_err *err)
+int cfg_experiment_locate(const cfg_experiment_set *set, const char *key, int rc, sim_err *err)
 {
+    size_t i;
+    if (rc && set && cfg_table_find(&table, key, &i) && set->flag[i])
+        cfg_mark_locate(&set->mark[i], err);
+    return rc;
+}
+
+int cfg_experiment_check(const sim_experiment *x, const cfg_experiment_set *set, sim_err *err)
+{
+    /* torch.utils.data.DataLoader raises ValueError for prefetch_factor without workers
+     * ("prefetch_factor option could only be specified in multiprocessing"). */
+    if (x->loader.num_workers == 0 && cfg_experiment_was_set(set, "loader.prefetch_factor"))
+        return cfg_experiment_locate(
+            set, "loader.prefetch_factor",
+            sim_err_set(err, SIM_EINVAL, NULL, 0, 0,
+                        "loader.prefetch_factor needs loader.num_workers > 0 (PyTorch's "
+                        "DataLoader raises ValueError here: with 0 workers the main process "
+                        "loads one batch at a time)"),
+            err);
+    if (x->report.util_window_ns > 0 && x->report.util_window_ns < 1000000)
+        return cfg_experiment_locate(
+            set, "report.util_window_ns",
+            sim_err_set(err, SIM_EINVAL, NULL, 0, 0,
+                        "report.util_window_ns must be 0 (the GPU's NVML window) or at least "
+                        "1000000 (1 ms; NVML itself samples every 1/6 s to 1 s)"),
+            err);
     if (x->loader.drop_last && x->dataset.samples < x->loader.batch_size)
-        return sim_err_set(err, SIM_EINVAL, NULL, 0, 0,
-                           "loader.drop_last with loader.batch_size %d > dataset.samples %lld "
-                           "leaves no batch",
-                           x->loader.batch_size, (long long)x->dataset.samples);
-    if (x->dataset.samples > UINT32_MAX)
-        return sim_err_set(err, SIM_EINVAL, NULL, 0, 0, "dataset.samples is above 2^32");
+        return cfg_experiment_locate(
+            set, "loader.drop_last",
+            sim_err_set(err, SIM_EINVAL, NULL, 0, 0,
+                        "loader.drop_last with loader.batch_size %d > dataset.samples %lld "
+                        "leaves no batch",
+                        x->loader.batch_size, (long long)x->dataset.samples),
+            err);
     return SIM_OK;
 }

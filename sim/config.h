@@ -16,6 +16,7 @@ const cfg_table *cfg_experiment_table(void);
 /* Set-flags for each key of the table (which keys a file or --set gave). */
 typedef struct cfg_experiment_set {
     bool flag[128];
+    cfg_mark mark[128]; /* where each given key was given */
 } cfg_experiment_set;
 
 /* Loads FILE on top of x (start from sim_experiment_defaults). */
@@ -26,7 +27,10 @@ int cfg_experiment_apply(const char *assignment, sim_experiment *x, cfg_experime
                          sim_err *err);
 /* Whether a key was given (by file or --set). */
 bool cfg_experiment_was_set(const cfg_experiment_set *set, const char *key);
+/* Points err at where `key` was given (file:line:col or --set ARG), if it was and err has no
+ * place yet; returns rc, so that `return cfg_experiment_locate(set, "k", rc, err)` reads. */
+int cfg_experiment_locate(const cfg_experiment_set *set, const char *key, int rc, sim_err *err);
 /* Checks relations between keys that no single range can express. */
-int cfg_experiment_check(const sim_experiment *x, sim_err *err);
+int cfg_experiment_check(const sim_experiment *x, const cfg_experiment_set *set, sim_err *err);
 
 #endif

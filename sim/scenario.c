@@ -5,6 +5,7 @@
 #include "sim/zoo_workload.h"
 #include "traces/replay.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 int sim_synthetic_program(const sim_experiment *x, sim_program *out)
@@ -62,8 +63,9 @@ static int apply_system(sim_experiment *x, const cfg_experiment_set *set, const 
     return SIM_OK;
 }
 
-/* Prefixes the catalog's error with the experiment key that named the entry. */
-static int named(int rc, const char *key, sim_err *err)
+/* Prefixes the catalog's error with the experiment key that named the entry, and points it at
+ * where that key was given. */
+static int named(int rc, const char *key, const cfg_experiment_set *set, sim_err *err)
 {
     if (rc && err) {
         char msg[SIM_ERR_MSG_MAX];
@@ -76,7 +78,39 @@ static int named(int rc, const char *key, sim_err *err)
         msg[klen + 2 + mlen] = 0;
         memcpy(err->msg, msg, sizeof msg);
     }
-    return rc;
+    return cfg_experiment_locate(set, key, rc, err);
+}
+
+/* The memory a run may take for state that grows with the input, GiB: EPOCHSIM_MEMORY_BUDGET_GB,
+ * else 4 (a sweep runs -j N points at once; 4 GiB each stays safe on a 16-32 GB laptop). */
+static double memory_budget_gb(void)
+{
+    const char *env = getenv("EPOCHSIM_MEMORY_BUDGET_GB");
+    char *end = NULL;
+    double gb = env ? strtod(env, &end) : 0;
+    return env && end != env && !*end && gb > 0 ? gb : 4.0;
+}
+
+/* Per-sample state is allocated up front (sim/loader.c): each GPU's loader keeps the epoch's
+ * permutation (4 bytes) and a state byte for every sample of the dataset, plus a decode-time
+ * factor (4 bytes) per sample of its shard when decode times vary. Refused before allocating
+ * when it exceeds the budget. */
+static int check_memory_budget(const sim_experiment *x, const cfg_experiment_set *set, sim_err *err)
+{
+    double samples = (double)x->dataset.samples;
+    double bytes =
+        x->system.gpu_count * samples * 5.0 + (x->dataset.decode_cv > 0 ? samples * 4.0 : 0);
+    double budget = memory_budget_gb();
+    if (bytes <= budget * 1073741824.0) return SIM_OK;
+    return cfg_experiment_locate(
+        set, "dataset.samples",
+        sim_err_set(err, SIM_EINVAL, NULL, 0, 0,
+                    "dataset.samples %lld on %d GPU%s needs %.1f GiB of per-sample state, over "
+                    "the %.1f GiB budget (raise it with EPOCHSIM_MEMORY_BUDGET_GB if the machine "
+                    "has the memory)",
+                    (long long)x->dataset.samples, x->system.gpu_count,
+                    x->system.gpu_count == 1 ? "" : "s", bytes / 1073741824.0, budget),
+        err);
 }
 
 int sim_scenario_build(const sim_experiment *x_in, const cfg_experiment_set *set,
@@ -88,15 +122,15 @@ int sim_scenario_build(const sim_experiment *x_in, const cfg_experiment_set *set
     sim_hardware *hw = &sc->hw;
     int rc;
     if (x->system.name[0] && (rc = apply_system(x, set, dir, err)))
-        return named(rc, "system.name", err);
-    if ((rc = cfg_experiment_check(x, err)))
+        return named(rc, "system.name", set, err);
+    if ((rc = cfg_experiment_check(x, set, err)) || (rc = check_memory_budget(x, set, err)))
         return rc;
     if ((rc = cfg_catalog_load(dir, CFG_CAT_GPU, x->system.gpu, &hw->gpu, err)))
-        return named(rc, "system.gpu", err);
+        return named(rc, "system.gpu", set, err);
     if ((rc = cfg_catalog_load(dir, CFG_CAT_CPU, x->system.cpu, &hw->cpu, err)))
-        return named(rc, "system.cpu", err);
+        return named(rc, "system.cpu", set, err);
     if ((rc = cfg_catalog_load(dir, CFG_CAT_STORAGE, x->system.storage, &hw->storage, err)))
-        return named(rc, "system.storage", err);
+        return named(rc, "system.storage", set, err);
     /* A catalog CPU is one socket; a box that gives the job more cores than that has more
      * sockets, each with its own memory channels (a VM with fewer cores keeps the socket's). */
     if (x->system.cpu_cores > hw->cpu.cores)
@@ -106,21 +140,26 @@ int sim_scenario_build(const sim_experiment *x_in, const cfg_experiment_set *set
     if (x->system.cpu_threads)
         hw->cpu.threads = x->system.cpu_threads;
     if (hw->cpu.threads < hw->cpu.cores)
-        return sim_err_set(err, SIM_EINVAL, NULL, 0, 0,
-                           "system.cpu_threads (%d) is below the core count (%d)",
-                           hw->cpu.threads, hw->cpu.cores);
+        return cfg_experiment_locate(
+            set, x->system.cpu_threads ? "system.cpu_threads" : "system.cpu_cores",
+            sim_err_set(err, SIM_EINVAL, NULL, 0, 0,
+                        "system.cpu_threads (%d) is below system.cpu_cores (%d): a box with "
+                        "more cores than one %s gives each core at least one thread (set "
+                        "both)",
+                        hw->cpu.threads, hw->cpu.cores, hw->cpu.name),
+            err);
     /* The link runs at the lower generation of the two ends unless the user says otherwise. */
     int gen = x->system.pcie_gen;
     if (!gen)
         gen = hw->gpu.pcie_gen < hw->cpu.pcie_gen ? hw->gpu.pcie_gen : hw->cpu.pcie_gen;
     if ((rc = cfg_catalog_pcie(dir, gen, hw->gpu.pcie_lanes, &hw->link, err)))
-        return named(rc, "system.pcie_gen", err);
+        return named(rc, "system.pcie_gen", set, err);
     hw->gpu_count = x->system.gpu_count;
     hw->host_memory_gb = x->system.host_memory_gb;
     if (x->workload.trace[0]) /* trace replay: traces/replay.c */
         return trc_replay_scenario(sc, set, dir, err);
     if (strcmp(x->workload.model, "synthetic") != 0)
-        return named(sim_zoo_workload(sc, set, err), "workload.model", err);
+        return named(sim_zoo_workload(sc, set, err), "workload.model", set, err);
     if ((rc = sim_synthetic_program(x, &sc->program)))
         return sim_err_set(err, rc, NULL, 0, 0, "out of memory");
     return SIM_OK;

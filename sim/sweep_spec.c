@@ -45,7 +45,7 @@ int sim_sweep_load_experiment(const char *path, sim_experiment *x, cfg_experimen
 {
     cfg_table t = *cfg_experiment_table();
     t.extra_keys = sweep_extra_keys;
-    return cfg_table_load_file(&t, path, x, set ? set->flag : NULL, err);
+    return cfg_table_load_file(&t, path, x, set ? set->flag : NULL, set ? set->mark : NULL, err);
 }
 
 /* Values become parts of one-line rows: no line breaks. */
