@@ -26,6 +26,15 @@
 #define HELD_NS 5000000LL
 /* How far ahead (events on the thread) a forward conv looks for the op consuming its output. */
 #define CONV_LOOKAHEAD 200
+/* Timestamps are taken within +-TIME_LIMIT_NS (146 years of ns: an epoch timestamp fits, and the
+ * difference of two of them cannot overflow); durations within [0, TRC_INT_MAX]. */
+#define TIME_LIMIT_NS (INT64_MAX / 2)
+/* A tensor of more elements than this is not believed (a petabyte in fp32, far beyond one GPU):
+ * its sizes are treated as unknown, which also keeps their product from overflowing. */
+#define NUMEL_LIMIT (INT64_C(1) << 48)
+/* FLOPs or bytes of one op beyond this are not believed (11 days of an exaflop machine); the
+ * sum over a step's ops then stays within the trace's TRC_NUM_MAX. */
+#define COST_LIMIT 1e24
 
 enum cat { CAT_NONE, CAT_CPU_OP, CAT_ANNOT, CAT_RUNTIME, CAT_KERNEL, CAT_MEMCPY, CAT_MEMSET, CAT_TRACE };
 enum rtk { RT_OTHER, RT_LAUNCH, RT_MEMCPY, RT_MEMSET, RT_SYNC };
@@ -73,6 +82,14 @@ typedef struct ev_step {
     int flag; /* -1 kept, else trc_drop_reason */
 } ev_step;
 
+/* An event dropped for its times. */
+typedef struct ev_bad {
+    int64_t ts;    /* its start, when usable; else INT64_MIN */
+    int64_t index; /* its position in traceEvents */
+    int reason;    /* trc_bad_time */
+    int gpu;       /* a GPU activity */
+} ev_bad;
+
 typedef struct thread_range {
     int64_t pid, tid;
     size_t begin, end; /* range in imp.cpu */
@@ -117,6 +134,8 @@ typedef struct scratch {
     int pid_is_str;
     int64_t ts, dur;
     int has_ts, has_dur;
+    int dur_not_number; /* 'dur' was a string, null, true or false */
+    int time_range;     /* 'ts' or 'dur' beyond the limits above */
     int64_t corr, stream, device, bytes;
     int has_corr, has_stream, has_device;
     int64_t grid[3];
@@ -159,6 +178,7 @@ typedef struct imp {
     VEC(ev_gpu) gpu;
     VEC(ev_step) steps;
     VEC(devprop) devs;
+    VEC(ev_bad) bad;
     /* pass 2 */
     int32_t *gpu_by_rt;    /* GPU indices ordered by linked runtime */
     thread_range *thr;
@@ -191,6 +211,27 @@ enum { F_WAIT = 1, F_IN_WAIT = 2, F_LOADER = 4, F_IN_LOADER = 8, F_NCCL = 16, F_
 void trc_kineto_options_init(trc_kineto_options *o)
 {
     memset(o, 0, sizeof *o);
+}
+
+const char *trc_kineto_bad_time_name(int reason)
+{
+    static const char *const names[TRC_BAD_TIME_COUNT] = {
+        [TRC_BAD_DUR_MISSING] = "no dur",
+        [TRC_BAD_DUR_NOT_NUMBER] = "dur not a number",
+        [TRC_BAD_DUR_NEGATIVE] = "negative dur",
+        [TRC_BAD_TIME_RANGE] = "ts or dur out of range",
+    };
+    return reason >= 0 && reason < TRC_BAD_TIME_COUNT ? names[reason] : "?";
+}
+
+const char *trc_kineto_step_source_name(int source)
+{
+    switch (source) {
+    case TRC_STEPS_PROFILER: return "ProfilerStep#N annotations";
+    case TRC_STEPS_PERIOD: return "repeating GPU kernel sequence (no ProfilerStep#N)";
+    case TRC_STEPS_WHOLE: return "whole trace as one step (no ProfilerStep#N, no repetition)";
+    default: return "?";
+    }
 }
 
 void trc_kineto_summary_free(trc_kineto_summary *s)
@@ -286,9 +327,10 @@ static int64_t num_int(const char *s, size_t n)
     return (int64_t)(d < 0 ? d - 0.5 : d + 0.5);
 }
 
-/* Microseconds as JSON number text to integer nanoseconds, exactly for plain decimals: a double
- * cannot hold an epoch timestamp in microseconds to the nanosecond (1.7e15 us has 0.25 us ulp). */
-static int64_t num_us_to_ns(const char *s, size_t n)
+/* Microseconds as JSON number text to integer nanoseconds in *out, exactly for plain decimals: a
+ * double cannot hold an epoch timestamp in microseconds to the nanosecond (1.7e15 us has 0.25 us
+ * ulp). Returns 0 for a value beyond +-TIME_LIMIT_NS. */
+static int num_us_to_ns(const char *s, size_t n, int64_t *out)
 {
     size_t i = 0;
     int neg = 0;
@@ -297,7 +339,7 @@ static int64_t num_us_to_ns(const char *s, size_t n)
     int64_t whole = 0;
     size_t digits = 0;
     for (; i < n && s[i] >= '0' && s[i] <= '9'; i++, digits++) {
-        if (whole > INT64_MAX / 10 / 1000)
+        if (whole > TIME_LIMIT_NS / 1000)
             return 0;
         whole = whole * 10 + (s[i] - '0');
     }
@@ -320,12 +362,16 @@ static int64_t num_us_to_ns(const char *s, size_t n)
         memcpy(buf, s, m);
         buf[m] = 0;
         double d = strtod(buf, NULL) * 1000.0;
-        if (!(d > -9.2e18 && d < 9.2e18))
+        if (!(d >= -(double)TIME_LIMIT_NS && d <= (double)TIME_LIMIT_NS))
             return 0;
-        return (int64_t)(d < 0 ? d - 0.5 : d + 0.5);
+        *out = (int64_t)(d < 0 ? d - 0.5 : d + 0.5);
+        return 1;
     }
+    if (whole > TIME_LIMIT_NS / 1000 || whole * 1000 + frac > TIME_LIMIT_NS)
+        return 0;
     int64_t v = whole * 1000 + frac;
-    return neg ? -v : v;
+    *out = neg ? -v : v;
+    return 1;
 }
 
 static int dtype_code(const char *t)
@@ -583,10 +629,13 @@ static int cb_number(void *ctx, const char *s, size_t n)
     scratch *e = &m->ev;
     switch (c) {
     case C_EVENT:
-        if (k == K_TS)
-            e->ts = num_us_to_ns(s, n), e->has_ts = 1;
-        else if (k == K_DUR)
-            e->dur = num_us_to_ns(s, n), e->has_dur = 1;
+        if (k == K_TS) {
+            e->has_ts = 1;
+            e->time_range |= !num_us_to_ns(s, n, &e->ts);
+        } else if (k == K_DUR) {
+            e->has_dur = 1;
+            e->time_range |= !num_us_to_ns(s, n, &e->dur) || e->dur > TRC_INT_MAX;
+        }
         else if (k == K_PID)
             e->pid = num_int(s, n);
         else if (k == K_TID)
@@ -614,7 +663,9 @@ static int cb_number(void *ctx, const char *s, size_t n)
         if (e->n_in < MAX_IN) {
             trc_tensor *t = &e->in[e->n_in];
             int64_t v = num_int(s, n);
-            if (t->ndim >= 0) {
+            if (t->ndim >= 0 && (v < 0 || (v > 0 && t->numel > NUMEL_LIMIT / v))) {
+                t->ndim = -1; /* a negative size, or too many elements: not a usable tensor */
+            } else if (t->ndim >= 0) {
                 if (t->ndim < TRC_MAXDIM)
                     t->dim[t->ndim] = v;
                 t->ndim++;
@@ -634,12 +685,14 @@ static int cb_number(void *ctx, const char *s, size_t n)
         else if (k == K_MEM)
             m->dev.mem = num_int(s, n);
         break;
-    case C_DIST:
-        if (k == K_RANK)
-            m->rank = (int)num_int(s, n);
-        else if (k == K_WORLD)
-            m->world_size = (int)num_int(s, n);
+    case C_DIST: {
+        int64_t v = num_int(s, n);
+        if (k == K_RANK && v >= 0 && v <= INT32_MAX)
+            m->rank = (int)v;
+        else if (k == K_WORLD && v >= 1 && v <= INT32_MAX)
+            m->world_size = (int)v;
         break;
+    }
     default:
         break;
     }
@@ -660,7 +713,9 @@ static int cb_string(void *ctx, const unsigned char *s, size_t n)
     int c = cur_ctx(m), k = cur_key(m);
     scratch *e = &m->ev;
     if (c == C_EVENT) {
-        if (k == K_PH) {
+        if (k == K_DUR) {
+            e->dur_not_number = 1;
+        } else if (k == K_PH) {
             copy_str(e->ph, sizeof e->ph, s, n);
         } else if (k == K_CAT) {
             char cat[32];
@@ -742,6 +797,8 @@ static int cb_string(void *ctx, const unsigned char *s, size_t n)
 static int cb_scalar(void *ctx)
 {
     imp *m = ctx;
+    if (cur_ctx(m) == C_EVENT && cur_key(m) == K_DUR)
+        m->ev.dur_not_number = 1;
     /* null/true/false inside an input's dims list makes it not a plain tensor */
     if (cur_ctx(m) == C_DIM_ITEM && m->ev.n_in < MAX_IN)
         m->ev.in[m->ev.n_in].ndim = -1;
@@ -786,20 +843,78 @@ static int rt_kind(const char *name, uint8_t *sync)
     return RT_OTHER;
 }
 
+/* Why an event's times are unusable (trc_bad_time), or -1 when they are usable. */
+static int bad_time(const scratch *e)
+{
+    if (e->time_range)
+        return TRC_BAD_TIME_RANGE;
+    if (e->dur_not_number)
+        return TRC_BAD_DUR_NOT_NUMBER;
+    if (!e->has_dur)
+        return TRC_BAD_DUR_MISSING;
+    if (e->dur < 0)
+        return TRC_BAD_DUR_NEGATIVE;
+    return -1;
+}
+
+/* Records that the event being finished is dropped for reason (trc_bad_time). */
+static int drop_event(imp *m, int reason, int gpu)
+{
+    const scratch *e = &m->ev;
+    ev_bad d = {.ts = e->time_range ? INT64_MIN : e->ts, .index = m->events - 1,
+                .reason = reason, .gpu = gpu};
+    int ok;
+    VEC_PUSH(m->bad, d, ok);
+    if (!ok)
+        m->fatal = SIM_ENOMEM;
+    return ok;
+}
+
+/* The stream number of a GPU activity: a value outside int32's non-negative range (a hashed
+ * string tid, a corrupt number) is folded into it. */
+static int32_t stream_of(const scratch *e)
+{
+    int64_t v = e->has_stream ? e->stream : e->tid_stream ? e->tid_stream : e->tid;
+    return (int32_t)(v >= 0 && v <= INT32_MAX ? v : (int64_t)((uint64_t)v & INT32_MAX));
+}
+
+/* Thread blocks of a grid of n sizes (a size below 1 counts as 1); 0 (unknown) when the product
+ * passes TRC_INT_MAX, which no GPU's grid limits allow. */
+static int64_t grid_blocks(const int64_t *grid, int n)
+{
+    int64_t b = 1;
+    for (int i = 0; i < n; i++) {
+        int64_t g = grid[i] > 0 ? grid[i] : 1;
+        if (g > TRC_INT_MAX / b)
+            return 0;
+        b *= g;
+    }
+    return b;
+}
+
+/* A FLOP or byte estimate, or 0 (unknown) when it is negative, not finite or past COST_LIMIT. */
+static double believable(double x)
+{
+    return x >= 0 && x <= COST_LIMIT ? x : 0;
+}
+
 static int finish_event(imp *m)
 {
     scratch *e = &m->ev;
     m->events++;
     if (strcmp(e->ph, "X") != 0 || !e->has_ts)
         return 1;
-    if (e->ts < m->min_ts)
+    if (!e->time_range && e->ts < m->min_ts)
         m->min_ts = e->ts;
+    int bad = bad_time(e);
     if (e->dur < 0)
         e->dur = 0;
     const char *name = e->name_len ? e->name : "";
     int ok = 1;
     switch (e->cat) {
     case CAT_TRACE:
+        if (bad >= 0)
+            return 1; /* the recording's span is only a fallback for the time origin */
         if (!m->has_trace_span || e->ts < m->trace_ts) {
             m->trace_ts = e->ts;
             m->trace_dur = e->dur;
@@ -810,6 +925,8 @@ static int finish_event(imp *m)
     case CAT_ANNOT: {
         if (e->pid_is_str)
             return 1;
+        if (bad >= 0)
+            return drop_event(m, bad, 0);
         if (!strncmp(name, "ProfilerStep#", 13)) {
             ev_step s = {.ts = e->ts, .dur = e->dur, .pid = e->pid, .tid = e->tid,
                          .index = strtoll(name + 13, NULL, 10), .flag = -1};
@@ -844,15 +961,19 @@ static int finish_event(imp *m)
             for (int d = 0; d < 4 && d < t->ndim; d++)
                 c.in0[d] = t->dim[d];
             c.dtype0 = (uint8_t)(i < e->n_types ? e->dtype[i] : DT_OTHER);
-            c.in0_bytes = (double)t->numel * (t->elem_bytes ? t->elem_bytes : 4);
+            c.in0_bytes = believable((double)t->numel * (t->elem_bytes ? t->elem_bytes : 4));
             break;
         }
         c.has_dims = n_in > 0;
-        if (n_in > 0 && !c.annot)
+        if (n_in > 0 && !c.annot) {
             c.cost = trc_op_cost(name, e->in, n_in);
+            c.cost.flops = believable(c.cost.flops);
+            c.cost.bytes = believable(c.cost.bytes);
+        }
         if (e->coll_name[0] || e->in_nelems > 0) {
-            c.coll_bytes = (double)e->in_nelems * comm_dtype_bytes(e->coll_dtype);
-            c.group_size = (int32_t)e->group_size;
+            c.coll_bytes = believable((double)e->in_nelems * comm_dtype_bytes(e->coll_dtype));
+            c.group_size =
+                e->group_size > 0 && e->group_size <= INT32_MAX ? (int32_t)e->group_size : 0;
         }
         VEC_PUSH(m->cpu, c, ok);
         break;
@@ -862,6 +983,8 @@ static int finish_event(imp *m)
         int kind = rt_kind(name, &sync);
         if (kind == RT_OTHER || e->pid_is_str)
             return 1;
+        if (bad >= 0)
+            return drop_event(m, bad, 0);
         ev_rt r = {.ts = e->ts, .dur = e->dur, .pid = e->pid, .tid = e->tid,
                    .corr = e->has_corr ? e->corr : -1, .kind = (uint8_t)kind, .sync = sync,
                    .step = -1, .cpu = -1};
@@ -876,18 +999,19 @@ static int finish_event(imp *m)
     case CAT_KERNEL:
     case CAT_MEMCPY:
     case CAT_MEMSET: {
+        if (bad >= 0)
+            return drop_event(m, bad, 1);
         ev_gpu g;
         memset(&g, 0, sizeof g);
-        g.ts = e->ts, g.dur = e->dur, g.corr = e->has_corr ? e->corr : -1, g.bytes = e->bytes;
-        g.stream = (int32_t)(e->has_stream ? e->stream : e->tid_stream ? e->tid_stream : e->tid);
+        g.ts = e->ts, g.dur = e->dur, g.corr = e->has_corr ? e->corr : -1;
+        g.bytes = e->bytes > 0 && e->bytes <= TRC_INT_MAX ? e->bytes : 0;
+        g.stream = stream_of(e);
         g.device = (int32_t)(e->has_device ? e->device : e->pid);
         g.rt = -1;
         g.kind = e->cat == CAT_KERNEL ? G_KERNEL : e->cat == CAT_MEMCPY ? G_MEMCPY : G_MEMSET;
         g.pinned = -1;
         if (e->n_grid) {
-            g.blocks = 1;
-            for (int i = 0; i < e->n_grid; i++)
-                g.blocks *= e->grid[i] > 0 ? e->grid[i] : 1;
+            g.blocks = grid_blocks(e->grid, e->n_grid);
             m->saw_grid = 1;
         }
         if (g.kind == G_MEMCPY) {
@@ -1042,6 +1166,14 @@ done:
 
 /* ---- pass 2: linking ----------------------------------------------------------------------- */
 
+/* qsort for n elements; with fewer than two there is nothing to order (and base may be NULL,
+ * which qsort does not allow even for n == 0). */
+static void sort_n(void *base, size_t n, size_t size, int (*cmp)(const void *, const void *))
+{
+    if (n > 1)
+        qsort(base, n, size, cmp);
+}
+
 static int cmp_cpu(const void *x, const void *y)
 {
     const ev_cpu *a = x, *b = y;
@@ -1107,7 +1239,7 @@ static int order_gpu(const imp *m, int by_rt, int32_t *out)
         const ev_gpu *g = &m->gpu.v[i];
         k[i] = by_rt ? (gpu_key){g->rt, g->ts, (int32_t)i} : (gpu_key){g->ts, 0, (int32_t)i};
     }
-    qsort(k, m->gpu.n, sizeof *k, cmp_gpu_key);
+    sort_n(k, m->gpu.n, sizeof *k, cmp_gpu_key);
     for (size_t i = 0; i < m->gpu.n; i++)
         out[i] = k[i].i;
     free(k);
@@ -1170,7 +1302,7 @@ static int is_wait_name(const char *n)
 static int link_events(imp *m, sim_err *err, const char *path)
 {
     /* CPU events per thread, nesting */
-    qsort(m->cpu.v, m->cpu.n, sizeof *m->cpu.v, cmp_cpu);
+    sort_n(m->cpu.v, m->cpu.n, sizeof *m->cpu.v, cmp_cpu);
     size_t cap_thr = 16;
     m->thr = malloc(cap_thr * sizeof *m->thr);
     m->cpu_flags = calloc(m->cpu.n ? m->cpu.n : 1, 1);
@@ -1232,7 +1364,7 @@ static int link_events(imp *m, sim_err *err, const char *path)
     free(stack);
 
     /* steps */
-    qsort(m->steps.v, m->steps.n, sizeof *m->steps.v, cmp_step);
+    sort_n(m->steps.v, m->steps.n, sizeof *m->steps.v, cmp_step);
     /* the thread with the steps is the main thread */
     m->main_pid = m->steps.v[0].pid;
     m->main_tid = m->steps.v[0].tid;
@@ -1256,7 +1388,7 @@ static int link_events(imp *m, sim_err *err, const char *path)
     }
 
     /* runtime calls: by time; correlation index */
-    qsort(m->rt.v, m->rt.n, sizeof *m->rt.v, cmp_rt_ts);
+    sort_n(m->rt.v, m->rt.n, sizeof *m->rt.v, cmp_rt_ts);
     corr_ix *cx = malloc((m->rt.n ? m->rt.n : 1) * sizeof *cx);
     m->gpu_by_rt = malloc((m->gpu.n ? m->gpu.n : 1) * sizeof *m->gpu_by_rt);
     if (!cx || !m->gpu_by_rt) {
@@ -1272,7 +1404,7 @@ static int link_events(imp *m, sim_err *err, const char *path)
         if (r->corr >= 0)
             cx[ncx++] = (corr_ix){r->corr, (int32_t)i};
     }
-    qsort(cx, ncx, sizeof *cx, cmp_corr);
+    sort_n(cx, ncx, sizeof *cx, cmp_corr);
     for (size_t i = 0; i < m->gpu.n; i++) {
         ev_gpu *g = &m->gpu.v[i];
         g->rt = -1;
@@ -1632,6 +1764,15 @@ static int cmp_rec(const void *x, const void *y)
     return a->seq < b->seq ? -1 : a->seq > b->seq;
 }
 
+/* t - t0 held within the trace's +-TRC_INT_MAX: both lie within +-TIME_LIMIT_NS, so the
+ * difference does not overflow; a GPU activity decades away from its step is corrupt data, kept
+ * readable rather than refused. */
+static int64_t rel_ns(int64_t t, int64_t t0)
+{
+    int64_t d = t - t0;
+    return d > TRC_INT_MAX ? TRC_INT_MAX : d < -TRC_INT_MAX ? -TRC_INT_MAX : d;
+}
+
 static int build_step(builder *b, int32_t si)
 {
     imp *m = b->m;
@@ -1725,7 +1866,7 @@ static int build_step(builder *b, int32_t si)
                 if (g->kind != G_KERNEL || !trc_kernel_is_nccl(m->names[g->name]))
                     continue;
                 trc_record *cr = &s->recs[b->rec_of_cpu[na]];
-                int64_t a = g->ts - t0, e = g->ts + g->dur - t0;
+                int64_t a = rel_ns(g->ts, t0), e = rel_ns(a + g->dur, 0);
                 if (cr->gpu_dur_ns < 0) {
                     cr->gpu_start_ns = a;
                     cr->gpu_dur_ns = e - a;
@@ -1736,7 +1877,7 @@ static int build_step(builder *b, int32_t si)
                     if (e > e0)
                         e0 = e;
                     cr->gpu_start_ns = a0;
-                    cr->gpu_dur_ns = e0 - a0;
+                    cr->gpu_dur_ns = rel_ns(e0, a0);
                 }
                 merged = 1;
             }
@@ -1765,7 +1906,7 @@ static int build_step(builder *b, int32_t si)
             r.cpu_dur_ns = k == 0 ? rt->dur : 0;
             if (g) {
                 r.stream = g->stream;
-                r.gpu_start_ns = g->ts - t0;
+                r.gpu_start_ns = rel_ns(g->ts, t0);
                 r.gpu_dur_ns = g->dur;
             }
             if (kind == TRC_REC_KERNEL) {
@@ -1860,11 +2001,48 @@ static void imp_free(imp *m)
     free(m->gpu.v);
     free(m->steps.v);
     free(m->devs.v);
+    free(m->bad.v);
     free(m->gpu_by_rt);
     free(m->thr);
     free(m->cpu_flags);
     free(m->unit_of_name);
     free(m->local_name);
+}
+
+/* Counts the events dropped for their times into sum and applies the rule of trc_bad_time
+ * (kineto.h): an error when one lies in a kept step or more than 1 % of GPU activities are. */
+static int check_dropped(const imp *m, trc_kineto_summary *sum, sim_err *err, const char *path)
+{
+    int64_t gpu = 0;
+    const ev_bad *in_step = NULL;
+    for (size_t i = 0; i < m->bad.n; i++) {
+        const ev_bad *d = &m->bad.v[i];
+        gpu += d->gpu;
+        if (sum)
+            sum->bad_time[d->reason]++;
+        int32_t st = d->ts == INT64_MIN ? -1 : step_of(m, d->ts);
+        if (!in_step && st >= 0 && m->steps.v[st].flag < 0)
+            in_step = d;
+    }
+    if (sum) {
+        sum->bad_gpu = gpu;
+        sum->first_bad = m->bad.n ? m->bad.v[0].index : -1;
+    }
+    if (in_step)
+        return sim_err_set(err, SIM_EINVAL, path, 0, 0,
+                           "traceEvents[%lld] (%s) lies in a kept step: %zu events dropped for "
+                           "unusable times; the steps would replay without them",
+                           (long long)in_step->index, trc_kineto_bad_time_name(in_step->reason),
+                           m->bad.n);
+    /* more than 1 % of all GPU activities (dropped and kept) */
+    if (gpu > 0 && (uint64_t)gpu * 100 > (uint64_t)gpu + m->gpu.n)
+        return sim_err_set(err, SIM_EINVAL, path, 0, 0,
+                           "%lld of %lld GPU activities dropped for unusable times (more than "
+                           "1 %%), the first at traceEvents[%lld] (%s)",
+                           (long long)gpu, (long long)(gpu + (int64_t)m->gpu.n),
+                           (long long)m->bad.v[0].index,
+                           trc_kineto_bad_time_name(m->bad.v[0].reason));
+    return SIM_OK;
 }
 
 /* Marks the threads whose records are kept: the main thread, and every thread of the main
@@ -1893,8 +2071,10 @@ int trc_kineto_import(const char *in_path, const char *out_path, const trc_kinet
     trc_kineto_options_init(&defaults);
     if (!opt)
         opt = &defaults;
-    if (sum)
+    if (sum) {
         memset(sum, 0, sizeof *sum);
+        sum->first_bad = -1;
+    }
     double t_start = now_s();
     imp m;
     memset(&m, 0, sizeof m);
@@ -1987,6 +2167,8 @@ int trc_kineto_import(const char *in_path, const char *out_path, const trc_kinet
             h.n_dropped++;
         }
     }
+    if ((rc = check_dropped(&m, sum, err, in_path)))
+        goto out;
     /* the GPU most kernels ran on */
     int64_t dev = m.gpu.v[0].device;
     {
