@@ -165,6 +165,9 @@ typedef struct imp {
     int64_t min_ts;
     int saw_trace_events;
     int saw_dims, saw_grid;
+    int saw_hip;     /* HIP runtime calls: a ROCm trace */
+    int step_source; /* trc_step_source */
+    int period;      /* TRC_STEPS_PERIOD: kernels per step */
     int world_size, rank;
     int fatal; /* a callback failed: out of memory */
     /* interned names */
@@ -981,6 +984,8 @@ static int finish_event(imp *m)
     case CAT_RUNTIME: {
         uint8_t sync = 0;
         int kind = rt_kind(name, &sync);
+        if (!strncmp(name, "hip", 3))
+            m->saw_hip = 1;
         if (kind == RT_OTHER || e->pid_is_str)
             return 1;
         if (bad >= 0)
@@ -2064,6 +2069,169 @@ static int choose_threads(imp *m)
     return n;
 }
 
+/* ---- steps without ProfilerStep#N ---------------------------------------------------------- */
+
+/* Smallest period p of names[0..n) whose longest run of names[i] == names[i + p] makes at least
+ * two repetitions and covers more than half of the sequence (a warm-up iteration or a ragged
+ * end may differ); *start and *len get the periodic stretch. 0 when there is none. */
+static size_t find_period(const int32_t *names, size_t n, size_t *start, size_t *len)
+{
+    for (size_t p = 1; 2 * p <= n; p++) {
+        size_t need = n / 2 + 1 > 2 * p ? n / 2 + 1 : 2 * p; /* kernels the stretch must cover */
+        size_t run_min = need - p;
+        /* every run that long contains [n - p - run_min, run_min): a cheap first test */
+        int ok = 1;
+        for (size_t i = n - p - run_min; ok && i < run_min; i++)
+            ok = names[i] == names[i + p];
+        if (!ok)
+            continue;
+        size_t best = 0, best_at = 0, cur = 0;
+        for (size_t i = 0; i + p < n; i++) {
+            cur = names[i] == names[i + p] ? cur + 1 : 0;
+            if (cur > best)
+                best = cur, best_at = i + 1 - cur;
+        }
+        if (best >= run_min) {
+            *start = best_at;
+            *len = best + p;
+            return p;
+        }
+    }
+    return 0;
+}
+
+/* End of the last recorded event, plus 1 ns so that an event ending there still lies inside. */
+static int64_t trace_end(const imp *m)
+{
+    int64_t end = m->min_ts;
+    for (size_t i = 0; i < m->cpu.n; i++)
+        end = m->cpu.v[i].ts + m->cpu.v[i].dur > end ? m->cpu.v[i].ts + m->cpu.v[i].dur : end;
+    for (size_t i = 0; i < m->rt.n; i++)
+        end = m->rt.v[i].ts + m->rt.v[i].dur > end ? m->rt.v[i].ts + m->rt.v[i].dur : end;
+    for (size_t i = 0; i < m->gpu.n; i++)
+        end = m->gpu.v[i].ts + m->gpu.v[i].dur > end ? m->gpu.v[i].ts + m->gpu.v[i].dur : end;
+    return end + 1;
+}
+
+/* The runtime call with correlation id corr in cx (sorted by corr); -1 none. */
+static int32_t rt_of_corr(const corr_ix *cx, size_t n, int64_t corr)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (cx[mid].corr < corr)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return corr >= 0 && lo < n && cx[lo].corr == corr ? cx[lo].rt : -1;
+}
+
+/* The kernels in start order: their names, the start of the CPU call that launched each (the
+ * kernel's own start when unlinked) and that call (-1). Returns the count, or -1 out of memory. */
+static ptrdiff_t kernel_sequence(const imp *m, int32_t *names, int64_t *at, int32_t *rt)
+{
+    int32_t *ord = malloc((m->gpu.n ? m->gpu.n : 1) * sizeof *ord);
+    corr_ix *cx = malloc((m->rt.n ? m->rt.n : 1) * sizeof *cx);
+    if (!ord || !cx || order_gpu(m, 0, ord)) {
+        free(ord);
+        free(cx);
+        return -1;
+    }
+    size_t ncx = 0;
+    for (size_t i = 0; i < m->rt.n; i++)
+        if (m->rt.v[i].kind == RT_LAUNCH && m->rt.v[i].corr >= 0)
+            cx[ncx++] = (corr_ix){m->rt.v[i].corr, (int32_t)i};
+    sort_n(cx, ncx, sizeof *cx, cmp_corr);
+    size_t n = 0;
+    for (size_t i = 0; i < m->gpu.n; i++) {
+        const ev_gpu *g = &m->gpu.v[ord[i]];
+        if (g->kind != G_KERNEL)
+            continue;
+        rt[n] = rt_of_corr(cx, ncx, g->corr);
+        at[n] = rt[n] >= 0 ? m->rt.v[rt[n]].ts : g->ts;
+        names[n++] = g->name;
+    }
+    free(ord);
+    free(cx);
+    return (ptrdiff_t)n;
+}
+
+/* Of the p rotations of a repetition starting at start, the one after the longest CPU gap
+ * between two launches (where a loop iteration ends: the data, the optimizer's sync), so that a
+ * step begins where the training loop does; the start of the sequence wins outright. */
+static size_t best_rotation(const int64_t *at, size_t start, size_t p)
+{
+    size_t best = 0;
+    int64_t best_gap = -1;
+    for (size_t r = 0; r < p; r++) {
+        size_t i = start + r;
+        int64_t gap = i == 0 ? INT64_MAX : at[i] - at[i - 1];
+        if (gap > best_gap)
+            best_gap = gap, best = r;
+    }
+    return best;
+}
+
+static int push_step(imp *m, int64_t ts, int64_t end, int64_t index, const ev_rt *launcher)
+{
+    ev_step s = {.ts = ts, .dur = end > ts ? end - ts : 1, .index = index, .flag = -1};
+    if (launcher)
+        s.pid = launcher->pid, s.tid = launcher->tid;
+    else if (m->cpu.n)
+        s.pid = m->cpu.v[0].pid, s.tid = m->cpu.v[0].tid;
+    int ok;
+    VEC_PUSH(m->steps, s, ok);
+    return ok ? SIM_OK : SIM_ENOMEM;
+}
+
+/* Steps for a trace without ProfilerStep#N (torch.autograd.profiler, a loop without
+ * prof.step()): one per repetition of the GPU kernel sequence when it repeats (find_period),
+ * else the whole trace as one step. Each step runs from the launch of its first kernel to that
+ * of the next step's. Sets m->step_source and m->period. */
+static int make_steps(imp *m)
+{
+    size_t n = m->gpu.n ? m->gpu.n : 1;
+    int32_t *names = malloc(n * sizeof *names), *rt = malloc(n * sizeof *rt);
+    int64_t *at = malloc(n * sizeof *at);
+    ptrdiff_t nk = names && rt && at ? kernel_sequence(m, names, at, rt) : -1;
+    int rc = nk < 0 ? SIM_ENOMEM : SIM_OK;
+    size_t start = 0, len = 0, p = nk > 0 ? find_period(names, (size_t)nk, &start, &len) : 0;
+    size_t r = p ? best_rotation(at, start, p) : 0, reps = p ? (len - r) / p : 0;
+    int64_t end = trace_end(m);
+    if (!rc && reps >= 2) {
+        for (size_t j = 0; !rc && j < reps; j++) {
+            size_t first = start + r + j * p, next = first + p;
+            int32_t l = rt[first];
+            rc = push_step(m, at[first], next < (size_t)nk ? at[next] : end, (int64_t)j,
+                           l >= 0 ? &m->rt.v[l] : NULL);
+        }
+        m->step_source = TRC_STEPS_PERIOD;
+        m->period = (int)p;
+    } else if (!rc) {
+        int32_t l = -1;
+        for (ptrdiff_t i = 0; l < 0 && i < nk; i++)
+            l = rt[i];
+        rc = push_step(m, m->min_ts, end, 0, l >= 0 ? &m->rt.v[l] : NULL);
+        m->step_source = TRC_STEPS_WHOLE;
+    }
+    free(names);
+    free(rt);
+    free(at);
+    return rc;
+}
+
+/* An AMD GPU: a device named so, or HIP runtime calls (ROCm builds of PyTorch). */
+static int is_amd(const imp *m)
+{
+    for (size_t i = 0; i < m->devs.n; i++) {
+        const char *n = m->devs.v[i].name;
+        if (strstr(n, "AMD") || strstr(n, "Radeon") || strstr(n, "Instinct") || !strncmp(n, "gfx", 3))
+            return 1;
+    }
+    return m->saw_hip;
+}
+
 int trc_kineto_import(const char *in_path, const char *out_path, const trc_kineto_options *opt,
                       trc_kineto_summary *sum, sim_err *err)
 {
@@ -2116,10 +2284,11 @@ int trc_kineto_import(const char *in_path, const char *out_path, const trc_kinet
                          "not a PyTorch profiler trace: the JSON has no 'traceEvents' list");
         goto out;
     }
-    if (m.steps.n == 0) {
+    if (is_amd(&m)) {
         rc = sim_err_set(err, SIM_EINVAL, in_path, 0, 0,
-                         "no ProfilerStep#N annotations: record with torch.profiler.profile("
-                         "schedule=...) and call prof.step() once per training step");
+                         "AMD GPUs are not modelled yet: the trace was recorded on '%s' (ROCm); "
+                         "epochsim replays NVIDIA (CUDA) traces only",
+                         m.devs.n ? m.devs.v[0].name : "a HIP device");
         goto out;
     }
     if (m.gpu.n == 0) {
@@ -2127,6 +2296,15 @@ int trc_kineto_import(const char *in_path, const char *out_path, const trc_kinet
                          "no GPU kernels in the trace: record with "
                          "activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]");
         goto out;
+    }
+    if (m.steps.n == 0 && (rc = make_steps(&m))) {
+        rc = sim_err_set(err, rc, in_path, 0, 0, "out of memory");
+        goto out;
+    }
+    if (sum) {
+        sum->steps_found = (int)m.steps.n;
+        sum->step_source = m.step_source;
+        sum->period_kernels = m.period;
     }
     if ((rc = link_events(&m, err, in_path)))
         goto out;
@@ -2210,7 +2388,12 @@ int trc_kineto_import(const char *in_path, const char *out_path, const trc_kinet
     h.world_size = m.world_size;
     h.rank = m.rank;
     h.steps_recorded = kept;
-    snprintf(h.importer, sizeof h.importer, "epochsim %s kineto", EPOCHSIM_VERSION);
+    if (m.step_source == TRC_STEPS_PERIOD)
+        snprintf(h.importer, sizeof h.importer, "epochsim %s kineto, steps: %d-kernel period",
+                 EPOCHSIM_VERSION, m.period);
+    else
+        snprintf(h.importer, sizeof h.importer, "epochsim %s kineto%s", EPOCHSIM_VERSION,
+                 m.step_source == TRC_STEPS_WHOLE ? ", steps: whole trace as one" : "");
     snprintf(h.source, sizeof h.source, "%s", opt->source_label ? opt->source_label : in_path);
     snprintf(h.source_schema, sizeof h.source_schema, "%s",
              m.schema_old ? "kineto-old" : "kineto-new");
