@@ -320,6 +320,101 @@ static void test_kineto_input_dropped_in_step(void **state)
     free(t.s);
 }
 
+#define FIXTURES EPOCHSIM_SOURCE_DIR "/tests/data/kineto/"
+
+/* Imports a fixture of tests/data/kineto/ into a temporary trace (out); returns the status. */
+static int import_fixture(const char *name, char *out, size_t n, trc_kineto_summary *sum,
+                          sim_err *err)
+{
+    char in[256];
+    snprintf(in, sizeof in, FIXTURES "%s", name);
+    tmp_path(out, n, name, "trace");
+    sim_err_clear(err);
+    return trc_kineto_import(in, out, NULL, sum, err);
+}
+
+/* Kernel records per step of a trace file, into counts[] (at most max steps); the step count. */
+static int kernels_per_step(const char *path, int *counts, int max, char *importer, size_t cap)
+{
+    trc_reader *r = NULL;
+    sim_err err;
+    sim_err_clear(&err);
+    if (trc_reader_open(path, &r, &err))
+        fail_msg("%s: %s", path, err.msg);
+    snprintf(importer, cap, "%s", trc_reader_header(r)->importer);
+    const trc_step *s;
+    int n = 0, rc;
+    while ((rc = trc_reader_next_step(r, &s, &err)) > 0) {
+        assert_true(n < max);
+        counts[n] = 0;
+        for (size_t i = 0; i < s->n_recs; i++)
+            counts[n] += s->recs[i].kind == TRC_REC_KERNEL;
+        n++;
+    }
+    assert_int_equal(rc, 0);
+    trc_reader_close(r);
+    return n;
+}
+
+/* autograd_profiler.json has no ProfilerStep#N: a warm-up iteration of 5 kernels (an extra one
+ * first), then 3 of the same 4; the importer finds the 4-kernel period and cuts 4 steps of 4
+ * kernels, leaving the warm-up's extra kernel before the first step out. */
+static void test_kineto_input_no_profiler_step_period(void **state)
+{
+    (void)state;
+    char out[256];
+    trc_kineto_summary sum;
+    sim_err err;
+    if (import_fixture("autograd_profiler.json", out, sizeof out, &sum, &err))
+        fail_msg("%s", err.msg);
+    assert_int_equal(sum.step_source, TRC_STEPS_PERIOD);
+    assert_int_equal(sum.period_kernels, 4);
+    assert_int_equal(sum.steps_found, 4);
+    assert_int_equal(sum.steps_kept, 4);
+    int k[8];
+    char importer[64];
+    assert_int_equal(kernels_per_step(out, k, 8, importer, sizeof importer), 4);
+    for (int i = 0; i < 4; i++)
+        assert_int_equal(k[i], 4);
+    assert_non_null(strstr(importer, "4-kernel period"));
+    trc_kineto_summary_free(&sum);
+    remove(out);
+}
+
+/* no_steps_once.json: three different kernels, no repetition: the whole trace is one step. */
+static void test_kineto_input_no_profiler_step_whole(void **state)
+{
+    (void)state;
+    char out[256];
+    trc_kineto_summary sum;
+    sim_err err;
+    if (import_fixture("no_steps_once.json", out, sizeof out, &sum, &err))
+        fail_msg("%s", err.msg);
+    assert_int_equal(sum.step_source, TRC_STEPS_WHOLE);
+    assert_int_equal(sum.steps_kept, 1);
+    int k[2];
+    char importer[64];
+    assert_int_equal(kernels_per_step(out, k, 2, importer, sizeof importer), 1);
+    assert_int_equal(k[0], 3);
+    assert_non_null(strstr(importer, "whole trace"));
+    trc_kineto_summary_free(&sum);
+    remove(out);
+}
+
+/* rocm.json (an MI250X, hipLaunchKernel) is refused in plain words, no file written. */
+static void test_kineto_input_rocm_refused(void **state)
+{
+    (void)state;
+    char out[256];
+    trc_kineto_summary sum;
+    sim_err err;
+    assert_int_equal(import_fixture("rocm.json", out, sizeof out, &sum, &err), SIM_EINVAL);
+    assert_non_null(strstr(err.msg, "AMD GPUs are not modelled yet"));
+    assert_non_null(strstr(err.msg, "AMD Instinct MI250X"));
+    assert_int_not_equal(access(out, F_OK), 0);
+    trc_kineto_summary_free(&sum);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -329,6 +424,9 @@ int main(void)
         cmocka_unit_test(test_kineto_input_huge_numbers),
         cmocka_unit_test(test_kineto_input_dropped_threshold),
         cmocka_unit_test(test_kineto_input_dropped_in_step),
+        cmocka_unit_test(test_kineto_input_no_profiler_step_period),
+        cmocka_unit_test(test_kineto_input_no_profiler_step_whole),
+        cmocka_unit_test(test_kineto_input_rocm_refused),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
