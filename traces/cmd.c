@@ -283,6 +283,28 @@ static int write_summary(const char *path, const trc_header *h, const trc_kineto
     return rc;
 }
 
+/* How the steps were found, when not by ProfilerStep#N, and the events dropped for their times
+ * per reason, when any were (nothing for a plain trace). */
+static void print_import_notes(FILE *out, const trc_kineto_summary *sum)
+{
+    if (sum->step_source == TRC_STEPS_PERIOD)
+        fprintf(out, "steps       %s: %d kernels per step\n",
+                trc_kineto_step_source_name(sum->step_source), sum->period_kernels);
+    else if (sum->step_source != TRC_STEPS_PROFILER)
+        fprintf(out, "steps       %s\n", trc_kineto_step_source_name(sum->step_source));
+    int64_t n = 0;
+    for (int i = 0; i < TRC_BAD_TIME_COUNT; i++)
+        n += sum->bad_time[i];
+    if (n == 0)
+        return;
+    fprintf(out, "dropped     %lld events (%lld GPU) for unusable times, first traceEvents[%lld]:",
+            (long long)n, (long long)sum->bad_gpu, (long long)sum->first_bad);
+    for (int i = 0; i < TRC_BAD_TIME_COUNT; i++)
+        if (sum->bad_time[i])
+            fprintf(out, " %s %lld", trc_kineto_bad_time_name(i), (long long)sum->bad_time[i]);
+    fprintf(out, "\n");
+}
+
 int trc_cmd_import(int argc, char **argv)
 {
     const char *fmt = NULL, *in = NULL, *out = NULL, *json = NULL;
@@ -352,6 +374,7 @@ int trc_cmd_import(int argc, char **argv)
     int rc = trc_kineto_import(in, out, &opt, &sum, &err);
     if (rc) {
         sim_err_print(&err, stderr);
+        print_import_notes(stderr, &sum);
         trc_kineto_summary_free(&sum);
         return SIM_EXIT_ERROR;
     }
@@ -367,6 +390,7 @@ int trc_cmd_import(int argc, char **argv)
     if (!quiet) {
         print_header(stdout, h);
         printf("output      %s\n", out);
+        print_import_notes(stdout, &sum);
         printf("import      %.2f s, %.1f MB of JSON (%.1f MB on disk), %.1f MB/s; %lld events, "
                "%lld GPU events (%lld unlinked), %d thread%s kept\n\n",
                sum.total_s, sum.json_bytes / 1e6, sum.file_bytes / 1e6,

@@ -26,6 +26,15 @@
 #define HELD_NS 5000000LL
 /* How far ahead (events on the thread) a forward conv looks for the op consuming its output. */
 #define CONV_LOOKAHEAD 200
+/* Timestamps are taken within +-TIME_LIMIT_NS (146 years of ns: an epoch timestamp fits, and the
+ * difference of two of them cannot overflow); durations within [0, TRC_INT_MAX]. */
+#define TIME_LIMIT_NS (INT64_MAX / 2)
+/* A tensor of more elements than this is not believed (a petabyte in fp32, far beyond one GPU):
+ * its sizes are treated as unknown, which also keeps their product from overflowing. */
+#define NUMEL_LIMIT (INT64_C(1) << 48)
+/* FLOPs or bytes of one op beyond this are not believed (11 days of an exaflop machine); the
+ * sum over a step's ops then stays within the trace's TRC_NUM_MAX. */
+#define COST_LIMIT 1e24
 
 enum cat { CAT_NONE, CAT_CPU_OP, CAT_ANNOT, CAT_RUNTIME, CAT_KERNEL, CAT_MEMCPY, CAT_MEMSET, CAT_TRACE };
 enum rtk { RT_OTHER, RT_LAUNCH, RT_MEMCPY, RT_MEMSET, RT_SYNC };
@@ -73,6 +82,14 @@ typedef struct ev_step {
     int flag; /* -1 kept, else trc_drop_reason */
 } ev_step;
 
+/* An event dropped for its times. */
+typedef struct ev_bad {
+    int64_t ts;    /* its start, when usable; else INT64_MIN */
+    int64_t index; /* its position in traceEvents */
+    int reason;    /* trc_bad_time */
+    int gpu;       /* a GPU activity */
+} ev_bad;
+
 typedef struct thread_range {
     int64_t pid, tid;
     size_t begin, end; /* range in imp.cpu */
@@ -117,6 +134,8 @@ typedef struct scratch {
     int pid_is_str;
     int64_t ts, dur;
     int has_ts, has_dur;
+    int dur_not_number; /* 'dur' was a string, null, true or false */
+    int time_range;     /* 'ts' or 'dur' beyond the limits above */
     int64_t corr, stream, device, bytes;
     int has_corr, has_stream, has_device;
     int64_t grid[3];
@@ -146,6 +165,9 @@ typedef struct imp {
     int64_t min_ts;
     int saw_trace_events;
     int saw_dims, saw_grid;
+    int saw_hip;     /* HIP runtime calls: a ROCm trace */
+    int step_source; /* trc_step_source */
+    int period;      /* TRC_STEPS_PERIOD: kernels per step */
     int world_size, rank;
     int fatal; /* a callback failed: out of memory */
     /* interned names */
@@ -159,6 +181,7 @@ typedef struct imp {
     VEC(ev_gpu) gpu;
     VEC(ev_step) steps;
     VEC(devprop) devs;
+    VEC(ev_bad) bad;
     /* pass 2 */
     int32_t *gpu_by_rt;    /* GPU indices ordered by linked runtime */
     thread_range *thr;
@@ -191,6 +214,27 @@ enum { F_WAIT = 1, F_IN_WAIT = 2, F_LOADER = 4, F_IN_LOADER = 8, F_NCCL = 16, F_
 void trc_kineto_options_init(trc_kineto_options *o)
 {
     memset(o, 0, sizeof *o);
+}
+
+const char *trc_kineto_bad_time_name(int reason)
+{
+    static const char *const names[TRC_BAD_TIME_COUNT] = {
+        [TRC_BAD_DUR_MISSING] = "no dur",
+        [TRC_BAD_DUR_NOT_NUMBER] = "dur not a number",
+        [TRC_BAD_DUR_NEGATIVE] = "negative dur",
+        [TRC_BAD_TIME_RANGE] = "ts or dur out of range",
+    };
+    return reason >= 0 && reason < TRC_BAD_TIME_COUNT ? names[reason] : "?";
+}
+
+const char *trc_kineto_step_source_name(int source)
+{
+    switch (source) {
+    case TRC_STEPS_PROFILER: return "ProfilerStep#N annotations";
+    case TRC_STEPS_PERIOD: return "repeating GPU kernel sequence (no ProfilerStep#N)";
+    case TRC_STEPS_WHOLE: return "whole trace as one step (no ProfilerStep#N, no repetition)";
+    default: return "?";
+    }
 }
 
 void trc_kineto_summary_free(trc_kineto_summary *s)
@@ -286,9 +330,10 @@ static int64_t num_int(const char *s, size_t n)
     return (int64_t)(d < 0 ? d - 0.5 : d + 0.5);
 }
 
-/* Microseconds as JSON number text to integer nanoseconds, exactly for plain decimals: a double
- * cannot hold an epoch timestamp in microseconds to the nanosecond (1.7e15 us has 0.25 us ulp). */
-static int64_t num_us_to_ns(const char *s, size_t n)
+/* Microseconds as JSON number text to integer nanoseconds in *out, exactly for plain decimals: a
+ * double cannot hold an epoch timestamp in microseconds to the nanosecond (1.7e15 us has 0.25 us
+ * ulp). Returns 0 for a value beyond +-TIME_LIMIT_NS. */
+static int num_us_to_ns(const char *s, size_t n, int64_t *out)
 {
     size_t i = 0;
     int neg = 0;
@@ -297,7 +342,7 @@ static int64_t num_us_to_ns(const char *s, size_t n)
     int64_t whole = 0;
     size_t digits = 0;
     for (; i < n && s[i] >= '0' && s[i] <= '9'; i++, digits++) {
-        if (whole > INT64_MAX / 10 / 1000)
+        if (whole > TIME_LIMIT_NS / 1000)
             return 0;
         whole = whole * 10 + (s[i] - '0');
     }
@@ -320,12 +365,16 @@ static int64_t num_us_to_ns(const char *s, size_t n)
         memcpy(buf, s, m);
         buf[m] = 0;
         double d = strtod(buf, NULL) * 1000.0;
-        if (!(d > -9.2e18 && d < 9.2e18))
+        if (!(d >= -(double)TIME_LIMIT_NS && d <= (double)TIME_LIMIT_NS))
             return 0;
-        return (int64_t)(d < 0 ? d - 0.5 : d + 0.5);
+        *out = (int64_t)(d < 0 ? d - 0.5 : d + 0.5);
+        return 1;
     }
+    if (whole > TIME_LIMIT_NS / 1000 || whole * 1000 + frac > TIME_LIMIT_NS)
+        return 0;
     int64_t v = whole * 1000 + frac;
-    return neg ? -v : v;
+    *out = neg ? -v : v;
+    return 1;
 }
 
 static int dtype_code(const char *t)
@@ -583,10 +632,13 @@ static int cb_number(void *ctx, const char *s, size_t n)
     scratch *e = &m->ev;
     switch (c) {
     case C_EVENT:
-        if (k == K_TS)
-            e->ts = num_us_to_ns(s, n), e->has_ts = 1;
-        else if (k == K_DUR)
-            e->dur = num_us_to_ns(s, n), e->has_dur = 1;
+        if (k == K_TS) {
+            e->has_ts = 1;
+            e->time_range |= !num_us_to_ns(s, n, &e->ts);
+        } else if (k == K_DUR) {
+            e->has_dur = 1;
+            e->time_range |= !num_us_to_ns(s, n, &e->dur) || e->dur > TRC_INT_MAX;
+        }
         else if (k == K_PID)
             e->pid = num_int(s, n);
         else if (k == K_TID)
@@ -614,7 +666,9 @@ static int cb_number(void *ctx, const char *s, size_t n)
         if (e->n_in < MAX_IN) {
             trc_tensor *t = &e->in[e->n_in];
             int64_t v = num_int(s, n);
-            if (t->ndim >= 0) {
+            if (t->ndim >= 0 && (v < 0 || (v > 0 && t->numel > NUMEL_LIMIT / v))) {
+                t->ndim = -1; /* a negative size, or too many elements: not a usable tensor */
+            } else if (t->ndim >= 0) {
                 if (t->ndim < TRC_MAXDIM)
                     t->dim[t->ndim] = v;
                 t->ndim++;
@@ -634,12 +688,14 @@ static int cb_number(void *ctx, const char *s, size_t n)
         else if (k == K_MEM)
             m->dev.mem = num_int(s, n);
         break;
-    case C_DIST:
-        if (k == K_RANK)
-            m->rank = (int)num_int(s, n);
-        else if (k == K_WORLD)
-            m->world_size = (int)num_int(s, n);
+    case C_DIST: {
+        int64_t v = num_int(s, n);
+        if (k == K_RANK && v >= 0 && v <= INT32_MAX)
+            m->rank = (int)v;
+        else if (k == K_WORLD && v >= 1 && v <= INT32_MAX)
+            m->world_size = (int)v;
         break;
+    }
     default:
         break;
     }
@@ -660,7 +716,9 @@ static int cb_string(void *ctx, const unsigned char *s, size_t n)
     int c = cur_ctx(m), k = cur_key(m);
     scratch *e = &m->ev;
     if (c == C_EVENT) {
-        if (k == K_PH) {
+        if (k == K_DUR) {
+            e->dur_not_number = 1;
+        } else if (k == K_PH) {
             copy_str(e->ph, sizeof e->ph, s, n);
         } else if (k == K_CAT) {
             char cat[32];
@@ -742,6 +800,8 @@ static int cb_string(void *ctx, const unsigned char *s, size_t n)
 static int cb_scalar(void *ctx)
 {
     imp *m = ctx;
+    if (cur_ctx(m) == C_EVENT && cur_key(m) == K_DUR)
+        m->ev.dur_not_number = 1;
     /* null/true/false inside an input's dims list makes it not a plain tensor */
     if (cur_ctx(m) == C_DIM_ITEM && m->ev.n_in < MAX_IN)
         m->ev.in[m->ev.n_in].ndim = -1;
@@ -786,20 +846,78 @@ static int rt_kind(const char *name, uint8_t *sync)
     return RT_OTHER;
 }
 
+/* Why an event's times are unusable (trc_bad_time), or -1 when they are usable. */
+static int bad_time(const scratch *e)
+{
+    if (e->time_range)
+        return TRC_BAD_TIME_RANGE;
+    if (e->dur_not_number)
+        return TRC_BAD_DUR_NOT_NUMBER;
+    if (!e->has_dur)
+        return TRC_BAD_DUR_MISSING;
+    if (e->dur < 0)
+        return TRC_BAD_DUR_NEGATIVE;
+    return -1;
+}
+
+/* Records that the event being finished is dropped for reason (trc_bad_time). */
+static int drop_event(imp *m, int reason, int gpu)
+{
+    const scratch *e = &m->ev;
+    ev_bad d = {.ts = e->time_range ? INT64_MIN : e->ts, .index = m->events - 1,
+                .reason = reason, .gpu = gpu};
+    int ok;
+    VEC_PUSH(m->bad, d, ok);
+    if (!ok)
+        m->fatal = SIM_ENOMEM;
+    return ok;
+}
+
+/* The stream number of a GPU activity: a value outside int32's non-negative range (a hashed
+ * string tid, a corrupt number) is folded into it. */
+static int32_t stream_of(const scratch *e)
+{
+    int64_t v = e->has_stream ? e->stream : e->tid_stream ? e->tid_stream : e->tid;
+    return (int32_t)(v >= 0 && v <= INT32_MAX ? v : (int64_t)((uint64_t)v & INT32_MAX));
+}
+
+/* Thread blocks of a grid of n sizes (a size below 1 counts as 1); 0 (unknown) when the product
+ * passes TRC_INT_MAX, which no GPU's grid limits allow. */
+static int64_t grid_blocks(const int64_t *grid, int n)
+{
+    int64_t b = 1;
+    for (int i = 0; i < n; i++) {
+        int64_t g = grid[i] > 0 ? grid[i] : 1;
+        if (g > TRC_INT_MAX / b)
+            return 0;
+        b *= g;
+    }
+    return b;
+}
+
+/* A FLOP or byte estimate, or 0 (unknown) when it is negative, not finite or past COST_LIMIT. */
+static double believable(double x)
+{
+    return x >= 0 && x <= COST_LIMIT ? x : 0;
+}
+
 static int finish_event(imp *m)
 {
     scratch *e = &m->ev;
     m->events++;
     if (strcmp(e->ph, "X") != 0 || !e->has_ts)
         return 1;
-    if (e->ts < m->min_ts)
+    if (!e->time_range && e->ts < m->min_ts)
         m->min_ts = e->ts;
+    int bad = bad_time(e);
     if (e->dur < 0)
         e->dur = 0;
     const char *name = e->name_len ? e->name : "";
     int ok = 1;
     switch (e->cat) {
     case CAT_TRACE:
+        if (bad >= 0)
+            return 1; /* the recording's span is only a fallback for the time origin */
         if (!m->has_trace_span || e->ts < m->trace_ts) {
             m->trace_ts = e->ts;
             m->trace_dur = e->dur;
@@ -810,6 +928,8 @@ static int finish_event(imp *m)
     case CAT_ANNOT: {
         if (e->pid_is_str)
             return 1;
+        if (bad >= 0)
+            return drop_event(m, bad, 0);
         if (!strncmp(name, "ProfilerStep#", 13)) {
             ev_step s = {.ts = e->ts, .dur = e->dur, .pid = e->pid, .tid = e->tid,
                          .index = strtoll(name + 13, NULL, 10), .flag = -1};
@@ -844,15 +964,19 @@ static int finish_event(imp *m)
             for (int d = 0; d < 4 && d < t->ndim; d++)
                 c.in0[d] = t->dim[d];
             c.dtype0 = (uint8_t)(i < e->n_types ? e->dtype[i] : DT_OTHER);
-            c.in0_bytes = (double)t->numel * (t->elem_bytes ? t->elem_bytes : 4);
+            c.in0_bytes = believable((double)t->numel * (t->elem_bytes ? t->elem_bytes : 4));
             break;
         }
         c.has_dims = n_in > 0;
-        if (n_in > 0 && !c.annot)
+        if (n_in > 0 && !c.annot) {
             c.cost = trc_op_cost(name, e->in, n_in);
+            c.cost.flops = believable(c.cost.flops);
+            c.cost.bytes = believable(c.cost.bytes);
+        }
         if (e->coll_name[0] || e->in_nelems > 0) {
-            c.coll_bytes = (double)e->in_nelems * comm_dtype_bytes(e->coll_dtype);
-            c.group_size = (int32_t)e->group_size;
+            c.coll_bytes = believable((double)e->in_nelems * comm_dtype_bytes(e->coll_dtype));
+            c.group_size =
+                e->group_size > 0 && e->group_size <= INT32_MAX ? (int32_t)e->group_size : 0;
         }
         VEC_PUSH(m->cpu, c, ok);
         break;
@@ -860,8 +984,12 @@ static int finish_event(imp *m)
     case CAT_RUNTIME: {
         uint8_t sync = 0;
         int kind = rt_kind(name, &sync);
+        if (!strncmp(name, "hip", 3))
+            m->saw_hip = 1;
         if (kind == RT_OTHER || e->pid_is_str)
             return 1;
+        if (bad >= 0)
+            return drop_event(m, bad, 0);
         ev_rt r = {.ts = e->ts, .dur = e->dur, .pid = e->pid, .tid = e->tid,
                    .corr = e->has_corr ? e->corr : -1, .kind = (uint8_t)kind, .sync = sync,
                    .step = -1, .cpu = -1};
@@ -876,18 +1004,19 @@ static int finish_event(imp *m)
     case CAT_KERNEL:
     case CAT_MEMCPY:
     case CAT_MEMSET: {
+        if (bad >= 0)
+            return drop_event(m, bad, 1);
         ev_gpu g;
         memset(&g, 0, sizeof g);
-        g.ts = e->ts, g.dur = e->dur, g.corr = e->has_corr ? e->corr : -1, g.bytes = e->bytes;
-        g.stream = (int32_t)(e->has_stream ? e->stream : e->tid_stream ? e->tid_stream : e->tid);
+        g.ts = e->ts, g.dur = e->dur, g.corr = e->has_corr ? e->corr : -1;
+        g.bytes = e->bytes > 0 && e->bytes <= TRC_INT_MAX ? e->bytes : 0;
+        g.stream = stream_of(e);
         g.device = (int32_t)(e->has_device ? e->device : e->pid);
         g.rt = -1;
         g.kind = e->cat == CAT_KERNEL ? G_KERNEL : e->cat == CAT_MEMCPY ? G_MEMCPY : G_MEMSET;
         g.pinned = -1;
         if (e->n_grid) {
-            g.blocks = 1;
-            for (int i = 0; i < e->n_grid; i++)
-                g.blocks *= e->grid[i] > 0 ? e->grid[i] : 1;
+            g.blocks = grid_blocks(e->grid, e->n_grid);
             m->saw_grid = 1;
         }
         if (g.kind == G_MEMCPY) {
@@ -1042,6 +1171,14 @@ done:
 
 /* ---- pass 2: linking ----------------------------------------------------------------------- */
 
+/* qsort for n elements; with fewer than two there is nothing to order (and base may be NULL,
+ * which qsort does not allow even for n == 0). */
+static void sort_n(void *base, size_t n, size_t size, int (*cmp)(const void *, const void *))
+{
+    if (n > 1)
+        qsort(base, n, size, cmp);
+}
+
 static int cmp_cpu(const void *x, const void *y)
 {
     const ev_cpu *a = x, *b = y;
@@ -1107,7 +1244,7 @@ static int order_gpu(const imp *m, int by_rt, int32_t *out)
         const ev_gpu *g = &m->gpu.v[i];
         k[i] = by_rt ? (gpu_key){g->rt, g->ts, (int32_t)i} : (gpu_key){g->ts, 0, (int32_t)i};
     }
-    qsort(k, m->gpu.n, sizeof *k, cmp_gpu_key);
+    sort_n(k, m->gpu.n, sizeof *k, cmp_gpu_key);
     for (size_t i = 0; i < m->gpu.n; i++)
         out[i] = k[i].i;
     free(k);
@@ -1170,7 +1307,7 @@ static int is_wait_name(const char *n)
 static int link_events(imp *m, sim_err *err, const char *path)
 {
     /* CPU events per thread, nesting */
-    qsort(m->cpu.v, m->cpu.n, sizeof *m->cpu.v, cmp_cpu);
+    sort_n(m->cpu.v, m->cpu.n, sizeof *m->cpu.v, cmp_cpu);
     size_t cap_thr = 16;
     m->thr = malloc(cap_thr * sizeof *m->thr);
     m->cpu_flags = calloc(m->cpu.n ? m->cpu.n : 1, 1);
@@ -1232,7 +1369,7 @@ static int link_events(imp *m, sim_err *err, const char *path)
     free(stack);
 
     /* steps */
-    qsort(m->steps.v, m->steps.n, sizeof *m->steps.v, cmp_step);
+    sort_n(m->steps.v, m->steps.n, sizeof *m->steps.v, cmp_step);
     /* the thread with the steps is the main thread */
     m->main_pid = m->steps.v[0].pid;
     m->main_tid = m->steps.v[0].tid;
@@ -1256,7 +1393,7 @@ static int link_events(imp *m, sim_err *err, const char *path)
     }
 
     /* runtime calls: by time; correlation index */
-    qsort(m->rt.v, m->rt.n, sizeof *m->rt.v, cmp_rt_ts);
+    sort_n(m->rt.v, m->rt.n, sizeof *m->rt.v, cmp_rt_ts);
     corr_ix *cx = malloc((m->rt.n ? m->rt.n : 1) * sizeof *cx);
     m->gpu_by_rt = malloc((m->gpu.n ? m->gpu.n : 1) * sizeof *m->gpu_by_rt);
     if (!cx || !m->gpu_by_rt) {
@@ -1272,7 +1409,7 @@ static int link_events(imp *m, sim_err *err, const char *path)
         if (r->corr >= 0)
             cx[ncx++] = (corr_ix){r->corr, (int32_t)i};
     }
-    qsort(cx, ncx, sizeof *cx, cmp_corr);
+    sort_n(cx, ncx, sizeof *cx, cmp_corr);
     for (size_t i = 0; i < m->gpu.n; i++) {
         ev_gpu *g = &m->gpu.v[i];
         g->rt = -1;
@@ -1632,6 +1769,15 @@ static int cmp_rec(const void *x, const void *y)
     return a->seq < b->seq ? -1 : a->seq > b->seq;
 }
 
+/* t - t0 held within the trace's +-TRC_INT_MAX: both lie within +-TIME_LIMIT_NS, so the
+ * difference does not overflow; a GPU activity decades away from its step is corrupt data, kept
+ * readable rather than refused. */
+static int64_t rel_ns(int64_t t, int64_t t0)
+{
+    int64_t d = t - t0;
+    return d > TRC_INT_MAX ? TRC_INT_MAX : d < -TRC_INT_MAX ? -TRC_INT_MAX : d;
+}
+
 static int build_step(builder *b, int32_t si)
 {
     imp *m = b->m;
@@ -1725,7 +1871,7 @@ static int build_step(builder *b, int32_t si)
                 if (g->kind != G_KERNEL || !trc_kernel_is_nccl(m->names[g->name]))
                     continue;
                 trc_record *cr = &s->recs[b->rec_of_cpu[na]];
-                int64_t a = g->ts - t0, e = g->ts + g->dur - t0;
+                int64_t a = rel_ns(g->ts, t0), e = rel_ns(a + g->dur, 0);
                 if (cr->gpu_dur_ns < 0) {
                     cr->gpu_start_ns = a;
                     cr->gpu_dur_ns = e - a;
@@ -1736,7 +1882,7 @@ static int build_step(builder *b, int32_t si)
                     if (e > e0)
                         e0 = e;
                     cr->gpu_start_ns = a0;
-                    cr->gpu_dur_ns = e0 - a0;
+                    cr->gpu_dur_ns = rel_ns(e0, a0);
                 }
                 merged = 1;
             }
@@ -1765,7 +1911,7 @@ static int build_step(builder *b, int32_t si)
             r.cpu_dur_ns = k == 0 ? rt->dur : 0;
             if (g) {
                 r.stream = g->stream;
-                r.gpu_start_ns = g->ts - t0;
+                r.gpu_start_ns = rel_ns(g->ts, t0);
                 r.gpu_dur_ns = g->dur;
             }
             if (kind == TRC_REC_KERNEL) {
@@ -1860,11 +2006,48 @@ static void imp_free(imp *m)
     free(m->gpu.v);
     free(m->steps.v);
     free(m->devs.v);
+    free(m->bad.v);
     free(m->gpu_by_rt);
     free(m->thr);
     free(m->cpu_flags);
     free(m->unit_of_name);
     free(m->local_name);
+}
+
+/* Counts the events dropped for their times into sum and applies the rule of trc_bad_time
+ * (kineto.h): an error when one lies in a kept step or more than 1 % of GPU activities are. */
+static int check_dropped(const imp *m, trc_kineto_summary *sum, sim_err *err, const char *path)
+{
+    int64_t gpu = 0;
+    const ev_bad *in_step = NULL;
+    for (size_t i = 0; i < m->bad.n; i++) {
+        const ev_bad *d = &m->bad.v[i];
+        gpu += d->gpu;
+        if (sum)
+            sum->bad_time[d->reason]++;
+        int32_t st = d->ts == INT64_MIN ? -1 : step_of(m, d->ts);
+        if (!in_step && st >= 0 && m->steps.v[st].flag < 0)
+            in_step = d;
+    }
+    if (sum) {
+        sum->bad_gpu = gpu;
+        sum->first_bad = m->bad.n ? m->bad.v[0].index : -1;
+    }
+    if (in_step)
+        return sim_err_set(err, SIM_EINVAL, path, 0, 0,
+                           "traceEvents[%lld] (%s) lies in a kept step: %zu events dropped for "
+                           "unusable times; the steps would replay without them",
+                           (long long)in_step->index, trc_kineto_bad_time_name(in_step->reason),
+                           m->bad.n);
+    /* more than 1 % of all GPU activities (dropped and kept) */
+    if (gpu > 0 && (uint64_t)gpu * 100 > (uint64_t)gpu + m->gpu.n)
+        return sim_err_set(err, SIM_EINVAL, path, 0, 0,
+                           "%lld of %lld GPU activities dropped for unusable times (more than "
+                           "1 %%), the first at traceEvents[%lld] (%s)",
+                           (long long)gpu, (long long)(gpu + (int64_t)m->gpu.n),
+                           (long long)m->bad.v[0].index,
+                           trc_kineto_bad_time_name(m->bad.v[0].reason));
+    return SIM_OK;
 }
 
 /* Marks the threads whose records are kept: the main thread, and every thread of the main
@@ -1886,6 +2069,169 @@ static int choose_threads(imp *m)
     return n;
 }
 
+/* ---- steps without ProfilerStep#N ---------------------------------------------------------- */
+
+/* Smallest period p of names[0..n) whose longest run of names[i] == names[i + p] makes at least
+ * two repetitions and covers more than half of the sequence (a warm-up iteration or a ragged
+ * end may differ); *start and *len get the periodic stretch. 0 when there is none. */
+static size_t find_period(const int32_t *names, size_t n, size_t *start, size_t *len)
+{
+    for (size_t p = 1; 2 * p <= n; p++) {
+        size_t need = n / 2 + 1 > 2 * p ? n / 2 + 1 : 2 * p; /* kernels the stretch must cover */
+        size_t run_min = need - p;
+        /* every run that long contains [n - p - run_min, run_min): a cheap first test */
+        int ok = 1;
+        for (size_t i = n - p - run_min; ok && i < run_min; i++)
+            ok = names[i] == names[i + p];
+        if (!ok)
+            continue;
+        size_t best = 0, best_at = 0, cur = 0;
+        for (size_t i = 0; i + p < n; i++) {
+            cur = names[i] == names[i + p] ? cur + 1 : 0;
+            if (cur > best)
+                best = cur, best_at = i + 1 - cur;
+        }
+        if (best >= run_min) {
+            *start = best_at;
+            *len = best + p;
+            return p;
+        }
+    }
+    return 0;
+}
+
+/* End of the last recorded event, plus 1 ns so that an event ending there still lies inside. */
+static int64_t trace_end(const imp *m)
+{
+    int64_t end = m->min_ts;
+    for (size_t i = 0; i < m->cpu.n; i++)
+        end = m->cpu.v[i].ts + m->cpu.v[i].dur > end ? m->cpu.v[i].ts + m->cpu.v[i].dur : end;
+    for (size_t i = 0; i < m->rt.n; i++)
+        end = m->rt.v[i].ts + m->rt.v[i].dur > end ? m->rt.v[i].ts + m->rt.v[i].dur : end;
+    for (size_t i = 0; i < m->gpu.n; i++)
+        end = m->gpu.v[i].ts + m->gpu.v[i].dur > end ? m->gpu.v[i].ts + m->gpu.v[i].dur : end;
+    return end + 1;
+}
+
+/* The runtime call with correlation id corr in cx (sorted by corr); -1 none. */
+static int32_t rt_of_corr(const corr_ix *cx, size_t n, int64_t corr)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (cx[mid].corr < corr)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return corr >= 0 && lo < n && cx[lo].corr == corr ? cx[lo].rt : -1;
+}
+
+/* The kernels in start order: their names, the start of the CPU call that launched each (the
+ * kernel's own start when unlinked) and that call (-1). Returns the count, or -1 out of memory. */
+static ptrdiff_t kernel_sequence(const imp *m, int32_t *names, int64_t *at, int32_t *rt)
+{
+    int32_t *ord = malloc((m->gpu.n ? m->gpu.n : 1) * sizeof *ord);
+    corr_ix *cx = malloc((m->rt.n ? m->rt.n : 1) * sizeof *cx);
+    if (!ord || !cx || order_gpu(m, 0, ord)) {
+        free(ord);
+        free(cx);
+        return -1;
+    }
+    size_t ncx = 0;
+    for (size_t i = 0; i < m->rt.n; i++)
+        if (m->rt.v[i].kind == RT_LAUNCH && m->rt.v[i].corr >= 0)
+            cx[ncx++] = (corr_ix){m->rt.v[i].corr, (int32_t)i};
+    sort_n(cx, ncx, sizeof *cx, cmp_corr);
+    size_t n = 0;
+    for (size_t i = 0; i < m->gpu.n; i++) {
+        const ev_gpu *g = &m->gpu.v[ord[i]];
+        if (g->kind != G_KERNEL)
+            continue;
+        rt[n] = rt_of_corr(cx, ncx, g->corr);
+        at[n] = rt[n] >= 0 ? m->rt.v[rt[n]].ts : g->ts;
+        names[n++] = g->name;
+    }
+    free(ord);
+    free(cx);
+    return (ptrdiff_t)n;
+}
+
+/* Of the p rotations of a repetition starting at start, the one after the longest CPU gap
+ * between two launches (where a loop iteration ends: the data, the optimizer's sync), so that a
+ * step begins where the training loop does; the start of the sequence wins outright. */
+static size_t best_rotation(const int64_t *at, size_t start, size_t p)
+{
+    size_t best = 0;
+    int64_t best_gap = -1;
+    for (size_t r = 0; r < p; r++) {
+        size_t i = start + r;
+        int64_t gap = i == 0 ? INT64_MAX : at[i] - at[i - 1];
+        if (gap > best_gap)
+            best_gap = gap, best = r;
+    }
+    return best;
+}
+
+static int push_step(imp *m, int64_t ts, int64_t end, int64_t index, const ev_rt *launcher)
+{
+    ev_step s = {.ts = ts, .dur = end > ts ? end - ts : 1, .index = index, .flag = -1};
+    if (launcher)
+        s.pid = launcher->pid, s.tid = launcher->tid;
+    else if (m->cpu.n)
+        s.pid = m->cpu.v[0].pid, s.tid = m->cpu.v[0].tid;
+    int ok;
+    VEC_PUSH(m->steps, s, ok);
+    return ok ? SIM_OK : SIM_ENOMEM;
+}
+
+/* Steps for a trace without ProfilerStep#N (torch.autograd.profiler, a loop without
+ * prof.step()): one per repetition of the GPU kernel sequence when it repeats (find_period),
+ * else the whole trace as one step. Each step runs from the launch of its first kernel to that
+ * of the next step's. Sets m->step_source and m->period. */
+static int make_steps(imp *m)
+{
+    size_t n = m->gpu.n ? m->gpu.n : 1;
+    int32_t *names = malloc(n * sizeof *names), *rt = malloc(n * sizeof *rt);
+    int64_t *at = malloc(n * sizeof *at);
+    ptrdiff_t nk = names && rt && at ? kernel_sequence(m, names, at, rt) : -1;
+    int rc = nk < 0 ? SIM_ENOMEM : SIM_OK;
+    size_t start = 0, len = 0, p = nk > 0 ? find_period(names, (size_t)nk, &start, &len) : 0;
+    size_t r = p ? best_rotation(at, start, p) : 0, reps = p ? (len - r) / p : 0;
+    int64_t end = trace_end(m);
+    if (!rc && reps >= 2) {
+        for (size_t j = 0; !rc && j < reps; j++) {
+            size_t first = start + r + j * p, next = first + p;
+            int32_t l = rt[first];
+            rc = push_step(m, at[first], next < (size_t)nk ? at[next] : end, (int64_t)j,
+                           l >= 0 ? &m->rt.v[l] : NULL);
+        }
+        m->step_source = TRC_STEPS_PERIOD;
+        m->period = (int)p;
+    } else if (!rc) {
+        int32_t l = -1;
+        for (ptrdiff_t i = 0; l < 0 && i < nk; i++)
+            l = rt[i];
+        rc = push_step(m, m->min_ts, end, 0, l >= 0 ? &m->rt.v[l] : NULL);
+        m->step_source = TRC_STEPS_WHOLE;
+    }
+    free(names);
+    free(rt);
+    free(at);
+    return rc;
+}
+
+/* An AMD GPU: a device named so, or HIP runtime calls (ROCm builds of PyTorch). */
+static int is_amd(const imp *m)
+{
+    for (size_t i = 0; i < m->devs.n; i++) {
+        const char *n = m->devs.v[i].name;
+        if (strstr(n, "AMD") || strstr(n, "Radeon") || strstr(n, "Instinct") || !strncmp(n, "gfx", 3))
+            return 1;
+    }
+    return m->saw_hip;
+}
+
 int trc_kineto_import(const char *in_path, const char *out_path, const trc_kineto_options *opt,
                       trc_kineto_summary *sum, sim_err *err)
 {
@@ -1893,8 +2239,10 @@ int trc_kineto_import(const char *in_path, const char *out_path, const trc_kinet
     trc_kineto_options_init(&defaults);
     if (!opt)
         opt = &defaults;
-    if (sum)
+    if (sum) {
         memset(sum, 0, sizeof *sum);
+        sum->first_bad = -1;
+    }
     double t_start = now_s();
     imp m;
     memset(&m, 0, sizeof m);
@@ -1936,10 +2284,11 @@ int trc_kineto_import(const char *in_path, const char *out_path, const trc_kinet
                          "not a PyTorch profiler trace: the JSON has no 'traceEvents' list");
         goto out;
     }
-    if (m.steps.n == 0) {
+    if (is_amd(&m)) {
         rc = sim_err_set(err, SIM_EINVAL, in_path, 0, 0,
-                         "no ProfilerStep#N annotations: record with torch.profiler.profile("
-                         "schedule=...) and call prof.step() once per training step");
+                         "AMD GPUs are not modelled yet: the trace was recorded on '%s' (ROCm); "
+                         "epochsim replays NVIDIA (CUDA) traces only",
+                         m.devs.n ? m.devs.v[0].name : "a HIP device");
         goto out;
     }
     if (m.gpu.n == 0) {
@@ -1947,6 +2296,15 @@ int trc_kineto_import(const char *in_path, const char *out_path, const trc_kinet
                          "no GPU kernels in the trace: record with "
                          "activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]");
         goto out;
+    }
+    if (m.steps.n == 0 && (rc = make_steps(&m))) {
+        rc = sim_err_set(err, rc, in_path, 0, 0, "out of memory");
+        goto out;
+    }
+    if (sum) {
+        sum->steps_found = (int)m.steps.n;
+        sum->step_source = m.step_source;
+        sum->period_kernels = m.period;
     }
     if ((rc = link_events(&m, err, in_path)))
         goto out;
@@ -1987,6 +2345,8 @@ int trc_kineto_import(const char *in_path, const char *out_path, const trc_kinet
             h.n_dropped++;
         }
     }
+    if ((rc = check_dropped(&m, sum, err, in_path)))
+        goto out;
     /* the GPU most kernels ran on */
     int64_t dev = m.gpu.v[0].device;
     {
@@ -2028,7 +2388,12 @@ int trc_kineto_import(const char *in_path, const char *out_path, const trc_kinet
     h.world_size = m.world_size;
     h.rank = m.rank;
     h.steps_recorded = kept;
-    snprintf(h.importer, sizeof h.importer, "epochsim %s kineto", EPOCHSIM_VERSION);
+    if (m.step_source == TRC_STEPS_PERIOD)
+        snprintf(h.importer, sizeof h.importer, "epochsim %s kineto, steps: %d-kernel period",
+                 EPOCHSIM_VERSION, m.period);
+    else
+        snprintf(h.importer, sizeof h.importer, "epochsim %s kineto%s", EPOCHSIM_VERSION,
+                 m.step_source == TRC_STEPS_WHOLE ? ", steps: whole trace as one" : "");
     snprintf(h.source, sizeof h.source, "%s", opt->source_label ? opt->source_label : in_path);
     snprintf(h.source_schema, sizeof h.source_schema, "%s",
              m.schema_old ? "kineto-old" : "kineto-new");

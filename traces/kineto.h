@@ -17,6 +17,25 @@ typedef struct trc_kineto_options {
     const char *source_label; /* recorded as the header's source; NULL = the input path */
 } trc_kineto_options;
 
+/* Why an event was dropped for its times. CPU ops, annotations, runtime calls and GPU activities
+ * whose times are unusable are left out and counted. The import fails when one of them lies
+ * inside a kept step (that step would replay without it), or when more than 1 % of the GPU
+ * activities are dropped (a recording broken that widely is not one to trust in any step). */
+typedef enum trc_bad_time {
+    TRC_BAD_DUR_MISSING,    /* no 'dur' */
+    TRC_BAD_DUR_NOT_NUMBER, /* 'dur' is a string, null, true or false */
+    TRC_BAD_DUR_NEGATIVE,   /* 'dur' below zero */
+    TRC_BAD_TIME_RANGE,     /* 'ts' or 'dur' too large to be a time (see kineto.c) */
+    TRC_BAD_TIME_COUNT
+} trc_bad_time;
+
+/* How the steps were found. */
+typedef enum trc_step_source {
+    TRC_STEPS_PROFILER, /* ProfilerStep#N annotations */
+    TRC_STEPS_PERIOD,   /* none: the GPU kernel sequence repeats, one step per repetition */
+    TRC_STEPS_WHOLE     /* none and no repetition: the whole trace is one step */
+} trc_step_source;
+
 /* What an import found; filled also when the import fails part-way (as far as it got). */
 typedef struct trc_kineto_summary {
     char source_schema[16]; /* "kineto-old" (Operator/Runtime/Kernel) or "kineto-new" */
@@ -35,7 +54,12 @@ typedef struct trc_kineto_summary {
     int64_t gpu_events;       /* kernels, copies, memsets */
     int64_t unlinked_gpu;     /* GPU events whose correlation id matches no runtime call */
     int64_t launches_without_gpu; /* launch/copy calls in kept steps with no GPU event */
-    int steps_found;          /* ProfilerStep annotations */
+    int64_t bad_time[TRC_BAD_TIME_COUNT]; /* events dropped for their times, per reason */
+    int64_t bad_gpu;          /* of those, GPU activities */
+    int64_t first_bad;        /* traceEvents index of the first dropped event; -1 none */
+    int step_source;          /* trc_step_source */
+    int period_kernels;       /* TRC_STEPS_PERIOD: kernels in one repetition */
+    int steps_found;          /* ProfilerStep annotations (or steps made without them) */
     int steps_kept;
     int n_dropped;
     trc_dropped_step dropped[TRC_DROPPED_MAX];
@@ -49,11 +73,18 @@ typedef struct trc_kineto_summary {
 
 void trc_kineto_options_init(trc_kineto_options *o);
 
+/* Short text for a trc_bad_time ("no dur", ...). */
+const char *trc_kineto_bad_time_name(int reason);
+
+/* Short text for a trc_step_source. */
+const char *trc_kineto_step_source_name(int source);
+
 /* Imports in_path (Kineto JSON, optionally gzip-compressed) into the native trace out_path
  * (written whole or not at all). options may be NULL for the defaults; summary may be NULL.
  * Errors: SIM_ENOENT (no input), SIM_EIO, SIM_EFORMAT (not JSON / truncated / corrupt gzip, with
  * line, column and byte offset of the decompressed JSON), SIM_EINVAL (JSON that is not a usable
- * Kineto trace: no traceEvents, no ProfilerStep#N, no GPU events, every step dropped). */
+ * Kineto trace: no traceEvents, no GPU events, an AMD GPU, every step dropped, events with
+ * unusable times past the rule of trc_bad_time). */
 int trc_kineto_import(const char *in_path, const char *out_path, const trc_kineto_options *opt,
                       trc_kineto_summary *summary, sim_err *err);
 

@@ -219,6 +219,7 @@ static void fill_header_info(trc_program_info *info, const trc_header *h)
     snprintf(info->gpu_name, sizeof info->gpu_name, "%s", h->gpu_name);
     info->gpu_sms = h->gpu_sms;
     snprintf(info->precision, sizeof info->precision, "%s", h->precision);
+    snprintf(info->source_schema, sizeof info->source_schema, "%s", h->source_schema);
     info->batch_size = h->batch_size;
     info->world_size = h->world_size;
 }

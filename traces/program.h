@@ -43,6 +43,7 @@ typedef struct trc_program_info {
     char gpu_name[TRC_STR_MAX]; /* source GPU (deviceProperties name) */
     int gpu_sms;
     char precision[16];
+    char source_schema[16];     /* the header's: "kineto-old", "kineto-new", ... */
     int batch_size;             /* 0 = unknown */
     int world_size;
     int pick;                   /* trc_pick used */

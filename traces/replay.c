@@ -442,6 +442,13 @@ int trc_replay_program(const sim_experiment *x, const sim_hardware *hw, const ch
         snprintf(info->source_cpu, sizeof info->source_cpu, "%s", x->workload.trace_cpu);
     } else {
         const char *g = trc_replay_cpu_guess(pi.gpu_name, &why);
+        if (!g && x->system.cpu[0] && !strcmp(pi.source_schema, "kineto-old")) {
+            /* PyTorch 1.8/1.9 traces have no field for the CPU at all: the experiment's own
+             * CPU is the only one named. A new-schema trace of another box must name its CPU
+             * (its distributed and device fields show it ran elsewhere). */
+            g = x->system.cpu;
+            why = "system.cpu (the trace records no CPU and has no documented guess)";
+        }
         if (!g) {
             rc = sim_err_set(err, SIM_EINVAL, x->workload.trace, 0, 0,
                              "workload.trace_cpu: the trace does not record its CPU and there is "

@@ -889,7 +889,7 @@ static int parse_record(const msgpack_object *a, size_t n_names, trc_record *rec
         return 0;
     }
     rec->thread = (uint8_t)v;
-    const int64_t T = INT64_MAX / 4; /* times: far beyond any real trace, yet safe to add */
+    const int64_t T = TRC_INT_MAX;
     const int64_t names_hi = (int64_t)n_names - 1;
     uint32_t i = 2;
 #define INT_FIELD(dst, lo, hi, msg)                                                                \
@@ -903,7 +903,7 @@ static int parse_record(const msgpack_object *a, size_t n_names, trc_record *rec
 #define NUM_FIELD(dst, msg)                                                                        \
     do {                                                                                           \
         double d_;                                                                                 \
-        if (!obj_num(&a->via.array.ptr[i++], &d_) || !(d_ >= 0) || d_ > 1e30) {                   \
+        if (!obj_num(&a->via.array.ptr[i++], &d_) || !(d_ >= 0) || d_ > TRC_NUM_MAX) {           \
             *what = msg;                                                                           \
             return 0;                                                                              \
         }                                                                                          \

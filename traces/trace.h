@@ -103,6 +103,11 @@ typedef struct trc_header {
     trc_dropped_step dropped[TRC_DROPPED_MAX]; /* steps the importer left out, and why */
 } trc_header;
 
+/* Bounds the reader enforces on a record: its times and counts lie within +-TRC_INT_MAX (far
+ * beyond any real trace, yet safe to add), its flops and bytes within [0, TRC_NUM_MAX]. */
+#define TRC_INT_MAX (INT64_MAX / 4)
+#define TRC_NUM_MAX 1e30
+
 /* One record. A flat value type: the fields a kind does not use are zero / -1 as noted.
  * Times are ns relative to the start of the step (the ProfilerStep annotation); GPU times may
  * lie after the step's end, since the GPU runs behind the CPU. */

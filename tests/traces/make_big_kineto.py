@@ -4,7 +4,7 @@ real trace repeated N times, each copy shifted in time by the trace's span and g
 correlation ids and ProfilerStep numbers, streamed out event by event.
 
 usage: make_big_kineto.py IN.json[.gz] OUT.json COPIES
-e.g.   make_big_kineto.py ../shared/validation/traces/kineto/resnet50_num_workers_0/*.gz \
+e.g.   make_big_kineto.py tests/data/validation-traces/kineto/resnet50_num_workers_0/*.gz \
            /tmp/big.json 30        # trace 1 x 30 = 1.05 GB, 180 steps
 """
 import gzip

@@ -1,6 +1,6 @@
 /* test_kineto.c — the Kineto importer on the hand-made fixtures of both schemas (every figure
  * below is worked out by hand from the fixtures in tests/data/kineto/), on broken input, and on the five
- * real traces of ../shared/validation/traces/ (skipped when that folder is absent). */
+ * real traces copied into tests/data/validation-traces/ (a missing one is a failure). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -21,7 +21,7 @@
 #include <zlib.h>
 
 #define FIXTURES EPOCHSIM_SOURCE_DIR "/tests/data/kineto/"
-#define REAL EPOCHSIM_SOURCE_DIR "/../shared/validation/traces/"
+#define REAL EPOCHSIM_SOURCE_DIR "/tests/data/validation-traces/"
 #define T1 REAL "kineto/resnet50_num_workers_0/worker0.1623143089861.pt.trace.json.gz"
 #define T2 REAL "kineto/resnet50_num_workers_4/worker0.1623212756351.pt.trace.json.gz"
 #define T3 REAL "hta/ns_resolution_trace/rank-0.Apr_03_18_51_38.1102.pt.trace.json.gz"
@@ -335,7 +335,8 @@ static void test_kineto_bad_input(void **state)
     assert_true(err.col > 1);
     assert_true(err.offset > 0);
 
-    /* JSON without traceEvents, without steps, without GPU work */
+    /* JSON without traceEvents, without GPU work (with or without steps: a trace without
+     * ProfilerStep#N is cut into steps from its kernels, so it needs some) */
     const char empty[] = "{\"schemaVersion\": 1}";
     write_text(in, empty, sizeof empty - 1);
     assert_int_equal(trc_kineto_import(in, out, NULL, NULL, &err), SIM_EINVAL);
@@ -344,7 +345,7 @@ static void test_kineto_bad_input(void **state)
                            "\"aten::mm\", \"pid\": 1, \"tid\": 1, \"ts\": 1, \"dur\": 2}]}";
     write_text(in, nosteps, sizeof nosteps - 1);
     assert_int_equal(trc_kineto_import(in, out, NULL, NULL, &err), SIM_EINVAL);
-    assert_non_null(strstr(err.msg, "ProfilerStep"));
+    assert_non_null(strstr(err.msg, "no GPU kernels"));
     const char nogpu[] = "{\"traceEvents\": [{\"ph\": \"X\", \"cat\": \"user_annotation\", "
                          "\"name\": \"ProfilerStep#1\", \"pid\": 1, \"tid\": 1, \"ts\": 1, "
                          "\"dur\": 20}]}";
@@ -376,11 +377,11 @@ static int have(const char *path)
     return stat(path, &st) == 0;
 }
 
-/* Imports a real trace; returns 0 after skip() when the validation folder is absent. */
-static int import_real(const char *path, const char *tag, trc_kineto_summary *sum, steps *s)
+/* Imports a real trace; a missing one fails the test (they are part of the repository). */
+static void import_real(const char *path, const char *tag, trc_kineto_summary *sum, steps *s)
 {
     if (!have(path))
-        return 0;
+        fail_msg("%s is missing: the validation traces belong in the repository", path);
     char out[256];
     out_path(out, sizeof out, tag);
     sim_err err;
@@ -389,7 +390,6 @@ static int import_real(const char *path, const char *tag, trc_kineto_summary *su
         fail_msg("%s: %s", path, err.msg);
     read_steps(out, s);
     remove(out);
-    return 1;
 }
 
 /* Every ns of a step's CPU span is dispatch, data wait, sync or blocked time in the program. */
@@ -423,10 +423,7 @@ static void test_kineto_real_trace1_resnet50_workers0(void **state)
     (void)state;
     trc_kineto_summary sum;
     steps s;
-    if (!import_real(T1, "t1", &sum, &s)) {
-        skip();
-        return;
-    }
+    import_real(T1, "t1", &sum, &s);
     /* README: Tesla V100-DGXS-32GB, 80 SMs, ResNet-50 batch 32 fp32, num_workers=0 */
     assert_string_equal(s.h.gpu_name, "Tesla V100-DGXS-32GB");
     assert_int_equal(s.h.gpu_sms, 80);
@@ -461,10 +458,7 @@ static void test_kineto_real_trace2_resnet50_workers4(void **state)
     (void)state;
     trc_kineto_summary sum;
     steps s;
-    if (!import_real(T2, "t2", &sum, &s)) {
-        skip();
-        return;
-    }
+    import_real(T2, "t2", &sum, &s);
     assert_string_equal(s.h.gpu_name, "Tesla V100-DGXS-32GB");
     assert_int_equal(s.h.batch_size, 32);
     /* step 5's input copy waited 36 ms for GPU work of the unrecorded step 4 (rule W1) */
@@ -488,10 +482,7 @@ static void test_kineto_real_trace3_ddp_v100(void **state)
     (void)state;
     trc_kineto_summary sum;
     steps s;
-    if (!import_real(T3, "t3", &sum, &s)) {
-        skip();
-        return;
-    }
+    import_real(T3, "t3", &sum, &s);
     assert_string_equal(s.h.gpu_name, "Tesla V100-SXM2-32GB");
     assert_string_equal(s.h.source_schema, "kineto-new");
     assert_int_equal(s.h.batch_size, 0); /* no shapes recorded */
@@ -532,10 +523,7 @@ static void test_kineto_real_trace4_nccl_a100(void **state)
     (void)state;
     trc_kineto_summary sum;
     steps s;
-    if (!import_real(T4, "t4", &sum, &s)) {
-        skip();
-        return;
-    }
+    import_real(T4, "t4", &sum, &s);
     assert_string_equal(s.h.gpu_name, "NVIDIA A100-PG509-200");
     assert_int_equal(s.h.gpu_sms, 108);
     assert_int_equal(s.h.world_size, 2);
@@ -567,10 +555,7 @@ static void test_kineto_real_trace5_recsys(void **state)
     (void)state;
     trc_kineto_summary sum;
     steps s;
-    if (!import_real(T5, "t5", &sum, &s)) {
-        skip();
-        return;
-    }
+    import_real(T5, "t5", &sum, &s);
     assert_string_equal(s.h.gpu_name, "NVIDIA A100-PG509-200");
     assert_int_equal(s.h.world_size, 8);
     assert_int_equal(s.h.rank, 3);
