@@ -196,14 +196,20 @@ static int resolve_trace(const char *path, const char *before, sim_experiment *x
     return SIM_OK;
 }
 
-int cfg_experiment_load(const char *path, sim_experiment *x, cfg_experiment_set *set,
-                        sim_err *err)
+int cfg_experiment_load_with(const char *path, const char *const *extra_keys, sim_experiment *x,
+                             cfg_experiment_set *set, sim_err *err)
 {
     char before[sizeof x->workload.trace];
     memcpy(before, x->workload.trace, sizeof before);
-    int rc =
-        cfg_table_load_file(&table, path, x, set ? set->flag : NULL, set ? set->mark : NULL, err);
+    cfg_table t = table;
+    t.extra_keys = extra_keys;
+    int rc = cfg_table_load_file(&t, path, x, set ? set->flag : NULL, set ? set->mark : NULL, err);
     return rc ? rc : resolve_trace(path, before, x, err);
+}
+
+int cfg_experiment_load(const char *path, sim_experiment *x, cfg_experiment_set *set, sim_err *err)
+{
+    return cfg_experiment_load_with(path, NULL, x, set, err);
 }
 
 int cfg_experiment_apply(const char *assignment, sim_experiment *x, cfg_experiment_set *set,

@@ -43,9 +43,7 @@ void sim_sweep_spec_free(sim_sweep_spec *s)
 int sim_sweep_load_experiment(const char *path, sim_experiment *x, cfg_experiment_set *set,
                               sim_err *err)
 {
-    cfg_table t = *cfg_experiment_table();
-    t.extra_keys = sweep_extra_keys;
-    return cfg_table_load_file(&t, path, x, set ? set->flag : NULL, set ? set->mark : NULL, err);
+    return cfg_experiment_load_with(path, sweep_extra_keys, x, set, err);
 }
 
 /* Values become parts of one-line rows: no line breaks. */

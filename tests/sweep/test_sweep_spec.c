@@ -240,6 +240,24 @@ static void test_sweep_spec_seed_follows_values_not_index(void **state)
     assert_true(sim_sweep_mix(0) == 0xe220a8397b1dcdafULL);
 }
 
+/* A relative workload.trace in a sweep file is relative to the file's folder, as in `run`. */
+static void test_sweep_spec_trace_relative_to_file(void **state)
+{
+    (void)state;
+    char path[64];
+    write_tmp(path, sizeof path, "workload:\n  trace: data/step.json.gz\nsweep:\n  grid:\n"
+                                 "    loader.batch_size: [32, 64]\n");
+    sim_experiment x;
+    sim_experiment_defaults(&x);
+    cfg_experiment_set set = {0};
+    sim_err err;
+    assert_int_equal(sim_sweep_load_experiment(path, &x, &set, &err), 0);
+    char want[128];
+    snprintf(want, sizeof want, "%.*s/data/step.json.gz", (int)(strrchr(path, '/') - path), path);
+    assert_string_equal(x.workload.trace, want);
+    unlink(path);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -247,6 +265,7 @@ int main(void)
         cmocka_unit_test(test_sweep_spec_command_line),
         cmocka_unit_test(test_sweep_spec_errors_name_line_and_column),
         cmocka_unit_test(test_sweep_spec_seed_follows_values_not_index),
+        cmocka_unit_test(test_sweep_spec_trace_relative_to_file),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
