@@ -81,6 +81,19 @@ static int named(int rc, const char *key, const cfg_experiment_set *set, sim_err
     return cfg_experiment_locate(set, key, rc, err);
 }
 
+/* For an error whose sentence starts with the experiment key it is about ("workload.trace_gpu:
+ * ..."), the place where that key was given. */
+static int locate_by_key(int rc, const cfg_experiment_set *set, sim_err *err)
+{
+    if (!rc || !err) return rc;
+    char key[64];
+    size_t n = strcspn(err->msg, ": ");
+    if (n == 0 || n >= sizeof key || err->msg[n] != ':') return rc;
+    memcpy(key, err->msg, n);
+    key[n] = 0;
+    return cfg_experiment_locate(set, key, rc, err);
+}
+
 /* The memory a run may take for state that grows with the input, GiB: EPOCHSIM_MEMORY_BUDGET_GB,
  * else 4 (a sweep runs -j N points at once; 4 GiB each stays safe on a 16-32 GB laptop). */
 static double memory_budget_gb(void)
@@ -156,8 +169,8 @@ int sim_scenario_build(const sim_experiment *x_in, const cfg_experiment_set *set
         return named(rc, "system.pcie_gen", set, err);
     hw->gpu_count = x->system.gpu_count;
     hw->host_memory_gb = x->system.host_memory_gb;
-    if (x->workload.trace[0]) /* trace replay: traces/replay.c */
-        return trc_replay_scenario(sc, set, dir, err);
+    if (x->workload.trace[0]) /* trace replay: traces/replay.c; its errors start with the key */
+        return locate_by_key(trc_replay_scenario(sc, set, dir, err), set, err);
     if (strcmp(x->workload.model, "synthetic") != 0)
         return named(sim_zoo_workload(sc, set, err), "workload.model", set, err);
     if ((rc = sim_synthetic_program(x, &sc->program)))
