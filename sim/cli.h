@@ -18,7 +18,10 @@ typedef struct sim_cli_command {
 
 int sim_cli_main(int argc, char **argv);
 
-/* The catalog directory: --catalog, else $EPOCHSIM_CATALOG, else the build-time default. */
+/* The catalog directory: --catalog, else $EPOCHSIM_CATALOG, else the installed catalog beside the
+ * binary (PREFIX/share/epochsim/configs/hardware for PREFIX/bin/epochsim, as `cmake --install`
+ * lays it out), else the source tree's (the build-time default, for a binary run from its build
+ * folder). */
 const char *sim_cli_catalog_dir(const char *from_flag);
 
 #endif
