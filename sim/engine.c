@@ -72,16 +72,28 @@ int64_t sim_engine_now(const sim_engine *e)
     return e->now_ns;
 }
 
-int sim_engine_run(sim_engine *e)
+int sim_engine_run_some(sim_engine *e, uint64_t max_events, bool *finished)
 {
     sim_event ev;
-    while (!e->stopped && sim_queue_pop(&e->q, &ev) == 0) {
+    uint64_t end = max_events > UINT64_MAX - e->events ? UINT64_MAX : e->events + max_events;
+    *finished = false;
+    while (e->events < end) {
+        if (e->stopped || sim_queue_pop(&e->q, &ev) != 0) {
+            *finished = true;
+            break;
+        }
         e->now_ns = ev.t_ns;
         e->events++;
         const slot *s = &e->comps[ev.target];
         s->ops->handle(e, s->self, &ev);
     }
     return e->error;
+}
+
+int sim_engine_run(sim_engine *e)
+{
+    bool finished;
+    return sim_engine_run_some(e, UINT64_MAX, &finished);
 }
 
 void sim_engine_stop(sim_engine *e)

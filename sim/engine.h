@@ -35,6 +35,10 @@ int64_t sim_engine_now(const sim_engine *e);
 /* Runs until the queue is empty or sim_engine_stop is called. Returns 0, or the first error a
  * component reported through sim_engine_fail. */
 int sim_engine_run(sim_engine *e);
+/* Like sim_engine_run, but returns after at most max_events more events; *finished is set when
+ * the run is over (no event left, stopped or failed). Running in slices gives the same results
+ * as one sim_engine_run: the caller may look around between slices (progress reports). */
+int sim_engine_run_some(sim_engine *e, uint64_t max_events, bool *finished);
 void sim_engine_stop(sim_engine *e);
 /* Records an error (the first one wins) and stops the run. */
 void sim_engine_fail(sim_engine *e, int code);

@@ -106,6 +106,10 @@ typedef struct sim_run_series {
 typedef struct sim_run_opts {
     sim_timeline *timeline;  /* spans of the first steps go here (borrowed); NULL = none */
     sim_run_series *series;  /* filled on success when not NULL */
+    /* Called every few million events with the share of the run's samples decoded so far
+     * (0..1); NULL = none. It only observes: results are the same with or without it. */
+    void (*progress)(void *ctx, double done);
+    void *progress_ctx;
 } sim_run_opts;
 
 /* sim_run with optional outputs; opts may be NULL (then it is sim_run). Neither option changes

@@ -4,6 +4,7 @@
 
 #include "plots/plt_run.h"
 #include "sim/cli.h"
+#include "sim/progress.h"
 #include "sim/report.h"
 #include "sim/scenario.h"
 #include "sim/timeline.h"
@@ -157,8 +158,13 @@ int sim_run_cli(int argc, char **argv)
     }
     if (want_series)
         ro.series = &series;
+    sim_progress progress;
+    sim_progress_begin(&progress, "simulating", quiet);
+    ro.progress = sim_progress_update;
+    ro.progress_ctx = &progress;
     if (!rc)
         rc = sim_run_ex(&sc, &ro, &res, &err);
+    sim_progress_end(&progress);
     if (!rc && timeline)
         rc = sim_timeline_write_json(ro.timeline, timeline, &err);
     for (int i = 0; !rc && i < n_plots; i++)
