@@ -2,7 +2,8 @@
  * Pass 1 streams the JSON through yajl callbacks into compact per-event structs (CPU ops and
  * annotations, CUDA runtime calls, GPU activities); nothing else of the document is kept.
  * Pass 2 links runtime calls to GPU activities by correlation id, nests CPU events per thread,
- * cuts ProfilerStep#N windows, applies the warm-up rules and writes one native step at a time. */
+ * cuts ProfilerStep#N windows (or makes steps from the kernel sequence when there are none),
+ * applies the warm-up rules and writes one native step at a time. */
 #include "traces/kineto.h"
 
 #include "sim/workload.h"
