@@ -207,6 +207,12 @@ static void js_summary(yajl_gen g, const trc_header *h, const trc_step_stat *st,
         sim_json_int(g, "unlinked_gpu_events", imp->unlinked_gpu);
         sim_json_int(g, "launches_without_gpu", imp->launches_without_gpu);
         sim_json_int(g, "steps_found", imp->steps_found);
+        sim_json_str(g, "steps_from", trc_kineto_step_source_name(imp->step_source));
+        sim_json_key(g, "dropped_events"); /* per trc_bad_time reason */
+        yajl_gen_map_open(g);
+        for (int i = 0; i < TRC_BAD_TIME_COUNT; i++)
+            sim_json_int(g, trc_kineto_bad_time_name(i), imp->bad_time[i]);
+        yajl_gen_map_close(g);
         sim_json_int(g, "threads", imp->threads);
     }
     js_dist(g, "launch_cpu", launch);

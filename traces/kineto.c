@@ -2,7 +2,8 @@
  * Pass 1 streams the JSON through yajl callbacks into compact per-event structs (CPU ops and
  * annotations, CUDA runtime calls, GPU activities); nothing else of the document is kept.
  * Pass 2 links runtime calls to GPU activities by correlation id, nests CPU events per thread,
- * cuts ProfilerStep#N windows, applies the warm-up rules and writes one native step at a time. */
+ * cuts ProfilerStep#N windows (or makes steps from the kernel sequence when there are none),
+ * applies the warm-up rules and writes one native step at a time. */
 #include "traces/kineto.h"
 
 #include "sim/workload.h"
@@ -1218,6 +1219,20 @@ static int cmp_corr(const void *x, const void *y)
     return a->corr < b->corr ? -1 : a->corr > b->corr;
 }
 
+/* The runtime call with correlation id corr in cx (sorted by corr); -1 none. */
+static int32_t rt_of_corr(const corr_ix *cx, size_t n, int64_t corr)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (cx[mid].corr < corr)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return corr >= 0 && lo < n && cx[lo].corr == corr ? cx[lo].rt : -1;
+}
+
 /* Sort keys for GPU activities (sorted as small key structs, not through a global). */
 typedef struct gpu_key {
     int64_t a, b; /* (linked runtime, start) or (start, 0) */
@@ -1410,22 +1425,8 @@ static int link_events(imp *m, sim_err *err, const char *path)
             cx[ncx++] = (corr_ix){r->corr, (int32_t)i};
     }
     sort_n(cx, ncx, sizeof *cx, cmp_corr);
-    for (size_t i = 0; i < m->gpu.n; i++) {
-        ev_gpu *g = &m->gpu.v[i];
-        g->rt = -1;
-        if (g->corr < 0)
-            continue;
-        size_t lo = 0, hi = ncx;
-        while (lo < hi) {
-            size_t mid = (lo + hi) / 2;
-            if (cx[mid].corr < g->corr)
-                lo = mid + 1;
-            else
-                hi = mid;
-        }
-        if (lo < ncx && cx[lo].corr == g->corr)
-            g->rt = cx[lo].rt;
-    }
+    for (size_t i = 0; i < m->gpu.n; i++)
+        m->gpu.v[i].rt = rt_of_corr(cx, ncx, m->gpu.v[i].corr);
     free(cx);
     if (order_gpu(m, 1, m->gpu_by_rt))
         return sim_err_set(err, SIM_ENOMEM, path, 0, 0, "out of memory");
@@ -2111,20 +2112,6 @@ static int64_t trace_end(const imp *m)
     for (size_t i = 0; i < m->gpu.n; i++)
         end = m->gpu.v[i].ts + m->gpu.v[i].dur > end ? m->gpu.v[i].ts + m->gpu.v[i].dur : end;
     return end + 1;
-}
-
-/* The runtime call with correlation id corr in cx (sorted by corr); -1 none. */
-static int32_t rt_of_corr(const corr_ix *cx, size_t n, int64_t corr)
-{
-    size_t lo = 0, hi = n;
-    while (lo < hi) {
-        size_t mid = (lo + hi) / 2;
-        if (cx[mid].corr < corr)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return corr >= 0 && lo < n && cx[lo].corr == corr ? cx[lo].rt : -1;
 }
 
 /* The kernels in start order: their names, the start of the CPU call that launched each (the

@@ -1,7 +1,8 @@
 /* kineto.h — importer of PyTorch profiler (Kineto) Chrome-trace JSON into the native trace.
  * Reads .json or .json.gz with yajl's streaming parser, keeping only a small struct per relevant
  * event (never a document tree), links launches to GPU work by correlation id, cuts steps at
- * ProfilerStep#N, drops warm-up steps (rules in traces/FORMAT.md) and writes traces/trace.h. */
+ * ProfilerStep#N (without them: by the repeating kernel sequence, or one step; docs/replay.md),
+ * drops warm-up steps (rules in traces/FORMAT.md) and writes traces/trace.h. */
 #ifndef TRC_KINETO_H
 #define TRC_KINETO_H
 

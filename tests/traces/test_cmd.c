@@ -13,6 +13,8 @@
 #include <unistd.h>
 #include <yajl/yajl_tree.h>
 
+#include "traces/kineto.h"
+
 #define FIXTURE EPOCHSIM_SOURCE_DIR "/tests/data/kineto/new_schema.json"
 
 static char tmp[3][256];
@@ -95,7 +97,21 @@ static void test_cmd_import_and_show(void **state)
     assert_true(YAJL_GET_DOUBLE(get(s0, "gpu_busy_ms")) == 0.18);
     assert_true(YAJL_IS_OBJECT(get(root, "launch_cpu")));
     assert_true(YAJL_GET_DOUBLE(get(root, "import_mb_per_s")) > 0);
+    assert_string_equal(YAJL_GET_STRING(get(root, "steps_from")), "ProfilerStep#N annotations");
+    /* the fixture's events all have a usable dur */
+    yajl_val dropped = get(root, "dropped_events");
+    assert_true(YAJL_IS_OBJECT(dropped));
+    assert_int_equal(YAJL_GET_OBJECT(dropped)->len, TRC_BAD_TIME_COUNT);
+    assert_int_equal(YAJL_GET_INTEGER(get(dropped, "negative dur")), 0);
     yajl_tree_free(root);
+
+    /* a trace without ProfilerStep#N: the summary says how its steps were cut */
+    snprintf(cmd, sizeof cmd, "'%s' import kineto '%s' -o '%s'", EPOCHSIM_BINARY,
+             EPOCHSIM_SOURCE_DIR "/tests/data/kineto/autograd_profiler.json", tmp[2]);
+    assert_int_equal(run(cmd, out, sizeof out), 0);
+    assert_non_null(strstr(out, "repeating GPU kernel sequence (no ProfilerStep#N): 4 kernels "
+                                "per step"));
+    remove(tmp[2]);
 
     snprintf(cmd, sizeof cmd, "'%s' trace show '%s' --json", EPOCHSIM_BINARY, tmp[0]);
     assert_int_equal(run(cmd, out, sizeof out), 0);

@@ -415,6 +415,183 @@ static void test_kineto_input_rocm_refused(void **state)
     trc_kineto_summary_free(&sum);
 }
 
+/* ---- property: whatever the importer writes, the reader loads ------------------------------ */
+
+/* splitmix64: a small seeded generator, so that every run makes the same traces. */
+static uint64_t next_rand(uint64_t *x)
+{
+    uint64_t z = (*x += 0x9E3779B97F4A7C15ULL);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+    return z ^ (z >> 31);
+}
+
+static int pick(uint64_t *x, int n)
+{
+    return (int)(next_rand(x) % (uint64_t)n);
+}
+
+/* What the generator put in each step: kernel launches (each one kernel record, with or without
+ * its kernel) and the recorded time of the kernels linked to them. */
+typedef struct expect {
+    int kernels[4];
+    int64_t kernel_ns[4];
+    int n_steps;
+    int bad; /* events with unusable times were added (the import may refuse them) */
+} expect;
+
+/* A value for an 'args' integer: plain, zero, negative or far too large. */
+static const char *wild_int(uint64_t *x)
+{
+    static const char *const v[] = {"3", "0", "-7", "65535", "4294967296", "9223372036854775807",
+                                    "1e300", "2.5"};
+    return v[pick(x, 8)];
+}
+
+static void gen_dims(text *t, uint64_t *x)
+{
+    put(t, ", \"Input Dims\": [");
+    int n_in = pick(x, 3);
+    for (int i = 0; i < n_in; i++) {
+        put(t, "%s[", i ? ", " : "");
+        int nd = pick(x, 5);
+        for (int d = 0; d < nd; d++)
+            put(t, "%s%s", d ? ", " : "", pick(x, 4) ? "16" : wild_int(x));
+        put(t, "]");
+    }
+    put(t, "], \"Input type\": [\"float\", \"c10::Half\"]");
+}
+
+/* One launch at ts_us (and usually its kernel) in step si; old selects the old schema. */
+static void gen_launch(text *t, uint64_t *x, expect *ex, int si, int ts_us, int *corr, int old)
+{
+    int c = (*corr)++;
+    ex->kernels[si]++;
+    if (pick(x, 2)) {
+        put(t, ",\n{\"ph\": \"X\", \"cat\": \"%s\", \"name\": \"aten::mm\", \"pid\": 1, "
+               "\"tid\": 1, \"ts\": %d, \"dur\": 30, \"args\": {\"x\": 1",
+            old ? "Operator" : "cpu_op", ts_us - 2);
+        gen_dims(t, x);
+        put(t, "}}");
+    }
+    put(t, ",\n{\"ph\": \"X\", \"cat\": \"%s\", \"name\": \"cudaLaunchKernel\", \"pid\": 1, "
+           "\"tid\": 1, \"ts\": %d, \"dur\": %d, \"args\": {\"correlation\": %d}}",
+        old ? "Runtime" : "cuda_runtime", ts_us, pick(x, 3) ? 5 : 0, c);
+    if (pick(x, 8) == 0)
+        return; /* the launch's kernel was not recorded */
+    static const char *const names[] = {"ampere_sgemm_64x64_nn", "relu_kernel",
+                                        "implicit_convolve_sgemm", "reduce_kernel"};
+    int linked = pick(x, 6) != 0, dur = pick(x, 4) ? 1 + pick(x, 90) : 0;
+    put(t, ",\n{\"ph\": \"X\", \"cat\": \"%s\", \"name\": \"%s\", \"pid\": 0, ",
+        old ? "Kernel" : "kernel", names[pick(x, 4)]);
+    if (pick(x, 2))
+        put(t, "\"tid\": \"stream %s\"", pick(x, 3) ? "7" : wild_int(x));
+    else
+        put(t, "\"tid\": %s", pick(x, 3) ? "7" : wild_int(x));
+    put(t, ", \"ts\": %d, \"dur\": %d, \"args\": {", ts_us + pick(x, 40), dur);
+    if (linked)
+        put(t, "\"correlation\": %d, ", c);
+    if (pick(x, 2))
+        put(t, "\"stream\": %s, ", pick(x, 2) ? "7" : wild_int(x));
+    if (pick(x, 2))
+        put(t, "\"grid\": [%s, %s, %s], ", wild_int(x), wild_int(x), wild_int(x));
+    put(t, "\"device\": 0}}");
+    if (linked)
+        ex->kernel_ns[si] += (int64_t)dur * 1000;
+}
+
+/* A trace of 1-4 ProfilerStep windows of 10 ms with 0-8 launches each, and sometimes events with
+ * unusable times before the first step. */
+static void gen_trace(text *t, uint64_t *x, expect *ex)
+{
+    memset(ex, 0, sizeof *ex);
+    int old = pick(x, 3) == 0, corr = 1;
+    ex->n_steps = 1 + pick(x, 4);
+    put(t, "{\"deviceProperties\": [{\"id\": 0, \"name\": \"NVIDIA A100-SXM4-40GB\", "
+           "\"numSms\": %s}], \"distributedInfo\": {\"rank\": %s, \"world_size\": %s},\n"
+           "\"traceEvents\": [\n{\"ph\": \"i\", \"name\": \"start\", \"ts\": 0}",
+        pick(x, 2) ? "108" : wild_int(x), wild_int(x), wild_int(x));
+    if (pick(x, 4) == 0) {
+        ex->bad = 1;
+        put(t, ",\n{\"ph\": \"X\", \"cat\": \"%s\", \"name\": \"early\", \"pid\": 0, \"tid\": 7, "
+               "\"ts\": 10, \"dur\": %s}",
+            old ? "Kernel" : "kernel", pick(x, 2) ? "-1" : "\"x\"");
+    }
+    for (int si = 0; si < ex->n_steps; si++) {
+        int ts = 1000 + 10000 * si;
+        put(t, ",\n{\"ph\": \"X\", \"cat\": \"%s\", \"name\": \"ProfilerStep#%d\", \"pid\": 1, "
+               "\"tid\": 1, \"ts\": %d, \"dur\": 8000}",
+            old ? "Operator" : "user_annotation", si + 1, ts);
+        int n = pick(x, 9);
+        for (int k = 0; k < n; k++)
+            gen_launch(t, x, ex, si, ts + 100 + 700 * k, &corr, old);
+    }
+    put(t, "]}\n");
+}
+
+/* The recorded kernel time and kernel records of every step of a trace file match ex. */
+static void check_against(const char *path, const expect *ex)
+{
+    trc_reader *r = NULL;
+    sim_err err;
+    sim_err_clear(&err);
+    if (trc_reader_open(path, &r, &err))
+        fail_msg("the reader refused what the importer wrote: %s", err.msg);
+    int gpu_sms = trc_reader_header(r)->gpu_sms;
+    const trc_step *s;
+    int n = 0, rc;
+    while ((rc = trc_reader_next_step(r, &s, &err)) > 0) {
+        assert_true(n < ex->n_steps);
+        int kernels = 0;
+        for (size_t i = 0; i < s->n_recs; i++)
+            kernels += s->recs[i].kind == TRC_REC_KERNEL;
+        assert_int_equal(kernels, ex->kernels[n]);
+        sim_program p = {0};
+        trc_program_info info;
+        memset(&info, 0, sizeof info);
+        assert_int_equal(trc_step_to_program(s, gpu_sms, 0, &p, &info, NULL), 0);
+        assert_int_equal(info.kernel_ns, ex->kernel_ns[n]);
+        sim_program_free(&p);
+        n++;
+    }
+    if (rc < 0)
+        fail_msg("the reader refused what the importer wrote: %s", err.msg);
+    assert_int_equal(n, ex->n_steps);
+    trc_reader_close(r);
+}
+
+/* 400 generated traces (fixed seed): every import either succeeds and reads back with each
+ * step's kernels and their recorded time as generated, or refuses events with unusable times
+ * the generator did put in; every step is kept (keep_warmup), so each has its expectation. */
+static void test_kineto_input_property_roundtrip(void **state)
+{
+    (void)state;
+    uint64_t seed = 12;
+    int imported = 0;
+    for (int trial = 0; trial < 400; trial++) {
+        text t = {0};
+        expect ex;
+        gen_trace(&t, &seed, &ex);
+        char out[256];
+        trc_kineto_summary sum;
+        sim_err err;
+        int rc = import_text(t.s, "prop", 1, out, sizeof out, &sum, &err);
+        if (rc && !(ex.bad && strstr(err.msg, "unusable times")) &&
+            !strstr(err.msg, "no GPU kernels"))
+            fail_msg("trial %d: %s\n%s", trial, err.msg, t.s);
+        if (!rc) {
+            check_against(out, &ex);
+            imported++;
+        }
+        trc_kineto_summary_free(&sum);
+        remove(out);
+        free(t.s);
+    }
+    /* most traces import: the refusals are only the ones without kernels or with a dropped
+     * GPU event among fewer than 100 */
+    assert_true(imported > 200);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -427,6 +604,7 @@ int main(void)
         cmocka_unit_test(test_kineto_input_no_profiler_step_period),
         cmocka_unit_test(test_kineto_input_no_profiler_step_whole),
         cmocka_unit_test(test_kineto_input_rocm_refused),
+        cmocka_unit_test(test_kineto_input_property_roundtrip),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

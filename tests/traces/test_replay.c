@@ -431,6 +431,42 @@ static void test_replay_errors(void **state)
         expect_error(no_cpu, SIM_EINVAL, "workload.trace_cpu");
 }
 
+/* An old-schema trace records no CPU; on a GPU with no documented CPU guess (an A100 here, the
+ * old_schema.json fixture renamed) the replay takes the experiment's system.cpu. */
+static void test_replay_old_schema_uses_system_cpu(void **state)
+{
+    (void)state;
+    FILE *f = fopen(SRC "/tests/data/kineto/old_schema.json", "rb");
+    assert_non_null(f);
+    static char text[1 << 17];
+    size_t n = fread(text, 1, sizeof text - 1, f);
+    fclose(f);
+    text[n] = 0;
+    char *at = strstr(text, "Tesla V100-DGXS-32GB");
+    assert_non_null(at);
+    char path[128];
+    snprintf(path, sizeof path, "/tmp/epochsim_test_replay_%ld_old_a100.json", (long)getpid());
+    f = fopen(path, "wb");
+    assert_non_null(f);
+    fwrite(text, 1, (size_t)(at - text), f);
+    fputs("NVIDIA A100-SXM4-40GB", f);
+    fputs(at + strlen("Tesla V100-DGXS-32GB"), f);
+    assert_int_equal(fclose(f), 0);
+    char set_trace[256];
+    snprintf(set_trace, sizeof set_trace, "workload.trace=%s", path);
+    const char *const sets[] = {set_trace, NULL};
+    sim_err err;
+    figures fig;
+    sim_scenario sc;
+    int rc = simulate(EXP "replay-resnet50-nw0.yaml", sets, &fig, &sc, &err);
+    if (rc)
+        fail_msg("%s", err.msg);
+    /* replay-resnet50-nw0.yaml sets system.cpu: xeon-e5-2698-v4 */
+    assert_string_equal(sc.x.workload.trace_cpu, "xeon-e5-2698-v4");
+    sim_scenario_free(&sc);
+    remove(path);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -449,6 +485,7 @@ int main(void)
         cmocka_unit_test(test_replay_whatif_batch_and_graphs),
         cmocka_unit_test(test_replay_predict_other_loader),
         cmocka_unit_test(test_replay_errors),
+        cmocka_unit_test(test_replay_old_schema_uses_system_cpu),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
