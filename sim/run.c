@@ -7,6 +7,7 @@
 #include "sim/pipeline.h"
 #include "sim/timeline.h"
 
+#include <gsl/gsl_sort.h>
 #include <gsl/gsl_statistics_double.h>
 #include <math.h>
 #include <stdlib.h>
@@ -147,29 +148,21 @@ static void take_snapshot(world *w, snapshot *s)
     }
 }
 
-static int cmp_i64(const void *a, const void *b)
+/* The median and 99th percentile of n step times, in ms (0 for no steps); SIM_ENOMEM when the
+ * sorted copy cannot be made. */
+static int step_quantiles_ms(const int64_t *steps, int64_t n, double *p50, double *p99)
 {
-    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-    return (x > y) - (x < y);
-}
-
-static double quantile_ms(const int64_t *steps, int64_t n, double q)
-{
-    if (n == 0)
-        return 0;
-    int64_t *sorted = malloc((size_t)n * sizeof *sorted);
+    *p50 = *p99 = 0;
+    if (n == 0) return SIM_OK;
     double *d = malloc((size_t)n * sizeof *d);
-    double v = 0;
-    if (sorted && d) {
-        memcpy(sorted, steps, (size_t)n * sizeof *sorted);
-        qsort(sorted, (size_t)n, sizeof *sorted, cmp_i64);
-        for (int64_t i = 0; i < n; i++)
-            d[i] = (double)sorted[i] / 1e6;
-        v = gsl_stats_quantile_from_sorted_data(d, 1, (size_t)n, q);
-    }
-    free(sorted);
+    if (!d) return SIM_ENOMEM;
+    for (int64_t i = 0; i < n; i++)
+        d[i] = (double)steps[i] / 1e6;
+    gsl_sort(d, 1, (size_t)n);
+    *p50 = gsl_stats_quantile_from_sorted_data(d, 1, (size_t)n, 0.50);
+    *p99 = gsl_stats_quantile_from_sorted_data(d, 1, (size_t)n, 0.99);
     free(d);
-    return v;
+    return SIM_OK;
 }
 
 static void epoch_ended(void *ctx, int trainer, int epoch)
@@ -196,8 +189,11 @@ static void epoch_ended(void *ctx, int trainer, int epoch)
     r->samples_per_s = dt > 0 ? r->samples / (dt / 1e9) : 0;
     int64_t n_steps;
     const int64_t *steps = sim_metrics_take_steps(w->metrics, &n_steps);
-    r->step_time_ms_p50 = quantile_ms(steps, n_steps, 0.50);
-    r->step_time_ms_p99 = quantile_ms(steps, n_steps, 0.99);
+    if (step_quantiles_ms(steps, n_steps, &r->step_time_ms_p50, &r->step_time_ms_p99)) {
+        free(now.gpu);
+        sim_engine_fail(w->e, SIM_ENOMEM);
+        return;
+    }
     for (int i = 0; i < w->n; i++) {
         const sim_gpu_totals *a = &w->last.gpu[i], *b = &now.gpu[i];
         r->gpu_util_pct += 100.0 * (b->kernel_ns - a->kernel_ns) / dt / w->n;
@@ -563,6 +559,10 @@ int sim_run_ex(const sim_scenario *sc, const sim_run_opts *opts, sim_result *res
     res->events = sim_engine_events(w.e);
     res->util_window_ns = window_ns;
     res->util_series = sim_metrics_util_series(w.metrics, &res->n_util);
+    if (!res->util_series) {
+        rc = sim_err_set(err, SIM_ENOMEM, NULL, 0, 0, "out of memory");
+        goto fail;
+    }
     if (w.series) {
         /* The last, partial window (or the only one of a run shorter than a tick). */
         int64_t end = sim_engine_now(w.e);

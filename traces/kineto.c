@@ -1057,22 +1057,6 @@ static const yajl_callbacks callbacks = {
     .yajl_end_array = cb_end_array,
 };
 
-static void *yajl_malloc_fn(void *ctx, size_t n)
-{
-    (void)ctx;
-    return malloc(n);
-}
-static void *yajl_realloc_fn(void *ctx, void *p, size_t n)
-{
-    (void)ctx;
-    return realloc(p, n);
-}
-static void yajl_free_fn(void *ctx, void *p)
-{
-    (void)ctx;
-    free(p);
-}
-
 /* Line and column (1-based) of byte `pos` of buf, continuing from the line and column of the bytes
  * before buf. */
 static void advance_pos(const unsigned char *buf, size_t pos, long long *line, long long *col)
@@ -1094,8 +1078,7 @@ static int parse_json(imp *m, const char *path, trc_kineto_summary *sum, sim_err
                            "cannot open the trace: %s", e ? strerror(e) : "out of memory");
     }
     gzbuffer(f, READ_BYTES);
-    yajl_alloc_funcs af = {yajl_malloc_fn, yajl_realloc_fn, yajl_free_fn, NULL};
-    yajl_handle h = yajl_alloc(&callbacks, &af, m);
+    yajl_handle h = yajl_alloc(&callbacks, NULL, m);
     unsigned char *buf = malloc(READ_BYTES);
     int rc = SIM_OK;
     long long offset = 0, line = 1, col = 1;
