@@ -1,6 +1,7 @@
 /* test_published.c — predicted ResNet-50 and BERT-large training throughput against published
  * single-GPU figures (NVIDIA DeepLearningExamples, Lambda's benchmark of the same code), with
- * GPU descriptions built from ../shared/reference/hardware-catalog.md and the model's default
+ * GPU descriptions written out from the vendors' datasheet figures (the same numbers, with their
+ * sources, as the entries of configs/hardware/gpus/) and the model's default
  * efficiency curves: no per-GPU factor. Prints the table of docs/published-throughput.md. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -16,7 +17,7 @@
 #include <stdio.h>
 #include <string.h>
 
-/* Numbers from hardware-catalog.md sections 1-2 (dense tensor rates; GeForce fp16 at the
+/* Datasheet numbers, as in configs/hardware/gpus/ (dense tensor rates; GeForce fp16 at the
  * fp32-accumulate rate). Efficiency curves empty: the model's defaults. kernel_overhead_us 1:
  * NVIDIA's "Getting Started with CUDA Graphs" blog measured ~3.8 us per back-to-back kernel for
  * kernels of ~2.9 us, i.e. ~1 us of GPU-side gap per kernel (recalled). max_blocks_per_sm 2: a
