@@ -16,6 +16,7 @@ enum {
     SIM_EFORMAT = -5, /* a file is truncated, corrupt or of an unknown version */
     SIM_EOOM = -6,    /* the simulated job does not fit in GPU memory */
     SIM_EUSAGE = -7,  /* wrong command-line usage */
+    SIM_EBUDGET = -8, /* a run would take more host memory than its budget allows */
 };
 
 #define SIM_ERR_MSG_MAX 512

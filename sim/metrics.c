@@ -22,6 +22,7 @@ struct sim_metrics {
     int n;
     gpu_track *g;
     int64_t window_ns;
+    int64_t max_win;   /* 0 = no bound */
     int64_t *win_busy; /* GPU 0: kernel ns per window */
     int64_t n_win, cap_win;
     int64_t kernel_start_ns; /* GPU 0: start of the running kernel */
@@ -30,7 +31,7 @@ struct sim_metrics {
     int64_t taken;
 };
 
-sim_metrics *sim_metrics_create(sim_engine *e, int n_gpus, int64_t window_ns)
+sim_metrics *sim_metrics_create(sim_engine *e, int n_gpus, int64_t window_ns, int64_t max_windows)
 {
     sim_metrics *m = calloc(1, sizeof *m);
     if (!m)
@@ -43,6 +44,7 @@ sim_metrics *sim_metrics_create(sim_engine *e, int n_gpus, int64_t window_ns)
     m->e = e;
     m->n = n_gpus;
     m->window_ns = window_ns;
+    m->max_win = max_windows;
     for (int i = 0; i < n_gpus; i++)
         m->g[i].main = SIM_MAIN_OTHER;
     return m;
@@ -83,6 +85,7 @@ static int grow_windows(sim_metrics *m, int64_t need)
 {
     if (need <= m->cap_win)
         return 0;
+    if (m->max_win && need > m->max_win) return SIM_EBUDGET;
     int64_t cap = m->cap_win ? m->cap_win : 1024;
     while (cap < need)
         cap *= 2;
@@ -101,8 +104,9 @@ static void add_busy(sim_metrics *m, int64_t s, int64_t e)
     if (e <= s)
         return;
     int64_t last = (e - 1) / m->window_ns;
-    if (grow_windows(m, last + 1)) {
-        sim_engine_fail(m->e, SIM_ENOMEM);
+    int rc = grow_windows(m, last + 1);
+    if (rc) {
+        sim_engine_fail(m->e, rc);
         return;
     }
     for (int64_t w = s / m->window_ns; w <= last; w++) {

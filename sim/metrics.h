@@ -32,7 +32,9 @@ typedef struct sim_gpu_totals {
     double stall_ns[SIM_STALL_COUNT];
 } sim_gpu_totals;
 
-sim_metrics *sim_metrics_create(sim_engine *e, int n_gpus, int64_t window_ns);
+/* max_windows bounds the GPU-Util windows kept (0 = no bound): past it the engine fails with
+ * SIM_EBUDGET. */
+sim_metrics *sim_metrics_create(sim_engine *e, int n_gpus, int64_t window_ns, int64_t max_windows);
 void sim_metrics_destroy(sim_metrics *m);
 void sim_metrics_main(sim_metrics *m, int gpu, sim_main_state s);
 void sim_metrics_gpu(sim_metrics *m, int gpu, sim_gpu_state s, float sm_fraction);

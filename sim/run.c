@@ -216,6 +216,10 @@ static void epoch_ended(void *ctx, int trainer, int epoch)
     }
 }
 
+/* Host memory per GPU-Util window: kernel time (8 bytes), the series' CPU and queue figures (8
+ * each) and the reported percentage (1), rounded up. */
+#define SERIES_BYTES_PER_WINDOW 32
+
 /* Events between two progress reports: ~0.1 s of simulation on one core (bench_epoch). */
 #define PROGRESS_EVENTS (1u << 22)
 
@@ -437,7 +441,8 @@ int sim_run_ex(const sim_scenario *sc, const sim_run_opts *opts, sim_result *res
                          .busy_units = hw->cpu.threads};
     w.mem = sim_ps_create(w.e, &mem);
     w.storage = sim_storage_create(w.e, &hw->storage);
-    w.metrics = sim_metrics_create(w.e, w.n, window_ns);
+    w.metrics =
+        sim_metrics_create(w.e, w.n, window_ns, sc->memory_budget_bytes / SERIES_BYTES_PER_WINDOW);
     /* GPUs reduce over NVLink when they have it, else over PCIe through the host (per-direction
      * rates: NVLink figures are bidirectional totals, the measured PCIe one is per direction). */
     double bus_gbps = hw->gpu.nvlink_gbps > 0 ? hw->gpu.nvlink_gbps / 2 : hw->link.pinned_gbps;
@@ -547,7 +552,15 @@ int sim_run_ex(const sim_scenario *sc, const sim_run_opts *opts, sim_result *res
         sim_engine_at(w.e, w.tick_ns, w.sampler_id, 0, 0);
     rc = run_engine(&w, opts, per_epoch);
     if (rc) {
-        sim_err_set(err, rc, NULL, 0, 0, "the simulation failed (out of memory)");
+        if (rc == SIM_EBUDGET)
+            sim_err_set(err, rc, NULL, 0, 0,
+                        "report.util_window_ns %lld: the GPU-Util series of this run grows past "
+                        "the %.3g GiB memory budget (%lld windows); use a longer window (0 = the "
+                        "GPU's own) or raise EPOCHSIM_MEMORY_BUDGET_GB",
+                        (long long)window_ns, sc->memory_budget_bytes / 1073741824.0,
+                        (long long)(sc->memory_budget_bytes / SERIES_BYTES_PER_WINDOW));
+        else
+            sim_err_set(err, rc, NULL, 0, 0, "the simulation failed (out of memory)");
         goto fail;
     }
     for (int i = 0; i < w.n; i++)

@@ -53,6 +53,9 @@ typedef struct sim_scenario {
     sim_hardware hw;
     sim_program program; /* owned by the scenario */
     sim_memory_info memory;
+    /* Host memory that state growing with the simulated time (the GPU-Util windows) may take,
+     * bytes; 0 = no limit. Set by setup (EPOCHSIM_MEMORY_BUDGET_GB). */
+    int64_t memory_budget_bytes;
 } sim_scenario;
 
 typedef struct sim_epoch_result {

@@ -162,8 +162,11 @@ int sim_run_cli(int argc, char **argv)
     sim_progress_begin(&progress, "simulating", quiet);
     ro.progress = sim_progress_update;
     ro.progress_ctx = &progress;
-    if (!rc)
+    if (!rc) {
         rc = sim_run_ex(&sc, &ro, &res, &err);
+        if (rc == SIM_EBUDGET) /* the window the user chose made the series too long */
+            cfg_experiment_locate(&set, "report.util_window_ns", rc, &err);
+    }
     sim_progress_end(&progress);
     if (!rc && timeline)
         rc = sim_timeline_write_json(ro.timeline, timeline, &err);

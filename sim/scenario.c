@@ -118,8 +118,8 @@ static int check_memory_budget(const sim_experiment *x, const cfg_experiment_set
     return cfg_experiment_locate(
         set, "dataset.samples",
         sim_err_set(err, SIM_EINVAL, NULL, 0, 0,
-                    "dataset.samples %lld on %d GPU%s needs %.1f GiB of per-sample state, over "
-                    "the %.1f GiB budget (raise it with EPOCHSIM_MEMORY_BUDGET_GB if the machine "
+                    "dataset.samples %lld on %d GPU%s needs %.3g GiB of per-sample state, over "
+                    "the %.3g GiB budget (raise it with EPOCHSIM_MEMORY_BUDGET_GB if the machine "
                     "has the memory)",
                     (long long)x->dataset.samples, x->system.gpu_count,
                     x->system.gpu_count == 1 ? "" : "s", bytes / 1073741824.0, budget),
@@ -138,6 +138,7 @@ int sim_scenario_build(const sim_experiment *x_in, const cfg_experiment_set *set
         return named(rc, "system.name", set, err);
     if ((rc = cfg_experiment_check(x, set, err)) || (rc = check_memory_budget(x, set, err)))
         return rc;
+    sc->memory_budget_bytes = (int64_t)(memory_budget_gb() * 1073741824.0);
     if ((rc = cfg_catalog_load(dir, CFG_CAT_GPU, x->system.gpu, &hw->gpu, err)))
         return named(rc, "system.gpu", set, err);
     if ((rc = cfg_catalog_load(dir, CFG_CAT_CPU, x->system.cpu, &hw->cpu, err)))

@@ -22,8 +22,9 @@
 typedef struct bad_case {
     const char *file;    /* input written into the case's folder, NULL for none */
     const char *content; /* its text */
-    const char *args;    /* space-separated; {D} is the folder, {C} a copy of the catalog whose
-                            gpus/bad.yaml is t4.yaml with `from` replaced by `to` */
+    const char *args;    /* space-separated, after any NAME=VALUE words for the environment; {D}
+                            is the folder, {C} a copy of the catalog whose gpus/bad.yaml is
+                            t4.yaml with `from` replaced by `to` */
     const char *from, *to;
     int rc;
     const char *message; /* expected in stderr */
@@ -95,13 +96,19 @@ static const bad_case cases[] = {
       "x.yaml:5:14: error: loader.drop_last with loader.batch_size 32 > dataset.samples 10 leaves no batch"),
     Y("report:\n  util_window_ns: 1\n", 1, "x.yaml:2:19: error: report.util_window_ns must be 0 (the GPU's NVML window) or at least 1000000"),
     Y("report:\n  util_window_ns: 9000000000000\n", 1, "x.yaml:2:19: error: 'report.util_window_ns' must be between 0 and"),
-    Y("dataset:\n  samples: 4000000000\n", 1, "x.yaml:2:12: error: dataset.samples 4000000000 on 1 GPU needs 33.5 GiB of per-sample state, over the 4.0 GiB budget"),
+    Y("dataset:\n  samples: 4000000000\n", 1, "x.yaml:2:12: error: dataset.samples 4000000000 on 1 GPU needs 33.5 GiB of per-sample state, over the 4 GiB budget"),
     Y("dataset:\n  samples: 5000000000\n", 1, "x.yaml:2:12: error: 'dataset.samples' must be between 1 and"),
     Y("workload:\n  trace: nope.json\n", 1, "nope.json: error: workload.trace: cannot read 'nope.json'"),
     Y("workload:\n  trace: " TRACE_GZ "\n  trace_gpu: v100-sxm3\n", 1,
       "x.yaml:3:14: error: workload.trace_gpu: unknown gpus 'v100-sxm3'"),
     {NULL, NULL, "run {D}", NULL, NULL, 1, ": error: is a directory, not a YAML file"},
     {NULL, NULL, "run missing.yaml", NULL, NULL, 1, "missing.yaml: error: cannot open: No such file or directory"},
+    /* 100 epochs of 1000 samples: ~50 s simulated, 50,000 windows of 1 ms; the budget holds 3,355 */
+    {"x.yaml", "report:\n  util_window_ns: 1000000\ndataset:\n  samples: 1000\ntraining:\n  epochs: 100\n",
+     "EPOCHSIM_MEMORY_BUDGET_GB=0.0001 run x.yaml",
+     NULL, NULL, 1,
+     "x.yaml:2:19: error: report.util_window_ns 1000000: the GPU-Util series of this run grows past "
+     "the 0.0001 GiB memory budget (3355 windows)"},
     /* --set */
     SET("foo", 1, "--set foo: error: expected key.path=value"),
     SET("foo.bar=1", 1, "--set foo.bar=1: error: unknown key 'foo.bar'"),
@@ -193,6 +200,10 @@ static int split_args(const char *args, const char *dir, char store[][600], cons
     char copy[1024];
     snprintf(copy, sizeof copy, "%s", args);
     for (char *save = NULL, *tok = strtok_r(copy, " ", &save); tok; tok = strtok_r(NULL, " ", &save)) {
+        if (n == 1 && strchr(tok, '=') && tok[0] >= 'A' && tok[0] <= 'Z') {
+            snprintf(store[31], 600, "%s", tok); /* the child puts it in its environment */
+            continue;
+        }
         if (!strcmp(tok, "{D}"))
             snprintf(store[n], 600, "%s", dir);
         else if (!strcmp(tok, "{C}"))
@@ -223,6 +234,7 @@ static int run_case(const bad_case *c, const char *dir)
         make_catalog(dir, c->from, c->to);
     static char store[32][600];
     const char *argv[32];
+    store[31][0] = 0;
     split_args(c->args, dir, store, argv);
     pid_t pid = fork();
     assert_true(pid >= 0);
@@ -232,7 +244,10 @@ static int run_case(const bad_case *c, const char *dir)
         snprintf(err, sizeof err, "%s/stderr", dir);
         int o = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
         int e = open(err, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-        if (o < 0 || e < 0 || chdir(dir) != 0)
+        char *eq = strchr(store[31], '=');
+        if (eq)
+            *eq = 0;
+        if (o < 0 || e < 0 || chdir(dir) != 0 || (eq && setenv(store[31], eq + 1, 1) != 0))
             _exit(127);
         dup2(o, STDOUT_FILENO);
         dup2(e, STDERR_FILENO);
