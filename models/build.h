@@ -17,7 +17,7 @@
  * - When the step does not fit gpu->mem_gb, returns SIM_EOOM, leaves *prog empty and fills
  *   *mem (peak, capacity, each component, max_batch) and err with a one-line summary.
  * - Unknown model: SIM_ENOENT; bad options or shapes: SIM_EINVAL; SIM_ENOMEM.
- * mem may be NULL. d = NULL uses mdl_dispatch_default(). */
+ * mem may be NULL. d = NULL uses the built-in reference-core costs (expand.c). */
 int mdl_build_program(const char *model, const mdl_options *opt, const mdl_dispatch *d,
                       const sim_gpu_desc *gpu, sim_program *prog, mdl_memory *mem, sim_err *err);
 

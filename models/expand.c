@@ -47,11 +47,6 @@ static const mdl_dispatch dispatch_default = {
     .sync_ns = 24500,
 };
 
-const mdl_dispatch *mdl_dispatch_default(void)
-{
-    return &dispatch_default;
-}
-
 /* PyTorch's multi_tensor_apply (aten/src/ATen/native/cuda/MultiTensorApply.cuh): chunks of
  * 65536 elements, one block per chunk, a launch when 320 blocks or depth_to_max_tensors tensors
  * are queued. */

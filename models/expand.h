@@ -68,8 +68,6 @@ typedef struct mdl_dispatch {
     int64_t sync_ns;          /* .item() call before it waits */
 } mdl_dispatch;
 
-const mdl_dispatch *mdl_dispatch_default(void);
-
 /* One expanded optimizer step: zero_grad, accum_steps x (forward, loss, backward), optimizer. */
 typedef struct mdl_step {
     mdl_kernel *k;
@@ -85,8 +83,8 @@ typedef struct mdl_step {
 } mdl_step;
 
 /* Expands net under opt into *step (initialised here; free with mdl_step_free, also after a
- * failure). d = NULL uses mdl_dispatch_default(). Returns 0, SIM_EINVAL (bad options) or
- * SIM_ENOMEM. */
+ * failure). d = NULL uses the built-in reference-core costs (expand.c). Returns 0, SIM_EINVAL (bad
+ * options) or SIM_ENOMEM. */
 int mdl_expand(const mdl_net *net, const mdl_options *opt, const mdl_dispatch *d, mdl_step *step,
                sim_err *err);
 void mdl_step_free(mdl_step *step);

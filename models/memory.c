@@ -363,14 +363,6 @@ int mdl_memory_estimate(const mdl_net *net, const mdl_options *opt, double capac
     return SIM_OK;
 }
 
-int mdl_max_batch(const mdl_net *net, const mdl_options *opt, double capacity_bytes)
-{
-    fixed f;
-    if (!net || net->error || compute_fixed(net, opt, &f))
-        return 0;
-    return search_max_batch(&f, capacity_bytes);
-}
-
 void mdl_memory_verdict(const mdl_memory *m, mdl_verdict *v)
 {
     v->peak_gb = m->peak_bytes / 1073741824.0;

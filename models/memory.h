@@ -59,9 +59,6 @@ double mdl_gpu_capacity_bytes(const sim_gpu_desc *gpu);
 int mdl_memory_estimate(const mdl_net *net, const mdl_options *opt, double capacity_bytes,
                         mdl_memory *out, sim_err *err);
 
-/* Largest batch whose peak fits capacity_bytes under opt (its batch ignored); 0 if none. */
-int mdl_max_batch(const mdl_net *net, const mdl_options *opt, double capacity_bytes);
-
 void mdl_memory_verdict(const mdl_memory *m, mdl_verdict *v);
 
 #endif

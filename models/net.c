@@ -10,21 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const kind_names[MDL_L_KIND_COUNT] = {
-    [MDL_L_CONV] = "conv",         [MDL_L_LINEAR] = "linear",     [MDL_L_BATCHNORM] = "batchnorm",
-    [MDL_L_LAYERNORM] = "layernorm", [MDL_L_RMSNORM] = "rmsnorm", [MDL_L_ACT] = "act",
-    [MDL_L_MAXPOOL] = "maxpool",   [MDL_L_AVGPOOL] = "avgpool",   [MDL_L_ADD] = "add",
-    [MDL_L_MUL] = "mul",           [MDL_L_EMBED] = "embedding",   [MDL_L_ATTN] = "attention",
-    [MDL_L_DROPOUT] = "dropout",   [MDL_L_ROPE] = "rope",         [MDL_L_COPY] = "copy",
-    [MDL_L_STOCHDEPTH] = "stochastic_depth", [MDL_L_LOSS_CE] = "cross_entropy",
-    [MDL_L_LOSS_TRIPLET] = "triplet_loss",
-};
-
-const char *mdl_layer_kind_name(mdl_layer_kind k)
-{
-    return (unsigned)k < MDL_L_KIND_COUNT ? kind_names[k] : "?";
-}
-
 static void fail(mdl_net *net, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static void fail(mdl_net *net, int code, const char *fmt, ...)
 {

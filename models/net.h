@@ -160,7 +160,5 @@ int mdl_net_param_tensors(const mdl_net *net);
 /* Forward multiply-accumulates of one sample in conv, linear and attention matmuls (the figure
  * model cards quote as "GFLOPs"/"GMACs"); causal flash attention counts the half it computes. */
 double mdl_net_fwd_macs(const mdl_net *net);
-/* Name of a layer kind ("conv", "linear", ...). */
-const char *mdl_layer_kind_name(mdl_layer_kind k);
 
 #endif

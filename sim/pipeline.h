@@ -37,9 +37,8 @@ sim_storage *sim_storage_create(sim_engine *e, const sim_storage_desc *d);
 void sim_storage_destroy(sim_storage *s);
 /* Reads `bytes`; `reply_to` gets `kind` with payload `a` when the data is in memory. */
 void sim_storage_read(sim_storage *s, double bytes, uint32_t reply_to, uint32_t kind, uint64_t a);
-/* Time with at least one request in service, ns, and requests served. */
+/* Time with at least one request in service, ns. */
 double sim_storage_busy_ns(sim_storage *s);
-uint64_t sim_storage_reads(const sim_storage *s);
 /* Records reads in service into `tl` (borrowed; NULL = stop recording). */
 void sim_storage_set_timeline(sim_storage *s, sim_timeline *tl);
 

@@ -29,7 +29,7 @@ struct sim_ps {
     int64_t t_last_ns; /* when v was last advanced */
     uint64_t gen;      /* generation of the live completion event */
     int64_t pending_ns; /* when the live completion event fires; -1 = none */
-    double busy_integral, busy_time, work_done;
+    double busy_integral, busy_time;
 };
 
 static double rate(const sim_ps *ps, int n)
@@ -48,7 +48,6 @@ static void advance(sim_ps *ps)
     if (dt > 0 && ps->n > 0) {
         double r = rate(ps, ps->n);
         ps->v += r * (double)dt;
-        ps->work_done += r * (double)dt * ps->n;
         int busy = ps->n < ps->cfg.busy_units ? ps->n : ps->cfg.busy_units;
         ps->busy_integral += (double)busy * (double)dt;
         ps->busy_time += (double)dt;
@@ -183,11 +182,6 @@ int sim_ps_submit(sim_ps *ps, double work, uint32_t reply_to, uint32_t reply_kin
     return SIM_OK;
 }
 
-int sim_ps_active(const sim_ps *ps)
-{
-    return ps->n;
-}
-
 double sim_ps_busy_integral(sim_ps *ps)
 {
     advance(ps);
@@ -198,9 +192,4 @@ double sim_ps_busy_time(sim_ps *ps)
 {
     advance(ps);
     return ps->busy_time;
-}
-
-double sim_ps_work_done(const sim_ps *ps)
-{
-    return ps->work_done;
 }

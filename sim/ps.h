@@ -34,13 +34,9 @@ void sim_ps_destroy(sim_ps *ps);
  * payload `a`. Returns 0 or SIM_ENOMEM. */
 int sim_ps_submit(sim_ps *ps, double work, uint32_t reply_to, uint32_t reply_kind, uint64_t a);
 
-/* Active jobs now. */
-int sim_ps_active(const sim_ps *ps);
 /* Integral over time of min(n, busy_units), in unit-ns, up to now. */
 double sim_ps_busy_integral(sim_ps *ps);
 /* Time with at least one active job, ns, up to now. */
 double sim_ps_busy_time(sim_ps *ps);
-/* Work completed so far. */
-double sim_ps_work_done(const sim_ps *ps);
 
 #endif

@@ -216,6 +216,10 @@ static void epoch_ended(void *ctx, int trainer, int epoch)
     }
 }
 
+/* The GPU-Util window when the GPU's entry gives none: 1/6 s, the shortest sample period NVML
+ * documents for utilization.gpu (nvmlUtilization_t: "between 1 second and 1/6 second"). */
+#define NVML_WINDOW_NS 166666667
+
 /* Host memory per GPU-Util window: kernel time (8 bytes), the series' CPU and queue figures (8
  * each) and the reported percentage (1), rounded up. */
 #define SERIES_BYTES_PER_WINDOW 32
@@ -415,8 +419,7 @@ int sim_run_ex(const sim_scenario *sc, const sim_run_opts *opts, sim_result *res
     int64_t window_ns = x->report.util_window_ns
                             ? x->report.util_window_ns
                             : (int64_t)llround(hw->gpu.nvml_window_ms * 1e6);
-    if (window_ns <= 0)
-        window_ns = 166666667;
+    if (window_ns <= 0) window_ns = NVML_WINDOW_NS;
     res->n_epochs = x->training.epochs;
     res->epochs = calloc((size_t)x->training.epochs, sizeof *res->epochs);
     w.e = sim_engine_create();

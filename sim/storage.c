@@ -31,7 +31,6 @@ struct sim_storage {
     int in_service;
     int64_t busy_since;
     double busy_ns;
-    uint64_t reads;
     /* Timeline only: per request its service start and slot lane (-1 = not recorded), and
      * which slots are taken, so that concurrent reads sit on separate lanes. */
     sim_timeline *tl;
@@ -97,7 +96,6 @@ static void handle(sim_engine *e, void *self, const sim_event *ev)
     if (s->tl)
         tl_end(s, r);
     sim_engine_after(e, 0, q->reply_to, q->kind, q->a);
-    s->reads++;
     q->next = s->free_head;
     s->free_head = r;
     if (--s->in_service == 0)
@@ -202,9 +200,4 @@ double sim_storage_busy_ns(sim_storage *s)
     if (s->in_service > 0)
         busy += (double)(sim_engine_now(s->e) - s->busy_since);
     return busy;
-}
-
-uint64_t sim_storage_reads(const sim_storage *s)
-{
-    return s->reads;
 }

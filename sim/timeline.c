@@ -274,12 +274,6 @@ const sim_tl_span *sim_timeline_spans(const sim_timeline *tl, size_t *n)
     return tl->spans;
 }
 
-const sim_tl_flow *sim_timeline_flows(const sim_timeline *tl, size_t *n)
-{
-    *n = tl->n_flows;
-    return tl->flows;
-}
-
 int sim_timeline_lanes(const sim_timeline *tl)
 {
     return tl->n_lanes;

@@ -114,7 +114,6 @@ void sim_timeline_gpu_item(sim_timeline *tl, int rank, uint64_t seq, int64_t sta
 
 /* Read access, for tests and plots. Pointers are borrowed until the next record call. */
 const sim_tl_span *sim_timeline_spans(const sim_timeline *tl, size_t *n);
-const sim_tl_flow *sim_timeline_flows(const sim_timeline *tl, size_t *n);
 int sim_timeline_lanes(const sim_timeline *tl);
 /* The lane's name ("DataLoader worker 2", "GPU 0 stream", ...), its kind and rank (-1 shared),
  * and a key that sorts lanes in display order. */

@@ -1,7 +1,8 @@
 /* workload.h — the plain description of one training step that the engine replays.
  * A step is an ordered list of main-thread records: ops that cost CPU dispatch time and may launch
  * a kernel, copies, syncs and collectives. The model zoo (models/), the trace importer (traces/)
- * and the synthetic generator (sim/synthetic.c) all produce this; the engine only consumes it. */
+ * and the synthetic generator (sim_synthetic_program, sim/scenario.c) all produce this; the engine
+ * only consumes it. */
 #ifndef SIM_WORKLOAD_H
 #define SIM_WORKLOAD_H
 
