@@ -6,6 +6,7 @@
 #include "sim/ps.h"
 
 #include "sim/err.h"
+#include "sim/heap.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -23,7 +24,7 @@ struct sim_ps {
     sim_engine *e;
     uint32_t id;
     job *heap;
-    int n, cap;
+    size_t n, cap;
     uint64_t next_seq;
     double v;          /* attained service per job */
     int64_t t_last_ns; /* when v was last advanced */
@@ -45,10 +46,11 @@ static void advance(sim_ps *ps)
 {
     int64_t now = sim_engine_now(ps->e);
     int64_t dt = now - ps->t_last_ns;
-    if (dt > 0 && ps->n > 0) {
-        double r = rate(ps, ps->n);
+    int n = (int)ps->n;
+    if (dt > 0 && n > 0) {
+        double r = rate(ps, n);
         ps->v += r * (double)dt;
-        int busy = ps->n < ps->cfg.busy_units ? ps->n : ps->cfg.busy_units;
+        int busy = n < ps->cfg.busy_units ? n : ps->cfg.busy_units;
         ps->busy_integral += (double)busy * (double)dt;
         ps->busy_time += (double)dt;
     }
@@ -60,39 +62,7 @@ static inline int before(const job *a, const job *b)
     return a->finish_v < b->finish_v || (a->finish_v == b->finish_v && a->seq < b->seq);
 }
 
-static void heap_push(sim_ps *ps, job j)
-{
-    int i = ps->n++;
-    while (i > 0) {
-        int parent = (i - 1) / 2;
-        if (!before(&j, &ps->heap[parent]))
-            break;
-        ps->heap[i] = ps->heap[parent];
-        i = parent;
-    }
-    ps->heap[i] = j;
-}
-
-static job heap_pop(sim_ps *ps)
-{
-    job top = ps->heap[0];
-    job last = ps->heap[--ps->n];
-    int i = 0;
-    for (;;) {
-        int child = 2 * i + 1;
-        if (child >= ps->n)
-            break;
-        if (child + 1 < ps->n && before(&ps->heap[child + 1], &ps->heap[child]))
-            child++;
-        if (!before(&ps->heap[child], &last))
-            break;
-        ps->heap[i] = ps->heap[child];
-        i = child;
-    }
-    if (ps->n)
-        ps->heap[i] = last;
-    return top;
-}
+SIM_HEAP_DEFINE(jobs, job, before)
 
 /* Keeps one live completion event at or before the first job's finish. An arrival that only
  * delays the first finish (the usual case: more jobs, less rate each) keeps the live event,
@@ -104,7 +74,7 @@ static void reschedule(sim_ps *ps)
     if (ps->n == 0)
         return;
     double left = ps->heap[0].finish_v - ps->v;
-    double dt = left > 0 ? ceil(left / rate(ps, ps->n)) : 0;
+    double dt = left > 0 ? ceil(left / rate(ps, (int)ps->n)) : 0;
     int64_t at = sim_engine_now(ps->e) + (int64_t)dt;
     if (ps->pending_ns >= 0 && ps->pending_ns <= at)
         return;
@@ -125,7 +95,7 @@ static void handle(sim_engine *e, void *self, const sim_event *ev)
      * tolerance absorbs floating-point error only. */
     double tol = 1e-9 * (fabs(ps->v) + 1.0);
     while (ps->n > 0 && ps->heap[0].finish_v <= ps->v + tol) {
-        job j = heap_pop(ps);
+        job j = jobs_pop(ps->heap, &ps->n);
         sim_engine_after(ps->e, 0, j.reply_to, j.reply_kind, j.a);
     }
     reschedule(ps);
@@ -167,8 +137,8 @@ int sim_ps_submit(sim_ps *ps, double work, uint32_t reply_to, uint32_t reply_kin
 {
     SIM_ASSERT(work >= 0 && isfinite(work));
     if (ps->n == ps->cap) {
-        int cap = ps->cap ? 2 * ps->cap : 16;
-        job *h = realloc(ps->heap, (size_t)cap * sizeof *h);
+        size_t cap = ps->cap ? 2 * ps->cap : 16;
+        job *h = realloc(ps->heap, cap * sizeof *h);
         if (!h) {
             sim_engine_fail(ps->e, SIM_ENOMEM);
             return SIM_ENOMEM;
@@ -177,7 +147,7 @@ int sim_ps_submit(sim_ps *ps, double work, uint32_t reply_to, uint32_t reply_kin
         ps->cap = cap;
     }
     advance(ps);
-    heap_push(ps, (job){ps->v + work, reply_to, reply_kind, a, ps->next_seq++});
+    jobs_push(ps->heap, &ps->n, (job){ps->v + work, reply_to, reply_kind, a, ps->next_seq++});
     reschedule(ps);
     return SIM_OK;
 }

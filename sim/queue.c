@@ -2,6 +2,7 @@
 #include "sim/queue.h"
 
 #include "sim/err.h"
+#include "sim/heap.h"
 
 #include <stdlib.h>
 
@@ -9,6 +10,8 @@ static inline int earlier(const sim_event *a, const sim_event *b)
 {
     return a->t_ns < b->t_ns || (a->t_ns == b->t_ns && a->seq < b->seq);
 }
+
+SIM_HEAP_DEFINE(events, sim_event, earlier)
 
 void sim_queue_init(sim_queue *q)
 {
@@ -33,16 +36,7 @@ int sim_queue_push(sim_queue *q, int64_t t_ns, uint32_t target, uint32_t kind, u
         q->heap = h;
         q->cap = cap;
     }
-    sim_event e = {t_ns, q->next_seq++, target, kind, a};
-    size_t i = q->n++;
-    while (i > 0) {
-        size_t parent = (i - 1) / 2;
-        if (!earlier(&e, &q->heap[parent]))
-            break;
-        q->heap[i] = q->heap[parent];
-        i = parent;
-    }
-    q->heap[i] = e;
+    events_push(q->heap, &q->n, (sim_event){t_ns, q->next_seq++, target, kind, a});
     return SIM_OK;
 }
 
@@ -50,21 +44,6 @@ int sim_queue_pop(sim_queue *q, sim_event *out)
 {
     if (q->n == 0)
         return -1;
-    *out = q->heap[0];
-    sim_event last = q->heap[--q->n];
-    size_t i = 0, n = q->n;
-    for (;;) {
-        size_t child = 2 * i + 1;
-        if (child >= n)
-            break;
-        if (child + 1 < n && earlier(&q->heap[child + 1], &q->heap[child]))
-            child++;
-        if (!earlier(&q->heap[child], &last))
-            break;
-        q->heap[i] = q->heap[child];
-        i = child;
-    }
-    if (n)
-        q->heap[i] = last;
+    *out = events_pop(q->heap, &q->n);
     return 0;
 }
