@@ -5,9 +5,18 @@
 #define SIM_METRICS_H
 
 #include "sim/engine.h"
-#include "sim/run.h"
 
 #include <stdint.h>
+
+/* Where the GPU's idle time went: what the main thread was doing while no kernel ran. */
+typedef enum sim_stall {
+    SIM_STALL_DATA,     /* waiting for the next batch from the loader */
+    SIM_STALL_H2D,      /* the input copy was running or blocking the main thread */
+    SIM_STALL_DISPATCH, /* the main thread was dispatching ops slower than the GPU ran them */
+    SIM_STALL_SYNC,     /* a sync or collective kept the GPU waiting */
+    SIM_STALL_OTHER,    /* anything else: worker start-up, Python step overhead */
+    SIM_STALL_COUNT
+} sim_stall;
 
 typedef struct sim_metrics sim_metrics;
 
