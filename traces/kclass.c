@@ -9,6 +9,7 @@
 
 #include <ctype.h>
 #include <string.h>
+#include <strings.h>
 
 /* Lower-cased copy of at most cap-1 bytes of s, with "fbgemm" (Facebook's embedding library,
  * whose kernels are gathers and scatters) masked so that it does not read as a GEMM. */
@@ -64,6 +65,17 @@ static int is_gemm_family(const char *s)
            has(s, "implicit_convolve") || has(s, "explicit_convolve") || has(s, "convolve") ||
            has(s, "wgrad") || has(s, "dgrad") || has(s, "fprop") || has(s, "cutlass") ||
            has(s, "conv2d");
+}
+
+int trc_kernel_is_conv(const char *name)
+{
+    static const char *const conv[] = {"conv", "cudnn", "wgrad", "dgrad", "fprop", "winograd",
+                                       "implicit"};
+    for (const char *s = name; *s; s++)
+        for (size_t i = 0; i < sizeof conv / sizeof conv[0]; i++)
+            if (!strncasecmp(s, conv[i], strlen(conv[i])))
+                return 1;
+    return 0;
 }
 
 int trc_kernel_is_nccl(const char *name)

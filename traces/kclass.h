@@ -43,6 +43,10 @@ typedef struct trc_cost {
  * copies, GEMV, split-K reductions, layout transforms). */
 sim_unit trc_kernel_unit(const char *name);
 
+/* 1 if the kernel is a convolution (cuDNN's rules rather than cuBLAS's): its name shows conv,
+ * cudnn, wgrad, dgrad, fprop, winograd or implicit (any case). */
+int trc_kernel_is_conv(const char *name);
+
 /* 1 if the kernel is an NCCL communication kernel. */
 int trc_kernel_is_nccl(const char *name);
 

@@ -1,6 +1,7 @@
 /* cli.c — subcommand table and top-level options of the epochsim command line. */
 #include "sim/app/cli.h"
 
+#include "sim/app/calibrate_cmd.h"
 #include "sim/app/model_cmd.h"
 #include "sim/app/plot_cmd.h"
 #include "sim/app/hw_cmd.h"
@@ -23,6 +24,7 @@ static const sim_cli_command commands[] = {
     {"trace", sim_trace_cmd, "show a native trace's header and per-step summary"},
     {"sweep", sim_sweep_cmd, "run an experiment over a grid of keys and hardware; CSV/JSONL rows"},
     {"plot", sim_plot_cmd, "plot columns of a sweep CSV with gnuplot (PNG, SVG or text)"},
+    {"calibrate", sim_calibrate_cmd, "fit a GPU's catalog fields to kernels recorded on it"},
     {0},
 };
 
@@ -30,7 +32,7 @@ static void usage(FILE *out)
 {
     fprintf(out, "usage: epochsim [--version] [--help] COMMAND [ARGS]\n\ncommands:\n");
     for (const sim_cli_command *c = commands; c->name; c++)
-        fprintf(out, "  %-8s %s\n", c->name, c->summary);
+        fprintf(out, "  %-10s %s\n", c->name, c->summary);
     fprintf(out, "\nRun `epochsim COMMAND --help` for a command's options and examples.\n"
                  "Exit codes: 0 ok, 1 simulation or config error, 2 usage error.\n");
 }

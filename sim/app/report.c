@@ -115,15 +115,7 @@ int sim_report_json(const char *path, const sim_scenario *sc, const sim_result *
     yajl_gen_integer(g, (long long)sc->seed);
     yajl_gen_map_close(g);
     yajl_gen_map_close(g);
-    const unsigned char *buf;
-    size_t len;
-    yajl_gen_get_buf(g, &buf, &len);
-    sim_outfile o;
-    int rc = sim_outfile_open(&o, path, err);
-    if (!rc) {
-        fwrite(buf, 1, len, o.fp);
-        rc = sim_outfile_commit(&o, err);
-    }
+    int rc = sim_json_write(g, path, err);
     yajl_gen_free(g);
     return rc;
 }

@@ -1,6 +1,8 @@
 /* json.c — object members for yajl_gen documents (see json.h). */
 #include "sim/base/json.h"
 
+#include "sim/base/outfile.h"
+
 #include <math.h>
 #include <string.h>
 
@@ -34,4 +36,19 @@ void sim_json_bool(yajl_gen g, const char *k, bool v)
 {
     sim_json_key(g, k);
     yajl_gen_bool(g, v);
+}
+
+int sim_json_write(yajl_gen g, const char *path, sim_err *err)
+{
+    const unsigned char *buf;
+    size_t len;
+    if (yajl_gen_get_buf(g, &buf, &len) != yajl_gen_status_ok)
+        return sim_err_set(err, SIM_EINVAL, path, 0, 0, "the JSON document is incomplete");
+    sim_outfile o;
+    int rc = sim_outfile_open(&o, path, err);
+    if (!rc) {
+        fwrite(buf, 1, len, o.fp);
+        rc = sim_outfile_commit(&o, err);
+    }
+    return rc;
 }

@@ -4,6 +4,8 @@
 #ifndef SIM_JSON_H
 #define SIM_JSON_H
 
+#include "sim/base/err.h"
+
 #include <stdbool.h>
 #include <yajl/yajl_gen.h>
 
@@ -13,5 +15,8 @@ void sim_json_int(yajl_gen g, const char *k, long long v);
 /* A double; NaN and infinities (which yajl refuses) are written as null. */
 void sim_json_num(yajl_gen g, const char *k, double v);
 void sim_json_bool(yajl_gen g, const char *k, bool v);
+
+/* Writes the finished document of g to PATH under sim/base/outfile.h's rules ("-" = stdout). */
+int sim_json_write(yajl_gen g, const char *path, sim_err *err);
 
 #endif

@@ -504,21 +504,21 @@ int cfg_table_load_file(const cfg_table *t, const char *path, void *base, bool *
     yaml_node_t *root = yaml_document_get_root_node(&doc);
     if (!root) {
         rc = sim_err_set(err, SIM_EINVAL, path, 1, 1, "the file is empty");
-    } else if (root->type != YAML_MAPPING_NODE) {
-        rc = sim_err_set(err, SIM_EINVAL, path, (int)root->start_mark.line + 1,
-                         (int)root->start_mark.column + 1, "expected a mapping of keys");
     } else {
-        walk w = {.t = t,
-                  .doc = &doc,
-                  .path = path,
-                  .base = base,
-                  .set = set,
-                  .marks = marks,
-                  .err = err};
-        rc = walk_mapping(&w, root, "");
+        rc = cfg_table_load_node(t, &doc, root, path, base, set, marks, err);
     }
     yaml_document_delete(&doc);
     return rc;
+}
+
+int cfg_table_load_node(const cfg_table *t, yaml_document_t *doc, yaml_node_t *map,
+                        const char *path, void *base, bool *set, cfg_mark *marks, sim_err *err)
+{
+    if (map->type != YAML_MAPPING_NODE)
+        return sim_err_set(err, SIM_EINVAL, path, (int)map->start_mark.line + 1,
+                           (int)map->start_mark.column + 1, "expected a mapping of keys");
+    walk w = {.t = t, .doc = doc, .path = path, .base = base, .set = set, .marks = marks, .err = err};
+    return walk_mapping(&w, map, "");
 }
 
 int cfg_table_set(const cfg_table *t, const char *assignment, void *base, bool *set,

@@ -62,6 +62,11 @@ int cfg_yaml_load_file(const char *path, yaml_document_t *doc, sim_err *err);
 int cfg_table_load_file(const cfg_table *t, const char *path, void *base, bool *set,
                         cfg_mark *marks, sim_err *err);
 
+/* Loads one mapping node of a parsed document (see cfg_yaml_load_file) into base, as
+ * cfg_table_load_file does for a whole file; errors name `path` with the node's line and column. */
+int cfg_table_load_node(const cfg_table *t, yaml_document_t *doc, yaml_node_t *map,
+                        const char *path, void *base, bool *set, cfg_mark *marks, sim_err *err);
+
 /* Applies one `key.path=value` assignment; errors name the argument. */
 int cfg_table_set(const cfg_table *t, const char *assignment, void *base, bool *set,
                   cfg_mark *marks, sim_err *err);

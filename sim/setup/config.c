@@ -42,6 +42,8 @@ static const cfg_field fields[] = {
       "RAM the page cache may hold, GB (-1 = estimate)"),
     F("system.mem_copy_efficiency", CFG_T_DOUBLE, system.mem_copy_efficiency, 0.01, 1,
       "share of the host DRAM peak that concurrent memcpy reaches (STREAM copy / peak)"),
+    S("system.catalog_overlay", system.catalog_overlay,
+      "a catalog overlay (epochsim calibrate -o); relative to the experiment file"),
     S("workload.model", workload.model, "\"synthetic\" or a model-zoo name"),
     S("workload.trace", workload.trace,
       "a trace to replay (.trace, or Kineto .json/.json.gz); relative to the experiment file"),
@@ -175,22 +177,23 @@ void sim_experiment_defaults(sim_experiment *x)
     x->training.cuda_graphs = false;
 }
 
-/* A relative workload.trace given in a file is relative to that file's folder (on the command
- * line, --set workload.trace=P stays relative to the working directory). */
-static int resolve_trace(const char *path, const char *before, sim_experiment *x, sim_err *err)
+/* A relative path key (workload.trace, system.catalog_overlay) given in a file is relative to
+ * that file's folder; on the command line, --set KEY=P stays relative to the working directory.
+ * `before` is the key's value before the file was read: unchanged means the file did not give it. */
+static int resolve_path(const char *path, const char *key, char *t, size_t size,
+                        const char *before, sim_err *err)
 {
-    char *t = x->workload.trace;
     if (!t[0] || t[0] == '/' || !strcmp(t, before))
         return SIM_OK;
     const char *slash = strrchr(path, '/');
     if (!slash)
         return SIM_OK;
     size_t dlen = (size_t)(slash - path) + 1, tlen = strlen(t);
-    if (dlen + tlen >= sizeof x->workload.trace)
+    if (dlen + tlen >= size)
         return sim_err_set(err, SIM_EINVAL, path, 0, 0,
-                           "workload.trace: the path is longer than %d bytes once joined to the "
-                           "experiment file's folder",
-                           (int)sizeof x->workload.trace - 1);
+                           "%s: the path is longer than %d bytes once joined to the experiment "
+                           "file's folder",
+                           key, (int)size - 1);
     memmove(t + dlen, t, tlen + 1);
     memcpy(t, path, dlen);
     return SIM_OK;
@@ -199,12 +202,19 @@ static int resolve_trace(const char *path, const char *before, sim_experiment *x
 int cfg_experiment_load_with(const char *path, const char *const *extra_keys, sim_experiment *x,
                              cfg_experiment_set *set, sim_err *err)
 {
-    char before[sizeof x->workload.trace];
-    memcpy(before, x->workload.trace, sizeof before);
+    char trace[sizeof x->workload.trace], overlay[sizeof x->system.catalog_overlay];
+    memcpy(trace, x->workload.trace, sizeof trace);
+    memcpy(overlay, x->system.catalog_overlay, sizeof overlay);
     cfg_table t = table;
     t.extra_keys = extra_keys;
     int rc = cfg_table_load_file(&t, path, x, set ? set->flag : NULL, set ? set->mark : NULL, err);
-    return rc ? rc : resolve_trace(path, before, x, err);
+    if (!rc)
+        rc = resolve_path(path, "workload.trace", x->workload.trace, sizeof x->workload.trace,
+                          trace, err);
+    if (!rc)
+        rc = resolve_path(path, "system.catalog_overlay", x->system.catalog_overlay,
+                          sizeof x->system.catalog_overlay, overlay, err);
+    return rc;
 }
 
 int cfg_experiment_load(const char *path, sim_experiment *x, cfg_experiment_set *set, sim_err *err)

@@ -26,6 +26,8 @@ typedef struct sim_experiment {
         int pcie_gen; /* 0 = the lower of the GPU's and the CPU's */
         double page_cache_gb; /* RAM the page cache may use; < 0 = estimate from host memory */
         double mem_copy_efficiency; /* share of the DRAM peak a many-thread copy reaches */
+        char catalog_overlay[SIM_PATH_MAX]; /* catalog overlay file (sim/setup/overlay.h); "" =
+                                               none */
     } system;
     struct {
         char model[SIM_NAME_MAX]; /* "synthetic" or a model-zoo name */

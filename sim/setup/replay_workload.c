@@ -7,6 +7,7 @@
 #include "models/cost.h"
 #include "sim/setup/catalog.h"
 #include "sim/base/outfile.h"
+#include "traces/kclass.h"
 #include "traces/kineto.h"
 #include "traces/program.h"
 
@@ -153,16 +154,6 @@ static int has_ci(const char *s, const char *needle)
     return 0;
 }
 
-static int is_conv_name(const char *name)
-{
-    static const char *const conv[] = {"conv", "cudnn", "wgrad", "dgrad", "fprop", "winograd",
-                                       "implicit"};
-    for (size_t i = 0; i < sizeof conv / sizeof conv[0]; i++)
-        if (has_ci(name, conv[i]))
-            return 1;
-    return 0;
-}
-
 static int is_optimizer_name(const char *name)
 {
     return has_ci(name, "optimizer") || has_ci(name, "zero_grad");
@@ -262,7 +253,7 @@ static int annotate(const char *path, const trc_program_info *pi, const sim_prog
         if (ex->record < 0 || (size_t)ex->record >= s->n_recs)
             continue;
         const trc_record *rec = &s->recs[ex->record];
-        nt->conv = is_conv_name(trc_step_rec_name(s, rec));
+        nt->conv = trc_kernel_is_conv(trc_step_rec_name(s, rec));
         nt->bytes = rec->bytes;
         for (size_t k = 0; k < n_opt; k++)
             if (rec->cpu_start_ns >= opt[k].a && rec->cpu_start_ns < opt[k].b)

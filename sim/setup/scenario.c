@@ -2,6 +2,7 @@
 #include "sim/setup/scenario.h"
 
 #include "sim/setup/catalog.h"
+#include "sim/setup/overlay.h"
 #include "sim/setup/zoo_workload.h"
 #include "sim/setup/replay_workload.h"
 
@@ -127,6 +128,18 @@ static int check_memory_budget(const sim_experiment *x, const cfg_experiment_set
         err);
 }
 
+/* A catalog overlay changes the loaded GPU, CPU and storage entries. (The PCIe link is derived
+ * from a generation and a lane count, so the overlay does not reach it.) */
+static int apply_overlay(const char *path, sim_hardware *hw, sim_err *err)
+{
+    int rc = cfg_overlay_apply(path, CFG_CAT_GPU, hw->gpu.name, &hw->gpu, err);
+    if (!rc)
+        rc = cfg_overlay_apply(path, CFG_CAT_CPU, hw->cpu.name, &hw->cpu, err);
+    if (!rc)
+        rc = cfg_overlay_apply(path, CFG_CAT_STORAGE, hw->storage.name, &hw->storage, err);
+    return rc;
+}
+
 /* The job's knobs as the core takes them, before the workload settles what it decides. */
 static void resolve_job(const sim_experiment *x, sim_scenario *sc)
 {
@@ -167,6 +180,8 @@ int sim_scenario_build(const sim_experiment *x_in, const cfg_experiment_set *set
         return named(rc, "system.cpu", set, err);
     if ((rc = cfg_catalog_load(dir, CFG_CAT_STORAGE, x->system.storage, &hw->storage, err)))
         return named(rc, "system.storage", set, err);
+    if (x->system.catalog_overlay[0] && (rc = apply_overlay(x->system.catalog_overlay, hw, err)))
+        return named(rc, "system.catalog_overlay", set, err);
     /* A catalog CPU is one socket; a box that gives the job more cores than that has more
      * sockets, each with its own memory channels (a VM with fewer cores keeps the socket's). */
     if (x->system.cpu_cores > hw->cpu.cores)

@@ -1,0 +1,300 @@
+/* calibrate_cmd.c — `epochsim calibrate --trace T.trace ... [-o OVERLAY]` (see calibrate_cmd.h
+ * and sim/setup/calibrate.h). stdout = the report (text, or JSON with --json -); stderr =
+ * errors. */
+#include "sim/app/calibrate_cmd.h"
+
+#include "sim/app/cli.h"
+#include "sim/base/json.h"
+#include "sim/base/outfile.h"
+#include "sim/setup/calibrate.h"
+#include "sim/setup/catalog.h"
+#include "sim/setup/replay_workload.h"
+#include "traces/trace.h"
+
+#include <getopt.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <yajl/yajl_gen.h>
+
+/* Fitted when no --param is given: the cost model's fixed cost per kernel and the achieved
+ * ceilings it scales (docs/kernel-cost.md names what each one means). Those no recorded kernel
+ * depends on (e.g. tensor rates in an FP32 trace on a V100) are left out with a note. */
+static const char *const default_params[] = {
+    "kernel_overhead_us", "mem_bw_gbps", "fp32_tflops", "tf32_tflops", "fp16_tflops", "bf16_tflops",
+};
+
+static void usage(FILE *out)
+{
+    fprintf(out,
+            "usage: epochsim calibrate --trace FILE [--trace FILE]... [--gpu NAME]\n"
+            "                          [--param FIELD]... [--check FILE]... [-o OVERLAY]\n"
+            "                          [--json PATH|-] [--catalog DIR]\n\n"
+            "Fits number fields of a GPU's catalog entry to the kernels recorded on that GPU\n"
+            "(native traces from `epochsim import kineto`, recorded with record_shapes so that\n"
+            "kernels' work is known), by GSL nonlinear least squares on the log ratio of\n"
+            "predicted to measured kernel time, each kernel weighted by its share of the time.\n"
+            "Prints each field's start, fitted value and standard error, the residuals, and the\n"
+            "error of the traces' kernel time before and after; --check traces are left out of\n"
+            "the fit and only measured.\n\n"
+            "  --trace FILE    a trace recorded on the GPU (repeatable)\n"
+            "  --gpu NAME      the GPU's catalog name (default: matched from the first trace)\n"
+            "  --param FIELD   a number field of the GPU entry to fit (repeatable; default:\n"
+            "                  kernel_overhead_us and the peak rates and bandwidth the traces use)\n"
+            "  --check FILE    a held-out trace on the same GPU: reported, not fitted\n"
+            "  -o OVERLAY      write the fitted fields as a catalog overlay (YAML)\n"
+            "  --json PATH|-   the report as JSON\n"
+            "  --catalog DIR   hardware catalog (default $EPOCHSIM_CATALOG or the built-in one)\n\n"
+            "examples:\n"
+            "  epochsim import kineto worker0.pt.trace.json.gz -o mine.trace\n"
+            "  epochsim calibrate --trace mine.trace -o my-gpu.yaml\n"
+            "  epochsim run exp.yaml --set system.catalog_overlay=my-gpu.yaml\n"
+            "  epochsim calibrate --trace a.trace --check b.trace --param kernel_overhead_us\n");
+}
+
+typedef struct cal_args {
+    const char *traces[64], *checks[64], *params[MDL_FIT_MAX_PARAMS];
+    int n_traces, n_checks, n_params;
+    const char *gpu, *overlay, *json, *catalog;
+} cal_args;
+
+/* Parses the options into a; returns 0, SIM_EXIT_USAGE (message printed) or -1 for --help. */
+static int parse(int argc, char **argv, cal_args *a)
+{
+    static const struct option opts[] = {
+        {"trace", required_argument, 0, 't'}, {"check", required_argument, 0, 'k'},
+        {"param", required_argument, 0, 'p'}, {"gpu", required_argument, 0, 'g'},
+        {"output", required_argument, 0, 'o'}, {"json", required_argument, 0, 'j'},
+        {"catalog", required_argument, 0, 'c'}, {"help", no_argument, 0, 'h'},
+        {0, 0, 0, 0},
+    };
+    int c;
+    optind = 1;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, "o:h", opts, NULL)) != -1) {
+        const char **slot = NULL;
+        int *n = NULL, cap = 0;
+        switch (c) {
+        case 't': slot = a->traces; n = &a->n_traces; cap = 64; break;
+        case 'k': slot = a->checks; n = &a->n_checks; cap = 64; break;
+        case 'p': slot = a->params; n = &a->n_params; cap = MDL_FIT_MAX_PARAMS; break;
+        case 'g': a->gpu = optarg; break;
+        case 'o': a->overlay = optarg; break;
+        case 'j': a->json = optarg; break;
+        case 'c': a->catalog = optarg; break;
+        case 'h': usage(stdout); return -1;
+        default:
+            fprintf(stderr, "epochsim calibrate: bad option '%s'\n", argv[optind - 1]);
+            usage(stderr);
+            return SIM_EXIT_USAGE;
+        }
+        if (slot) {
+            if (*n == cap) {
+                fprintf(stderr, "epochsim calibrate: at most %d of '%s'\n", cap, argv[optind - 2]);
+                return SIM_EXIT_USAGE;
+            }
+            slot[(*n)++] = optarg;
+        }
+    }
+    if (optind < argc || a->n_traces == 0) {
+        fprintf(stderr, "epochsim calibrate: %s\n",
+                optind < argc ? "unexpected argument (traces go after --trace)"
+                              : "give at least one --trace");
+        usage(stderr);
+        return SIM_EXIT_USAGE;
+    }
+    return 0;
+}
+
+/* The GPU's catalog name: --gpu, else the first trace's recorded GPU matched to the catalog. */
+static int find_gpu(const cal_args *a, char *name, sim_err *err)
+{
+    if (a->gpu) {
+        snprintf(name, SIM_NAME_MAX, "%s", a->gpu);
+        return SIM_OK;
+    }
+    trc_reader *r;
+    int rc = trc_reader_open(a->traces[0], &r, err);
+    if (rc)
+        return rc;
+    trc_replay_gpu_candidate(trc_reader_header(r)->gpu_name, name);
+    trc_reader_close(r);
+    return SIM_OK;
+}
+
+static int load_traces(const char *const *paths, int n, cal_set *out, sim_err *err)
+{
+    for (int i = 0; i < n; i++) {
+        int rc = cal_add_trace(paths[i], out, err);
+        if (rc)
+            return rc;
+    }
+    return SIM_OK;
+}
+
+/* The fitted fields: --param's, or the defaults the data depends on (others noted). */
+static int choose_params(const cal_args *a, cal_problem *pr, sim_err *err)
+{
+    for (int i = 0; i < a->n_params; i++) {
+        int rc = cal_add_param(pr, a->params[i], err);
+        if (rc)
+            return rc;
+    }
+    for (size_t i = 0; a->n_params == 0 && i < sizeof default_params / sizeof *default_params;
+         i++) {
+        sim_err skip;
+        if (cal_add_param(pr, default_params[i], &skip))
+            fprintf(stderr, "epochsim calibrate: not fitted: %s\n", skip.msg);
+    }
+    if (pr->p == 0)
+        return sim_err_set(err, SIM_EINVAL, NULL, 0, 0, "nothing to fit");
+    return SIM_OK;
+}
+
+typedef struct cal_report {
+    const cal_args *a;
+    const cal_problem *pr;
+    const mdl_fit_result *fit;
+    const cal_set *checks; /* one set per --check */
+    double start[MDL_FIT_MAX_PARAMS];
+} cal_report;
+
+static void print_text(FILE *out, const cal_report *r)
+{
+    const cal_problem *pr = r->pr;
+    fprintf(out, "calibrate %s on %d trace(s): %zu kernels fitted (%zu without known work left "
+                 "out)\n\n",
+            pr->gpu.name, r->a->n_traces, pr->data->n, pr->data->skipped);
+    fprintf(out, "%-22s %12s %12s %12s\n", "field", "start", "fitted", "std. error");
+    for (size_t i = 0; i < pr->p; i++)
+        fprintf(out, "%-22s %12.5g %12.5g %12.3g\n", pr->param[i]->key, r->start[i],
+                r->fit->theta[i], r->fit->sigma[i]);
+    fprintf(out, "\nweighted log residual (rms): %.4f -> %.4f (%d iterations%s)\n",
+            r->fit->rms_start, r->fit->rms_end, r->fit->iterations,
+            r->fit->converged ? ", converged" : ", iteration limit");
+    fprintf(out, "kernel time of the fitted traces: %+.1f %% -> %+.1f %%\n",
+            100 * cal_total_error(pr, pr->data, NULL),
+            100 * cal_total_error(pr, pr->data, r->fit->theta));
+    for (int i = 0; i < r->a->n_checks; i++) {
+        if (r->checks[i].n == 0)
+            fprintf(out, "held out %s: no kernel with known work (recorded without shapes?)\n",
+                    r->a->checks[i]);
+        else
+            fprintf(out, "held out %s (%zu kernels): %+.1f %% -> %+.1f %%\n", r->a->checks[i],
+                    r->checks[i].n, 100 * cal_total_error(pr, &r->checks[i], NULL),
+                    100 * cal_total_error(pr, &r->checks[i], r->fit->theta));
+    }
+    if (r->a->overlay)
+        fprintf(out, "\noverlay: %s (use it: --set system.catalog_overlay=%s)\n", r->a->overlay,
+                r->a->overlay);
+}
+
+static void json_error_pair(yajl_gen g, const char *key, const cal_problem *pr,
+                            const cal_set *data, const double *theta)
+{
+    sim_json_key(g, key);
+    yajl_gen_map_open(g);
+    sim_json_num(g, "before_pct", 100 * cal_total_error(pr, data, NULL));
+    sim_json_num(g, "after_pct", 100 * cal_total_error(pr, data, theta));
+    yajl_gen_map_close(g);
+}
+
+static int write_json(const char *path, const cal_report *r, sim_err *err)
+{
+    yajl_gen g = yajl_gen_alloc(NULL);
+    if (!g)
+        return sim_err_set(err, SIM_ENOMEM, NULL, 0, 0, "out of memory");
+    yajl_gen_config(g, yajl_gen_beautify, 1);
+    const cal_problem *pr = r->pr;
+    yajl_gen_map_open(g);
+    sim_json_str(g, "gpu", pr->gpu.name);
+    sim_json_int(g, "kernels", (long long)pr->data->n);
+    sim_json_int(g, "kernels_left_out", (long long)pr->data->skipped);
+    sim_json_key(g, "params");
+    yajl_gen_array_open(g);
+    for (size_t i = 0; i < pr->p; i++) {
+        yajl_gen_map_open(g);
+        sim_json_str(g, "field", pr->param[i]->key);
+        sim_json_num(g, "start", r->start[i]);
+        sim_json_num(g, "fitted", r->fit->theta[i]);
+        sim_json_num(g, "std_error", r->fit->sigma[i]);
+        yajl_gen_map_close(g);
+    }
+    yajl_gen_array_close(g);
+    sim_json_num(g, "rms_start", r->fit->rms_start);
+    sim_json_num(g, "rms_end", r->fit->rms_end);
+    sim_json_int(g, "iterations", r->fit->iterations);
+    sim_json_bool(g, "converged", r->fit->converged);
+    json_error_pair(g, "kernel_time_error", pr, pr->data, r->fit->theta);
+    sim_json_key(g, "held_out");
+    yajl_gen_array_open(g);
+    for (int i = 0; i < r->a->n_checks; i++) {
+        yajl_gen_map_open(g);
+        sim_json_str(g, "trace", r->a->checks[i]);
+        json_error_pair(g, "kernel_time_error", pr, &r->checks[i], r->fit->theta);
+        yajl_gen_map_close(g);
+    }
+    yajl_gen_array_close(g);
+    yajl_gen_map_close(g);
+    int rc = sim_json_write(g, path, err);
+    yajl_gen_free(g);
+    return rc;
+}
+
+/* Loads, fits and reports; the sets are freed by the caller. */
+static int calibrate(const cal_args *a, cal_set *data, cal_set *checks, sim_err *err)
+{
+    cal_problem pr = {.data = data};
+    char gpu[SIM_NAME_MAX];
+    int rc = find_gpu(a, gpu, err);
+    if (!rc)
+        rc = cfg_catalog_load(sim_cli_catalog_dir(a->catalog), CFG_CAT_GPU, gpu, &pr.gpu, err);
+    if (!rc)
+        rc = load_traces(a->traces, a->n_traces, data, err);
+    for (int i = 0; !rc && i < a->n_checks; i++)
+        rc = cal_add_trace(a->checks[i], &checks[i], err);
+    if (!rc)
+        rc = choose_params(a, &pr, err);
+    mdl_fit_result fit;
+    if (!rc)
+        rc = cal_fit(&pr, &fit, err);
+    if (rc)
+        return rc;
+    cal_report r = {.a = a, .pr = &pr, .fit = &fit, .checks = checks};
+    for (size_t i = 0; i < pr.p; i++)
+        r.start[i] = *(const double *)((const char *)&pr.gpu + pr.param[i]->offset);
+    if (a->overlay) {
+        char header[256];
+        snprintf(header, sizeof header,
+                 "catalog overlay written by `epochsim calibrate` for %s from %d trace(s)",
+                 pr.gpu.name, a->n_traces);
+        if ((rc = cal_write_overlay(a->overlay, &pr, &fit, header, err)))
+            return rc;
+    }
+    if (a->json)
+        return write_json(a->json, &r, err);
+    print_text(stdout, &r);
+    return SIM_OK;
+}
+
+int sim_calibrate_cmd(int argc, char **argv)
+{
+    cal_args a = {0};
+    int rc = parse(argc, argv, &a);
+    if (rc)
+        return rc < 0 ? SIM_EXIT_OK : rc;
+    cal_set data = {0}, checks[64];
+    memset(checks, 0, sizeof checks);
+    sim_err err;
+    sim_err_clear(&err);
+    rc = calibrate(&a, &data, checks, &err);
+    cal_set_free(&data);
+    for (int i = 0; i < a.n_checks; i++)
+        cal_set_free(&checks[i]);
+    if (rc) {
+        fprintf(stderr, "epochsim: ");
+        sim_err_print(&err, stderr);
+        return SIM_EXIT_ERROR;
+    }
+    return SIM_EXIT_OK;
+}

@@ -1,0 +1,58 @@
+/* calibrate.h — fitting a GPU's catalog fields to kernels measured on it (`epochsim calibrate`).
+ * Each kernel of a recorded trace whose work is known (FLOPs from its op's shapes for GEMM and
+ * convolution kernels, bytes for memory-bound ones) is one observation: the cost model
+ * (models/cost.h) prices it on the GPU's description, and the fit (models/fit.h) moves the named
+ * catalog fields until the log ratios predicted / measured are least, each weighted by the
+ * kernel's share of the measured time (so the fit serves step time, not kernel counts). */
+#ifndef SIM_CALIBRATE_H
+#define SIM_CALIBRATE_H
+
+#include "models/cost.h"
+#include "models/fit.h"
+#include "sim/base/err.h"
+#include "sim/core/hw.h"
+#include "sim/setup/cfgtable.h"
+
+#include <stddef.h>
+
+typedef struct cal_obs {
+    mdl_kernel k;
+    sim_precision precision;
+    double measured_ns;
+} cal_obs;
+
+typedef struct cal_set {
+    cal_obs *obs;
+    size_t n, cap;
+    size_t skipped; /* kernels left out: unknown work, no duration, or not a compute kernel */
+} cal_set;
+
+/* Appends the usable kernels of every step of a native trace (epochsim import) to out. */
+int cal_add_trace(const char *path, cal_set *out, sim_err *err);
+void cal_set_free(cal_set *s);
+
+/* What is fitted: numeric fields of the GPU's catalog entry, by name. */
+typedef struct cal_problem {
+    sim_gpu_desc gpu;                            /* the entry, before the fit */
+    const cfg_field *param[MDL_FIT_MAX_PARAMS];  /* double fields of the GPU table */
+    size_t p;
+    const cal_set *data;
+} cal_problem;
+
+/* Adds the GPU field `name` to the fitted parameters: SIM_EINVAL when it is not a number field
+ * of the GPU catalog, its value is not positive, or no observation depends on it. */
+int cal_add_param(cal_problem *pr, const char *name, sim_err *err);
+
+/* The fitted parameters in out; out->theta is in the fields' own units. */
+int cal_fit(const cal_problem *pr, mdl_fit_result *out, sim_err *err);
+
+/* Sum of predicted / sum of measured kernel time of `data` on pr->gpu with parameters theta
+ * (NULL = the entry's own values), minus 1: the error of the trace's kernel time. */
+double cal_total_error(const cal_problem *pr, const cal_set *data, const double *theta);
+
+/* Writes a catalog overlay (sim/setup/overlay.h) setting the fitted fields of pr->gpu, whole or
+ * not at all; `header` is a comment put at its top. */
+int cal_write_overlay(const char *path, const cal_problem *pr, const mdl_fit_result *fit,
+                      const char *header, sim_err *err);
+
+#endif
