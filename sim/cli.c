@@ -3,6 +3,7 @@
 
 #include "models/cli_model.h"
 #include "plots/plt_cli.h"
+#include "sim/app/validate_cmd.h"
 #include "sim/hw_cli.h"
 #include "sim/outfile.h"
 #include "sim/run_cli.h"
@@ -23,6 +24,7 @@ static const sim_cli_command commands[] = {
     {"trace", trc_cmd_trace, "show a native trace's header and per-step summary"},
     {"sweep", sim_sweep_cli, "run an experiment over a grid of keys and hardware; CSV/JSONL rows"},
     {"plot", plt_cli_plot, "plot columns of a sweep CSV with gnuplot (PNG, SVG or text)"},
+    {"validate", sim_validate_cli, "error of the predictions against the published accuracy table"},
     {0},
 };
 
@@ -56,11 +58,9 @@ static const char *installed_catalog(void)
 
 const char *sim_cli_catalog_dir(const char *from_flag)
 {
-    if (from_flag && from_flag[0])
-        return from_flag;
+    if (from_flag && from_flag[0]) return from_flag;
     const char *env = getenv("EPOCHSIM_CATALOG");
-    if (env && env[0])
-        return env;
+    if (env && env[0]) return env;
     const char *installed = installed_catalog();
     return installed ? installed : EPOCHSIM_CATALOG_DIR;
 }
@@ -80,8 +80,7 @@ static int dispatch(int argc, char **argv)
         return SIM_EXIT_OK;
     }
     for (const sim_cli_command *c = commands; c->name; c++)
-        if (!strcmp(argv[1], c->name))
-            return c->run(argc - 1, argv + 1);
+        if (!strcmp(argv[1], c->name)) return c->run(argc - 1, argv + 1);
     fprintf(stderr, "epochsim: unknown command '%s'\n", argv[1]);
     usage(stderr);
     return SIM_EXIT_USAGE;
