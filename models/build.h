@@ -6,9 +6,9 @@
 
 #include "models/expand.h"
 #include "models/memory.h"
-#include "sim/err.h"
-#include "sim/hw.h"
-#include "sim/workload.h"
+#include "sim/base/err.h"
+#include "sim/core/hw.h"
+#include "sim/core/workload.h"
 
 /* Builds model NAME (zoo.h) for opt on gpu.
  * - On success returns 0; *prog holds one optimizer step (zero_grad, opt->accum_steps micro-

@@ -7,8 +7,8 @@
 #ifndef MDL_COST_H
 #define MDL_COST_H
 
-#include "sim/hw.h"
-#include "sim/workload.h"
+#include "sim/core/hw.h"
+#include "sim/core/workload.h"
 
 #include <stdint.h>
 

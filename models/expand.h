@@ -9,9 +9,9 @@
 #include "models/cost.h"
 #include "models/net.h"
 #include "models/zoo.h"
-#include "sim/err.h"
-#include "sim/hw.h"
-#include "sim/workload.h"
+#include "sim/base/err.h"
+#include "sim/core/hw.h"
+#include "sim/core/workload.h"
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -12,8 +12,8 @@
 
 #include "models/expand.h"
 #include "models/net.h"
-#include "sim/err.h"
-#include "sim/hw.h"
+#include "sim/base/err.h"
+#include "sim/core/hw.h"
 
 #include <stdbool.h>
 

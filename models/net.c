@@ -3,7 +3,7 @@
  * definitions read as straight-line code and are checked once at the end. */
 #include "models/net.h"
 
-#include "sim/err.h"
+#include "sim/base/err.h"
 
 #include <stdarg.h>
 #include <stdio.h>

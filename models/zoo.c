@@ -4,7 +4,7 @@
  * the kernel count of a step come from. */
 #include "models/zoo.h"
 
-#include "sim/names.h"
+#include "sim/base/names.h"
 
 #include <math.h>
 #include <stdarg.h>

@@ -6,7 +6,7 @@
 #define MDL_ZOO_H
 
 #include "models/net.h"
-#include "sim/err.h"
+#include "sim/base/err.h"
 
 #include <stddef.h>
 

@@ -3,7 +3,7 @@
 #ifndef PLT_CSV_H
 #define PLT_CSV_H
 
-#include "sim/err.h"
+#include "sim/base/err.h"
 
 #include <stddef.h>
 

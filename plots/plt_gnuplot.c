@@ -2,7 +2,7 @@
  * the pipe is open so that a gnuplot that dies early gives an error, not a killed epochsim. */
 #include "plots/plt_gnuplot.h"
 
-#include "sim/outfile.h"
+#include "sim/base/outfile.h"
 
 #include <errno.h>
 #include <stdlib.h>

@@ -1,12 +1,12 @@
 /* plt_gnuplot.h — drawing through a gnuplot process (popen): the caller writes a script with
- * inline data blocks to the pipe; the output follows sim/outfile.h's rules (a regular file is
+ * inline data blocks to the pipe; the output follows sim/base/outfile.h's rules (a regular file is
  * replaced only when gnuplot exits 0, so a failed plot leaves no file behind; a device or FIFO is
  * written in place). */
 #ifndef PLT_GNUPLOT_H
 #define PLT_GNUPLOT_H
 
-#include "sim/err.h"
-#include "sim/outfile.h"
+#include "sim/base/err.h"
+#include "sim/base/outfile.h"
 
 #include <signal.h>
 #include <stdio.h>

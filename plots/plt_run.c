@@ -38,8 +38,8 @@ static void title_hw(char *buf, size_t size, const sim_scenario *sc)
     const sim_hardware *hw = &sc->hw;
     snprintf(buf, size, "%s x%d, %s, %d DataLoader worker%s, batch %d",
              hw->gpu.label[0] ? hw->gpu.label : hw->gpu.name, hw->gpu_count,
-             hw->cpu.label[0] ? hw->cpu.label : hw->cpu.name, sc->x.loader.num_workers,
-             sc->x.loader.num_workers == 1 ? "" : "s", sc->x.loader.batch_size);
+             hw->cpu.label[0] ? hw->cpu.label : hw->cpu.name, sc->loader.num_workers,
+             sc->loader.num_workers == 1 ? "" : "s", sc->loader.batch_size);
 }
 
 #define MAX_POINTS 400

@@ -6,8 +6,8 @@
 #define PLT_RUN_H
 
 #include "plots/plt_gnuplot.h"
-#include "sim/run.h"
-#include "sim/timeline.h"
+#include "sim/core/run.h"
+#include "sim/core/timeline.h"
 
 /* Steps recorded for --timeline and --plot timeline unless --timeline-steps says otherwise:
  * enough to show the loader's start-up and a few steady steps; a few MB of JSON for the

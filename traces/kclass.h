@@ -5,7 +5,7 @@
 #ifndef TRC_KCLASS_H
 #define TRC_KCLASS_H
 
-#include "sim/workload.h"
+#include "sim/core/workload.h"
 
 #include <stdint.h>
 

@@ -6,7 +6,7 @@
  * applies the warm-up rules and writes one native step at a time. */
 #include "traces/kineto.h"
 
-#include "sim/workload.h"
+#include "sim/core/workload.h"
 #include "traces/kclass.h"
 
 #include <errno.h>

@@ -6,7 +6,7 @@
 #ifndef TRC_KINETO_H
 #define TRC_KINETO_H
 
-#include "sim/err.h"
+#include "sim/base/err.h"
 #include "traces/stats.h"
 #include "traces/trace.h"
 

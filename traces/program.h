@@ -1,4 +1,4 @@
-/* program.h — a recorded step of a native trace as the engine's step program (sim/workload.h),
+/* program.h — a recorded step of a native trace as the engine's step program (sim/core/workload.h),
  * for replay and what-if. Every main-thread action that reaches the GPU becomes one sim_op whose
  * dispatch_ns is the CPU time the thread spent since the previous action, as recorded on the
  * source CPU: no CPU-speed scaling happens here (the caller scales by the CPU ratio). Waits for
@@ -7,8 +7,8 @@
 #ifndef TRC_PROGRAM_H
 #define TRC_PROGRAM_H
 
-#include "sim/err.h"
-#include "sim/workload.h"
+#include "sim/base/err.h"
+#include "sim/core/workload.h"
 #include "traces/trace.h"
 
 #include <stdint.h>

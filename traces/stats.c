@@ -3,8 +3,8 @@
  * moment busy when any kernel or copy runs, not the sum of kernel durations. */
 #include "traces/stats.h"
 
-#include "sim/err.h"
-#include "sim/workload.h"
+#include "sim/base/err.h"
+#include "sim/core/workload.h"
 
 #include <gsl/gsl_statistics_double.h>
 #include <stdlib.h>

@@ -4,9 +4,9 @@
  * allocates a container's element array from its declared count before reading the elements. */
 #include "traces/trace.h"
 
-#include "sim/outfile.h"
+#include "sim/base/outfile.h"
 
-#include "sim/workload.h"
+#include "sim/core/workload.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -143,7 +143,7 @@ const char *trc_step_rec_name(const trc_step *s, const trc_record *r)
 /* ---- writer -------------------------------------------------------------------------------- */
 
 struct trc_writer {
-    sim_outfile out;  /* whole or nothing (sim/outfile.h) */
+    sim_outfile out;  /* whole or nothing (sim/base/outfile.h) */
     long long offset; /* bytes written so far */
     int failed;       /* a write failed; close reports it */
     msgpack_sbuffer payload;

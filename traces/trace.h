@@ -5,7 +5,7 @@
 #ifndef TRC_TRACE_H
 #define TRC_TRACE_H
 
-#include "sim/err.h"
+#include "sim/base/err.h"
 
 #include <stddef.h>
 #include <stdint.h>
@@ -114,7 +114,7 @@ typedef struct trc_header {
 typedef struct trc_record {
     uint8_t kind;         /* trc_rec_kind */
     uint8_t thread;       /* 0 = the step's own (main) thread; 1.. = other threads, see steps */
-    uint8_t unit;         /* KERNEL: sim_unit (sim/workload.h) */
+    uint8_t unit;         /* KERNEL: sim_unit (sim/core/workload.h) */
     uint8_t sub;          /* MEMCPY: trc_memcpy_dir; SYNC: trc_sync_kind; COLLECTIVE:
                              trc_coll_kind */
     int8_t pinned;        /* MEMCPY: 1 page-locked host side, 0 pageable, -1 unknown */

@@ -6,7 +6,7 @@
 #define SIM_VALIDATE_H
 
 #include "plots/plt_csv.h"
-#include "sim/err.h"
+#include "sim/base/err.h"
 
 #include <stdbool.h>
 #include <stddef.h>

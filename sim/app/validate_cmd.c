@@ -4,10 +4,10 @@
  * ratios, for fitting and checking rows apart (validate.h, docs/accuracy.md). */
 #include "sim/app/validate_cmd.h"
 
+#include "sim/app/cli.h"
 #include "sim/app/validate.h"
-#include "sim/cli.h"
-#include "sim/json.h"
-#include "sim/outfile.h"
+#include "sim/base/json.h"
+#include "sim/base/outfile.h"
 
 #include <getopt.h>
 #include <math.h>
@@ -226,7 +226,7 @@ static int parse_args(int argc, char **argv, options *o)
     return -1;
 }
 
-int sim_validate_cli(int argc, char **argv)
+int sim_validate_cmd(int argc, char **argv)
 {
     options o;
     int status = parse_args(argc, argv, &o);

@@ -2,6 +2,6 @@
 #ifndef SIM_VALIDATE_CMD_H
 #define SIM_VALIDATE_CMD_H
 
-int sim_validate_cli(int argc, char **argv);
+int sim_validate_cmd(int argc, char **argv);
 
 #endif

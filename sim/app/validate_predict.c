@@ -7,8 +7,8 @@
 #include "sim/app/validate.h"
 
 #include "models/cost.h"
-#include "sim/config.h"
-#include "sim/scenario.h"
+#include "sim/setup/config.h"
+#include "sim/setup/scenario.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -166,7 +166,7 @@ static void predict_run(sim_val_row *r, const sim_scenario *sc)
         return;
     }
     double step_ms = res.mean.step_time_ms_p50;
-    double samples = (double)sc->x.loader.batch_size * sim_program_batches_per_step(&sc->program);
+    double samples = (double)sc->loader.batch_size * sim_program_batches_per_step(&sc->program);
     if (r->metric == SIM_VAL_SAMPLES_PER_S)
         r->predicted = step_ms > 0 ? samples / (step_ms / 1e3) : NAN;
     else if (r->metric == SIM_VAL_STEP_MS)
@@ -179,7 +179,7 @@ static void predict_run(sim_val_row *r, const sim_scenario *sc)
 /* One kernel of the microbenchmark through the cost model on the scenario's GPU. */
 static void predict_kernel(sim_val_row *r, const sim_scenario *sc, const bench_params *b)
 {
-    sim_precision p = sc->x.workload.precision;
+    sim_precision p = sc->workload.precision;
     double elt = p == SIM_PREC_FP32 || p == SIM_PREC_TF32 ? 4 : 2;
     mdl_kernel k = {.op = "validate", .layer = -1, .kind = SIM_OP_KERNEL, .blocks = 1};
     if (r->metric == SIM_VAL_GEMM_TFLOPS) {

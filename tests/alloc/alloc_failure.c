@@ -12,10 +12,10 @@
 #include <stdint.h>
 #include <cmocka.h> /* after the headers it needs */
 
-#include "sim/config.h"
-#include "sim/scenario.h"
-#include "sim/sweep_run.h"
-#include "sim/sweep_spec.h"
+#include "sim/setup/config.h"
+#include "sim/setup/scenario.h"
+#include "sim/app/sweep_run.h"
+#include "sim/app/sweep_spec.h"
 #include "traces/kineto.h"
 #include "traces/trace.h"
 

@@ -2,7 +2,7 @@
  * 320 kernels per step) of the synthetic ResNet-50-like job. Prints events/s and wall time.
  * It uses the test catalog (round-number devices) so the figure does not move with catalog
  * edits. Usage: bench_epoch [REPEATS] (from the build folder; the source path is built in). */
-#include "sim/scenario.h"
+#include "sim/setup/scenario.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -3,7 +3,7 @@
  * variations, on the test catalog (round-number devices, so the figure does not move with catalog
  * edits). Rows go to /dev/null. Prints points/s, events/s and wall time.
  * Usage: bench_sweep [THREADS] [FORMAT csv|jsonl] (from the build folder). */
-#include "sim/sweep_run.h"
+#include "sim/app/sweep_run.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -4,8 +4,8 @@
  * fine: bad input must come back as an error. */
 #include "fuzz_input.h"
 
-#include "sim/config.h"
-#include "sim/scenario.h"
+#include "sim/setup/config.h"
+#include "sim/setup/scenario.h"
 
 #include <string.h>
 

@@ -12,7 +12,7 @@ grep -q "cmocka not found: unit tests not built" "$2/without-cmocka.configure.lo
     exit 1
 }
 cmake --build "$build" -j2 >"$2/without-cmocka.build.log"
-if ls "$build"/tests/sim_test_* >/dev/null 2>&1; then
+if ls "$build"/tests/core_test_* >/dev/null 2>&1; then
     echo "FAIL: cmocka tests were built although cmocka was hidden" >&2
     exit 1
 fi

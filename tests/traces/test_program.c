@@ -7,7 +7,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include "sim/workload.h"
+#include "sim/core/workload.h"
 #include "traces/kineto.h"
 #include "traces/program.h"
 #include "traces/trace.h"

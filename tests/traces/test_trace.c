@@ -6,7 +6,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include "sim/workload.h"
+#include "sim/core/workload.h"
 #include "traces/trace.h"
 
 #include <stdio.h>

@@ -1,7 +1,7 @@
 """cap_config.py - the knobs of one capture run, named as epochsim names them.
 
 The experiment keys (dataset.*, loader.*, training.*, workload.model/precision, seed) are
-epochsim's own (sim/experiment.h), so a measured point can be fed to epochsim unchanged; the
+epochsim's own (sim/setup/experiment.h), so a measured point can be fed to epochsim unchanged; the
 capture.* keys say how the real run is staged (storage, device, warm-up...). Torch-free on purpose:
 the grid and input validation run without importing torch.
 """
@@ -152,7 +152,7 @@ KEYS = {
 
 # epochsim keys that describe the *simulated* hardware or modelled costs: a real run has its own,
 # so they are accepted (an epochsim experiment file can be passed as is), ignored, and listed in
-# the output. Mirrors sim/experiment.h.
+# the output. Mirrors sim/setup/experiment.h.
 IGNORED_EPOCHSIM_KEYS = (
     "system.name", "system.gpu", "system.gpu_count", "system.cpu", "system.cpu_cores",
     "system.cpu_threads", "system.storage", "system.host_memory_gb", "system.pcie_gen",

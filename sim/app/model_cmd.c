@@ -1,0 +1,602 @@
+/* model_cmd.c — `epochsim model list` and `epochsim model show NAME ...` (see model_cmd.h).
+ * Arguments are parsed by hand into mdl_options (every value range-checked, errors name the
+ * flag); the report is built once into a struct and printed either as text or as JSON (yajl). */
+#include "sim/app/model_cmd.h"
+
+#include "sim/base/json.h"
+#include "models/cost.h"
+#include "models/expand.h"
+#include "models/memory.h"
+#include "models/zoo.h"
+#include "sim/setup/catalog.h"
+#include "sim/app/cli.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <yajl/yajl_gen.h>
+
+static void usage(FILE *out)
+{
+    fprintf(out,
+            "usage: epochsim model list [--json]\n"
+            "       epochsim model show NAME [options]\n"
+            "\n"
+            "Shows a zoo model's parameters, FLOPs per sample, kernels and CPU dispatch per\n"
+            "training step, and its GPU memory footprint.\n"
+            "\n"
+            "options of `show`:\n"
+            "  --batch B              samples per micro-batch (default 32)\n"
+            "  --precision P          fp32 tf32 fp16 bf16 amp_fp16 amp_bf16 (default fp32)\n"
+            "  --image HxW | --image N  input image size (vision models; default 224)\n"
+            "  --seq N                sequence length (text models)\n"
+            "  --features N           input features (vector models)\n"
+            "  --optimizer sgd|adam   SGD with momentum (default) or Adam(W)\n"
+            "  --opt-impl I           foreach (default), fused, forloop\n"
+            "  --no-weight-decay      optimizer without weight decay\n"
+            "  --accum N              gradient accumulation steps (default 1)\n"
+            "  --checkpoint[=S]       activation checkpointing in S segments (default sqrt)\n"
+            "  --cuda-graphs          the step is replayed as one CUDA graph\n"
+            "  --gpu NAME             price kernels on a catalog GPU, check its memory\n"
+            "  --catalog DIR          hardware catalog (default $EPOCHSIM_CATALOG or built-in)\n"
+            "  --capacity-gb G        check memory against G GiB (without --gpu)\n"
+            "  --kernels              list every kernel and CPU op of the step\n"
+            "  --json                 machine-readable output\n"
+            "\n"
+            "examples:\n"
+            "  epochsim model list\n"
+            "  epochsim model show resnet50 --batch 256 --precision amp_fp16\n"
+            "  epochsim model show bert-large --seq 384 --batch 32 --optimizer adam --gpu "
+            "a100-sxm4-80gb\n"
+            "  epochsim model show llama-7b --batch 1 --precision bf16 --optimizer adam "
+            "--capacity-gb 24 --json\n");
+}
+
+static const char *input_kind_name(mdl_input_kind k)
+{
+    return k == MDL_IN_IMAGE ? "image" : k == MDL_IN_TOKENS ? "tokens" : "vector";
+}
+
+/* ---- JSON helpers ---- */
+
+static void js(yajl_gen g, const char *s)
+{
+    yajl_gen_string(g, (const unsigned char *)s, strlen(s));
+}
+
+static void jflush(yajl_gen g)
+{
+    const unsigned char *buf;
+    size_t len;
+    yajl_gen_get_buf(g, &buf, &len);
+    fwrite(buf, 1, len, stdout);
+    yajl_gen_free(g);
+}
+
+static yajl_gen jnew(void)
+{
+    yajl_gen g = yajl_gen_alloc(NULL);
+    if (g)
+        yajl_gen_config(g, yajl_gen_beautify, 1);
+    return g;
+}
+
+/* ---- list ---- */
+
+static int cmd_list(int argc, char **argv)
+{
+    bool json = false;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--json"))
+            json = true;
+        else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+            usage(stdout);
+            return SIM_EXIT_OK;
+        } else {
+            fprintf(stderr, "epochsim model list: unknown argument '%s'\n", argv[i]);
+            return SIM_EXIT_USAGE;
+        }
+    }
+    yajl_gen g = NULL;
+    if (json) {
+        g = jnew();
+        if (!g)
+            return SIM_EXIT_ERROR;
+        yajl_gen_array_open(g);
+    } else {
+        printf("%-20s %-8s %-10s %12s %12s  %s\n", "name", "input", "default", "params",
+               "fwd GMAC", "label");
+    }
+    for (size_t i = 0; i < mdl_zoo_count(); i++) {
+        const mdl_zoo_entry *e = mdl_zoo_at(i);
+        mdl_net net;
+        sim_err err;
+        mdl_shape s = {0};
+        if (mdl_zoo_build(e->name, &s, &net, &err)) {
+            mdl_net_free(&net);
+            fprintf(stderr, "epochsim model list: %s\n", err.msg);
+            if (g)
+                yajl_gen_free(g);
+            return SIM_EXIT_ERROR;
+        }
+        mdl_zoo_resolve_shape(e, &s);
+        char def[32];
+        if (e->input == MDL_IN_IMAGE)
+            snprintf(def, sizeof def, "%dx%d", s.h, s.w);
+        else if (e->input == MDL_IN_TOKENS)
+            snprintf(def, sizeof def, "seq %d", s.seq);
+        else
+            snprintf(def, sizeof def, "%d feat", s.features);
+        double params = mdl_net_params(&net), macs = mdl_net_fwd_macs(&net);
+        if (g) {
+            yajl_gen_map_open(g);
+            sim_json_str(g, "name", e->name);
+            sim_json_str(g, "label", e->label);
+            sim_json_str(g, "input", input_kind_name(e->input));
+            sim_json_str(g, "default_shape", def);
+            sim_json_num(g, "params", params);
+            sim_json_num(g, "fwd_macs_per_sample", macs);
+            sim_json_str(g, "source", e->source);
+            yajl_gen_map_close(g);
+        } else {
+            printf("%-20s %-8s %-10s %11.2fM %12.3f  %s\n", e->name, input_kind_name(e->input),
+                   def, params / 1e6, macs / 1e9, e->label);
+        }
+        mdl_net_free(&net);
+    }
+    if (g) {
+        yajl_gen_array_close(g);
+        jflush(g);
+    }
+    return SIM_EXIT_OK;
+}
+
+/* ---- show ---- */
+
+typedef struct show_args {
+    const char *model;
+    mdl_options opt;
+    const char *gpu;
+    const char *catalog;
+    double capacity_gb;
+    bool kernels, json;
+} show_args;
+
+static int parse_long(const char *flag, const char *s, long lo, long hi, long *out)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (errno || end == s || *end || v < lo || v > hi) {
+        fprintf(stderr, "epochsim model show: %s expects an integer in %ld..%ld, got '%s'\n", flag,
+                lo, hi, s);
+        return -1;
+    }
+    *out = v;
+    return 0;
+}
+
+static int parse_image(const char *s, int *h, int *w)
+{
+    char *end;
+    errno = 0;
+    long a = strtol(s, &end, 10), b = a;
+    if (!errno && end != s && (*end == 'x' || *end == 'X')) {
+        const char *p = end + 1;
+        b = strtol(p, &end, 10);
+        if (end == p)
+            return -1;
+    }
+    if (errno || *end || a < 1 || b < 1 || a > 8192 || b > 8192)
+        return -1;
+    *h = (int)a;
+    *w = (int)b;
+    return 0;
+}
+
+/* Returns 0, or an exit code. */
+static int parse_show(int argc, char **argv, show_args *a)
+{
+    memset(a, 0, sizeof *a);
+    mdl_options_defaults(&a->opt);
+    for (int i = 1; i < argc; i++) {
+        const char *f = argv[i];
+        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+        long n;
+#define NEED_VALUE                                                                                 \
+    do {                                                                                           \
+        if (!v) {                                                                                  \
+            fprintf(stderr, "epochsim model show: %s needs a value\n", f);                         \
+            return SIM_EXIT_USAGE;                                                                 \
+        }                                                                                          \
+        i++;                                                                                       \
+    } while (0)
+        if (!strcmp(f, "--help") || !strcmp(f, "-h")) {
+            usage(stdout);
+            return -1;
+        } else if (!strcmp(f, "--batch")) {
+            NEED_VALUE;
+            if (parse_long(f, v, 1, 1L << 24, &n))
+                return SIM_EXIT_USAGE;
+            a->opt.batch = (int)n;
+        } else if (!strcmp(f, "--precision")) {
+            NEED_VALUE;
+            if (sim_precision_parse(v, &a->opt.precision)) {
+                fprintf(stderr,
+                        "epochsim model show: unknown precision '%s' (fp32, tf32, fp16, bf16, "
+                        "amp_fp16, amp_bf16)\n",
+                        v);
+                return SIM_EXIT_USAGE;
+            }
+        } else if (!strcmp(f, "--image")) {
+            NEED_VALUE;
+            if (parse_image(v, &a->opt.shape.h, &a->opt.shape.w)) {
+                fprintf(stderr, "epochsim model show: --image expects HxW or N in 1..8192, got "
+                                "'%s'\n",
+                        v);
+                return SIM_EXIT_USAGE;
+            }
+        } else if (!strcmp(f, "--seq")) {
+            NEED_VALUE;
+            if (parse_long(f, v, 1, 1L << 20, &n))
+                return SIM_EXIT_USAGE;
+            a->opt.shape.seq = (int)n;
+        } else if (!strcmp(f, "--features")) {
+            NEED_VALUE;
+            if (parse_long(f, v, 1, 1L << 24, &n))
+                return SIM_EXIT_USAGE;
+            a->opt.shape.features = (int)n;
+        } else if (!strcmp(f, "--optimizer")) {
+            NEED_VALUE;
+            if (mdl_optimizer_parse(v, &a->opt.optimizer)) {
+                fprintf(stderr, "epochsim model show: unknown optimizer '%s' (sgd, adam)\n", v);
+                return SIM_EXIT_USAGE;
+            }
+        } else if (!strcmp(f, "--opt-impl")) {
+            NEED_VALUE;
+            if (mdl_opt_impl_parse(v, &a->opt.opt_impl)) {
+                fprintf(stderr,
+                        "epochsim model show: unknown --opt-impl '%s' (foreach, fused, forloop)\n",
+                        v);
+                return SIM_EXIT_USAGE;
+            }
+        } else if (!strcmp(f, "--no-weight-decay")) {
+            a->opt.weight_decay = false;
+        } else if (!strcmp(f, "--accum")) {
+            NEED_VALUE;
+            if (parse_long(f, v, 1, 255, &n))
+                return SIM_EXIT_USAGE;
+            a->opt.accum_steps = (int)n;
+        } else if (!strcmp(f, "--checkpoint")) {
+            a->opt.checkpointing = true;
+        } else if (!strncmp(f, "--checkpoint=", 13)) {
+            if (parse_long("--checkpoint", f + 13, 1, 100000, &n))
+                return SIM_EXIT_USAGE;
+            a->opt.checkpointing = true;
+            a->opt.ckpt_segments = (int)n;
+        } else if (!strcmp(f, "--cuda-graphs")) {
+            a->opt.cuda_graphs = true;
+        } else if (!strcmp(f, "--gpu")) {
+            NEED_VALUE;
+            a->gpu = v;
+        } else if (!strcmp(f, "--catalog")) {
+            NEED_VALUE;
+            a->catalog = v;
+        } else if (!strcmp(f, "--capacity-gb")) {
+            NEED_VALUE;
+            char *end;
+            errno = 0;
+            double g = strtod(v, &end);
+            if (errno || end == v || *end || !(g > 0 && g < 1e6)) {
+                fprintf(stderr, "epochsim model show: --capacity-gb expects a number > 0, got "
+                                "'%s'\n",
+                        v);
+                return SIM_EXIT_USAGE;
+            }
+            a->capacity_gb = g;
+        } else if (!strcmp(f, "--kernels")) {
+            a->kernels = true;
+        } else if (!strcmp(f, "--json")) {
+            a->json = true;
+        } else if (f[0] == '-') {
+            fprintf(stderr, "epochsim model show: unknown option '%s' (see --help)\n", f);
+            return SIM_EXIT_USAGE;
+        } else if (!a->model) {
+            a->model = f;
+        } else {
+            fprintf(stderr, "epochsim model show: unexpected argument '%s'\n", f);
+            return SIM_EXIT_USAGE;
+        }
+#undef NEED_VALUE
+    }
+    if (!a->model) {
+        fprintf(stderr, "epochsim model show: which model? (epochsim model list)\n");
+        return SIM_EXIT_USAGE;
+    }
+    return 0;
+}
+
+static const char *unit_name(sim_unit u)
+{
+    switch (u) {
+    case SIM_UNIT_TENSOR:
+        return "tensor";
+    case SIM_UNIT_CUDA:
+        return "cuda";
+    case SIM_UNIT_MEMORY:
+        return "memory";
+    default:
+        return "-";
+    }
+}
+
+static const char *kind_name(uint8_t k)
+{
+    switch (k) {
+    case SIM_OP_KERNEL:
+        return "kernel";
+    case SIM_OP_CPU:
+        return "cpu";
+    case SIM_OP_SYNC:
+        return "sync";
+    case SIM_OP_MEMCPY_D2H:
+        return "d2h";
+    case SIM_OP_MEMCPY_H2D:
+        return "h2d";
+    default:
+        return "?";
+    }
+}
+
+typedef struct mem_row {
+    const char *key, *label;
+    double bytes;
+} mem_row;
+
+static int mem_rows(const mdl_memory *m, mem_row *r)
+{
+    int n = 0;
+    r[n++] = (mem_row){"weights_gb", "weights", m->weights_bytes};
+    r[n++] = (mem_row){"weight_copies_gb", "AMP weight copies", m->weight_copies_bytes};
+    r[n++] = (mem_row){"grads_gb", "gradients", m->grads_bytes};
+    r[n++] = (mem_row){"optimizer_gb", "optimizer state", m->optimizer_bytes};
+    r[n++] = (mem_row){"activations_gb", "activations", m->activations_bytes};
+    r[n++] = (mem_row){"transient_gb", "backward working set", m->transient_bytes};
+    r[n++] = (mem_row){"optimizer_temp_gb", "optimizer temporaries", m->optimizer_temp_bytes};
+    r[n++] = (mem_row){"workspace_gb", "cuBLAS/cuDNN workspace", m->workspace_bytes};
+    r[n++] = (mem_row){"context_gb", "CUDA context", m->context_bytes};
+    r[n++] = (mem_row){"fragmentation_gb", "allocator fragmentation", m->fragmentation_bytes};
+    return n;
+}
+
+#define GIB 1073741824.0
+
+static int cmd_show(int argc, char **argv)
+{
+    show_args a;
+    int rc = parse_show(argc, argv, &a);
+    if (rc < 0)
+        return SIM_EXIT_OK; /* --help */
+    if (rc)
+        return rc;
+    sim_err err;
+    sim_err_clear(&err);
+    if (mdl_options_check(&a.opt, &err)) {
+        fprintf(stderr, "epochsim model show: %s\n", err.msg);
+        return SIM_EXIT_USAGE;
+    }
+    sim_gpu_desc gpu;
+    bool have_gpu = false;
+    if (a.gpu) {
+        if (cfg_catalog_load(sim_cli_catalog_dir(a.catalog), CFG_CAT_GPU, a.gpu, &gpu, &err)) {
+            fprintf(stderr, "epochsim model show: ");
+            sim_err_print(&err, stderr);
+            return SIM_EXIT_ERROR;
+        }
+        have_gpu = true;
+    }
+    double capacity = have_gpu ? mdl_gpu_capacity_bytes(&gpu) : a.capacity_gb * GIB;
+
+    mdl_net net;
+    mdl_step step = {0};
+    int exit_code = SIM_EXIT_ERROR;
+    if (mdl_zoo_build(a.model, &a.opt.shape, &net, &err))
+        goto fail;
+    const mdl_zoo_entry *e = mdl_zoo_find(a.model);
+    mdl_shape shape = a.opt.shape;
+    mdl_zoo_resolve_shape(e, &shape);
+    if (mdl_expand(&net, &a.opt, NULL, &step, &err))
+        goto fail;
+    mdl_memory mem;
+    if (mdl_memory_estimate(&net, &a.opt, capacity, &mem, &err))
+        goto fail;
+    mdl_step_totals t;
+    mdl_step_totals_get(&step, &t);
+    double samples = (double)a.opt.batch * a.opt.accum_steps;
+    double fwd_flops = t.flops[MDL_PH_FWD] + t.flops[MDL_PH_LOSS];
+    double train_flops = 0;
+    for (int p = 0; p < MDL_PH_COUNT; p++)
+        train_flops += t.flops[p];
+    double params = mdl_net_params(&net), macs = mdl_net_fwd_macs(&net);
+    int64_t gpu_ns = have_gpu ? mdl_step_gpu_ns(&step, &gpu) : 0;
+    int64_t dispatch_ns = a.opt.cuda_graphs ? step.graph_launch_ns : t.dispatch_ns;
+    char shape_txt[48];
+    if (e->input == MDL_IN_IMAGE)
+        snprintf(shape_txt, sizeof shape_txt, "3x%dx%d image", shape.h, shape.w);
+    else if (e->input == MDL_IN_TOKENS)
+        snprintf(shape_txt, sizeof shape_txt, "%d tokens", shape.seq);
+    else
+        snprintf(shape_txt, sizeof shape_txt, "%d features", shape.features);
+    mem_row rows[12];
+    int nrows = mem_rows(&mem, rows);
+
+    if (a.json) {
+        yajl_gen g = jnew();
+        if (!g)
+            goto fail;
+        yajl_gen_map_open(g);
+        sim_json_str(g, "model", e->name);
+        sim_json_str(g, "label", e->label);
+        sim_json_str(g, "source", e->source);
+        sim_json_str(g, "input", shape_txt);
+        sim_json_int(g, "batch", a.opt.batch);
+        sim_json_str(g, "precision", sim_precision_name(a.opt.precision));
+        sim_json_str(g, "optimizer", mdl_optimizer_name(a.opt.optimizer));
+        sim_json_str(g, "opt_impl", mdl_opt_impl_name(a.opt.opt_impl));
+        sim_json_int(g, "accum_steps", a.opt.accum_steps);
+        sim_json_int(g, "checkpoint_segments", step.ckpt_segments);
+        sim_json_bool(g, "cuda_graphs", a.opt.cuda_graphs);
+        sim_json_num(g, "params", params);
+        sim_json_int(g, "param_tensors", mdl_net_param_tensors(&net));
+        sim_json_num(g, "fwd_macs_per_sample", macs);
+        sim_json_num(g, "fwd_flops_per_sample", fwd_flops / samples);
+        sim_json_num(g, "train_flops_per_sample", train_flops / samples);
+        sim_json_int(g, "kernels_per_step", (long long)t.kernels);
+        js(g, "kernels_by_phase");
+        yajl_gen_map_open(g);
+        for (int p = 0; p < MDL_PH_COUNT; p++)
+            sim_json_int(g, mdl_phase_name((mdl_phase)p), (long long)t.kernels_phase[p]);
+        yajl_gen_map_close(g);
+        sim_json_int(g, "cpu_ops_per_step", (long long)t.cpu_ops);
+        sim_json_int(g, "syncs_per_step", (long long)t.syncs);
+        sim_json_num(g, "dispatch_ms_per_step", dispatch_ns / 1e6);
+        sim_json_num(g, "graph_launch_us", step.graph_launch_ns / 1e3);
+        if (have_gpu) {
+            js(g, "gpu");
+            yajl_gen_map_open(g);
+            sim_json_str(g, "name", gpu.name);
+            sim_json_num(g, "step_gpu_ms", gpu_ns / 1e6);
+            sim_json_num(g, "samples_per_s_gpu_bound", gpu_ns > 0 ? samples / (gpu_ns / 1e9) : 0);
+            yajl_gen_map_close(g);
+        }
+        js(g, "memory");
+        yajl_gen_map_open(g);
+        for (int i = 0; i < nrows; i++)
+            sim_json_num(g, rows[i].key, rows[i].bytes / GIB);
+        sim_json_num(g, "peak_gb", mem.peak_bytes / GIB);
+        js(g, "capacity_gb");
+        if (capacity > 0)
+            yajl_gen_double(g, capacity / GIB);
+        else
+            yajl_gen_null(g);
+        sim_json_bool(g, "oom", mem.oom);
+        js(g, "max_batch");
+        if (mem.max_batch >= 0)
+            yajl_gen_integer(g, mem.max_batch);
+        else
+            yajl_gen_null(g);
+        yajl_gen_map_close(g);
+        if (a.kernels) {
+            js(g, "kernels");
+            yajl_gen_array_open(g);
+            for (size_t i = 0; i < step.n; i++) {
+                const mdl_kernel *k = &step.k[i];
+                yajl_gen_map_open(g);
+                sim_json_str(g, "op", k->op);
+                sim_json_str(g, "kind", kind_name(k->kind));
+                sim_json_str(g, "phase", mdl_phase_name((mdl_phase)k->phase));
+                sim_json_str(g, "layer", k->layer >= 0 ? net.layers[k->layer].name : "");
+                sim_json_int(g, "micro", k->micro);
+                sim_json_num(g, "flops", k->flops);
+                sim_json_num(g, "bytes", k->bytes);
+                sim_json_num(g, "dispatch_us", k->dispatch_ns / 1e3);
+                if (have_gpu && k->kind == SIM_OP_KERNEL) {
+                    mdl_cost c;
+                    mdl_kernel_cost(k, &gpu, a.opt.precision, &c);
+                    sim_json_num(g, "gpu_us", c.total_ns / 1e3);
+                    sim_json_str(g, "unit", unit_name(c.unit));
+                    sim_json_num(g, "blocks", c.blocks);
+                }
+                yajl_gen_map_close(g);
+            }
+            yajl_gen_array_close(g);
+        }
+        yajl_gen_map_close(g);
+        jflush(g);
+    } else {
+        printf("model          %s - %s\n", e->name, e->label);
+        printf("source         %s\n", e->source);
+        printf("input          %s\n", shape_txt);
+        printf("parameters     %.2f M in %d tensors\n", params / 1e6, mdl_net_param_tensors(&net));
+        printf("forward        %.3f GMAC per sample (conv/linear/attention matmuls)\n", macs / 1e9);
+        printf("training step  batch %d x %d micro-batches, %s, %s (%s)%s%s\n", a.opt.batch,
+               a.opt.accum_steps, sim_precision_name(a.opt.precision),
+               mdl_optimizer_name(a.opt.optimizer), mdl_opt_impl_name(a.opt.opt_impl),
+               step.ckpt_segments ? ", activation checkpointing" : "",
+               a.opt.cuda_graphs ? ", CUDA graphs" : "");
+        printf("FLOPs/sample   forward %.3f GFLOP, training step %.3f GFLOP (all kernels)\n",
+               fwd_flops / samples / 1e9, train_flops / samples / 1e9);
+        printf("kernels/step   %zu (forward %zu, loss %zu, backward %zu, recompute %zu, "
+               "optimizer %zu); CPU-only ops %zu; syncs %zu\n",
+               t.kernels, t.kernels_phase[MDL_PH_FWD], t.kernels_phase[MDL_PH_LOSS],
+               t.kernels_phase[MDL_PH_BWD], t.kernels_phase[MDL_PH_RECOMPUTE],
+               t.kernels_phase[MDL_PH_OPT], t.cpu_ops, t.syncs);
+        if (a.opt.cuda_graphs)
+            printf("dispatch/step  %.3f ms (one CUDA-graph launch; eager would be %.2f ms)\n",
+                   dispatch_ns / 1e6, t.dispatch_ns / 1e6);
+        else
+            printf("dispatch/step  %.2f ms of CPU on the reference core (eager)\n",
+                   dispatch_ns / 1e6);
+        if (have_gpu)
+            printf("GPU time/step  %.2f ms on %s -> %.1f samples/s if GPU-bound\n", gpu_ns / 1e6,
+                   gpu.name, gpu_ns > 0 ? samples / (gpu_ns / 1e9) : 0);
+        printf("memory (GiB)\n");
+        for (int i = 0; i < nrows; i++)
+            printf("  %-24s %9.3f\n", rows[i].label, rows[i].bytes / GIB);
+        printf("  %-24s %9.3f\n", "peak", mem.peak_bytes / GIB);
+        if (capacity > 0)
+            printf("  %-24s %9.3f  -> %s; largest batch that fits: %d\n", "capacity",
+                   capacity / GIB, mem.oom ? "OUT OF MEMORY" : "fits", mem.max_batch);
+        if (a.kernels) {
+            printf("\n%5s %-9s %-6s %-44s %-34s %12s %12s %9s", "#", "phase", "kind", "layer",
+                   "op", "MFLOP", "MB", "disp_us");
+            if (have_gpu)
+                printf(" %9s %-7s %8s", "gpu_us", "unit", "blocks");
+            printf("\n");
+            for (size_t i = 0; i < step.n; i++) {
+                const mdl_kernel *k = &step.k[i];
+                printf("%5zu %-9s %-6s %-44s %-34s %12.3f %12.3f %9.1f", i,
+                       mdl_phase_name((mdl_phase)k->phase), kind_name(k->kind),
+                       k->layer >= 0 ? net.layers[k->layer].name : "-", k->op, k->flops / 1e6,
+                       k->bytes / 1e6, k->dispatch_ns / 1e3);
+                if (have_gpu && k->kind == SIM_OP_KERNEL) {
+                    mdl_cost c;
+                    mdl_kernel_cost(k, &gpu, a.opt.precision, &c);
+                    printf(" %9.1f %-7s %8.0f", c.total_ns / 1e3, unit_name(c.unit), c.blocks);
+                }
+                printf("\n");
+            }
+        }
+    }
+    if (mem.oom)
+        fprintf(stderr,
+                "epochsim model show: %s at batch %d does not fit: peak %.2f GiB > %.2f GiB; "
+                "largest batch that fits: %d\n",
+                e->name, a.opt.batch, mem.peak_bytes / GIB, capacity / GIB, mem.max_batch);
+    exit_code = SIM_EXIT_OK;
+    goto out;
+fail:
+    fprintf(stderr, "epochsim model show: %s\n", err.msg[0] ? err.msg : "out of memory");
+out:
+    mdl_step_free(&step);
+    mdl_net_free(&net);
+    return exit_code;
+}
+
+int sim_model_cmd(int argc, char **argv)
+{
+    if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
+        usage(argc < 2 ? stderr : stdout);
+        return argc < 2 ? SIM_EXIT_USAGE : SIM_EXIT_OK;
+    }
+    if (!strcmp(argv[1], "list"))
+        return cmd_list(argc - 1, argv + 1);
+    if (!strcmp(argv[1], "show"))
+        return cmd_show(argc - 1, argv + 1);
+    fprintf(stderr, "epochsim model: unknown subcommand '%s' (list, show)\n", argv[1]);
+    usage(stderr);
+    return SIM_EXIT_USAGE;
+}

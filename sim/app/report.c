@@ -1,0 +1,209 @@
+/* report.c — terminal summary, JSON (yajl_gen) and utilization CSV of one run. */
+#include "sim/app/report.h"
+
+#include "sim/base/json.h"
+#include "sim/base/outfile.h"
+
+#include <string.h>
+
+static void epoch_members(yajl_gen g, const sim_epoch_result *e, bool mean)
+{
+    sim_json_num(g, mean ? "epoch_time_s" : "time_s", e->time_s);
+    if (!mean) { /* the run's totals are top-level members */
+        sim_json_key(g, "steps");
+        yajl_gen_integer(g, e->steps);
+    }
+    sim_json_key(g, "samples");
+    yajl_gen_integer(g, e->samples);
+    sim_json_num(g, "samples_per_s", e->samples_per_s);
+    sim_json_num(g, "step_time_ms_p50", e->step_time_ms_p50);
+    sim_json_num(g, "step_time_ms_p99", e->step_time_ms_p99);
+    sim_json_num(g, "gpu_util_pct", e->gpu_util_pct);
+    sim_json_num(g, "sm_active_pct", e->sm_active_pct);
+    sim_json_num(g, "cpu_util_pct", e->cpu_util_pct);
+    sim_json_key(g, "stall_pct");
+    yajl_gen_map_open(g);
+    for (int k = 0; k < SIM_STALL_COUNT; k++)
+        sim_json_num(g, sim_stall_name((sim_stall)k), e->stall_pct[k]);
+    yajl_gen_map_close(g);
+    sim_json_num(g, "storage_busy_pct", e->storage_busy_pct);
+    sim_json_num(g, "h2d_busy_pct", e->h2d_busy_pct);
+    sim_json_num(g, "cache_hit_pct", e->cache_hit_pct);
+}
+
+void sim_report_json_members(yajl_gen g, const sim_result *res)
+{
+    epoch_members(g, &res->mean, true);
+    sim_json_num(g, "total_time_s", res->total_time_s);
+    sim_json_key(g, "steps");
+    yajl_gen_integer(g, res->steps);
+    sim_json_str(g, "bottleneck", sim_bottleneck_name(res->bottleneck));
+    sim_json_str(g, "verdict", res->verdict);
+    sim_json_key(g, "epochs");
+    yajl_gen_array_open(g);
+    for (int i = 0; i < res->n_epochs; i++) {
+        yajl_gen_map_open(g);
+        epoch_members(g, &res->epochs[i], false);
+        yajl_gen_map_close(g);
+    }
+    yajl_gen_array_close(g);
+    sim_json_num(g, "util_window_s", (double)res->util_window_ns / 1e9);
+    sim_json_key(g, "events");
+    yajl_gen_integer(g, (long long)res->events);
+}
+
+void sim_report_json_memory(yajl_gen g, const sim_memory_info *m)
+{
+    if (!m->known)
+        return;
+    sim_json_key(g, "memory");
+    yajl_gen_map_open(g);
+    sim_json_num(g, "peak_gb", m->peak_gb);
+    sim_json_num(g, "capacity_gb", m->capacity_gb);
+    sim_json_key(g, "oom");
+    yajl_gen_bool(g, m->oom);
+    sim_json_key(g, "max_batch");
+    yajl_gen_integer(g, m->max_batch);
+    sim_json_key(g, "parts_gb");
+    yajl_gen_map_open(g);
+    for (int i = 0; i < m->n_parts; i++)
+        sim_json_num(g, m->parts[i].name, m->parts[i].gb);
+    yajl_gen_map_close(g);
+    yajl_gen_map_close(g);
+}
+
+int sim_report_json(const char *path, const sim_scenario *sc, const sim_result *res,
+                    sim_err *err)
+{
+    yajl_gen g = yajl_gen_alloc(NULL);
+    if (!g)
+        return sim_err_set(err, SIM_ENOMEM, NULL, 0, 0, "out of memory");
+    yajl_gen_config(g, yajl_gen_beautify, 1);
+    yajl_gen_map_open(g);
+    if (res) {
+        sim_report_json_members(g, res);
+    } else {
+        sim_json_key(g, "oom");
+        yajl_gen_bool(g, 1);
+    }
+    sim_report_json_memory(g, &sc->memory);
+    sim_json_key(g, "scenario");
+    yajl_gen_map_open(g);
+    sim_json_str(g, "gpu", sc->hw.gpu.name);
+    sim_json_key(g, "gpu_count");
+    yajl_gen_integer(g, sc->hw.gpu_count);
+    sim_json_str(g, "cpu", sc->hw.cpu.name);
+    sim_json_key(g, "cpu_cores");
+    yajl_gen_integer(g, sc->hw.cpu.cores);
+    sim_json_key(g, "cpu_threads");
+    yajl_gen_integer(g, sc->hw.cpu.threads);
+    sim_json_str(g, "storage", sc->hw.storage.name);
+    sim_json_str(g, "link", sc->hw.link.name);
+    sim_json_str(g, "model", sc->workload.model);
+    if (sc->workload.trace[0]) { /* trace replay: what was replayed, recorded where */
+        sim_json_str(g, "trace", sc->workload.trace);
+        sim_json_str(g, "trace_gpu", sc->workload.trace_gpu);
+        sim_json_str(g, "trace_cpu", sc->workload.trace_cpu);
+        sim_json_key(g, "trace_batch");
+        yajl_gen_integer(g, sc->workload.trace_batch);
+    }
+    sim_json_key(g, "batch_size");
+    yajl_gen_integer(g, sc->loader.batch_size);
+    sim_json_key(g, "num_workers");
+    yajl_gen_integer(g, sc->loader.num_workers);
+    sim_json_key(g, "seed");
+    yajl_gen_integer(g, (long long)sc->seed);
+    yajl_gen_map_close(g);
+    yajl_gen_map_close(g);
+    const unsigned char *buf;
+    size_t len;
+    yajl_gen_get_buf(g, &buf, &len);
+    sim_outfile o;
+    int rc = sim_outfile_open(&o, path, err);
+    if (!rc) {
+        fwrite(buf, 1, len, o.fp);
+        rc = sim_outfile_commit(&o, err);
+    }
+    yajl_gen_free(g);
+    return rc;
+}
+
+int sim_report_util_csv(const char *path, const sim_result *res, sim_err *err)
+{
+    sim_outfile o;
+    int rc = sim_outfile_open(&o, path, err);
+    if (rc)
+        return rc;
+    fprintf(o.fp, "time_s,gpu,sm\n");
+    for (int64_t w = 0; w < res->n_util; w++)
+        fprintf(o.fp, "%.3f,0,%u\n", (double)((w + 1) * res->util_window_ns) / 1e9,
+                res->util_series[w]);
+    return sim_outfile_commit(&o, err);
+}
+
+static void bar(FILE *out, const char *label, double pct)
+{
+    int n = (int)(pct / 100.0 * 40 + 0.5);
+    fprintf(out, "  %-22s %6.1f %%  ", label, pct);
+    for (int i = 0; i < n && i < 40; i++)
+        fputc('#', out);
+    fputc('\n', out);
+}
+
+void sim_report_text(FILE *out, const sim_scenario *sc, const sim_result *res)
+{
+    const sim_epoch_result *m = &res->mean;
+    const sim_hardware *hw = &sc->hw;
+    fprintf(out, "epochsim: %s x%d, %s (%d cores / %d threads), %s, %s x%d\n",
+            hw->gpu.label[0] ? hw->gpu.label : hw->gpu.name, hw->gpu_count,
+            hw->cpu.label[0] ? hw->cpu.label : hw->cpu.name, hw->cpu.cores, hw->cpu.threads,
+            hw->storage.label[0] ? hw->storage.label : hw->storage.name, hw->link.name,
+            hw->link.lanes);
+    if (sc->workload.trace[0])
+        fprintf(out, "trace:    %s (recorded on %s, %s, batch %d)\n", sc->workload.trace,
+                sc->workload.trace_gpu, sc->workload.trace_cpu, sc->workload.trace_batch);
+    fprintf(out, "workload: %s, batch %d, %d workers, %s%s, %d epoch%s, %lld steps\n\n",
+            sc->workload.model, sc->loader.batch_size, sc->loader.num_workers,
+            sc->loader.pin_memory ? "pinned" : "pageable",
+            sc->loader.non_blocking ? " non_blocking" : "", res->n_epochs,
+            res->n_epochs == 1 ? "" : "s", (long long)res->steps);
+    fprintf(out, "  epoch time             %9.2f s   (mean of %d)\n", m->time_s, res->n_epochs);
+    fprintf(out, "  throughput             %9.0f samples/s\n", m->samples_per_s);
+    fprintf(out, "  step time p50 / p99    %9.2f / %.2f ms\n", m->step_time_ms_p50,
+            m->step_time_ms_p99);
+    bar(out, "GPU-Util (nvidia-smi)", m->gpu_util_pct);
+    bar(out, "SM active", m->sm_active_pct);
+    bar(out, "CPU util", m->cpu_util_pct);
+    bar(out, "storage busy", m->storage_busy_pct);
+    if (sc->memory.known)
+        fprintf(out, "  GPU memory             %9.1f of %.1f GiB (largest batch that fits: %d)\n",
+                sc->memory.peak_gb, sc->memory.capacity_gb, sc->memory.max_batch);
+    fprintf(out, "\n  GPU idle, by cause:\n");
+    for (int k = 0; k < SIM_STALL_COUNT; k++)
+        bar(out, sim_stall_name((sim_stall)k), m->stall_pct[k]);
+    if (res->n_epochs > 1) {
+        fprintf(out, "\n  per epoch:   time_s  GPU-Util  cache-hit\n");
+        for (int i = 0; i < res->n_epochs; i++)
+            fprintf(out, "    %4d  %10.2f  %7.1f %%  %7.1f %%\n", i + 1, res->epochs[i].time_s,
+                    res->epochs[i].gpu_util_pct, res->epochs[i].cache_hit_pct);
+    }
+    fprintf(out, "\nbottleneck: %s\n  %s\n", sim_bottleneck_name(res->bottleneck), res->verdict);
+}
+
+void sim_report_memory_text(FILE *out, const sim_scenario *sc)
+{
+    const sim_memory_info *m = &sc->memory;
+    fprintf(out, "GPU memory of %s at batch %d (%s) on %s: does not fit\n", sc->workload.model,
+            sc->loader.batch_size, sim_precision_name(sc->workload.precision),
+            sc->hw.gpu.name);
+    for (int i = 0; i < m->n_parts; i++)
+        if (m->parts[i].gb > 0)
+            fprintf(out, "  %-24s %9.2f GiB\n", m->parts[i].name, m->parts[i].gb);
+    fprintf(out, "  %-24s %9.2f GiB (the parts do not all live at once)\n", "peak", m->peak_gb);
+    fprintf(out, "  %-24s %9.2f GiB\n", "capacity", m->capacity_gb);
+    if (m->max_batch > 0)
+        fprintf(out, "largest batch that fits: %d\n", m->max_batch);
+    else
+        fprintf(out, "not even batch 1 fits: try activation checkpointing (workload.checkpointing),"
+                     " SGD instead of Adam, a lower precision or a bigger GPU\n");
+}

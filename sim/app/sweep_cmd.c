@@ -1,0 +1,261 @@
+/* sweep_cmd.c — `epochsim sweep [FILE] [--sweep K=V,..].. [--zip K=V,..].. [--set K=V]..`.
+ * Parses options, loads the experiment and its sweep block, installs SIGINT/SIGTERM handlers that
+ * ask the runner to stop cleanly (a second signal kills at once), and turns the outcome into the
+ * exit status. The stop flag is the one global here: a signal handler can reach nothing else. */
+#include "sim/app/sweep_cmd.h"
+
+#include "sim/app/cli.h"
+#include "sim/app/sweep_run.h"
+
+#include <getopt.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static volatile sig_atomic_t stop_requested;
+
+static void on_signal(int sig)
+{
+    (void)sig;
+    stop_requested = 1;
+}
+
+static void usage(FILE *out)
+{
+    fprintf(
+        out,
+        "usage: epochsim sweep [FILE] [--sweep KEY=V1,V2,...]... [--zip KEY=V1,V2,...]...\n"
+        "                      [--set KEY=VALUE]... [-o OUT|-] [--format csv|jsonl] [-j N]\n"
+        "                      [--resume | --force] [--replications R] [--catalog DIR] [--quiet]\n"
+        "\n"
+        "Runs the experiment FILE (or the built-in default scenario) once per point of a sweep\n"
+        "and writes one row per point: point, every swept key, seed, every figure of\n"
+        "`run --json` (nested ones as stall_pct.data, ...), oom, memory.peak_gb,\n"
+        "memory.capacity_gb, memory.max_batch, error.\n"
+        "\n"
+        "Points are the product grid x zip x hardware (the last varying fastest). FILE may hold\n"
+        "a `sweep:` block:\n"
+        "  sweep:\n"
+        "    grid: {loader.batch_size: [32, 64, 128], system.gpu: [a10, a100-sxm4-80gb]}\n"
+        "    zip:  {loader.batch_size: [64, 256], loader.num_workers: [4, 16]}\n"
+        "    hardware:\n"
+        "      - {name: a10-vm, system.gpu: a10, system.cpu_cores: 30}\n"
+        "      - {name: dgx-a100, system.name: dgx-a100}\n"
+        "\n"
+        "  --sweep KEY=V1,V2  a grid axis (repeatable; replaces the file's axis of that key)\n"
+        "  --zip KEY=V1,V2    a zipped axis: all --zip keys vary together (equal lengths)\n"
+        "  --set KEY=VALUE    change the base experiment (repeatable), as with `run`\n"
+        "  -o, --output OUT   output file (default -, stdout; a file is never overwritten\n"
+        "                     unless --force)\n"
+        "  --format csv|jsonl CSV with a header (default) or one JSON object per line\n"
+        "  -j, --jobs N       run points on N threads; the output is the same as with -j 1\n"
+        "  --resume           finish OUT after an interruption: keep its whole rows, run the rest\n"
+        "  --force            start OUT over if it exists\n"
+        "  --replications R   R runs per point with derived seeds: each numeric figure is the\n"
+        "                     mean, FIG_ci95 the 95 %% confidence half-width (Student t)\n"
+        "  --catalog DIR      hardware catalog (default $EPOCHSIM_CATALOG or the built-in one)\n"
+        "  --quiet            no progress bar (it is shown only when stderr is a terminal)\n"
+        "\n"
+        "Each point's seed is derived from the base seed and the point's key=value pairs (not its\n"
+        "position), so adding values leaves other points' results alone. An invalid point (bad\n"
+        "value, unknown GPU) is a row with its `error`; a job that does not fit in GPU memory is a\n"
+        "row with oom=1. Exit status: 0 all rows written without errors; 1 some point failed\n"
+        "(all rows are still written), interrupted (rerun with --resume), or a config/output\n"
+        "error; 2 usage error.\n"
+        "\n"
+        "examples:\n"
+        "  epochsim sweep --sweep loader.batch_size=32,64,128,256 --set training.max_steps=200\n"
+        "  epochsim sweep --sweep loader.num_workers=0,2,4,8,16 --sweep system.gpu=a10,a100-sxm4-80gb\n"
+        "      -o workers.csv -j 2\n"
+        "  epochsim sweep configs/sweeps/batch-size.yaml -o bs.csv --resume\n"
+        "  epochsim sweep --zip loader.batch_size=64,256 --zip loader.num_workers=4,16 --format jsonl\n"
+        "  epochsim sweep --sweep loader.batch_size=64,256 --replications 5 -o ci.csv\n");
+}
+
+static int bad_usage(const char *fmt, const char *arg)
+{
+    fputs("epochsim sweep: ", stderr);
+    fprintf(stderr, fmt, arg);
+    fputs("\n(see `epochsim sweep --help`)\n", stderr);
+    return SIM_EXIT_USAGE;
+}
+
+static int parse_int(const char *s, int lo, int hi, int *out)
+{
+    char *end;
+    long v = strtol(s, &end, 10);
+    if (!*s || *end || v < lo || v > hi)
+        return -1;
+    *out = (int)v;
+    return 0;
+}
+
+int sim_sweep_cmd(int argc, char **argv)
+{
+    enum { O_SWEEP = 1000, O_ZIP, O_SET, O_FORMAT, O_RESUME, O_FORCE, O_REPS, O_CATALOG, O_QUIET };
+    static const struct option opts[] = {
+        {"sweep", required_argument, 0, O_SWEEP},
+        {"zip", required_argument, 0, O_ZIP},
+        {"set", required_argument, 0, O_SET},
+        {"output", required_argument, 0, 'o'},
+        {"format", required_argument, 0, O_FORMAT},
+        {"jobs", required_argument, 0, 'j'},
+        {"resume", no_argument, 0, O_RESUME},
+        {"force", no_argument, 0, O_FORCE},
+        {"replications", required_argument, 0, O_REPS},
+        {"catalog", required_argument, 0, O_CATALOG},
+        {"quiet", no_argument, 0, O_QUIET},
+        {"help", no_argument, 0, 'h'},
+        {0, 0, 0, 0},
+    };
+    /* Arguments are kept in order: --sweep/--zip after the file's axes, --set after the file. */
+    const char **axes = calloc((size_t)argc + 1, sizeof *axes);
+    int *axis_zip = calloc((size_t)argc + 1, sizeof *axis_zip);
+    const char **sets = calloc((size_t)argc + 1, sizeof *sets);
+    int n_axes = 0, n_sets = 0, c, status = SIM_EXIT_OK;
+    sim_sweep_opts o = {.format = SIM_SWEEP_CSV, .threads = 1, .replications = 1};
+    bool quiet = false;
+    const char *catalog = NULL;
+    if (!axes || !axis_zip || !sets) {
+        free(axes);
+        free(axis_zip);
+        free(sets);
+        return SIM_EXIT_ERROR;
+    }
+    optind = 1;
+    opterr = 0;
+    while (status == SIM_EXIT_OK &&
+           (c = getopt_long(argc, argv, ":o:j:h", opts, NULL)) != -1) {
+        switch (c) {
+        case O_SWEEP:
+        case O_ZIP:
+            axis_zip[n_axes] = c == O_ZIP;
+            axes[n_axes++] = optarg;
+            break;
+        case O_SET:
+            sets[n_sets++] = optarg;
+            break;
+        case 'o':
+            o.out_path = optarg;
+            break;
+        case O_FORMAT:
+            if (!strcmp(optarg, "csv"))
+                o.format = SIM_SWEEP_CSV;
+            else if (!strcmp(optarg, "jsonl"))
+                o.format = SIM_SWEEP_JSONL;
+            else
+                status = bad_usage("--format takes csv or jsonl, not '%s'", optarg);
+            break;
+        case 'j':
+            if (parse_int(optarg, 1, 1024, &o.threads))
+                status = bad_usage("-j takes a thread count from 1 to 1024, not '%s'", optarg);
+            break;
+        case O_RESUME:
+            o.resume = true;
+            break;
+        case O_FORCE:
+            o.force = true;
+            break;
+        case O_REPS:
+            if (parse_int(optarg, 1, 100000, &o.replications))
+                status = bad_usage("--replications takes a count from 1 to 100000, not '%s'",
+                                   optarg);
+            break;
+        case O_CATALOG:
+            catalog = optarg;
+            break;
+        case O_QUIET:
+            quiet = true;
+            break;
+        case 'h':
+            usage(stdout);
+            status = -1;
+            break;
+        case ':':
+            status = bad_usage("option '%s' needs a value", argv[optind - 1]);
+            break;
+        default:
+            status = bad_usage("unknown option '%s'", argv[optind - 1]);
+        }
+    }
+    if (status == -1) {
+        status = SIM_EXIT_OK;
+        goto done;
+    }
+    if (status)
+        goto done;
+    if (argc - optind > 1) {
+        status = bad_usage("one experiment file at most (got '%s' too)", argv[optind + 1]);
+        goto done;
+    }
+    bool to_stdout = !o.out_path || !strcmp(o.out_path, "-");
+    if (o.resume && to_stdout) {
+        status = bad_usage("%s", "--resume needs an output file (-o OUT)");
+        goto done;
+    }
+    if (o.resume && o.force) {
+        status = bad_usage("%s", "--resume and --force exclude each other");
+        goto done;
+    }
+
+    sim_sweep_spec spec;
+    sim_sweep_spec_init(&spec);
+    sim_experiment x;
+    cfg_experiment_set set = {0};
+    sim_err err;
+    sim_err_clear(&err);
+    sim_experiment_defaults(&x);
+    int rc = SIM_OK;
+    if (optind < argc) {
+        rc = sim_sweep_load_experiment(argv[optind], &x, &set, &err);
+        if (!rc)
+            rc = sim_sweep_spec_load(&spec, argv[optind], &err);
+    }
+    for (int i = 0; !rc && i < n_sets; i++)
+        rc = cfg_experiment_apply(sets[i], &x, &set, &err);
+    for (int i = 0; !rc && i < n_axes; i++)
+        rc = sim_sweep_spec_add(&spec, axes[i], axis_zip[i], &err);
+    if (!rc)
+        rc = sim_sweep_spec_check(&spec, &err);
+    sim_sweep_stats st;
+    memset(&st, 0, sizeof st);
+    if (!rc) {
+        o.catalog_dir = sim_cli_catalog_dir(catalog);
+        o.progress = !quiet && isatty(STDERR_FILENO);
+        o.stop = &stop_requested;
+        stop_requested = 0;
+        struct sigaction sa, old_int, old_term;
+        memset(&sa, 0, sizeof sa);
+        sa.sa_handler = on_signal;
+        sa.sa_flags = SA_RESETHAND | SA_RESTART; /* a second signal takes the default action */
+        sigemptyset(&sa.sa_mask);
+        sigaction(SIGINT, &sa, &old_int);
+        sigaction(SIGTERM, &sa, &old_term);
+        rc = sim_sweep_run(&spec, &x, &set, &o, &st, &err);
+        sigaction(SIGINT, &old_int, NULL);
+        sigaction(SIGTERM, &old_term, NULL);
+    }
+    if (rc) {
+        fputs("epochsim: ", stderr);
+        sim_err_print(&err, stderr);
+        status = SIM_EXIT_ERROR;
+    } else if (st.interrupted) {
+        fprintf(stderr,
+                "epochsim sweep: interrupted; %llu of %llu rows are in %s (rerun with --resume "
+                "to finish)\n",
+                (unsigned long long)(st.skipped + st.written), (unsigned long long)st.points,
+                o.out_path ? o.out_path : "the output");
+        status = SIM_EXIT_ERROR;
+    } else if (st.failed) {
+        fprintf(stderr, "epochsim sweep: %llu of %llu points failed (see their error column)\n",
+                (unsigned long long)st.failed, (unsigned long long)st.points);
+        status = SIM_EXIT_ERROR;
+    }
+    sim_sweep_spec_free(&spec);
+done:
+    free(axes);
+    free(axis_zip);
+    free(sets);
+    return status;
+}

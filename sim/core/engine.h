@@ -1,0 +1,49 @@
+/* engine.h — the discrete-event engine: an int64 nanosecond clock, the event queue and a table of
+ * components. A component kind is one const sim_component_ops; an instance is (ops, state).
+ * Components talk by scheduling events addressed to each other. No global state: several
+ * engines can run side by side (one per run). */
+#ifndef SIM_ENGINE_H
+#define SIM_ENGINE_H
+
+#include "sim/core/queue.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+
+typedef struct sim_engine sim_engine;
+
+typedef struct sim_component_ops {
+    const char *name;
+    /* Handles one event addressed to this component. */
+    void (*handle)(sim_engine *e, void *self, const sim_event *ev);
+} sim_component_ops;
+
+/* Creates an engine; NULL when out of memory. */
+sim_engine *sim_engine_create(void);
+void sim_engine_destroy(sim_engine *e);
+
+/* Registers a component instance; returns its id (>= 0) or SIM_ENOMEM. `self` is borrowed. */
+int sim_engine_add(sim_engine *e, const sim_component_ops *ops, void *self);
+
+/* Schedules an event at absolute time t_ns (>= now). Returns 0 or SIM_ENOMEM. */
+int sim_engine_at(sim_engine *e, int64_t t_ns, uint32_t target, uint32_t kind, uint64_t a);
+/* Schedules an event after delay_ns (>= 0). */
+int sim_engine_after(sim_engine *e, int64_t delay_ns, uint32_t target, uint32_t kind, uint64_t a);
+
+int64_t sim_engine_now(const sim_engine *e);
+
+/* Runs until the queue is empty or sim_engine_stop is called. Returns 0, or the first error a
+ * component reported through sim_engine_fail. */
+int sim_engine_run(sim_engine *e);
+/* Like sim_engine_run, but returns after at most max_events more events; *finished is set when
+ * the run is over (no event left, stopped or failed). Running in slices gives the same results
+ * as one sim_engine_run: the caller may look around between slices (progress reports). */
+int sim_engine_run_some(sim_engine *e, uint64_t max_events, bool *finished);
+void sim_engine_stop(sim_engine *e);
+/* Records an error (the first one wins) and stops the run. */
+void sim_engine_fail(sim_engine *e, int code);
+
+/* Events handled so far. */
+uint64_t sim_engine_events(const sim_engine *e);
+
+#endif

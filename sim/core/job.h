@@ -1,0 +1,68 @@
+/* job.h — what the core needs to know of a training job beyond its hardware and its step
+ * program: the dataset, the DataLoader, the training loop, and what the program was made from
+ * (for reports). Setup (sim/setup/scenario.c) resolves an experiment into these; the user-facing
+ * experiment (sim/setup/experiment.h) embeds the same spec types so that no field list is
+ * written twice. Plain data: no functions. */
+#ifndef SIM_JOB_H
+#define SIM_JOB_H
+
+#include "sim/core/hw.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#define SIM_PATH_MAX 512
+
+typedef struct sim_dataset_spec {
+    int64_t samples;
+    double sample_bytes; /* bytes read from storage per sample */
+    double decode_us;    /* CPU decode+augment per sample on the reference core */
+    double decode_cv;    /* coefficient of variation of decode time (lognormal) */
+    double input_bytes;  /* bytes per sample of the tensor sent to the GPU */
+} sim_dataset_spec;
+
+typedef struct sim_loader_spec {
+    int batch_size;
+    int num_workers;
+    int prefetch_factor;
+    bool pin_memory;
+    bool non_blocking;
+    bool persistent_workers;
+    bool drop_last;
+    double worker_start_ms; /* start-up of one worker process, each epoch unless persistent */
+} sim_loader_spec;
+
+typedef struct sim_training_spec {
+    int epochs;
+    int64_t max_steps; /* per epoch; 0 = the whole epoch */
+    bool sync_every_step;
+    bool cuda_graphs;
+} sim_training_spec;
+
+/* The host beyond its CPU: what the page cache may hold and how well copies use DRAM. */
+typedef struct sim_host_spec {
+    double page_cache_gb;       /* RAM the page cache may use; < 0 = estimate from host memory */
+    double mem_copy_efficiency; /* share of the DRAM peak a many-thread copy reaches */
+} sim_host_spec;
+
+/* What the step program was made from, as reports name it. */
+typedef struct sim_workload_desc {
+    char model[SIM_NAME_MAX];     /* "synthetic" or a model-zoo name ("trace" when replayed) */
+    char trace[SIM_PATH_MAX];     /* the replayed trace; "" = none */
+    char trace_gpu[SIM_NAME_MAX]; /* catalog GPU and CPU it was recorded on, batch it ran */
+    char trace_cpu[SIM_NAME_MAX];
+    int trace_batch;
+    sim_precision precision;
+} sim_workload_desc;
+
+/* The hardware of a run, after catalog look-ups and overrides. */
+typedef struct sim_hardware {
+    sim_gpu_desc gpu;
+    sim_cpu_desc cpu;
+    sim_storage_desc storage;
+    sim_link_desc link;
+    int gpu_count;
+    double host_memory_gb;
+} sim_hardware;
+
+#endif

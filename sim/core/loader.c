@@ -1,0 +1,407 @@
+/* loader.c — PyTorch's DataLoader, as torch/utils/data/dataloader.py runs it (see pipeline.h).
+ * num_workers = N > 0: batch i goes to worker i mod N; at most prefetch_factor x N batches are
+ * outstanding (sent to a worker and not yet handed to the main thread); a worker fetches its
+ * batch sample by sample (read, then decode), collates it, and the pin-memory thread copies
+ * results into page-locked memory in arrival order; the main thread receives them strictly in
+ * order. num_workers = 0: the main thread does the same work itself when it asks for a batch.
+ * Page cache: a sample read from the device stays in RAM while the cache has room, and is read
+ * from memory (a memcpy) in later epochs. */
+#include "sim/core/pipeline.h"
+
+#include "sim/base/err.h"
+#include "sim/core/timeline.h"
+
+#include <gsl/gsl_randist.h>
+#include <gsl/gsl_rng.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { EV_STARTED, EV_READ_DONE, EV_DECODE_DONE, EV_COLLATE_DONE, EV_PIN_DONE };
+enum { SEEN = 1, CACHED = 2 };
+
+typedef struct worker {
+    int64_t *queue; /* ring of assigned batch indices */
+    int q_head, q_len, q_cap;
+    bool alive;
+    bool busy;
+    int64_t batch;
+    int index_in_batch;
+    int batch_samples;
+    int64_t tl_batch_ns, tl_phase_ns; /* timeline only: batch and phase starts */
+    bool tl_hit;
+} worker;
+
+struct sim_loader {
+    sim_engine *e;
+    uint32_t id;
+    sim_loader_config cfg;
+    bool main_thread; /* num_workers = 0 */
+    int n_workers;
+    worker *w;
+    int64_t batches;
+    uint32_t *order;   /* sample id at each position of this epoch */
+    float *decode_mult; /* lognormal multiplier of each position's decode (NULL if cv = 0) */
+    uint8_t *flags;    /* per sample: SEEN this epoch, CACHED */
+    int64_t cached;
+    gsl_rng *rng;
+    int epoch;
+    int64_t next_send, next_yield, outstanding;
+    int next_worker;
+    uint8_t *ready; /* per batch of this epoch */
+    int64_t *pin_q;
+    int64_t pin_head, pin_len;
+    bool pin_busy;
+    bool waiting;
+    uint32_t wait_target, wait_kind;
+    int64_t reads, hits, decodes;
+    int64_t tl_pin_ns; /* timeline only: start of the running pin job */
+};
+
+/* Records a span of worker wi (the main thread's lane with num_workers = 0) or of the pin
+ * thread (wi = -1) if it started in the window. */
+static void tl_span(sim_loader *l, int wi, sim_tl_what what, int64_t start_ns, int64_t batch,
+                    int64_t b)
+{
+    sim_timeline *tl = l->cfg.timeline;
+    if (!sim_timeline_covers(tl, l->cfg.rank, start_ns))
+        return;
+    int lane = l->main_thread ? sim_timeline_lane(tl, l->cfg.rank, SIM_TL_LANE_MAIN, 0)
+               : wi < 0     ? sim_timeline_lane(tl, l->cfg.rank, SIM_TL_LANE_PIN, 0)
+                            : sim_timeline_lane(tl, l->cfg.rank, SIM_TL_LANE_WORKER, wi);
+    sim_timeline_span(tl, lane, what, start_ns, sim_engine_now(l->e),
+                      (int64_t)l->epoch * l->batches + batch, b);
+}
+
+static void start_batch(sim_loader *l, int wi);
+
+int64_t sim_loader_batches(const sim_loader *l)
+{
+    return l->batches;
+}
+
+int sim_loader_batch_samples(const sim_loader *l, int64_t b)
+{
+    int64_t first = b * l->cfg.batch_size;
+    int64_t left = l->cfg.samples - first;
+    return (int)(left < l->cfg.batch_size ? left : l->cfg.batch_size);
+}
+
+static void deliver(sim_loader *l);
+
+static void try_send(sim_loader *l)
+{
+    int64_t limit = l->main_thread ? (l->waiting ? 1 : 0)
+                                   : (int64_t)l->cfg.prefetch_factor * l->n_workers;
+    while (l->next_send < l->batches && l->outstanding < limit) {
+        int wi = l->next_worker;
+        worker *w = &l->w[wi];
+        SIM_ASSERT(w->q_len < w->q_cap);
+        w->queue[(w->q_head + w->q_len++) % w->q_cap] = l->next_send++;
+        l->outstanding++;
+        l->next_worker = (l->next_worker + 1) % l->n_workers;
+        start_batch(l, wi);
+    }
+}
+
+static void deliver(sim_loader *l)
+{
+    if (!l->waiting || l->next_yield >= l->batches || !l->ready[l->next_yield])
+        return;
+    l->waiting = false;
+    sim_engine_after(l->e, 0, l->wait_target, l->wait_kind, (uint64_t)l->next_yield);
+    l->next_yield++;
+    l->outstanding--;
+    try_send(l);
+}
+
+static void cpu_job(sim_loader *l, double ref_ns, uint32_t kind, uint64_t a)
+{
+    sim_ps_submit(l->cfg.cpu, ref_ns > 0 ? ref_ns : 0, l->id, kind, a);
+}
+
+/* A copy in host memory (collate, pinning, a page-cache read): the thread streams through the
+ * memory bus at up to one thread's memcpy rate, sharing the bus with every other copy. */
+static void mem_job(sim_loader *l, double bytes, uint32_t kind, uint64_t a)
+{
+    sim_ps_submit(l->cfg.mem, bytes > 0 ? bytes : 0, l->id, kind, a);
+}
+
+static void start_sample(sim_loader *l, int wi)
+{
+    worker *w = &l->w[wi];
+    int64_t pos = w->batch * l->cfg.batch_size + w->index_in_batch;
+    uint32_t sample = l->order[pos];
+    SIM_ASSERT(!(l->flags[sample] & SEEN));
+    l->flags[sample] |= SEEN;
+    l->reads++;
+    if (l->cfg.timeline) {
+        w->tl_phase_ns = sim_engine_now(l->e);
+        w->tl_hit = (l->flags[sample] & CACHED) != 0;
+    }
+    if (l->flags[sample] & CACHED) {
+        l->hits++;
+        mem_job(l, l->cfg.sample_bytes, EV_READ_DONE,
+                (uint64_t)wi);
+        return;
+    }
+    if (l->cached < l->cfg.cached_samples) {
+        l->flags[sample] |= CACHED;
+        l->cached++;
+    }
+    sim_storage_read(l->cfg.storage, l->cfg.sample_bytes, l->id, EV_READ_DONE, (uint64_t)wi);
+}
+
+static void start_batch(sim_loader *l, int wi)
+{
+    worker *w = &l->w[wi];
+    if (!w->alive || w->busy || w->q_len == 0)
+        return; /* a worker fetches one batch at a time, once started */
+    w->batch = w->queue[w->q_head];
+    w->q_head = (w->q_head + 1) % w->q_cap;
+    w->q_len--;
+    w->busy = true;
+    w->index_in_batch = 0;
+    w->batch_samples = sim_loader_batch_samples(l, w->batch);
+    if (l->cfg.timeline)
+        w->tl_batch_ns = sim_engine_now(l->e);
+    start_sample(l, wi);
+}
+
+static void start_pin(sim_loader *l)
+{
+    if (l->pin_busy || l->pin_len == 0)
+        return;
+    int64_t b = l->pin_q[l->pin_head];
+    l->pin_head = (l->pin_head + 1) % l->batches;
+    l->pin_len--;
+    l->pin_busy = true;
+    if (l->cfg.timeline)
+        l->tl_pin_ns = sim_engine_now(l->e);
+    double bytes = (double)sim_loader_batch_samples(l, b) * l->cfg.input_bytes;
+    mem_job(l, bytes, EV_PIN_DONE, (uint64_t)b);
+}
+
+static void batch_done(sim_loader *l, int64_t b)
+{
+    if (l->cfg.pin_memory) {
+        l->pin_q[(l->pin_head + l->pin_len++) % l->batches] = b;
+        start_pin(l);
+    } else {
+        l->ready[b] = 1;
+        deliver(l);
+    }
+}
+
+static void handle(sim_engine *e, void *self, const sim_event *ev)
+{
+    sim_loader *l = self;
+    if (ev->kind == EV_PIN_DONE) {
+        if (l->cfg.timeline)
+            tl_span(l, -1, SIM_TL_PIN_BATCH, l->tl_pin_ns, (int64_t)ev->a, 0);
+        l->pin_busy = false;
+        l->ready[ev->a] = 1;
+        start_pin(l);
+        deliver(l);
+        return;
+    }
+    int wi = (int)ev->a;
+    worker *w = &l->w[wi];
+    switch (ev->kind) {
+    case EV_STARTED:
+        if (l->cfg.timeline)
+            tl_span(l, wi, SIM_TL_WORKER_START, w->tl_phase_ns, -1, 0);
+        w->alive = true;
+        start_batch(l, wi);
+        break;
+    case EV_READ_DONE: {
+        int64_t pos = w->batch * l->cfg.batch_size + w->index_in_batch;
+        double mult = l->decode_mult ? l->decode_mult[pos] : 1.0;
+        l->decodes++;
+        if (l->cfg.timeline) {
+            tl_span(l, wi, SIM_TL_READ, w->tl_phase_ns, w->batch, w->tl_hit);
+            w->tl_phase_ns = sim_engine_now(e);
+        }
+        cpu_job(l, l->cfg.decode_ref_ns * mult, EV_DECODE_DONE, (uint64_t)wi);
+        break;
+    }
+    case EV_DECODE_DONE:
+        if (l->cfg.timeline) {
+            tl_span(l, wi, SIM_TL_DECODE, w->tl_phase_ns, w->batch, 0);
+            w->tl_phase_ns = sim_engine_now(e);
+        }
+        if (++w->index_in_batch < w->batch_samples) {
+            start_sample(l, wi);
+        } else {
+            /* default_collate stacks the samples into one tensor: a copy of the batch. */
+            double bytes = (double)w->batch_samples * l->cfg.input_bytes;
+            mem_job(l, bytes, EV_COLLATE_DONE, (uint64_t)wi);
+        }
+        break;
+    case EV_COLLATE_DONE:
+        if (l->cfg.timeline) {
+            tl_span(l, wi, SIM_TL_COLLATE, w->tl_phase_ns, w->batch, 0);
+            tl_span(l, wi, SIM_TL_BATCH, w->tl_batch_ns, w->batch, 0);
+        }
+        w->busy = false;
+        batch_done(l, w->batch); /* may already hand the worker its next batch */
+        start_batch(l, wi);
+        break;
+    }
+}
+
+static const sim_component_ops loader_ops = {.name = "loader", .handle = handle};
+
+sim_loader *sim_loader_create(sim_engine *e, const sim_loader_config *cfg, int *rc)
+{
+    *rc = SIM_ENOMEM;
+    sim_loader *l = calloc(1, sizeof *l);
+    if (!l)
+        return NULL;
+    l->e = e;
+    l->cfg = *cfg;
+    l->main_thread = cfg->num_workers == 0;
+    l->n_workers = l->main_thread ? 1 : cfg->num_workers;
+    l->batches = (cfg->samples + cfg->batch_size - 1) / cfg->batch_size;
+    l->w = calloc((size_t)l->n_workers, sizeof *l->w);
+    l->order = malloc((size_t)cfg->dataset_samples * sizeof *l->order);
+    l->flags = calloc((size_t)cfg->dataset_samples, 1);
+    l->ready = calloc((size_t)(l->batches ? l->batches : 1), 1);
+    l->pin_q = malloc((size_t)(l->batches ? l->batches : 1) * sizeof *l->pin_q);
+    if (cfg->decode_cv > 0)
+        l->decode_mult = malloc((size_t)(cfg->samples ? cfg->samples : 1) * sizeof(float));
+    l->rng = gsl_rng_alloc(gsl_rng_mt19937);
+    if (!l->w || !l->order || !l->flags || !l->ready || !l->pin_q || !l->rng ||
+        (cfg->decode_cv > 0 && !l->decode_mult))
+        goto fail;
+    gsl_rng_set(l->rng, cfg->seed);
+    for (int64_t i = 0; i < cfg->dataset_samples; i++)
+        l->order[i] = (uint32_t)i;
+    int per_worker = l->main_thread ? 1 : cfg->prefetch_factor + 1;
+    for (int i = 0; i < l->n_workers; i++) {
+        l->w[i].q_cap = per_worker;
+        l->w[i].queue = malloc((size_t)per_worker * sizeof(int64_t));
+        if (!l->w[i].queue)
+            goto fail;
+    }
+    int id = sim_engine_add(e, &loader_ops, l);
+    if (id < 0)
+        goto fail;
+    l->id = (uint32_t)id;
+    *rc = SIM_OK;
+    return l;
+fail:
+    sim_loader_destroy(l);
+    return NULL;
+}
+
+void sim_loader_destroy(sim_loader *l)
+{
+    if (!l)
+        return;
+    for (int i = 0; l->w && i < l->n_workers; i++)
+        free(l->w[i].queue);
+    free(l->w);
+    free(l->order);
+    free(l->decode_mult);
+    free(l->flags);
+    free(l->ready);
+    free(l->pin_q);
+    if (l->rng)
+        gsl_rng_free(l->rng);
+    free(l);
+}
+
+int sim_loader_begin_epoch(sim_loader *l, int epoch)
+{
+    const sim_loader_config *c = &l->cfg;
+    l->epoch = epoch;
+    /* The previous epoch read order[0 .. samples): only those ids were SEEN. */
+    for (int64_t i = 0; i < c->samples; i++)
+        l->flags[l->order[i]] &= (uint8_t)~SEEN;
+    /* RandomSampler: a fresh permutation of the shard every epoch, drawn only as far as the
+     * epoch reads it (max_steps may cut the epoch to a few batches of a large dataset).
+     * Fisher-Yates stopped after `samples` positions gives a uniform random ordered subset, and
+     * it may start from the previous epoch's order (any permutation), so the array is set to
+     * the identity once, at creation. */
+    uint64_t n = (uint64_t)c->dataset_samples;
+    for (uint64_t i = 0; i < (uint64_t)c->samples && i + 1 < n; i++) {
+        uint64_t j = i + gsl_rng_uniform_int(l->rng, (unsigned long)(n - i));
+        uint32_t tmp = l->order[i];
+        l->order[i] = l->order[j];
+        l->order[j] = tmp;
+    }
+    if (l->decode_mult) {
+        /* Lognormal with mean 1 and the given coefficient of variation. */
+        double s2 = log1p(c->decode_cv * c->decode_cv);
+        double mu = -s2 / 2, sigma = sqrt(s2);
+        for (int64_t i = 0; i < c->samples; i++)
+            l->decode_mult[i] = (float)gsl_ran_lognormal(l->rng, mu, sigma);
+    }
+    memset(l->ready, 0, (size_t)(l->batches ? l->batches : 1));
+    l->next_send = l->next_yield = l->outstanding = 0;
+    l->next_worker = 0;
+    l->pin_head = l->pin_len = 0;
+    l->reads = l->hits = l->decodes = 0;
+    for (int i = 0; i < l->n_workers; i++) {
+        worker *w = &l->w[i];
+        SIM_ASSERT(!w->busy && w->q_len == 0);
+        w->q_head = 0;
+        if (l->main_thread) {
+            w->alive = true;
+        } else if (epoch == 0 || !c->persistent_workers) {
+            /* A new iterator spawns its worker processes (fork, imports, dataset unpickling). */
+            w->alive = false;
+            w->tl_phase_ns = sim_engine_now(l->e);
+            cpu_job(l, c->worker_start_ref_ns, EV_STARTED, (uint64_t)i);
+        }
+    }
+    try_send(l);
+    return SIM_OK;
+}
+
+void sim_loader_next(sim_loader *l, uint32_t target, uint32_t kind)
+{
+    SIM_ASSERT(!l->waiting && l->next_yield < l->batches);
+    l->waiting = true;
+    l->wait_target = target;
+    l->wait_kind = kind;
+    if (l->main_thread)
+        try_send(l);
+    deliver(l);
+}
+
+int sim_loader_ready_batches(const sim_loader *l)
+{
+    /* In order from the next one to yield: a batch ready behind a missing one cannot be taken. */
+    int n = 0;
+    for (int64_t b = l->next_yield; b < l->next_send && l->ready[b]; b++)
+        n++;
+    return n;
+}
+
+int64_t sim_loader_reads(const sim_loader *l)
+{
+    return l->reads;
+}
+
+int64_t sim_loader_cache_hits(const sim_loader *l)
+{
+    return l->hits;
+}
+
+int64_t sim_loader_decodes(const sim_loader *l)
+{
+    return l->decodes;
+}
+
+bool sim_loader_each_sample_once(const sim_loader *l)
+{
+    /* Positions 0 .. samples-1 of the order were each read once and nothing else was. */
+    if (l->reads != l->cfg.samples || l->decodes != l->cfg.samples)
+        return false;
+    for (int64_t i = 0; i < l->cfg.samples; i++)
+        if (!(l->flags[l->order[i]] & SEEN))
+            return false;
+    return true;
+}

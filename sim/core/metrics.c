@@ -1,0 +1,210 @@
+/* metrics.c — integrates component states over time (see metrics.h).
+ * GPU-Util follows NVML utilization.gpu: the share of each sample window in which a kernel ran;
+ * copies and collectives are not kernel time. Idle time is charged to the stall named by the
+ * GPU's own state (a copy or collective occupying the stream) or else by its main thread's. */
+#include "sim/core/metrics.h"
+
+#include "sim/base/err.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct gpu_track {
+    sim_main_state main;
+    sim_gpu_state gpu;
+    float sm_fraction;
+    int64_t t_last_ns;
+    sim_gpu_totals tot;
+} gpu_track;
+
+struct sim_metrics {
+    sim_engine *e;
+    int n;
+    gpu_track *g;
+    int64_t window_ns;
+    int64_t max_win;   /* 0 = no bound */
+    int64_t *win_busy; /* GPU 0: kernel ns per window */
+    int64_t n_win, cap_win;
+    int64_t kernel_start_ns; /* GPU 0: start of the running kernel */
+    int64_t *steps;
+    int64_t n_steps, cap_steps;
+    int64_t taken;
+};
+
+sim_metrics *sim_metrics_create(sim_engine *e, int n_gpus, int64_t window_ns, int64_t max_windows)
+{
+    sim_metrics *m = calloc(1, sizeof *m);
+    if (!m)
+        return NULL;
+    m->g = calloc((size_t)n_gpus, sizeof *m->g);
+    if (!m->g) {
+        free(m);
+        return NULL;
+    }
+    m->e = e;
+    m->n = n_gpus;
+    m->window_ns = window_ns;
+    m->max_win = max_windows;
+    for (int i = 0; i < n_gpus; i++)
+        m->g[i].main = SIM_MAIN_OTHER;
+    return m;
+}
+
+void sim_metrics_destroy(sim_metrics *m)
+{
+    if (!m)
+        return;
+    free(m->g);
+    free(m->win_busy);
+    free(m->steps);
+    free(m);
+}
+
+static sim_stall stall_of(const gpu_track *g)
+{
+    if (g->gpu == SIM_GPUST_COPY)
+        return SIM_STALL_H2D;
+    if (g->gpu == SIM_GPUST_COLLECTIVE)
+        return SIM_STALL_SYNC;
+    switch (g->main) {
+    case SIM_MAIN_DATA:
+        return SIM_STALL_DATA;
+    case SIM_MAIN_H2D:
+        return SIM_STALL_H2D;
+    case SIM_MAIN_DISPATCH:
+        return SIM_STALL_DISPATCH;
+    case SIM_MAIN_SYNC:
+        return SIM_STALL_SYNC;
+    case SIM_MAIN_OTHER:
+        break;
+    }
+    return SIM_STALL_OTHER;
+}
+
+static int grow_windows(sim_metrics *m, int64_t need)
+{
+    if (need <= m->cap_win)
+        return 0;
+    if (m->max_win && need > m->max_win) return SIM_EBUDGET;
+    int64_t cap = m->cap_win ? m->cap_win : 1024;
+    while (cap < need)
+        cap *= 2;
+    int64_t *w = realloc(m->win_busy, (size_t)cap * sizeof *w);
+    if (!w)
+        return SIM_ENOMEM;
+    memset(w + m->cap_win, 0, (size_t)(cap - m->cap_win) * sizeof *w);
+    m->win_busy = w;
+    m->cap_win = cap;
+    return 0;
+}
+
+/* Adds the kernel interval [s, e) of GPU 0 to the windows it overlaps. */
+static void add_busy(sim_metrics *m, int64_t s, int64_t e)
+{
+    if (e <= s)
+        return;
+    int64_t last = (e - 1) / m->window_ns;
+    int rc = grow_windows(m, last + 1);
+    if (rc) {
+        sim_engine_fail(m->e, rc);
+        return;
+    }
+    for (int64_t w = s / m->window_ns; w <= last; w++) {
+        int64_t ws = w * m->window_ns, we = ws + m->window_ns;
+        int64_t a = s > ws ? s : ws, b = e < we ? e : we;
+        m->win_busy[w] += b - a;
+    }
+    if (last + 1 > m->n_win)
+        m->n_win = last + 1;
+}
+
+static void settle(sim_metrics *m, int i)
+{
+    gpu_track *g = &m->g[i];
+    int64_t now = sim_engine_now(m->e);
+    double dt = (double)(now - g->t_last_ns);
+    if (g->gpu == SIM_GPUST_KERNEL) {
+        g->tot.kernel_ns += dt;
+        g->tot.sm_active_ns += dt * g->sm_fraction;
+    } else {
+        g->tot.stall_ns[stall_of(g)] += dt;
+    }
+    g->t_last_ns = now;
+}
+
+void sim_metrics_main(sim_metrics *m, int gpu, sim_main_state s)
+{
+    settle(m, gpu);
+    m->g[gpu].main = s;
+}
+
+void sim_metrics_gpu(sim_metrics *m, int gpu, sim_gpu_state s, float sm_fraction)
+{
+    settle(m, gpu);
+    gpu_track *g = &m->g[gpu];
+    int64_t now = sim_engine_now(m->e);
+    if (gpu == 0) {
+        if (g->gpu == SIM_GPUST_KERNEL)
+            add_busy(m, m->kernel_start_ns, now);
+        if (s == SIM_GPUST_KERNEL)
+            m->kernel_start_ns = now;
+    }
+    g->gpu = s;
+    g->sm_fraction = sm_fraction;
+}
+
+void sim_metrics_step(sim_metrics *m, int gpu, int64_t dur_ns)
+{
+    if (gpu != 0)
+        return;
+    if (m->n_steps == m->cap_steps) {
+        int64_t cap = m->cap_steps ? 2 * m->cap_steps : 1024;
+        int64_t *s = realloc(m->steps, (size_t)cap * sizeof *s);
+        if (!s) {
+            sim_engine_fail(m->e, SIM_ENOMEM);
+            return;
+        }
+        m->steps = s;
+        m->cap_steps = cap;
+    }
+    m->steps[m->n_steps++] = dur_ns;
+}
+
+sim_gpu_totals sim_metrics_totals(sim_metrics *m, int gpu)
+{
+    settle(m, gpu);
+    return m->g[gpu].tot;
+}
+
+const int64_t *sim_metrics_take_steps(sim_metrics *m, int64_t *n)
+{
+    *n = m->n_steps - m->taken;
+    const int64_t *p = m->steps + m->taken;
+    m->taken = m->n_steps;
+    return p;
+}
+
+uint8_t *sim_metrics_util_series(sim_metrics *m, int64_t *n)
+{
+    /* Close the running kernel's share without changing state. */
+    int64_t now = sim_engine_now(m->e);
+    if (m->g[0].gpu == SIM_GPUST_KERNEL) {
+        add_busy(m, m->kernel_start_ns, now);
+        m->kernel_start_ns = now;
+    }
+    int64_t windows = (now + m->window_ns - 1) / m->window_ns;
+    if (grow_windows(m, windows))
+        return NULL;
+    uint8_t *out = malloc((size_t)(windows ? windows : 1));
+    if (!out)
+        return NULL;
+    for (int64_t w = 0; w < windows; w++) {
+        int64_t len = m->window_ns;
+        if (w == windows - 1 && now % m->window_ns)
+            len = now % m->window_ns; /* the last, partial window */
+        int64_t pct = (m->win_busy[w] * 100 + len / 2) / len;
+        out[w] = (uint8_t)(pct > 100 ? 100 : pct);
+    }
+    *n = windows;
+    return out;
+}

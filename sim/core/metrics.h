@@ -1,0 +1,59 @@
+/* metrics.h — what the run observes: GPU kernel-busy time in NVML sample windows, SM activity,
+ * and the attribution of every idle GPU nanosecond to what its main thread was doing then.
+ * Components report state changes; the metrics integrate them over time. */
+#ifndef SIM_METRICS_H
+#define SIM_METRICS_H
+
+#include "sim/core/engine.h"
+
+#include <stdint.h>
+
+/* Where the GPU's idle time went: what the main thread was doing while no kernel ran. */
+typedef enum sim_stall {
+    SIM_STALL_DATA,     /* waiting for the next batch from the loader */
+    SIM_STALL_H2D,      /* the input copy was running or blocking the main thread */
+    SIM_STALL_DISPATCH, /* the main thread was dispatching ops slower than the GPU ran them */
+    SIM_STALL_SYNC,     /* a sync or collective kept the GPU waiting */
+    SIM_STALL_OTHER,    /* anything else: worker start-up, Python step overhead */
+    SIM_STALL_COUNT
+} sim_stall;
+
+typedef struct sim_metrics sim_metrics;
+
+typedef enum sim_main_state {
+    SIM_MAIN_DATA,     /* waiting for the next batch (or loading it itself, num_workers = 0) */
+    SIM_MAIN_H2D,      /* blocked in a host-to-device copy */
+    SIM_MAIN_DISPATCH, /* running ops: framework dispatch and kernel launches */
+    SIM_MAIN_SYNC,     /* waiting for the GPU (sync, .item(), a full launch queue) */
+    SIM_MAIN_OTHER,    /* other Python work, between epochs */
+} sim_main_state;
+
+typedef enum sim_gpu_state {
+    SIM_GPUST_IDLE,
+    SIM_GPUST_KERNEL,
+    SIM_GPUST_COPY,
+    SIM_GPUST_COLLECTIVE,
+} sim_gpu_state;
+
+typedef struct sim_gpu_totals {
+    double kernel_ns;    /* time with a kernel running */
+    double sm_active_ns; /* kernel time weighted by the share of SMs in use */
+    double stall_ns[SIM_STALL_COUNT];
+} sim_gpu_totals;
+
+/* max_windows bounds the GPU-Util windows kept (0 = no bound): past it the engine fails with
+ * SIM_EBUDGET. */
+sim_metrics *sim_metrics_create(sim_engine *e, int n_gpus, int64_t window_ns, int64_t max_windows);
+void sim_metrics_destroy(sim_metrics *m);
+void sim_metrics_main(sim_metrics *m, int gpu, sim_main_state s);
+void sim_metrics_gpu(sim_metrics *m, int gpu, sim_gpu_state s, float sm_fraction);
+void sim_metrics_step(sim_metrics *m, int gpu, int64_t dur_ns);
+/* Totals of GPU `gpu` up to now. */
+sim_gpu_totals sim_metrics_totals(sim_metrics *m, int gpu);
+/* Step durations of GPU 0 recorded since the last call; the array is borrowed until the next
+ * call. */
+const int64_t *sim_metrics_take_steps(sim_metrics *m, int64_t *n);
+/* The NVML utilization series of GPU 0 up to now: integer percent per window (malloc'd). */
+uint8_t *sim_metrics_util_series(sim_metrics *m, int64_t *n);
+
+#endif

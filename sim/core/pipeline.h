@@ -1,0 +1,160 @@
+/* pipeline.h — the components of one training job and the calls between them.
+ * Like the shared server, a component takes requests through function calls and answers with
+ * events addressed to the requester when the simulated work is done; nobody reads another's
+ * state. Event kinds are per component (see each *.c). */
+#ifndef SIM_PIPELINE_H
+#define SIM_PIPELINE_H
+
+#include "sim/core/engine.h"
+#include "sim/core/hw.h"
+#include "sim/core/ps.h"
+#include "sim/core/workload.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+
+typedef struct sim_metrics sim_metrics;
+/* Components record spans into a timeline when given one (sim/timeline.h); NULL = none. */
+typedef struct sim_timeline sim_timeline;
+
+/* ---- CPU: all threads of the host share its cores by processor sharing (cpu.c) ---------- */
+/* Work unit: ns of one reference core. Capacity with n runnable threads on c cores and t hardware
+ * threads: min(n, c) + smt_gain * clamp(n - c, 0, t - c) cores, each at single_thread speed. */
+typedef struct sim_cpu_model {
+    int cores;
+    int threads;
+    double smt_gain;
+    double single_thread;
+} sim_cpu_model;
+
+sim_ps *sim_cpu_create(sim_engine *e, const sim_cpu_model *m);
+/* Cores' worth of throughput with n runnable threads (exposed for tests). */
+double sim_cpu_capacity(const sim_cpu_model *m, int n);
+
+/* ---- Storage device (storage.c) ------------------------------------------------------------ */
+typedef struct sim_storage sim_storage;
+sim_storage *sim_storage_create(sim_engine *e, const sim_storage_desc *d);
+void sim_storage_destroy(sim_storage *s);
+/* Reads `bytes`; `reply_to` gets `kind` with payload `a` when the data is in memory. */
+void sim_storage_read(sim_storage *s, double bytes, uint32_t reply_to, uint32_t kind, uint64_t a);
+/* Time with at least one request in service, ns. */
+double sim_storage_busy_ns(sim_storage *s);
+/* Records reads in service into `tl` (borrowed; NULL = stop recording). */
+void sim_storage_set_timeline(sim_storage *s, sim_timeline *tl);
+
+/* ---- Collective: all GPUs of the job meet at each all-reduce (collective.c) ---------------- */
+typedef struct sim_collective sim_collective;
+/* bus_gbps: per-direction bandwidth between GPUs (NVLink or PCIe), used by a ring all-reduce. */
+sim_collective *sim_collective_create(sim_engine *e, int n_gpus, double bus_gbps);
+void sim_collective_destroy(sim_collective *c);
+/* GPU `gpu` is ready to run its next all-reduce of `bytes`; it gets `kind` when all GPUs have
+ * joined and the reduction is done. */
+void sim_collective_join(sim_collective *c, int gpu, double bytes, uint32_t reply_to,
+                         uint32_t kind);
+
+/* ---- GPU: one in-order stream of kernels, copies and collectives (gpu.c) ------------------- */
+typedef struct sim_gpu sim_gpu;
+typedef struct sim_gpu_config {
+    int index;           /* GPU number within the job */
+    int launch_queue_depth;
+    double copy_overhead_ns;
+    double pageable_slowdown; /* pinned rate / pageable rate */
+    sim_ps *h2d;         /* the host-to-device link of this GPU (work unit: bytes at pinned rate) */
+    sim_ps *d2h;         /* the device-to-host direction (PCIe is full duplex); NULL = h2d */
+    sim_collective *coll;
+    sim_metrics *metrics;
+    sim_timeline *timeline; /* borrowed; NULL = no recording */
+} sim_gpu_config;
+
+sim_gpu *sim_gpu_create(sim_engine *e, const sim_gpu_config *cfg);
+void sim_gpu_destroy(sim_gpu *g);
+/* Queues work on the stream; returns the item's sequence number (1, 2, ...). The caller must
+ * respect the launch queue: see sim_gpu_queued / sim_gpu_notify. */
+uint64_t sim_gpu_kernel(sim_gpu *g, int64_t dur_ns, float sm_fraction);
+uint64_t sim_gpu_copy(sim_gpu *g, double bytes, bool pinned);
+/* A device-to-host copy into page-locked memory, on the d2h direction. */
+uint64_t sim_gpu_copy_d2h(sim_gpu *g, double bytes);
+uint64_t sim_gpu_allreduce(sim_gpu *g, double bytes);
+/* Items queued and not finished. */
+uint64_t sim_gpu_queued(const sim_gpu *g);
+int sim_gpu_queue_depth(const sim_gpu *g);
+/* One waiter: `target` gets `kind` once items 1..seq have finished (at once if they have). */
+void sim_gpu_notify(sim_gpu *g, uint64_t seq, uint32_t target, uint32_t kind);
+/* Items enqueued so far (the seq of the last one). */
+uint64_t sim_gpu_enqueued(const sim_gpu *g);
+
+/* ---- DataLoader: workers, prefetch, in-order delivery, pin-memory thread (loader.c) -------- */
+typedef struct sim_loader sim_loader;
+typedef struct sim_loader_config {
+    int batch_size;
+    int num_workers;
+    int prefetch_factor;
+    bool pin_memory;
+    bool persistent_workers;
+    int64_t samples;       /* samples this loader serves per epoch (after max_steps cut) */
+    int64_t dataset_samples; /* samples of the dataset shard (for shuffling and the cache) */
+    double sample_bytes;
+    double decode_ref_ns;  /* mean decode cost per sample, reference core */
+    double decode_cv;
+    double input_bytes;
+
+    double worker_start_ref_ns;
+    int64_t cached_samples; /* samples the page cache holds from the second epoch on */
+    uint64_t seed;
+    sim_ps *cpu;
+    sim_ps *mem; /* host memory bus: memcpy of collate, pinning and page-cache reads (bytes) */
+    sim_storage *storage;
+    int rank;               /* the GPU this loader feeds (timeline lanes) */
+    sim_timeline *timeline; /* borrowed; NULL = no recording */
+} sim_loader_config;
+
+sim_loader *sim_loader_create(sim_engine *e, const sim_loader_config *cfg, int *rc);
+void sim_loader_destroy(sim_loader *l);
+/* Starts epoch `epoch` (0-based): shuffles, spawns workers unless persistent, prefetches. */
+int sim_loader_begin_epoch(sim_loader *l, int epoch);
+/* Batches in one epoch. */
+int64_t sim_loader_batches(const sim_loader *l);
+/* Samples in batch b of this epoch. */
+int sim_loader_batch_samples(const sim_loader *l, int64_t b);
+/* Asks for the next batch in order; `target` gets `kind` (payload = batch index) when it is ready
+ * for the main thread. With num_workers = 0 the loading happens now, on the main thread. */
+void sim_loader_next(sim_loader *l, uint32_t target, uint32_t kind);
+/* Per-epoch counters (reset by begin_epoch). */
+int64_t sim_loader_reads(const sim_loader *l);
+int64_t sim_loader_cache_hits(const sim_loader *l);
+int64_t sim_loader_decodes(const sim_loader *l);
+/* Every sample of the epoch's order was read exactly once (an invariant the tests check). */
+bool sim_loader_each_sample_once(const sim_loader *l);
+/* Batches the main thread could take now without waiting: ready ones in order from the next
+ * to yield (a batch done out of order waits in the reorder buffer and is not counted). */
+int sim_loader_ready_batches(const sim_loader *l);
+
+/* ---- Main thread: the training loop (trainer.c) -------------------------------------------- */
+typedef struct sim_trainer sim_trainer;
+typedef struct sim_trainer_config {
+    int index;
+    const sim_program *program;
+    int epochs;
+    bool non_blocking;
+    bool pin_memory;
+    bool sync_every_step;
+    bool cuda_graphs;
+    double input_bytes;
+    int64_t copy_dispatch_ref_ns;
+    sim_ps *cpu;
+    sim_gpu *gpu;
+    sim_loader *loader;
+    sim_metrics *metrics;
+    /* Called at each epoch end so the run can snapshot figures; may be NULL. */
+    void (*on_epoch_end)(void *ctx, int trainer, int epoch);
+    void *ctx;
+    sim_timeline *timeline; /* borrowed; NULL = no recording */
+} sim_trainer_config;
+
+sim_trainer *sim_trainer_create(sim_engine *e, const sim_trainer_config *cfg);
+void sim_trainer_destroy(sim_trainer *t);
+/* Schedules the start of the first epoch at the current time. */
+void sim_trainer_start(sim_trainer *t);
+bool sim_trainer_done(const sim_trainer *t);
+
+#endif

@@ -1,0 +1,165 @@
+/* ps.c — processor sharing with virtual time (see ps.h).
+ * V is the service one job has attained since the server was created; a job of work w that
+ * arrives when V = v0 finishes when V = v0 + w. V advances at r(n) per ns. Jobs sit in a min-heap
+ * by finish point; the server keeps exactly one live completion event, invalidated by a
+ * generation number when an earlier completion replaces it. */
+#include "sim/core/ps.h"
+
+#include "sim/base/err.h"
+#include "sim/core/heap.h"
+
+#include <math.h>
+#include <stdlib.h>
+
+typedef struct job {
+    double finish_v;
+    uint32_t reply_to;
+    uint32_t reply_kind;
+    uint64_t a;
+    uint64_t seq; /* FIFO among equal finish points, for determinism */
+} job;
+
+struct sim_ps {
+    sim_ps_config cfg;
+    sim_engine *e;
+    uint32_t id;
+    job *heap;
+    size_t n, cap;
+    uint64_t next_seq;
+    double v;          /* attained service per job */
+    int64_t t_last_ns; /* when v was last advanced */
+    uint64_t gen;      /* generation of the live completion event */
+    int64_t pending_ns; /* when the live completion event fires; -1 = none */
+    double busy_integral, busy_time;
+};
+
+static double rate(const sim_ps *ps, int n)
+{
+    if (n <= 0)
+        return 0;
+    double total = ps->cfg.capacity ? ps->cfg.capacity(ps->cfg.ctx, n) : ps->cfg.rate;
+    double r = total / n;
+    return r < ps->cfg.per_job_max ? r : ps->cfg.per_job_max;
+}
+
+static void advance(sim_ps *ps)
+{
+    int64_t now = sim_engine_now(ps->e);
+    int64_t dt = now - ps->t_last_ns;
+    int n = (int)ps->n;
+    if (dt > 0 && n > 0) {
+        double r = rate(ps, n);
+        ps->v += r * (double)dt;
+        int busy = n < ps->cfg.busy_units ? n : ps->cfg.busy_units;
+        ps->busy_integral += (double)busy * (double)dt;
+        ps->busy_time += (double)dt;
+    }
+    ps->t_last_ns = now;
+}
+
+static inline int before(const job *a, const job *b)
+{
+    return a->finish_v < b->finish_v || (a->finish_v == b->finish_v && a->seq < b->seq);
+}
+
+SIM_HEAP_DEFINE(jobs, job, before)
+
+/* Keeps one live completion event at or before the first job's finish. An arrival that only
+ * delays the first finish (the usual case: more jobs, less rate each) keeps the live event,
+ * which then fires early, finds nothing done and schedules again; only an earlier finish makes
+ * a new event and leaves the old one stale (it is skipped by its generation). Stale events
+ * would otherwise pile up in the engine's queue, one per arrival. */
+static void reschedule(sim_ps *ps)
+{
+    if (ps->n == 0)
+        return;
+    double left = ps->heap[0].finish_v - ps->v;
+    double dt = left > 0 ? ceil(left / rate(ps, (int)ps->n)) : 0;
+    int64_t at = sim_engine_now(ps->e) + (int64_t)dt;
+    if (ps->pending_ns >= 0 && ps->pending_ns <= at)
+        return;
+    ps->gen++;
+    ps->pending_ns = at;
+    sim_engine_after(ps->e, (int64_t)dt, ps->id, 0, ps->gen);
+}
+
+static void handle(sim_engine *e, void *self, const sim_event *ev)
+{
+    (void)e;
+    sim_ps *ps = self;
+    if (ev->a != ps->gen)
+        return; /* superseded by an arrival that finishes earlier */
+    ps->pending_ns = -1;
+    advance(ps);
+    /* The event time was rounded up to a whole ns, so v has reached the finish point; the
+     * tolerance absorbs floating-point error only. */
+    double tol = 1e-9 * (fabs(ps->v) + 1.0);
+    while (ps->n > 0 && ps->heap[0].finish_v <= ps->v + tol) {
+        job j = jobs_pop(ps->heap, &ps->n);
+        sim_engine_after(ps->e, 0, j.reply_to, j.reply_kind, j.a);
+    }
+    reschedule(ps);
+}
+
+static const sim_component_ops ps_ops = {.name = "shared_server", .handle = handle};
+
+sim_ps *sim_ps_create(sim_engine *e, const sim_ps_config *cfg)
+{
+    sim_ps *ps = calloc(1, sizeof *ps);
+    if (!ps)
+        return NULL;
+    ps->cfg = *cfg;
+    if (ps->cfg.per_job_max <= 0)
+        ps->cfg.per_job_max = INFINITY;
+    if (ps->cfg.busy_units <= 0)
+        ps->cfg.busy_units = 1;
+    ps->e = e;
+    ps->t_last_ns = sim_engine_now(e);
+    ps->pending_ns = -1;
+    int id = sim_engine_add(e, &ps_ops, ps);
+    if (id < 0) {
+        free(ps);
+        return NULL;
+    }
+    ps->id = (uint32_t)id;
+    return ps;
+}
+
+void sim_ps_destroy(sim_ps *ps)
+{
+    if (!ps)
+        return;
+    free(ps->heap);
+    free(ps);
+}
+
+int sim_ps_submit(sim_ps *ps, double work, uint32_t reply_to, uint32_t reply_kind, uint64_t a)
+{
+    SIM_ASSERT(work >= 0 && isfinite(work));
+    if (ps->n == ps->cap) {
+        size_t cap = ps->cap ? 2 * ps->cap : 16;
+        job *h = realloc(ps->heap, cap * sizeof *h);
+        if (!h) {
+            sim_engine_fail(ps->e, SIM_ENOMEM);
+            return SIM_ENOMEM;
+        }
+        ps->heap = h;
+        ps->cap = cap;
+    }
+    advance(ps);
+    jobs_push(ps->heap, &ps->n, (job){ps->v + work, reply_to, reply_kind, a, ps->next_seq++});
+    reschedule(ps);
+    return SIM_OK;
+}
+
+double sim_ps_busy_integral(sim_ps *ps)
+{
+    advance(ps);
+    return ps->busy_integral;
+}
+
+double sim_ps_busy_time(sim_ps *ps)
+{
+    advance(ps);
+    return ps->busy_time;
+}

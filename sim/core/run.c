@@ -1,0 +1,630 @@
+/* run.c — wires one scenario into an engine, runs it, and turns what the components observed
+ * into the figures of sim_result (see run.h). Everything a run owns hangs off one `world`. */
+#include "sim/core/run.h"
+
+#include "sim/core/engine.h"
+#include "sim/core/metrics.h"
+#include "sim/core/pipeline.h"
+#include "sim/core/timeline.h"
+
+#include <gsl/gsl_sort.h>
+#include <gsl/gsl_statistics_double.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Host RAM the OS and the job's own processes keep from the page cache: an estimate (kernel and
+ * services ~2 GB, the main process with CUDA context ~3 GB, each worker ~0.5 GB of Python and
+ * dataset state). system.page_cache_gb overrides it. */
+#define OS_RESERVE_GB 2.0
+#define MAIN_PROCESS_GB 3.0
+#define WORKER_GB 0.5
+/* A stall worth naming: below this share of wall time the GPU itself is the limit. */
+#define STALL_VERDICT_PCT 10.0
+/* A device busier than this is saturated. */
+#define SATURATED_PCT 90.0
+
+typedef struct snapshot {
+    int64_t t_ns;
+    sim_gpu_totals *gpu;
+    double cpu_busy;
+    double storage_busy;
+    double h2d_busy;
+    int64_t reads, hits;
+} snapshot;
+
+typedef struct world {
+    const sim_scenario *sc;
+    sim_engine *e;
+    sim_cpu_model cpu_model;
+    sim_ps *cpu;
+    sim_ps *mem; /* host memory bus */
+    int batches_per_step; /* loader batches per optimizer step */
+    sim_storage *storage;
+    sim_collective *coll;
+    sim_metrics *metrics;
+    int n;
+    sim_ps **h2d;
+    sim_ps **d2h;
+    sim_gpu **gpu;
+    sim_loader **loader;
+    sim_trainer **trainer;
+    int *epochs_ended;
+    snapshot last;
+    sim_result *res;
+    bool invariant_broken;
+    /* --- series for plots (only with opts->series) --- */
+    sim_run_series *series;
+    uint32_t sampler_id;
+    int64_t window_ns, tick_ns;
+    int64_t ticks;
+    double cpu_busy_at_window;
+    double queue_sum;
+    int queue_samples;
+    int64_t cap_series;
+    bool all_done;
+} world;
+
+/* Closes one series window: CPU busy since the last boundary over `len_ns`, and the mean of the
+ * queue samples taken in it. */
+static int series_push(world *w, int64_t len_ns)
+{
+    sim_run_series *s = w->series;
+    if (s->n == w->cap_series) {
+        int64_t cap = w->cap_series ? 2 * w->cap_series : 1024;
+        double *c = realloc(s->cpu_util_pct, (size_t)cap * sizeof *c);
+        if (c)
+            s->cpu_util_pct = c;
+        double *q = realloc(s->queue_depth, (size_t)cap * sizeof *q);
+        if (q)
+            s->queue_depth = q;
+        if (!c || !q)
+            return SIM_ENOMEM;
+        w->cap_series = cap;
+    }
+    double busy = sim_ps_busy_integral(w->cpu);
+    s->cpu_util_pct[s->n] =
+        len_ns > 0 ? 100.0 * (busy - w->cpu_busy_at_window) / (w->cpu_model.threads * (double)len_ns)
+                   : 0;
+    if (w->queue_samples == 0) {
+        w->queue_sum = sim_loader_ready_batches(w->loader[0]);
+        w->queue_samples = 1;
+    }
+    s->queue_depth[s->n] = w->queue_sum / w->queue_samples;
+    s->n++;
+    w->cpu_busy_at_window = busy;
+    w->queue_sum = 0;
+    w->queue_samples = 0;
+    return SIM_OK;
+}
+
+/* The sampler: SIM_SERIES_SAMPLES ticks per window while the job runs. */
+static void sampler_handle(sim_engine *e, void *self, const sim_event *ev)
+{
+    (void)ev;
+    world *w = self;
+    if (w->all_done)
+        return;
+    w->ticks++;
+    if (w->ticks % SIM_SERIES_SAMPLES == 0 && series_push(w, w->window_ns)) {
+        sim_engine_fail(e, SIM_ENOMEM);
+        return;
+    }
+    w->queue_sum += sim_loader_ready_batches(w->loader[0]);
+    w->queue_samples++;
+    int64_t next = (w->ticks + 1) / SIM_SERIES_SAMPLES * w->window_ns +
+                   (w->ticks + 1) % SIM_SERIES_SAMPLES * w->tick_ns;
+    sim_engine_at(e, next, w->sampler_id, 0, 0);
+}
+
+static const sim_component_ops sampler_ops = {.name = "sampler", .handle = sampler_handle};
+
+static int64_t page_cache_samples(const sim_scenario *sc)
+{
+    double gb = sc->host.page_cache_gb;
+    if (gb < 0) {
+        gb = sc->hw.host_memory_gb - OS_RESERVE_GB -
+             sc->hw.gpu_count * (MAIN_PROCESS_GB + WORKER_GB * sc->loader.num_workers);
+        if (gb < 0)
+            gb = 0;
+    }
+    double samples = floor(gb * 1e9 / sc->dataset.sample_bytes);
+    return samples > (double)sc->dataset.samples ? sc->dataset.samples : (int64_t)samples;
+}
+
+static void take_snapshot(world *w, snapshot *s)
+{
+    s->t_ns = sim_engine_now(w->e);
+    for (int i = 0; i < w->n; i++)
+        s->gpu[i] = sim_metrics_totals(w->metrics, i);
+    s->cpu_busy = sim_ps_busy_integral(w->cpu) + sim_ps_busy_integral(w->mem);
+    s->storage_busy = sim_storage_busy_ns(w->storage);
+    s->h2d_busy = sim_ps_busy_time(w->h2d[0]);
+    s->reads = s->hits = 0;
+    for (int i = 0; i < w->n; i++) {
+        s->reads += sim_loader_reads(w->loader[i]);
+        s->hits += sim_loader_cache_hits(w->loader[i]);
+    }
+}
+
+/* The median and 99th percentile of n step times, in ms (0 for no steps); SIM_ENOMEM when the
+ * sorted copy cannot be made. */
+static int step_quantiles_ms(const int64_t *steps, int64_t n, double *p50, double *p99)
+{
+    *p50 = *p99 = 0;
+    if (n == 0) return SIM_OK;
+    double *d = malloc((size_t)n * sizeof *d);
+    if (!d) return SIM_ENOMEM;
+    for (int64_t i = 0; i < n; i++)
+        d[i] = (double)steps[i] / 1e6;
+    gsl_sort(d, 1, (size_t)n);
+    *p50 = gsl_stats_quantile_from_sorted_data(d, 1, (size_t)n, 0.50);
+    *p99 = gsl_stats_quantile_from_sorted_data(d, 1, (size_t)n, 0.99);
+    free(d);
+    return SIM_OK;
+}
+
+static void epoch_ended(void *ctx, int trainer, int epoch)
+{
+    (void)trainer;
+    world *w = ctx;
+    if (++w->epochs_ended[epoch] < w->n)
+        return;
+    for (int i = 0; i < w->n; i++)
+        if (!sim_loader_each_sample_once(w->loader[i]))
+            w->invariant_broken = true;
+    snapshot now = {.gpu = calloc((size_t)w->n, sizeof(sim_gpu_totals))};
+    if (!now.gpu) {
+        sim_engine_fail(w->e, SIM_ENOMEM);
+        return;
+    }
+    take_snapshot(w, &now);
+    sim_epoch_result *r = &w->res->epochs[epoch];
+    double dt = (double)(now.t_ns - w->last.t_ns);
+    r->time_s = dt / 1e9;
+    int bps = w->batches_per_step;
+    r->steps = (sim_loader_batches(w->loader[0]) + bps - 1) / bps; /* optimizer steps */
+    r->samples = now.reads; /* the loaders count per epoch */
+    r->samples_per_s = dt > 0 ? r->samples / (dt / 1e9) : 0;
+    int64_t n_steps;
+    const int64_t *steps = sim_metrics_take_steps(w->metrics, &n_steps);
+    if (step_quantiles_ms(steps, n_steps, &r->step_time_ms_p50, &r->step_time_ms_p99)) {
+        free(now.gpu);
+        sim_engine_fail(w->e, SIM_ENOMEM);
+        return;
+    }
+    for (int i = 0; i < w->n; i++) {
+        const sim_gpu_totals *a = &w->last.gpu[i], *b = &now.gpu[i];
+        r->gpu_util_pct += 100.0 * (b->kernel_ns - a->kernel_ns) / dt / w->n;
+        r->sm_active_pct += 100.0 * (b->sm_active_ns - a->sm_active_ns) / dt / w->n;
+        for (int k = 0; k < SIM_STALL_COUNT; k++)
+            r->stall_pct[k] += 100.0 * (b->stall_ns[k] - a->stall_ns[k]) / dt / w->n;
+    }
+    r->cpu_util_pct = 100.0 * (now.cpu_busy - w->last.cpu_busy) / (w->cpu_model.threads * dt);
+    if (r->cpu_util_pct > 100) /* copying threads are counted beside the CPU server's */
+        r->cpu_util_pct = 100;
+    r->storage_busy_pct = 100.0 * (now.storage_busy - w->last.storage_busy) / dt;
+    r->h2d_busy_pct = 100.0 * (now.h2d_busy - w->last.h2d_busy) / dt;
+    r->cache_hit_pct = r->samples ? 100.0 * (double)now.hits / (double)r->samples : 0;
+    free(w->last.gpu);
+    w->last = now;
+    if (w->series && epoch == w->sc->training.epochs - 1) {
+        /* Every rank has finished: stop before a pending sampler tick moves the clock on. */
+        w->all_done = true;
+        sim_engine_stop(w->e);
+    }
+}
+
+/* The GPU-Util window when the GPU's entry gives none: 1/6 s, the shortest sample period NVML
+ * documents for utilization.gpu (nvmlUtilization_t: "between 1 second and 1/6 second"). */
+#define NVML_WINDOW_NS 166666667
+
+/* Host memory per GPU-Util window: kernel time (8 bytes), the series' CPU and queue figures (8
+ * each) and the reported percentage (1), rounded up. */
+#define SERIES_BYTES_PER_WINDOW 32
+
+/* Events between two progress reports: ~0.1 s of simulation on one core (bench_epoch). */
+#define PROGRESS_EVENTS (1u << 22)
+
+/* Runs the engine to the end, reporting progress between slices when asked to: epochs rank 0 has
+ * finished plus the share of the current epoch's samples it has decoded. */
+static int run_engine(world *w, const sim_run_opts *opts, int64_t per_epoch)
+{
+    if (!opts || !opts->progress) return sim_engine_run(w->e);
+    int epochs = w->sc->training.epochs;
+    bool finished = false;
+    int rc = SIM_OK;
+    while (!finished && !rc) {
+        rc = sim_engine_run_some(w->e, PROGRESS_EVENTS, &finished);
+        int ended = 0;
+        while (ended < epochs && w->epochs_ended[ended] > 0)
+            ended++;
+        double in_epoch =
+            ended < epochs ? (double)sim_loader_decodes(w->loader[0]) / (double)per_epoch : 0;
+        double done = (ended + (in_epoch < 1 ? in_epoch : 1)) / epochs;
+        opts->progress(opts->progress_ctx, finished ? 1 : done);
+    }
+    return rc;
+}
+
+static void mean_of_epochs(sim_result *res)
+{
+    sim_epoch_result *m = &res->mean;
+    memset(m, 0, sizeof *m);
+    int n = res->n_epochs;
+    for (int i = 0; i < n; i++) {
+        const sim_epoch_result *e = &res->epochs[i];
+        m->time_s += e->time_s / n;
+        m->steps += e->steps;
+        m->samples += e->samples;
+        m->step_time_ms_p50 += e->step_time_ms_p50 / n;
+        m->step_time_ms_p99 += e->step_time_ms_p99 / n;
+        /* Time-weighted, so the means equal whole-run busy time over whole-run wall time. */
+        double wgt = e->time_s / (res->total_time_s > 0 ? res->total_time_s : 1);
+        m->gpu_util_pct += e->gpu_util_pct * wgt;
+        m->sm_active_pct += e->sm_active_pct * wgt;
+        m->cpu_util_pct += e->cpu_util_pct * wgt;
+        m->storage_busy_pct += e->storage_busy_pct * wgt;
+        m->h2d_busy_pct += e->h2d_busy_pct * wgt;
+        for (int k = 0; k < SIM_STALL_COUNT; k++)
+            m->stall_pct[k] += e->stall_pct[k] * wgt;
+    }
+    m->samples_per_s = res->total_time_s > 0 ? m->samples / res->total_time_s : 0;
+    /* Sample-weighted: hits over all epochs / samples over all epochs. */
+    double hits = 0;
+    for (int i = 0; i < n; i++)
+        hits += res->epochs[i].cache_hit_pct * (double)res->epochs[i].samples;
+    m->cache_hit_pct = m->samples ? hits / (double)m->samples : 0;
+}
+
+static void verdict(const sim_scenario *sc, sim_result *res)
+{
+    const sim_epoch_result *m = &res->mean;
+    int worst = SIM_STALL_DATA;
+    for (int k = 0; k < SIM_STALL_COUNT; k++)
+        if (k != SIM_STALL_OTHER && k != SIM_STALL_SYNC && m->stall_pct[k] > m->stall_pct[worst])
+            worst = k;
+    char *v = res->verdict;
+    size_t vs = sizeof res->verdict;
+    if (m->stall_pct[worst] < STALL_VERDICT_PCT) {
+        res->bottleneck = SIM_BN_GPU_COMPUTE;
+        snprintf(v, vs,
+                 "GPU-bound: a kernel runs %.1f%% of the time; a faster GPU, lower precision or "
+                 "less work per step would shorten the epoch.",
+                 m->gpu_util_pct);
+        return;
+    }
+    switch (worst) {
+    case SIM_STALL_DATA:
+        if (m->storage_busy_pct >= SATURATED_PCT) {
+            res->bottleneck = SIM_BN_STORAGE;
+            snprintf(v, vs,
+                     "Storage-bound: the GPU waits for data %.1f%% of the time while the %s is "
+                     "busy %.0f%% of the time; faster storage or a dataset that fits in the page "
+                     "cache would help.",
+                     m->stall_pct[worst], sc->hw.storage.label[0] ? sc->hw.storage.label
+                                                                  : sc->hw.storage.name,
+                     m->storage_busy_pct);
+        } else {
+            res->bottleneck = SIM_BN_DATA_LOADING;
+            snprintf(v, vs,
+                     "Loader-bound: the GPU waits for the next batch %.1f%% of the time; %d "
+                     "DataLoader worker%s on %d cores / %d threads (CPU %.0f%% busy) cannot "
+                     "keep up; more workers or cores, a faster CPU or cheaper decoding would "
+                     "help.",
+                     m->stall_pct[worst], sc->loader.num_workers,
+                     sc->loader.num_workers == 1 ? "" : "s", sc->hw.cpu.cores, sc->hw.cpu.threads,
+                     m->cpu_util_pct);
+        }
+        return;
+    case SIM_STALL_H2D:
+        res->bottleneck = SIM_BN_H2D;
+        snprintf(v, vs,
+                 "Copy-bound: the GPU waits %.1f%% of the time on host-to-device copies%s.",
+                 m->stall_pct[worst],
+                 sc->loader.pin_memory && sc->loader.non_blocking
+                     ? "; a faster link or smaller input tensors would help"
+                     : "; pin_memory=True with non_blocking=True lets the copy overlap");
+        return;
+    default: {
+        res->bottleneck = SIM_BN_CPU_DISPATCH;
+        size_t kernels = sim_program_kernels(&sc->program);
+        double cpu_us = kernels ? (double)sim_program_dispatch_ns(&sc->program) / kernels / 1e3 /
+                                      sc->hw.cpu.single_thread
+                                : 0;
+        double gpu_us = kernels ? (double)sim_program_gpu_ns(&sc->program) / kernels / 1e3 : 0;
+        snprintf(v, vs,
+                 "Launch-bound: the GPU idles %.1f%% of the time while the main thread "
+                 "dispatches kernels (%.1f us of CPU per kernel vs %.1f us of GPU time); a larger "
+                 "batch, a faster CPU core or CUDA graphs would help.",
+                 m->stall_pct[worst], cpu_us, gpu_us);
+        return;
+    }
+    }
+}
+
+static void world_free(world *w)
+{
+    for (int i = 0; i < w->n; i++) {
+        if (w->trainer)
+            sim_trainer_destroy(w->trainer[i]);
+        if (w->loader)
+            sim_loader_destroy(w->loader[i]);
+        if (w->gpu)
+            sim_gpu_destroy(w->gpu[i]);
+        if (w->h2d)
+            sim_ps_destroy(w->h2d[i]);
+        if (w->d2h)
+            sim_ps_destroy(w->d2h[i]);
+    }
+    free(w->trainer);
+    free(w->loader);
+    free(w->gpu);
+    free(w->h2d);
+    free(w->d2h);
+    free(w->epochs_ended);
+    free(w->last.gpu);
+    sim_collective_destroy(w->coll);
+    sim_metrics_destroy(w->metrics);
+    sim_storage_destroy(w->storage);
+    sim_ps_destroy(w->cpu);
+    sim_ps_destroy(w->mem);
+    sim_engine_destroy(w->e);
+}
+
+static int validate(const sim_scenario *sc, sim_err *err)
+{
+    const sim_hardware *hw = &sc->hw;
+    if (sc->training.epochs < 1 || sc->loader.batch_size < 1 || sc->dataset.samples < 1)
+        return sim_err_set(err, SIM_EINVAL, NULL, 0, 0, "epochs, batch size and samples must be "
+                                                        "positive");
+    if (hw->cpu.cores < 1 || hw->cpu.threads < hw->cpu.cores || hw->cpu.single_thread <= 0)
+        return sim_err_set(err, SIM_EINVAL, NULL, 0, 0, "CPU '%s' has no usable cores",
+                           hw->cpu.name);
+    if (hw->link.pinned_gbps <= 0 || hw->link.pageable_gbps <= 0 || hw->cpu.memcpy_gbps <= 0)
+        return sim_err_set(err, SIM_EINVAL, NULL, 0, 0, "link or memcpy rates must be positive");
+    return SIM_OK;
+}
+
+int sim_run(const sim_scenario *sc, sim_result *res, sim_err *err)
+{
+    return sim_run_ex(sc, NULL, res, err);
+}
+
+void sim_run_series_free(sim_run_series *s)
+{
+    if (!s)
+        return;
+    free(s->cpu_util_pct);
+    free(s->queue_depth);
+    memset(s, 0, sizeof *s);
+}
+
+int sim_run_ex(const sim_scenario *sc, const sim_run_opts *opts, sim_result *res, sim_err *err)
+{
+    memset(res, 0, sizeof *res);
+    sim_timeline *tl = opts ? opts->timeline : NULL;
+    if (opts && opts->series)
+        memset(opts->series, 0, sizeof *opts->series);
+    int rc = validate(sc, err);
+    if (rc)
+        return rc;
+    const sim_hardware *hw = &sc->hw;
+    world w = {.sc = sc, .res = res, .n = hw->gpu_count};
+    w.cpu_model = (sim_cpu_model){hw->cpu.cores, hw->cpu.threads, hw->cpu.smt_gain,
+                                  hw->cpu.single_thread};
+    int64_t window_ns = sc->util_window_ns
+                            ? sc->util_window_ns
+                            : (int64_t)llround(hw->gpu.nvml_window_ms * 1e6);
+    if (window_ns <= 0) window_ns = NVML_WINDOW_NS;
+    res->n_epochs = sc->training.epochs;
+    res->epochs = calloc((size_t)sc->training.epochs, sizeof *res->epochs);
+    w.e = sim_engine_create();
+    w.h2d = calloc((size_t)w.n, sizeof *w.h2d);
+    w.d2h = calloc((size_t)w.n, sizeof *w.d2h);
+    w.gpu = calloc((size_t)w.n, sizeof *w.gpu);
+    w.loader = calloc((size_t)w.n, sizeof *w.loader);
+    w.trainer = calloc((size_t)w.n, sizeof *w.trainer);
+    w.epochs_ended = calloc((size_t)sc->training.epochs, sizeof *w.epochs_ended);
+    w.last.gpu = calloc((size_t)w.n, sizeof *w.last.gpu);
+    if (!res->epochs || !w.e || !w.h2d || !w.d2h || !w.gpu || !w.loader || !w.trainer || !w.epochs_ended ||
+        !w.last.gpu)
+        goto oom;
+    w.cpu = sim_cpu_create(w.e, &w.cpu_model);
+    /* Host memory: copies share the DRAM bandwidth (a memcpy moves each byte twice, read and
+     * write), each thread at most at its own memcpy rate. The copying thread runs on a core
+     * meanwhile, but its speed is the memory's, so it is not on the CPU server; its time counts
+     * as CPU busy (see snapshot). */
+    sim_ps_config mem = {.name = "host-memory",
+                         .rate = hw->cpu.mem_bw_gbps * sc->host.mem_copy_efficiency / 2,
+                         .per_job_max = hw->cpu.memcpy_gbps,
+                         .busy_units = hw->cpu.threads};
+    w.mem = sim_ps_create(w.e, &mem);
+    w.storage = sim_storage_create(w.e, &hw->storage);
+    w.metrics =
+        sim_metrics_create(w.e, w.n, window_ns, sc->memory_budget_bytes / SERIES_BYTES_PER_WINDOW);
+    /* GPUs reduce over NVLink when they have it, else over PCIe through the host (per-direction
+     * rates: NVLink figures are bidirectional totals, the measured PCIe one is per direction). */
+    double bus_gbps = hw->gpu.nvlink_gbps > 0 ? hw->gpu.nvlink_gbps / 2 : hw->link.pinned_gbps;
+    w.coll = sim_collective_create(w.e, w.n, bus_gbps);
+    if (!w.cpu || !w.mem || !w.storage || !w.metrics || !w.coll)
+        goto oom;
+    if (tl) {
+        if (sim_timeline_attach(tl, w.n, sc->loader.num_workers,
+                                sc->loader.pin_memory && sc->loader.num_workers > 0))
+            goto oom;
+        sim_storage_set_timeline(w.storage, tl);
+    }
+    if (opts && opts->series) {
+        w.series = opts->series;
+        w.series->window_ns = w.window_ns = window_ns;
+        w.tick_ns = window_ns / SIM_SERIES_SAMPLES > 0 ? window_ns / SIM_SERIES_SAMPLES : 1;
+        int sid = sim_engine_add(w.e, &sampler_ops, &w);
+        if (sid < 0)
+            goto oom;
+        w.sampler_id = (uint32_t)sid;
+    }
+
+    /* DistributedSampler gives each GPU ceil(N / G) samples; max_steps (optimizer steps, each
+     * of batches_per_step loader batches) cuts every epoch. */
+    w.batches_per_step = sim_program_batches_per_step(&sc->program);
+    int64_t shard = (sc->dataset.samples + w.n - 1) / w.n;
+    int64_t per_epoch = shard;
+    int64_t step_samples = (int64_t)sc->loader.batch_size * w.batches_per_step;
+    if (sc->loader.drop_last)
+        per_epoch = shard / sc->loader.batch_size * sc->loader.batch_size;
+    if (sc->training.max_steps > 0 && sc->training.max_steps <= (per_epoch - 1) / step_samples)
+        per_epoch = sc->training.max_steps * step_samples;
+    if (per_epoch < 1) {
+        rc = sim_err_set(err, SIM_EINVAL, NULL, 0, 0, "no full batch per GPU (drop_last)");
+        goto fail;
+    }
+    int64_t cached = page_cache_samples(sc) / w.n;
+    for (int i = 0; i < w.n; i++) {
+        sim_ps_config link = {.name = "h2d", .rate = hw->link.pinned_gbps,
+                              .per_job_max = hw->link.pinned_gbps, .busy_units = 1};
+        w.h2d[i] = sim_ps_create(w.e, &link);
+        /* PCIe is full duplex: device-to-host has its own lanes, at the measured pinned rate
+         * (D2H and H2D figures are within a few % of each other on the catalog's sources). */
+        link.name = "d2h";
+        w.d2h[i] = sim_ps_create(w.e, &link);
+        sim_gpu_config gc = {
+            .index = i,
+            .launch_queue_depth = hw->gpu.launch_queue_depth > 0 ? hw->gpu.launch_queue_depth
+                                                                 : 1024,
+            .copy_overhead_ns = hw->link.copy_overhead_us * 1e3,
+            .pageable_slowdown = hw->link.pinned_gbps / hw->link.pageable_gbps,
+            .h2d = w.h2d[i],
+            .d2h = w.d2h[i],
+            .coll = w.coll,
+            .metrics = w.metrics,
+            .timeline = tl,
+        };
+        w.gpu[i] = w.h2d[i] && w.d2h[i] ? sim_gpu_create(w.e, &gc) : NULL;
+        sim_loader_config lc = {
+            .batch_size = sc->loader.batch_size,
+            .num_workers = sc->loader.num_workers,
+            .prefetch_factor = sc->loader.prefetch_factor,
+            .pin_memory = sc->loader.pin_memory,
+            .persistent_workers = sc->loader.persistent_workers,
+            .samples = per_epoch,
+            .dataset_samples = shard,
+            .sample_bytes = sc->dataset.sample_bytes,
+            .decode_ref_ns = sc->dataset.decode_us * 1e3,
+            .decode_cv = sc->dataset.decode_cv,
+            .input_bytes = sc->dataset.input_bytes,
+            .worker_start_ref_ns = sc->loader.worker_start_ms * 1e6,
+            .cached_samples = cached,
+            .seed = sc->seed * 1000003u + (uint64_t)i,
+            .cpu = w.cpu,
+            .mem = w.mem,
+            .storage = w.storage,
+            .rank = i,
+            .timeline = tl,
+        };
+        int lrc;
+        w.loader[i] = sim_loader_create(w.e, &lc, &lrc);
+        sim_trainer_config tc = {
+            .index = i,
+            .program = &sc->program,
+            .epochs = sc->training.epochs,
+            .non_blocking = sc->loader.non_blocking,
+            .pin_memory = sc->loader.pin_memory,
+            .sync_every_step = sc->training.sync_every_step,
+            .cuda_graphs = sc->training.cuda_graphs,
+            .input_bytes = sc->dataset.input_bytes,
+            .copy_dispatch_ref_ns = sc->copy_dispatch_ns,
+            .cpu = w.cpu,
+            .gpu = w.gpu[i],
+            .loader = w.loader[i],
+            .metrics = w.metrics,
+            .on_epoch_end = epoch_ended,
+            .ctx = &w,
+            .timeline = tl,
+        };
+        w.trainer[i] = (w.gpu[i] && w.loader[i]) ? sim_trainer_create(w.e, &tc) : NULL;
+        if (!w.trainer[i])
+            goto oom;
+    }
+    for (int i = 0; i < w.n; i++)
+        sim_trainer_start(w.trainer[i]);
+    if (w.series)
+        sim_engine_at(w.e, w.tick_ns, w.sampler_id, 0, 0);
+    rc = run_engine(&w, opts, per_epoch);
+    if (rc) {
+        if (rc == SIM_EBUDGET)
+            sim_err_set(err, rc, NULL, 0, 0,
+                        "report.util_window_ns %lld: the GPU-Util series of this run grows past "
+                        "the %.3g GiB memory budget (%lld windows); use a longer window (0 = the "
+                        "GPU's own) or raise EPOCHSIM_MEMORY_BUDGET_GB",
+                        (long long)window_ns, sc->memory_budget_bytes / 1073741824.0,
+                        (long long)(sc->memory_budget_bytes / SERIES_BYTES_PER_WINDOW));
+        else
+            sim_err_set(err, rc, NULL, 0, 0, "the simulation failed (out of memory)");
+        goto fail;
+    }
+    for (int i = 0; i < w.n; i++)
+        SIM_ASSERT(sim_trainer_done(w.trainer[i]));
+    SIM_ASSERT(!w.invariant_broken);
+    res->total_time_s = (double)sim_engine_now(w.e) / 1e9;
+    for (int i = 0; i < res->n_epochs; i++)
+        res->steps += res->epochs[i].steps;
+    res->events = sim_engine_events(w.e);
+    res->util_window_ns = window_ns;
+    res->util_series = sim_metrics_util_series(w.metrics, &res->n_util);
+    if (!res->util_series) {
+        rc = sim_err_set(err, SIM_ENOMEM, NULL, 0, 0, "out of memory");
+        goto fail;
+    }
+    if (w.series) {
+        /* The last, partial window (or the only one of a run shorter than a tick). */
+        int64_t end = sim_engine_now(w.e);
+        while (w.series->n < res->n_util) {
+            int64_t ws = w.series->n * window_ns;
+            if (series_push(&w, end - ws < window_ns ? end - ws : window_ns)) {
+                world_free(&w);
+                sim_run_series_free(opts->series);
+                sim_result_free(res);
+                return sim_err_set(err, SIM_ENOMEM, NULL, 0, 0, "out of memory");
+            }
+        }
+    }
+    mean_of_epochs(res);
+    verdict(sc, res);
+    world_free(&w);
+    return SIM_OK;
+oom:
+    rc = sim_err_set(err, SIM_ENOMEM, NULL, 0, 0, "out of memory");
+fail:
+    world_free(&w);
+    if (opts && opts->series)
+        sim_run_series_free(opts->series);
+    sim_result_free(res);
+    return rc;
+}
+
+void sim_result_free(sim_result *res)
+{
+    free(res->epochs);
+    free(res->util_series);
+    memset(res, 0, sizeof *res);
+}
+
+const char *sim_bottleneck_name(sim_bottleneck b)
+{
+    static const char *const names[SIM_BN_COUNT] = {
+        [SIM_BN_DATA_LOADING] = "data_loading", [SIM_BN_STORAGE] = "storage",
+        [SIM_BN_H2D] = "h2d",                   [SIM_BN_CPU_DISPATCH] = "cpu_dispatch",
+        [SIM_BN_GPU_COMPUTE] = "gpu_compute",
+    };
+    return (unsigned)b < SIM_BN_COUNT ? names[b] : "unknown";
+}
+
+const char *sim_stall_name(sim_stall s)
+{
+    static const char *const names[SIM_STALL_COUNT] = {
+        [SIM_STALL_DATA] = "data",   [SIM_STALL_H2D] = "h2d",     [SIM_STALL_DISPATCH] = "dispatch",
+        [SIM_STALL_SYNC] = "sync",   [SIM_STALL_OTHER] = "other",
+    };
+    return (unsigned)s < SIM_STALL_COUNT ? names[s] : "unknown";
+}

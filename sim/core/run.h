@@ -1,0 +1,128 @@
+/* run.h — one simulation run: a resolved scenario in, figures out.
+ * sim_run builds the engine and components for the scenario, runs every epoch and fills a
+ * sim_result. It keeps no global state, so several runs may go on in separate threads. */
+#ifndef SIM_RUN_H
+#define SIM_RUN_H
+
+#include "sim/base/err.h"
+#include "sim/core/job.h"
+#include "sim/core/metrics.h"
+#include "sim/core/workload.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+
+typedef enum sim_bottleneck {
+    SIM_BN_DATA_LOADING,
+    SIM_BN_STORAGE,
+    SIM_BN_H2D,
+    SIM_BN_CPU_DISPATCH,
+    SIM_BN_GPU_COMPUTE,
+    SIM_BN_COUNT
+} sim_bottleneck;
+
+/* GPU memory of one training step, for zoo models (the report's `memory` object). GB = GiB. */
+#define SIM_MEM_PARTS 12
+typedef struct sim_memory_info {
+    bool known;         /* false for synthetic and trace workloads */
+    double peak_gb;
+    double capacity_gb;
+    bool oom;           /* peak > capacity: sim_scenario_build returned SIM_EOOM */
+    int max_batch;      /* largest batch that fits; 0 = not even 1 */
+    struct {
+        const char *name; /* static: "weights", "activations", ... */
+        double gb;
+    } parts[SIM_MEM_PARTS]; /* what the peak is made of (the parts live at different times,
+                               so they may add up to more than the peak) */
+    int n_parts;
+} sim_memory_info;
+
+/* A resolved scenario: the job, its hardware and one step's program, ready to run. Setup
+ * (sim/setup/scenario.h) builds it from an experiment; a test may fill one by hand.
+ * When sim_scenario_build fails with SIM_EOOM, `memory` is filled and the rest is not runnable. */
+typedef struct sim_scenario {
+    uint64_t seed;
+    sim_workload_desc workload;
+    sim_dataset_spec dataset;
+    sim_loader_spec loader;
+    sim_training_spec training;
+    sim_host_spec host;
+    int64_t util_window_ns;    /* GPU-Util sample window; 0 = the GPU's NVML window */
+    int64_t copy_dispatch_ns;  /* CPU cost of issuing one H2D copy, reference core */
+    sim_hardware hw;
+    sim_program program; /* owned by the scenario */
+    sim_memory_info memory;
+    /* Host memory that state growing with the simulated time (the GPU-Util windows) may take,
+     * bytes; 0 = no limit. Set by setup (EPOCHSIM_MEMORY_BUDGET_GB). */
+    int64_t memory_budget_bytes;
+} sim_scenario;
+
+typedef struct sim_epoch_result {
+    double time_s;
+    int64_t steps;
+    int64_t samples;
+    double samples_per_s;
+    double step_time_ms_p50;
+    double step_time_ms_p99;
+    double gpu_util_pct; /* kernel-busy time / wall time, NVML utilization.gpu semantics */
+    double sm_active_pct;
+    double cpu_util_pct; /* busy hardware-thread time / (threads x wall time) */
+    double stall_pct[SIM_STALL_COUNT]; /* share of wall time the GPU idled, by cause */
+    double storage_busy_pct;
+    double h2d_busy_pct;
+    double cache_hit_pct; /* samples served from the page cache */
+} sim_epoch_result;
+
+typedef struct sim_result {
+    sim_epoch_result mean; /* mean over epochs (time_s is the mean epoch time) */
+    sim_epoch_result *epochs;
+    int n_epochs;
+    double total_time_s;
+    int64_t steps;
+    sim_bottleneck bottleneck;
+    char verdict[512]; /* one plain sentence with its number */
+    /* NVML-style utilization series of GPU 0: integer percent per window. */
+    int64_t util_window_ns;
+    uint8_t *util_series;
+    int64_t n_util;
+    uint64_t events; /* events the engine processed */
+} sim_result;
+
+/* Runs the scenario. On success fills res (free with sim_result_free) and returns 0. */
+int sim_run(const sim_scenario *sc, sim_result *res, sim_err *err);
+
+/* ---- Optional outputs of a run (additions for timelines and plots) ------------------------ */
+typedef struct sim_timeline sim_timeline; /* sim/timeline.h */
+
+/* Host-side series of a run in the same windows as sim_result's util_series (the last window
+ * may be partial): for `epochsim run --plot util...`. Free with sim_run_series_free. */
+typedef struct sim_run_series {
+    int64_t window_ns;
+    int64_t n;
+    double *cpu_util_pct; /* busy hardware threads / all hardware threads, % per window */
+    double *queue_depth;  /* batches ready and not yet taken by GPU 0's main thread: the mean
+                           * of SIM_SERIES_SAMPLES samples per window */
+} sim_run_series;
+#define SIM_SERIES_SAMPLES 8
+
+typedef struct sim_run_opts {
+    sim_timeline *timeline;  /* spans of the first steps go here (borrowed); NULL = none */
+    sim_run_series *series;  /* filled on success when not NULL */
+    /* Called every few million events with the share of the run's samples decoded so far
+     * (0..1); NULL = none. It only observes: results are the same with or without it. */
+    void (*progress)(void *ctx, double done);
+    void *progress_ctx;
+} sim_run_opts;
+
+/* sim_run with optional outputs; opts may be NULL (then it is sim_run). Neither option changes
+ * the figures of res except `events` (the series adds sampling events). */
+int sim_run_ex(const sim_scenario *sc, const sim_run_opts *opts, sim_result *res, sim_err *err);
+void sim_run_series_free(sim_run_series *s);
+void sim_result_free(sim_result *res);
+void sim_scenario_free(sim_scenario *sc);
+
+/* JSON name of a bottleneck ("data_loading", ...) and of a stall ("data", ...). */
+const char *sim_bottleneck_name(sim_bottleneck b);
+const char *sim_stall_name(sim_stall s);
+
+#endif

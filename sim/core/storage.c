@@ -1,0 +1,203 @@
+/* storage.c — a storage device serving sample reads (see pipeline.h).
+ * A read waits for one of queue_depth service slots (an HDD has one: its head seeks for one
+ * request at a time), spends the access latency, then transfers its bytes on a shared server of
+ * the device's bandwidth, shared by all reads transferring at once. */
+#include "sim/core/pipeline.h"
+
+#include "sim/base/err.h"
+#include "sim/core/timeline.h"
+
+#include <stdlib.h>
+
+enum { EV_LATENCY_DONE, EV_TRANSFER_DONE };
+
+typedef struct request {
+    double bytes;
+    uint32_t reply_to, kind;
+    uint64_t a;
+    uint32_t next; /* FIFO link / free list */
+} request;
+
+#define NIL UINT32_MAX
+
+struct sim_storage {
+    sim_engine *e;
+    uint32_t id;
+    sim_storage_desc d;
+    sim_ps *bw;
+    request *req;
+    uint32_t n_req, cap_req, free_head;
+    uint32_t wait_head, wait_tail;
+    int in_service;
+    int64_t busy_since;
+    double busy_ns;
+    /* Timeline only: per request its service start and slot lane (-1 = not recorded), and
+     * which slots are taken, so that concurrent reads sit on separate lanes. */
+    sim_timeline *tl;
+    int64_t *t_start;
+    int32_t *slot;
+    uint8_t *slot_busy;
+    int n_slots;
+};
+
+static void tl_begin(sim_storage *s, uint32_t r)
+{
+    int64_t now = sim_engine_now(s->e);
+    s->slot[r] = -1;
+    s->t_start[r] = now;
+    if (!sim_timeline_covers(s->tl, -1, now))
+        return;
+    int k = 0;
+    while (k < s->n_slots && s->slot_busy[k])
+        k++;
+    if (k == s->n_slots) {
+        uint8_t *b = realloc(s->slot_busy, (size_t)k + 1);
+        if (!b)
+            return;
+        s->slot_busy = b;
+        s->n_slots++;
+    }
+    s->slot_busy[k] = 1;
+    s->slot[r] = k;
+}
+
+static void tl_end(sim_storage *s, uint32_t r)
+{
+    int k = s->slot[r];
+    if (k < 0)
+        return;
+    s->slot_busy[k] = 0;
+    sim_timeline_span(s->tl, sim_timeline_lane(s->tl, -1, SIM_TL_LANE_STORAGE, k),
+                      SIM_TL_STORAGE_READ, s->t_start[r], sim_engine_now(s->e),
+                      (int64_t)s->req[r].bytes, 0);
+}
+
+static void start(sim_storage *s, uint32_t r)
+{
+    if (s->in_service++ == 0)
+        s->busy_since = sim_engine_now(s->e);
+    if (s->tl)
+        tl_begin(s, r);
+    sim_engine_after(s->e, (int64_t)(s->d.latency_us * 1e3), s->id, EV_LATENCY_DONE, r);
+}
+
+static void handle(sim_engine *e, void *self, const sim_event *ev)
+{
+    sim_storage *s = self;
+    uint32_t r = (uint32_t)ev->a;
+    request *q = &s->req[r];
+    if (ev->kind == EV_LATENCY_DONE) {
+        if (q->bytes > 0) {
+            sim_ps_submit(s->bw, q->bytes, s->id, EV_TRANSFER_DONE, r);
+            return;
+        }
+    }
+    /* The read is complete: answer, free the slot, admit the next waiting read. */
+    if (s->tl)
+        tl_end(s, r);
+    sim_engine_after(e, 0, q->reply_to, q->kind, q->a);
+    q->next = s->free_head;
+    s->free_head = r;
+    if (--s->in_service == 0)
+        s->busy_ns += (double)(sim_engine_now(e) - s->busy_since);
+    if (s->wait_head != NIL) {
+        uint32_t w = s->wait_head;
+        s->wait_head = s->req[w].next;
+        if (s->wait_head == NIL)
+            s->wait_tail = NIL;
+        start(s, w);
+    }
+}
+
+static const sim_component_ops storage_ops = {.name = "storage", .handle = handle};
+
+sim_storage *sim_storage_create(sim_engine *e, const sim_storage_desc *d)
+{
+    sim_storage *s = calloc(1, sizeof *s);
+    if (!s)
+        return NULL;
+    s->e = e;
+    s->d = *d;
+    s->free_head = s->wait_head = s->wait_tail = NIL;
+    sim_ps_config bw = {.name = "storage-bw", .rate = d->read_mbps * 1e6 / 1e9,
+                        .per_job_max = d->read_mbps * 1e6 / 1e9, .busy_units = 1};
+    s->bw = sim_ps_create(e, &bw);
+    int id = sim_engine_add(e, &storage_ops, s);
+    if (!s->bw || id < 0) {
+        sim_ps_destroy(s->bw);
+        free(s);
+        return NULL;
+    }
+    s->id = (uint32_t)id;
+    return s;
+}
+
+void sim_storage_destroy(sim_storage *s)
+{
+    if (!s)
+        return;
+    sim_ps_destroy(s->bw);
+    free(s->req);
+    free(s->t_start);
+    free(s->slot);
+    free(s->slot_busy);
+    free(s);
+}
+
+/* Sizes the timeline's per-request arrays to `cap` requests. */
+static int tl_grow(sim_storage *s, uint32_t cap)
+{
+    int64_t *t = realloc(s->t_start, (cap ? cap : 1) * sizeof *t);
+    if (t)
+        s->t_start = t;
+    int32_t *k = realloc(s->slot, (cap ? cap : 1) * sizeof *k);
+    if (k)
+        s->slot = k;
+    return t && k ? 0 : SIM_ENOMEM;
+}
+
+void sim_storage_set_timeline(sim_storage *s, sim_timeline *tl)
+{
+    s->tl = tl && tl_grow(s, s->cap_req) == 0 ? tl : NULL;
+}
+
+void sim_storage_read(sim_storage *s, double bytes, uint32_t reply_to, uint32_t kind, uint64_t a)
+{
+    uint32_t r = s->free_head;
+    if (r != NIL) {
+        s->free_head = s->req[r].next;
+    } else {
+        if (s->n_req == s->cap_req) {
+            uint32_t cap = s->cap_req ? 2 * s->cap_req : 64;
+            request *q = realloc(s->req, cap * sizeof *q);
+            if (!q) {
+                sim_engine_fail(s->e, SIM_ENOMEM);
+                return;
+            }
+            s->req = q;
+            if (s->tl && tl_grow(s, cap)) {
+                sim_engine_fail(s->e, SIM_ENOMEM);
+                return;
+            }
+            s->cap_req = cap;
+        }
+        r = s->n_req++;
+    }
+    s->req[r] = (request){bytes, reply_to, kind, a, NIL};
+    if (s->in_service < s->d.queue_depth) {
+        start(s, r);
+    } else if (s->wait_tail == NIL) {
+        s->wait_head = s->wait_tail = r;
+    } else {
+        s->req[s->wait_tail].next = r;
+        s->wait_tail = r;
+    }
+}
+
+double sim_storage_busy_ns(sim_storage *s)
+{
+    double busy = s->busy_ns;
+    if (s->in_service > 0)
+        busy += (double)(sim_engine_now(s->e) - s->busy_since);
+    return busy;
+}

@@ -1,0 +1,645 @@
+/* timeline.c — the span recorder and its Chrome-trace JSON export (see timeline.h).
+ * Spans are plain records named only when written, so recording costs an append. The export
+ * follows the Trace Event Format: "X" complete events (ts/dur in microseconds with nanosecond
+ * decimals), "M" metadata naming processes (the host, one per rank) and threads (lanes), and
+ * "s"/"f" flow events that share cat, pid, tid and ts with the slices they bind to. */
+#include "sim/core/timeline.h"
+
+#include "sim/base/json.h"
+#include "sim/base/outfile.h"
+#include "sim/core/workload.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <yajl/yajl_gen.h>
+
+#define OPEN INT64_MAX
+#define CAT "epochsim"
+/* Chrome-trace pid of the host (shared storage) and of rank r: RANK_PID + r. */
+#define HOST_PID 1
+#define RANK_PID 10
+
+typedef struct lane {
+    char name[48];
+    int rank;
+    int index;
+    sim_tl_lane_kind kind;
+} lane;
+
+typedef struct rank_state {
+    int64_t end_ns; /* OPEN until the main thread begins step `steps` */
+    sim_tl_item *items;
+    uint64_t n_items, cap_items;
+    int lane[SIM_TL_LANE_KINDS]; /* lanes of kinds with one per rank (-1 = none) */
+    int *worker_lane;
+    int n_workers;
+} rank_state;
+
+struct sim_timeline {
+    int64_t steps;
+    int n_ranks;
+    rank_state *r;
+    lane *lanes;
+    int n_lanes, cap_lanes;
+    sim_tl_span *spans;
+    size_t n_spans, cap_spans;
+    sim_tl_flow *flows;
+    size_t n_flows, cap_flows;
+    bool oom;
+};
+
+sim_timeline *sim_timeline_create(int64_t steps)
+{
+    if (steps < 1) return NULL;
+    sim_timeline *tl = calloc(1, sizeof *tl);
+    if (tl) tl->steps = steps;
+    return tl;
+}
+
+void sim_timeline_destroy(sim_timeline *tl)
+{
+    if (!tl) return;
+    for (int i = 0; i < tl->n_ranks; i++) {
+        free(tl->r[i].items);
+        free(tl->r[i].worker_lane);
+    }
+    free(tl->r);
+    free(tl->lanes);
+    free(tl->spans);
+    free(tl->flows);
+    free(tl);
+}
+
+int64_t sim_timeline_steps(const sim_timeline *tl)
+{
+    return tl->steps;
+}
+
+/* Grows *p (of *cap elements of `size`) to hold n + 1. */
+static int grow(void **p, size_t *cap, size_t n, size_t size)
+{
+    if (n < *cap) return 0;
+    size_t c = *cap ? 2 * *cap : 256;
+    void *q = realloc(*p, c * size);
+    if (!q) return SIM_ENOMEM;
+    *p = q;
+    *cap = c;
+    return 0;
+}
+
+static int add_lane(sim_timeline *tl, int rank, sim_tl_lane_kind kind, int index)
+{
+    size_t cap = (size_t)tl->cap_lanes;
+    if (grow((void **)&tl->lanes, &cap, (size_t)tl->n_lanes, sizeof *tl->lanes)) {
+        tl->oom = true;
+        return -1;
+    }
+    tl->cap_lanes = (int)cap;
+    lane *l = &tl->lanes[tl->n_lanes];
+    l->rank = rank;
+    l->index = index;
+    l->kind = kind;
+    const char *sfx = "";
+    char gpu[24] = "";
+    if (tl->n_ranks > 1 && rank >= 0) snprintf(gpu, sizeof gpu, " (rank %d)", rank);
+    sfx = gpu;
+    switch (kind) {
+    case SIM_TL_LANE_WORKER:
+        snprintf(l->name, sizeof l->name, "DataLoader worker %d%s", index, sfx);
+        break;
+    case SIM_TL_LANE_PIN:
+        snprintf(l->name, sizeof l->name, "pin-memory thread%s", sfx);
+        break;
+    case SIM_TL_LANE_MAIN:
+        snprintf(l->name, sizeof l->name, "main thread%s", sfx);
+        break;
+    case SIM_TL_LANE_H2D:
+        snprintf(l->name, sizeof l->name, "PCIe H2D (GPU %d)", rank);
+        break;
+    case SIM_TL_LANE_D2H:
+        snprintf(l->name, sizeof l->name, "PCIe D2H (GPU %d)", rank);
+        break;
+    case SIM_TL_LANE_STREAM:
+        snprintf(l->name, sizeof l->name, "GPU %d compute stream", rank);
+        break;
+    case SIM_TL_LANE_STORAGE:
+        snprintf(l->name, sizeof l->name, "storage slot %d", index);
+        break;
+    case SIM_TL_LANE_KINDS:
+        break;
+    }
+    return tl->n_lanes++;
+}
+
+int sim_timeline_attach(sim_timeline *tl, int n_ranks, int n_workers, bool pin)
+{
+    if (tl->r || n_ranks < 1) return SIM_EINVAL;
+    tl->r = calloc((size_t)n_ranks, sizeof *tl->r);
+    if (!tl->r) return SIM_ENOMEM;
+    tl->n_ranks = n_ranks;
+    for (int i = 0; i < n_ranks; i++) {
+        rank_state *r = &tl->r[i];
+        r->end_ns = OPEN;
+        for (int k = 0; k < SIM_TL_LANE_KINDS; k++)
+            r->lane[k] = -1;
+        r->n_workers = n_workers;
+        if (n_workers > 0) {
+            r->worker_lane = malloc((size_t)n_workers * sizeof *r->worker_lane);
+            if (!r->worker_lane) return SIM_ENOMEM;
+            for (int w = 0; w < n_workers; w++)
+                r->worker_lane[w] = add_lane(tl, i, SIM_TL_LANE_WORKER, w);
+            if (pin) r->lane[SIM_TL_LANE_PIN] = add_lane(tl, i, SIM_TL_LANE_PIN, 0);
+        }
+        r->lane[SIM_TL_LANE_MAIN] = add_lane(tl, i, SIM_TL_LANE_MAIN, 0);
+        r->lane[SIM_TL_LANE_H2D] = add_lane(tl, i, SIM_TL_LANE_H2D, 0);
+        r->lane[SIM_TL_LANE_D2H] = add_lane(tl, i, SIM_TL_LANE_D2H, 0);
+        r->lane[SIM_TL_LANE_STREAM] = add_lane(tl, i, SIM_TL_LANE_STREAM, 0);
+    }
+    /* Storage slot 0 always exists, so the lane is named even before the first read. */
+    sim_timeline_lane(tl, -1, SIM_TL_LANE_STORAGE, 0);
+    return tl->oom ? SIM_ENOMEM : SIM_OK;
+}
+
+void sim_timeline_step(sim_timeline *tl, int rank, int64_t step, int64_t now_ns)
+{
+    if (step >= tl->steps && tl->r[rank].end_ns == OPEN) tl->r[rank].end_ns = now_ns;
+}
+
+bool sim_timeline_on(const sim_timeline *tl, int rank)
+{
+    return tl->r[rank].end_ns == OPEN;
+}
+
+bool sim_timeline_covers(const sim_timeline *tl, int rank, int64_t start_ns)
+{
+    if (rank >= 0) return start_ns < tl->r[rank].end_ns;
+    for (int i = 0; i < tl->n_ranks; i++)
+        if (start_ns < tl->r[i].end_ns) return true;
+    return false;
+}
+
+int sim_timeline_lane(sim_timeline *tl, int rank, sim_tl_lane_kind kind, int index)
+{
+    if (kind == SIM_TL_LANE_STORAGE) {
+        for (int i = 0; i < tl->n_lanes; i++)
+            if (tl->lanes[i].kind == kind && tl->lanes[i].index == index) return i;
+        return add_lane(tl, -1, kind, index);
+    }
+    if (rank < 0 || rank >= tl->n_ranks || (unsigned)kind >= SIM_TL_LANE_KINDS) return -1;
+    const rank_state *r = &tl->r[rank];
+    if (kind == SIM_TL_LANE_WORKER)
+        return index >= 0 && index < r->n_workers ? r->worker_lane[index] : -1;
+    return r->lane[kind];
+}
+
+void sim_timeline_span(sim_timeline *tl, int lane_id, sim_tl_what what, int64_t start_ns,
+                       int64_t end_ns, int64_t a, int64_t b)
+{
+    if (lane_id < 0) return;
+    if (grow((void **)&tl->spans, &tl->cap_spans, tl->n_spans, sizeof *tl->spans)) {
+        tl->oom = true;
+        return;
+    }
+    tl->spans[tl->n_spans++] = (sim_tl_span){start_ns, end_ns, a, b, lane_id, (uint16_t)what};
+}
+
+void sim_timeline_flow(sim_timeline *tl, uint64_t id, int lane_id, int64_t ts_ns, bool finish)
+{
+    if (lane_id < 0) return;
+    if (grow((void **)&tl->flows, &tl->cap_flows, tl->n_flows, sizeof *tl->flows)) {
+        tl->oom = true;
+        return;
+    }
+    tl->flows[tl->n_flows++] = (sim_tl_flow){id, ts_ns, lane_id, finish};
+}
+
+uint64_t sim_timeline_flow_id(int rank, uint64_t seq)
+{
+    return ((uint64_t)rank << 40) | seq;
+}
+
+void sim_timeline_item(sim_timeline *tl, int rank, uint64_t seq, const sim_tl_item *it)
+{
+    rank_state *r = &tl->r[rank];
+    if (seq != r->n_items + 1) return; /* only a gap-free prefix of the stream is recorded */
+    size_t cap = (size_t)r->cap_items;
+    if (grow((void **)&r->items, &cap, (size_t)r->n_items, sizeof *r->items)) {
+        tl->oom = true;
+        return;
+    }
+    r->cap_items = cap;
+    r->items[r->n_items++] = *it;
+}
+
+bool sim_timeline_has_item(const sim_timeline *tl, int rank, uint64_t seq)
+{
+    return seq >= 1 && seq <= tl->r[rank].n_items;
+}
+
+void sim_timeline_gpu_item(sim_timeline *tl, int rank, uint64_t seq, int64_t start_ns,
+                           int64_t end_ns, int64_t link_end_ns)
+{
+    if (!sim_timeline_has_item(tl, rank, seq)) return;
+    const rank_state *r = &tl->r[rank];
+    const sim_tl_item *it = &r->items[seq - 1];
+    int stream = r->lane[SIM_TL_LANE_STREAM];
+    switch ((sim_op_kind)it->op_kind) {
+    case SIM_OP_KERNEL:
+        sim_timeline_span(tl, stream, SIM_TL_KERNEL, start_ns, end_ns, (int64_t)seq, 0);
+        sim_timeline_flow(tl, sim_timeline_flow_id(rank, seq), stream, start_ns, true);
+        break;
+    case SIM_OP_MEMCPY_H2D:
+    case SIM_OP_MEMCPY_D2H: {
+        sim_timeline_span(tl, stream, SIM_TL_MEMCPY, start_ns, end_ns, (int64_t)seq, 0);
+        int link = r->lane[it->op_kind == SIM_OP_MEMCPY_D2H ? SIM_TL_LANE_D2H : SIM_TL_LANE_H2D];
+        sim_timeline_span(tl, link, SIM_TL_TRANSFER, start_ns,
+                          link_end_ns > start_ns ? link_end_ns : end_ns, (int64_t)seq, 0);
+        break;
+    }
+    case SIM_OP_ALLREDUCE:
+        sim_timeline_span(tl, stream, SIM_TL_ALLREDUCE, start_ns, end_ns, (int64_t)seq, 0);
+        break;
+    case SIM_OP_CPU:
+    case SIM_OP_SYNC:
+    case SIM_OP_NEXT_BATCH:
+        break;
+    }
+}
+
+const sim_tl_span *sim_timeline_spans(const sim_timeline *tl, size_t *n)
+{
+    *n = tl->n_spans;
+    return tl->spans;
+}
+
+int sim_timeline_lanes(const sim_timeline *tl)
+{
+    return tl->n_lanes;
+}
+
+const char *sim_timeline_lane_name(const sim_timeline *tl, int lane_id)
+{
+    return tl->lanes[lane_id].name;
+}
+
+sim_tl_lane_kind sim_timeline_lane_kind(const sim_timeline *tl, int lane_id)
+{
+    return tl->lanes[lane_id].kind;
+}
+
+int sim_timeline_lane_rank(const sim_timeline *tl, int lane_id)
+{
+    return tl->lanes[lane_id].rank;
+}
+
+int sim_timeline_lane_order(const sim_timeline *tl, int lane_id)
+{
+    const lane *l = &tl->lanes[lane_id];
+    if (l->kind == SIM_TL_LANE_STORAGE)
+        return 1000000 + l->index; /* the shared device below the ranks */
+    return l->rank * 100000 + (int)l->kind * 10000 + l->index;
+}
+
+static const char *unit_name(int unit)
+{
+    switch ((sim_unit)unit) {
+    case SIM_UNIT_TENSOR:
+        return "tensor";
+    case SIM_UNIT_CUDA:
+        return "cuda";
+    case SIM_UNIT_MEMORY:
+        return "memory";
+    case SIM_UNIT_NONE:
+        break;
+    }
+    return "none";
+}
+
+static const char *op_kind_name(int64_t kind)
+{
+    switch ((sim_op_kind)kind) {
+    case SIM_OP_KERNEL:
+        return "kernel launch";
+    case SIM_OP_CPU:
+        return "cpu";
+    case SIM_OP_SYNC:
+        return "sync";
+    case SIM_OP_MEMCPY_H2D:
+        return "memcpy H2D";
+    case SIM_OP_MEMCPY_D2H:
+        return "memcpy D2H";
+    case SIM_OP_ALLREDUCE:
+        return "all-reduce";
+    case SIM_OP_NEXT_BATCH:
+        return "next batch";
+    }
+    return "?";
+}
+
+static const sim_tl_item *item_of(const sim_timeline *tl, const sim_tl_span *s)
+{
+    int rank = tl->lanes[s->lane].rank;
+    if (rank < 0 || !sim_timeline_has_item(tl, rank, (uint64_t)s->a)) return NULL;
+    return &tl->r[rank].items[s->a - 1];
+}
+
+void sim_timeline_span_name(const sim_timeline *tl, const sim_tl_span *s, char *buf, size_t size)
+{
+    const sim_tl_item *it;
+    switch ((sim_tl_what)s->what) {
+    case SIM_TL_STEP:
+        snprintf(buf, size, "step %" PRId64, s->a);
+        return;
+    case SIM_TL_DATA_WAIT:
+        snprintf(buf, size, "wait for batch");
+        return;
+    case SIM_TL_COPY_ISSUE:
+        snprintf(buf, size, "input .to(cuda)");
+        return;
+    case SIM_TL_COPY_WAIT:
+        snprintf(buf, size, "wait for input copy");
+        return;
+    case SIM_TL_DISPATCH:
+        snprintf(buf, size, "op %" PRId64 " %s", s->a, op_kind_name(s->b));
+        return;
+    case SIM_TL_LAUNCH_WAIT:
+        snprintf(buf, size, "launch queue full");
+        return;
+    case SIM_TL_SYNC:
+        if (s->a >= 0)
+            snprintf(buf, size, "op %" PRId64 " wait for GPU (%s)", s->a, op_kind_name(s->b));
+        else
+            snprintf(buf, size, "synchronize");
+        return;
+    case SIM_TL_GRAPH_LAUNCH:
+        snprintf(buf, size, "CUDA graph launch");
+        return;
+    case SIM_TL_STEP_TAIL:
+        snprintf(buf, size, "python step overhead");
+        return;
+    case SIM_TL_WORKER_START:
+        snprintf(buf, size, "worker start");
+        return;
+    case SIM_TL_BATCH:
+        snprintf(buf, size, "batch %" PRId64, s->a);
+        return;
+    case SIM_TL_READ:
+        snprintf(buf, size, s->b ? "read (page cache)" : "read (storage)");
+        return;
+    case SIM_TL_DECODE:
+        snprintf(buf, size, "decode");
+        return;
+    case SIM_TL_COLLATE:
+        snprintf(buf, size, "collate");
+        return;
+    case SIM_TL_PIN_BATCH:
+        snprintf(buf, size, "pin batch %" PRId64, s->a);
+        return;
+    case SIM_TL_STORAGE_READ:
+        snprintf(buf, size, "read %.0f kB", (double)s->a / 1e3);
+        return;
+    case SIM_TL_KERNEL:
+        it = item_of(tl, s);
+        if (it)
+            snprintf(buf, size, "op %d kernel (%s)", it->op, unit_name(it->unit));
+        else
+            snprintf(buf, size, "kernel");
+        return;
+    case SIM_TL_MEMCPY:
+    case SIM_TL_TRANSFER:
+        it = item_of(tl, s);
+        if (it && it->op < 0)
+            snprintf(buf, size, "input batch H2D");
+        else if (it)
+            snprintf(buf, size, "op %d %s", it->op, op_kind_name(it->op_kind));
+        else
+            snprintf(buf, size, "memcpy");
+        return;
+    case SIM_TL_ALLREDUCE:
+        it = item_of(tl, s);
+        snprintf(buf, size, "op %d all-reduce", it ? it->op : -1);
+        return;
+    case SIM_TL_WHAT_COUNT:
+        break;
+    }
+    snprintf(buf, size, "?");
+}
+
+const char *sim_timeline_category(sim_tl_what what)
+{
+    switch (what) {
+    case SIM_TL_STEP:
+        return "step";
+    case SIM_TL_COPY_ISSUE:
+    case SIM_TL_DISPATCH:
+    case SIM_TL_GRAPH_LAUNCH:
+    case SIM_TL_STEP_TAIL:
+        return "dispatch";
+    case SIM_TL_DATA_WAIT:
+    case SIM_TL_COPY_WAIT:
+    case SIM_TL_LAUNCH_WAIT:
+    case SIM_TL_SYNC:
+        return "wait";
+    case SIM_TL_WORKER_START:
+    case SIM_TL_BATCH:
+    case SIM_TL_READ:
+    case SIM_TL_DECODE:
+    case SIM_TL_COLLATE:
+    case SIM_TL_PIN_BATCH:
+        return "loader";
+    case SIM_TL_STORAGE_READ:
+        return "storage";
+    case SIM_TL_KERNEL:
+        return "kernel";
+    case SIM_TL_MEMCPY:
+    case SIM_TL_TRANSFER:
+        return "copy";
+    case SIM_TL_ALLREDUCE:
+        return "collective";
+    case SIM_TL_WHAT_COUNT:
+        break;
+    }
+    return "other";
+}
+
+/* ---- JSON ------------------------------------------------------------------------------- */
+
+/* Microseconds with three decimals: exact nanoseconds, no binary-fraction noise. */
+static void kus(yajl_gen g, const char *k, int64_t ns)
+{
+    char buf[32];
+    int64_t a = ns < 0 ? -ns : ns;
+    int n = snprintf(buf, sizeof buf, "%s%" PRId64 ".%03" PRId64, ns < 0 ? "-" : "", a / 1000,
+                     a % 1000);
+    sim_json_key(g, k);
+    yajl_gen_number(g, buf, (size_t)n);
+}
+
+static int pid_of(const sim_timeline *tl, int lane_id)
+{
+    int rank = tl->lanes[lane_id].rank;
+    return rank < 0 ? HOST_PID : RANK_PID + rank;
+}
+
+static void meta(yajl_gen g, const char *name, int pid, int tid, const char *k, const char *v,
+                 long long num)
+{
+    yajl_gen_map_open(g);
+    sim_json_str(g, "ph", "M");
+    sim_json_str(g, "name", name);
+    sim_json_int(g, "pid", pid);
+    sim_json_int(g, "tid", tid);
+    sim_json_key(g, "args");
+    yajl_gen_map_open(g);
+    if (v)
+        sim_json_str(g, k, v);
+    else
+        sim_json_int(g, k, num);
+    yajl_gen_map_close(g);
+    yajl_gen_map_close(g);
+}
+
+static int cmp_span(const void *pa, const void *pb)
+{
+    const sim_tl_span *a = pa, *b = pb;
+    if (a->start_ns != b->start_ns) return a->start_ns < b->start_ns ? -1 : 1;
+    int64_t da = a->end_ns - a->start_ns, db = b->end_ns - b->start_ns;
+    if (da != db) return da > db ? -1 : 1; /* an enclosing slice before the slices it holds */
+    return (a->lane > b->lane) - (a->lane < b->lane);
+}
+
+static void span_args(yajl_gen g, const sim_timeline *tl, const sim_tl_span *s)
+{
+    sim_json_key(g, "args");
+    yajl_gen_map_open(g);
+    sim_json_str(g, "kind", sim_timeline_category((sim_tl_what)s->what));
+    switch ((sim_tl_what)s->what) {
+    case SIM_TL_STEP:
+    case SIM_TL_DATA_WAIT:
+        sim_json_int(g, "step", s->a);
+        break;
+    case SIM_TL_DISPATCH:
+    case SIM_TL_LAUNCH_WAIT:
+        sim_json_int(g, "op", s->a);
+        break;
+    case SIM_TL_BATCH:
+    case SIM_TL_READ:
+    case SIM_TL_DECODE:
+    case SIM_TL_COLLATE:
+    case SIM_TL_PIN_BATCH:
+        sim_json_int(g, "batch", s->a);
+        break;
+    case SIM_TL_STORAGE_READ:
+        sim_json_int(g, "bytes", s->a);
+        break;
+    case SIM_TL_KERNEL:
+    case SIM_TL_MEMCPY:
+    case SIM_TL_TRANSFER:
+    case SIM_TL_ALLREDUCE: {
+        const sim_tl_item *it = item_of(tl, s);
+        sim_json_int(g, "seq", s->a);
+        if (it) {
+            sim_json_int(g, "step", it->step);
+            sim_json_int(g, "op", it->op);
+            if (s->what == SIM_TL_KERNEL) sim_json_str(g, "unit", unit_name(it->unit));
+        }
+        break;
+    }
+    default:
+        break;
+    }
+    yajl_gen_map_close(g);
+}
+
+static void write_cb(void *ctx, const char *str, size_t len)
+{
+    fwrite(str, 1, len, (FILE *)ctx);
+}
+
+int sim_timeline_write_json(const sim_timeline *tl, const char *path, sim_err *err)
+{
+    if (tl->oom) return sim_err_set(err, SIM_ENOMEM, path, 0, 0, "out of memory while recording");
+    /* Sorted by start (longest first on ties) so that viewers see parents before children. */
+    sim_tl_span *order = malloc((tl->n_spans ? tl->n_spans : 1) * sizeof *order);
+    if (!order) return sim_err_set(err, SIM_ENOMEM, path, 0, 0, "out of memory");
+    if (tl->n_spans) memcpy(order, tl->spans, tl->n_spans * sizeof *order);
+    qsort(order, tl->n_spans, sizeof *order, cmp_span);
+
+    sim_outfile o;
+    int rc = sim_outfile_open(&o, path, err);
+    if (rc) {
+        free(order);
+        return rc;
+    }
+    yajl_gen g = yajl_gen_alloc(NULL);
+    if (!g) {
+        sim_outfile_abort(&o);
+        free(order);
+        return sim_err_set(err, SIM_ENOMEM, path, 0, 0, "out of memory");
+    }
+    yajl_gen_config(g, yajl_gen_print_callback, write_cb, (void *)o.fp);
+    yajl_gen_map_open(g);
+    sim_json_str(g, "displayTimeUnit", "ns");
+    sim_json_key(g, "otherData");
+    yajl_gen_map_open(g);
+    sim_json_str(g, "generator", "epochsim " EPOCHSIM_VERSION);
+    sim_json_int(g, "timeline_steps", tl->steps);
+    yajl_gen_map_close(g);
+    sim_json_key(g, "traceEvents");
+    yajl_gen_array_open(g);
+
+    meta(g, "process_name", HOST_PID, 0, "name", "host (shared storage)", 0);
+    meta(g, "process_sort_index", HOST_PID, 0, "sort_index", NULL, 1000);
+    for (int r = 0; r < tl->n_ranks; r++) {
+        char name[48];
+        snprintf(name, sizeof name, "rank %d (GPU %d)", r, r);
+        meta(g, "process_name", RANK_PID + r, 0, "name", name, 0);
+        meta(g, "process_sort_index", RANK_PID + r, 0, "sort_index", NULL, r);
+    }
+    for (int i = 0; i < tl->n_lanes; i++) {
+        meta(g, "thread_name", pid_of(tl, i), i + 1, "name", tl->lanes[i].name, 0);
+        meta(g, "thread_sort_index", pid_of(tl, i), i + 1, "sort_index", NULL,
+             sim_timeline_lane_order(tl, i));
+    }
+    char name[96];
+    for (size_t k = 0; k < tl->n_spans; k++) {
+        const sim_tl_span *s = &order[k];
+        sim_timeline_span_name(tl, s, name, sizeof name);
+        yajl_gen_map_open(g);
+        sim_json_str(g, "ph", "X");
+        sim_json_str(g, "cat", CAT);
+        sim_json_str(g, "name", name);
+        sim_json_int(g, "pid", pid_of(tl, s->lane));
+        sim_json_int(g, "tid", s->lane + 1);
+        kus(g, "ts", s->start_ns);
+        kus(g, "dur", s->end_ns - s->start_ns);
+        span_args(g, tl, s);
+        yajl_gen_map_close(g);
+    }
+    for (size_t k = 0; k < tl->n_flows; k++) {
+        const sim_tl_flow *f = &tl->flows[k];
+        yajl_gen_map_open(g);
+        sim_json_str(g, "ph", f->finish ? "f" : "s");
+        if (f->finish)
+            sim_json_str(g, "bp", "e"); /* bind to the enclosing slice (the kernel), not the next one */
+        sim_json_str(g, "cat", CAT);
+        sim_json_str(g, "name", "launch");
+        sim_json_int(g, "id", (long long)f->id);
+        sim_json_int(g, "pid", pid_of(tl, f->lane));
+        sim_json_int(g, "tid", f->lane + 1);
+        kus(g, "ts", f->ts_ns);
+        yajl_gen_map_close(g);
+    }
+    yajl_gen_array_close(g);
+    yajl_gen_status st = yajl_gen_map_close(g);
+    yajl_gen_free(g);
+    free(order);
+    if (st != yajl_gen_status_ok) {
+        sim_outfile_abort(&o);
+        return sim_err_set(err, SIM_EIO, path, 0, 0, "JSON generation failed (%d)", (int)st);
+    }
+    fputc('\n', o.fp);
+    return sim_outfile_commit(&o, err);
+}

@@ -1,0 +1,281 @@
+/* catalog.c — loads configs/hardware/<kind>/<name>.yaml into the plain structs of hw.h.
+ * Each kind is one field table: the YAML keys are the struct's field names, so the catalog,
+ * `hw show` and the structs cannot drift apart. */
+#include "sim/setup/catalog.h"
+
+#include "sim/setup/cfgtable.h"
+#include "sim/base/names.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define BIG 1e308
+#define STR(T, f) {#f, CFG_T_STR, offsetof(T, f), sizeof(((T *)0)->f), CFG_NO_RANGE, NULL, NULL}
+#define NUM(T, f, lo, hi) {#f, CFG_T_DOUBLE, offsetof(T, f), 0, lo, hi, NULL, NULL}
+#define INT(T, f, lo, hi) {#f, CFG_T_INT, offsetof(T, f), 0, lo, hi, NULL, NULL}
+#define BOOL(T, f) {#f, CFG_T_BOOL, offsetof(T, f), 0, CFG_NO_RANGE, NULL, NULL}
+#define CURVE(T, f) {#f, CFG_T_CURVE, offsetof(T, f), 0, CFG_NO_RANGE, NULL, NULL}
+
+static const cfg_field gpu_fields[] = {
+    STR(sim_gpu_desc, name),
+    STR(sim_gpu_desc, label),
+    STR(sim_gpu_desc, arch),
+    NUM(sim_gpu_desc, compute_capability, 1, 20),
+    INT(sim_gpu_desc, sms, 1, 100000),
+    INT(sim_gpu_desc, cuda_cores, 1, 10000000),
+    NUM(sim_gpu_desc, boost_mhz, 100, 10000),
+    NUM(sim_gpu_desc, fp32_tflops, 0.01, BIG),
+    NUM(sim_gpu_desc, fp16_tflops, 0, BIG),
+    NUM(sim_gpu_desc, bf16_tflops, 0, BIG),
+    NUM(sim_gpu_desc, tf32_tflops, 0, BIG),
+    NUM(sim_gpu_desc, fp8_tflops, 0, BIG),
+    NUM(sim_gpu_desc, mem_gb, 0.1, BIG),
+    NUM(sim_gpu_desc, mem_bw_gbps, 1, BIG),
+    NUM(sim_gpu_desc, l2_mb, 0, BIG),
+    INT(sim_gpu_desc, pcie_gen, 1, 7),
+    INT(sim_gpu_desc, pcie_lanes, 1, 32),
+    NUM(sim_gpu_desc, nvlink_gbps, 0, BIG),
+    INT(sim_gpu_desc, mig_instances, 0, 64),
+    NUM(sim_gpu_desc, tdp_w, 0, BIG),
+    NUM(sim_gpu_desc, nvml_window_ms, 1, 10000),
+    CURVE(sim_gpu_desc, eff_tensor),
+    CURVE(sim_gpu_desc, eff_cuda),
+    CURVE(sim_gpu_desc, eff_mem),
+    NUM(sim_gpu_desc, kernel_overhead_us, 0, 1000),
+    INT(sim_gpu_desc, launch_queue_depth, 1, 1000000),
+    INT(sim_gpu_desc, max_blocks_per_sm, 1, 64),
+};
+
+static const cfg_field cpu_fields[] = {
+    STR(sim_cpu_desc, name),
+    STR(sim_cpu_desc, label),
+    STR(sim_cpu_desc, arch),
+    INT(sim_cpu_desc, sockets, 1, 16),
+    INT(sim_cpu_desc, cores, 1, 100000),
+    INT(sim_cpu_desc, threads, 1, 100000),
+    NUM(sim_cpu_desc, base_ghz, 0.1, 10),
+    NUM(sim_cpu_desc, boost_ghz, 0.1, 10),
+    NUM(sim_cpu_desc, l3_mb, 0, BIG),
+    NUM(sim_cpu_desc, single_thread, 0.01, 100),
+    NUM(sim_cpu_desc, smt_gain, 0, 1),
+    NUM(sim_cpu_desc, mem_bw_gbps, 0.1, BIG),
+    NUM(sim_cpu_desc, memcpy_gbps, 0.1, BIG),
+    INT(sim_cpu_desc, pcie_gen, 1, 7),
+    INT(sim_cpu_desc, pcie_lanes, 1, 1024),
+};
+
+static const cfg_field storage_fields[] = {
+    STR(sim_storage_desc, name),
+    STR(sim_storage_desc, label),
+    NUM(sim_storage_desc, read_mbps, 0.001, BIG),
+    NUM(sim_storage_desc, latency_us, 0, 1e8),
+    INT(sim_storage_desc, queue_depth, 1, 1000000),
+};
+
+static const cfg_field link_fields[] = {
+    STR(sim_link_desc, name),
+    INT(sim_link_desc, gen, 1, 7),
+    INT(sim_link_desc, lanes, 1, 32),
+    NUM(sim_link_desc, pinned_gbps, 0.001, BIG),
+    NUM(sim_link_desc, pageable_gbps, 0.001, BIG),
+    NUM(sim_link_desc, copy_overhead_us, 0, 1e6),
+};
+
+static const cfg_field system_fields[] = {
+    STR(sim_system_desc, name),
+    STR(sim_system_desc, label),
+    STR(sim_system_desc, gpu),
+    INT(sim_system_desc, gpu_count, 1, 1024),
+    STR(sim_system_desc, cpu),
+    INT(sim_system_desc, cpu_cores, 1, 100000),
+    INT(sim_system_desc, cpu_threads, 1, 100000),
+    STR(sim_system_desc, storage),
+    NUM(sim_system_desc, host_memory_gb, 0.1, BIG),
+    INT(sim_system_desc, pcie_gen, 1, 7),
+    BOOL(sim_system_desc, nvlink),
+};
+
+static const char *const extra_keys[] = {"sources", "notes", NULL};
+
+#define TABLE(a) {a, sizeof a / sizeof a[0], extra_keys}
+static const struct {
+    const char *dir;
+    cfg_table table;
+    size_t size;
+} kinds[CFG_CAT_COUNT] = {
+    [CFG_CAT_GPU] = {"gpus", TABLE(gpu_fields), sizeof(sim_gpu_desc)},
+    [CFG_CAT_CPU] = {"cpus", TABLE(cpu_fields), sizeof(sim_cpu_desc)},
+    [CFG_CAT_STORAGE] = {"storage", TABLE(storage_fields), sizeof(sim_storage_desc)},
+    [CFG_CAT_LINK] = {"links", TABLE(link_fields), sizeof(sim_link_desc)},
+    [CFG_CAT_SYSTEM] = {"systems", TABLE(system_fields), sizeof(sim_system_desc)},
+};
+
+const char *cfg_catalog_kind_dir(cfg_catalog_kind kind)
+{
+    return (unsigned)kind < CFG_CAT_COUNT ? kinds[kind].dir : NULL;
+}
+
+const cfg_table *cfg_catalog_table(cfg_catalog_kind kind)
+{
+    return (unsigned)kind < CFG_CAT_COUNT ? &kinds[kind].table : NULL;
+}
+
+static bool valid_name(const char *name)
+{
+    if (!*name || strlen(name) >= SIM_NAME_MAX)
+        return false;
+    for (const char *p = name; *p; p++)
+        if (!((*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') || *p == '-' || *p == '_' ||
+              *p == '.'))
+            return false;
+    return name[0] != '.';
+}
+
+/* Every field without a range default must be present: a catalog entry is complete or wrong. */
+static int check_complete(cfg_catalog_kind kind, const bool *set, const char *path, sim_err *err)
+{
+    const cfg_table *t = &kinds[kind].table;
+    for (size_t i = 0; i < t->n; i++) {
+        const cfg_field *f = &t->fields[i];
+        bool optional = f->type == CFG_T_CURVE || !strcmp(f->key, "label") ||
+                        (kind == CFG_CAT_SYSTEM && strcmp(f->key, "name") != 0) ||
+                        !strcmp(f->key, "arch");
+        if (!set[i] && !optional)
+            return sim_err_set(err, SIM_EINVAL, path, 0, 0, "missing key '%s'", f->key);
+    }
+    return SIM_OK;
+}
+
+/* "unknown gpus 'x' in catalog DIR (did you mean 'y'?; known: a, b, ...)" */
+static int unknown_name(const char *dir, cfg_catalog_kind kind, const char *name, sim_err *err)
+{
+    char **names = NULL;
+    size_t n = 0;
+    char known[1024] = "";
+    const char *near = NULL;
+    if (!cfg_catalog_list(dir, kind, &names, &n, NULL)) {
+        size_t used = 0;
+        for (size_t i = 0; i < n && used + 4 < sizeof known; i++)
+            used += (size_t)snprintf(known + used, sizeof known - used, "%s%s", i ? ", " : "",
+                                     names[i]);
+        near = sim_nearest_name(name, (const char *const *)names, n);
+    }
+    char hint[96] = "";
+    if (near) snprintf(hint, sizeof hint, "did you mean '%.64s'?; ", near);
+    int rc = sim_err_set(err, SIM_ENOENT, NULL, 0, 0, "unknown %s '%s' in catalog %s (%sknown: %s)",
+                         kinds[kind].dir, name, dir, hint, known[0] ? known : "none");
+    cfg_catalog_names_free(names, n);
+    return rc;
+}
+
+int cfg_catalog_load(const char *dir, cfg_catalog_kind kind, const char *name, void *out,
+                     sim_err *err)
+{
+    if ((unsigned)kind >= CFG_CAT_COUNT)
+        return sim_err_set(err, SIM_EINVAL, NULL, 0, 0, "unknown catalog kind");
+    char path[SIM_ERR_WHERE_MAX];
+    if (!valid_name(name)) {
+        return sim_err_set(err, SIM_EINVAL, NULL, 0, 0,
+                           "'%s' is not a valid catalog name (lower-case letters, digits, '-')",
+                           name);
+    }
+    snprintf(path, sizeof path, "%s/%s/%s.yaml", dir, kinds[kind].dir, name);
+    FILE *probe = fopen(path, "rb");
+    if (!probe) return unknown_name(dir, kind, name, err);
+    fclose(probe);
+    const cfg_table *t = &kinds[kind].table;
+    bool set[64] = {false};
+    memset(out, 0, kinds[kind].size);
+    int rc = cfg_table_load_file(t, path, out, set, NULL, err);
+    if (rc)
+        return rc;
+    rc = check_complete(kind, set, path, err);
+    if (rc)
+        return rc;
+    if (strcmp((const char *)out, name) != 0) /* `name` is the first field of every desc */
+        return sim_err_set(err, SIM_EINVAL, path, 0, 0, "name '%s' does not match the file name",
+                           (const char *)out);
+    return SIM_OK;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+int cfg_catalog_list(const char *dir, cfg_catalog_kind kind, char ***names, size_t *n,
+                     sim_err *err)
+{
+    *names = NULL;
+    *n = 0;
+    if ((unsigned)kind >= CFG_CAT_COUNT)
+        return sim_err_set(err, SIM_EINVAL, NULL, 0, 0, "unknown catalog kind");
+    char path[SIM_ERR_WHERE_MAX];
+    snprintf(path, sizeof path, "%s/%s", dir, kinds[kind].dir);
+    DIR *d = opendir(path);
+    if (!d)
+        return sim_err_set(err, SIM_ENOENT, path, 0, 0, "cannot open catalog folder: %s",
+                           strerror(errno));
+    size_t cap = 0;
+    char **list = NULL;
+    struct dirent *e;
+    int rc = SIM_OK;
+    while ((e = readdir(d))) {
+        size_t len = strlen(e->d_name);
+        if (len <= 5 || strcmp(e->d_name + len - 5, ".yaml") != 0 || e->d_name[0] == '.')
+            continue;
+        if (*n == cap) {
+            cap = cap ? 2 * cap : 32;
+            char **grown = realloc(list, cap * sizeof *grown);
+            if (!grown) {
+                rc = sim_err_set(err, SIM_ENOMEM, NULL, 0, 0, "out of memory");
+                break;
+            }
+            list = grown;
+        }
+        list[*n] = strndup(e->d_name, len - 5);
+        if (!list[*n]) {
+            rc = sim_err_set(err, SIM_ENOMEM, NULL, 0, 0, "out of memory");
+            break;
+        }
+        (*n)++;
+    }
+    closedir(d);
+    if (rc) {
+        cfg_catalog_names_free(list, *n);
+        *n = 0;
+        return rc;
+    }
+    if (*n)
+        qsort(list, *n, sizeof *list, cmp_str);
+    *names = list;
+    return SIM_OK;
+}
+
+void cfg_catalog_names_free(char **names, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        free(names[i]);
+    free(names);
+}
+
+int cfg_catalog_pcie(const char *dir, int gen, int lanes, sim_link_desc *out, sim_err *err)
+{
+    char name[32];
+    snprintf(name, sizeof name, "pcie-gen%d", gen);
+    int rc = cfg_catalog_load(dir, CFG_CAT_LINK, name, out, err);
+    if (rc)
+        return rc;
+    if (lanes <= 0 || lanes > 32)
+        return sim_err_set(err, SIM_EINVAL, NULL, 0, 0, "invalid PCIe lane count %d", lanes);
+    /* Measured rates are per x16 link; bandwidth scales with lanes, the per-call cost does not. */
+    double scale = (double)lanes / out->lanes;
+    out->pinned_gbps *= scale;
+    out->pageable_gbps *= scale;
+    out->lanes = lanes;
+    return SIM_OK;
+}

@@ -1,0 +1,264 @@
+/* config.c — the experiment key table and the built-in default scenario.
+ * The default scenario is an ImageNet-shaped ResNet-50-like synthetic job on an A100 box; each
+ * of its numbers is explained in docs/default-scenario.md. */
+#include "sim/setup/config.h"
+
+#include <stddef.h>
+#include <string.h>
+
+#define BIG 1e308
+#define X sim_experiment
+#define F(key, type, member, ...) {key, type, offsetof(X, member), 0, __VA_ARGS__, NULL}
+#define E(key, member, names, help)                                                                \
+    {key, CFG_T_ENUM, offsetof(X, member), 0, CFG_NO_RANGE, help, names}
+#define S(key, member, help)                                                                       \
+    {key, CFG_T_STR, offsetof(X, member), sizeof(((X *)0)->member), CFG_NO_RANGE, help, NULL}
+
+static const char *const optimizer_names[] = {"sgd", "adam", "adamw", NULL};
+static const char *const impl_names[] = {"foreach", "fused", "forloop", NULL};
+static const char *const scaler_names[] = {"auto", "off", "on", NULL};
+
+static const cfg_field fields[] = {
+    F("seed", CFG_T_U64, seed, 0, 1.8e19, "random seed (decode-time variation, shuffling)"),
+    S("system.name", system.name, "a named system from configs/hardware/systems/"),
+    S("system.gpu", system.gpu, "GPU catalog name"),
+    /* Bounds: each says what no real job exceeds, so a typo fails here instead of running for
+     * hours or allocating gigabytes (docs/limits.md lists them). */
+    /* 1024 GPUs: simulated one engine, per-GPU state and events grow with the count */
+    F("system.gpu_count", CFG_T_INT, system.gpu_count, 1, 1024, "GPUs, data-parallel"),
+    S("system.cpu", system.cpu, "CPU catalog name"),
+    /* 1024 cores / 2048 threads: above the largest x86 servers (2 x 192-core EPYC 9965, SMT2) */
+    F("system.cpu_cores", CFG_T_INT, system.cpu_cores, 0, 1024,
+      "physical cores the job gets (0 = the CPU's)"),
+    F("system.cpu_threads", CFG_T_INT, system.cpu_threads, 0, 2048,
+      "hardware threads the job gets (0 = the CPU's)"),
+    S("system.storage", system.storage, "storage catalog name"),
+    /* 64 TB: the largest single-system images (HPE Superdome Flex: 48 TB) */
+    F("system.host_memory_gb", CFG_T_DOUBLE, system.host_memory_gb, 0.5, 65536, "host RAM, GB"),
+    /* the catalog has links for PCIe 3, 4 and 5 (configs/hardware/links/) */
+    F("system.pcie_gen", CFG_T_INT, system.pcie_gen, 0, 5,
+      "PCIe generation of the GPU link (0 = lower of GPU and CPU)"),
+    F("system.page_cache_gb", CFG_T_DOUBLE, system.page_cache_gb, -1, 65536,
+      "RAM the page cache may hold, GB (-1 = estimate)"),
+    F("system.mem_copy_efficiency", CFG_T_DOUBLE, system.mem_copy_efficiency, 0.01, 1,
+      "share of the host DRAM peak that concurrent memcpy reaches (STREAM copy / peak)"),
+    S("workload.model", workload.model, "\"synthetic\" or a model-zoo name"),
+    S("workload.trace", workload.trace,
+      "a trace to replay (.trace, or Kineto .json/.json.gz); relative to the experiment file"),
+    /* trace replay (sim/setup/replay_workload.h, docs/replay.md) */
+    S("workload.trace_gpu", workload.trace_gpu,
+      "catalog GPU the trace was recorded on (default: matched from the trace)"),
+    S("workload.trace_cpu", workload.trace_cpu,
+      "catalog CPU the trace was recorded on (default: a guess from its GPU, see docs/replay.md)"),
+    F("workload.trace_batch", CFG_T_INT, workload.trace_batch, 0, 1e8,
+      "batch size the trace ran (0 = the trace's own)"),
+    F("workload.trace_serialize", CFG_T_BOOL, workload.trace_serialize, CFG_NO_RANGE,
+      "replay side-stream GPU work at full length instead of its exposed part"),
+    F("workload.precision", CFG_T_PREC, workload.precision, CFG_NO_RANGE,
+      "fp32 | tf32 | fp16 | bf16 | amp_fp16 | amp_bf16"),
+    F("workload.kernels_per_step", CFG_T_INT, workload.kernels_per_step, 1, 10000000,
+      "synthetic: kernels per step"),
+    F("workload.kernel_us", CFG_T_DOUBLE, workload.kernel_us, 0, 1e9,
+      "synthetic: GPU time per kernel, us (any GPU)"),
+    F("workload.dispatch_us", CFG_T_DOUBLE, workload.dispatch_us, 0, 1e9,
+      "CPU dispatch cost per kernel on the reference core, us"),
+    F("workload.graph_launch_us", CFG_T_DOUBLE, workload.graph_launch_us, 0, 1e9,
+      "CPU cost of one CUDA-graph launch on the reference core, us"),
+    F("workload.step_overhead_us", CFG_T_DOUBLE, workload.step_overhead_us, 0, 1e12,
+      "main-thread Python work per step outside the ops, us (reference core)"),
+    E("workload.optimizer", workload.optimizer, optimizer_names,
+      "model zoo: sgd (with momentum) | adam | adamw"),
+    E("workload.optimizer_impl", workload.optimizer_impl, impl_names,
+      "model zoo: torch.optim implementation, foreach (default) | fused | forloop"),
+    F("workload.weight_decay", CFG_T_BOOL, workload.weight_decay, CFG_NO_RANGE,
+      "model zoo: the optimizer applies weight decay"),
+    F("workload.accum_steps", CFG_T_INT, workload.accum_steps, 1, 1e6,
+      "model zoo: loader batches per optimizer step (gradient accumulation)"),
+    F("workload.checkpointing", CFG_T_BOOL, workload.checkpointing, CFG_NO_RANGE,
+      "model zoo: activation checkpointing over the model's blocks"),
+    E("workload.grad_scaler", workload.grad_scaler, scaler_names,
+      "model zoo: GradScaler, auto (on for fp16 and amp_fp16) | off | on"),
+    F("workload.image_size", CFG_T_INT, workload.image_size, 0, 65536,
+      "model zoo: image height = width, pixels (0 = the model's default)"),
+    F("workload.seq_len", CFG_T_INT, workload.seq_len, 0, 1 << 24,
+      "model zoo: sequence length, tokens (0 = the model's default)"),
+    F("workload.features", CFG_T_INT, workload.features, 0, 1 << 30,
+      "model zoo: input features of vector models (0 = the model's default)"),
+    /* 2^32 - 1: sample indices are 32-bit; memory is checked against the budget too */
+    F("dataset.samples", CFG_T_INT64, dataset.samples, 1, 4294967295.0, "samples in the dataset"),
+    F("dataset.sample_bytes", CFG_T_DOUBLE, dataset.sample_bytes, 1, 1e12,
+      "bytes read from storage per sample"),
+    F("dataset.decode_us", CFG_T_DOUBLE, dataset.decode_us, 0, 1e12,
+      "CPU decode+augment per sample on the reference core, us"),
+    F("dataset.decode_cv", CFG_T_DOUBLE, dataset.decode_cv, 0, 10,
+      "coefficient of variation of decode time (lognormal)"),
+    F("dataset.input_bytes", CFG_T_DOUBLE, dataset.input_bytes, 1, 1e12,
+      "bytes per sample of the tensor sent to the GPU"),
+    F("loader.batch_size", CFG_T_INT, loader.batch_size, 1, 1e8, "samples per batch"),
+    F("loader.num_workers", CFG_T_INT, loader.num_workers, 0, 4096, "DataLoader worker processes"),
+    F("loader.prefetch_factor", CFG_T_INT, loader.prefetch_factor, 1, 1024,
+      "batches in flight per worker"),
+    F("loader.pin_memory", CFG_T_BOOL, loader.pin_memory, CFG_NO_RANGE, "pin-memory thread"),
+    F("loader.non_blocking", CFG_T_BOOL, loader.non_blocking, CFG_NO_RANGE,
+      ".to(device, non_blocking=...)"),
+    F("loader.persistent_workers", CFG_T_BOOL, loader.persistent_workers, CFG_NO_RANGE,
+      "keep workers alive across epochs"),
+    F("loader.drop_last", CFG_T_BOOL, loader.drop_last, CFG_NO_RANGE,
+      "drop the last partial batch"),
+    F("loader.worker_start_ms", CFG_T_DOUBLE, loader.worker_start_ms, 0, 1e9,
+      "start-up CPU time of one worker process, ms (reference core)"),
+    /* 10,000 epochs: longer than any published schedule (ImageNet runs use 90-600) */
+    F("training.epochs", CFG_T_INT, training.epochs, 1, 10000, "epochs to simulate"),
+    F("training.max_steps", CFG_T_INT64, training.max_steps, 0, 1e15,
+      "steps per epoch (0 = the whole epoch)"),
+    F("training.sync_every_step", CFG_T_BOOL, training.sync_every_step, CFG_NO_RANGE,
+      "loss.item() every step"),
+    F("training.cuda_graphs", CFG_T_BOOL, training.cuda_graphs, CFG_NO_RANGE,
+      "replay each step as one CUDA graph"),
+    /* 1 ms .. 1 h (0 = the GPU's own): NVML samples every 1/6 s to 1 s; a window far below that
+     * measures nothing nvidia-smi shows and makes the series grow with run time / window */
+    F("report.util_window_ns", CFG_T_INT64, report.util_window_ns, 0, 3.6e12,
+      "GPU-Util sample window, ns (0 = the GPU's NVML window)"),
+};
+
+static const cfg_table table = {fields, sizeof fields / sizeof fields[0], NULL};
+
+_Static_assert(sizeof fields / sizeof fields[0] <= 128, "cfg_experiment_set holds 128 flags");
+
+const cfg_table *cfg_experiment_table(void)
+{
+    return &table;
+}
+
+void sim_experiment_defaults(sim_experiment *x)
+{
+    memset(x, 0, sizeof *x);
+    x->seed = 42;
+    strcpy(x->system.gpu, "a100-sxm4-80gb");
+    x->system.gpu_count = 1;
+    strcpy(x->system.cpu, "epyc-7742");
+    strcpy(x->system.storage, "nvme-gen4");
+    x->system.host_memory_gb = 512;
+    x->system.page_cache_gb = -1;
+    /* STREAM Copy reaches 77-78 % of the DDR4 wire rate on TI's AM6x boards (SPRAD45A,
+     * SPRACV1B) and AMD's tuned binary 250 of 307 GB/s (81 %) on a 2P EPYC 7601 (AnandTech
+     * 11544); untuned copies sit a little lower. */
+    x->system.mem_copy_efficiency = 0.75;
+    strcpy(x->workload.model, "synthetic");
+    x->workload.precision = SIM_PREC_AMP_BF16;
+    x->workload.kernels_per_step = 320;
+    x->workload.kernel_us = 300;
+    x->workload.dispatch_us = 25;
+    x->workload.graph_launch_us = 30;
+    x->workload.step_overhead_us = 500;
+    x->workload.optimizer = 0;      /* sgd */
+    x->workload.optimizer_impl = 0; /* foreach, torch.optim's default on CUDA since 2.0 */
+    x->workload.weight_decay = true;
+    x->workload.accum_steps = 1;
+    x->workload.grad_scaler = 0;    /* auto */
+    x->dataset.samples = 1281167;
+    x->dataset.sample_bytes = 110000;
+    x->dataset.decode_us = 4000;
+    x->dataset.decode_cv = 0.3;
+    x->dataset.input_bytes = 3 * 224 * 224 * 4;
+    x->loader.batch_size = 256;
+    x->loader.num_workers = 8;
+    x->loader.prefetch_factor = 2;
+    x->loader.pin_memory = true;
+    x->loader.non_blocking = true;
+    x->loader.persistent_workers = false;
+    x->loader.drop_last = false;
+    x->loader.worker_start_ms = 50;
+    x->training.epochs = 1;
+    x->training.max_steps = 0;
+    x->training.sync_every_step = true;
+    x->training.cuda_graphs = false;
+}
+
+/* A relative workload.trace given in a file is relative to that file's folder (on the command
+ * line, --set workload.trace=P stays relative to the working directory). */
+static int resolve_trace(const char *path, const char *before, sim_experiment *x, sim_err *err)
+{
+    char *t = x->workload.trace;
+    if (!t[0] || t[0] == '/' || !strcmp(t, before))
+        return SIM_OK;
+    const char *slash = strrchr(path, '/');
+    if (!slash)
+        return SIM_OK;
+    size_t dlen = (size_t)(slash - path) + 1, tlen = strlen(t);
+    if (dlen + tlen >= sizeof x->workload.trace)
+        return sim_err_set(err, SIM_EINVAL, path, 0, 0,
+                           "workload.trace: the path is longer than %d bytes once joined to the "
+                           "experiment file's folder",
+                           (int)sizeof x->workload.trace - 1);
+    memmove(t + dlen, t, tlen + 1);
+    memcpy(t, path, dlen);
+    return SIM_OK;
+}
+
+int cfg_experiment_load_with(const char *path, const char *const *extra_keys, sim_experiment *x,
+                             cfg_experiment_set *set, sim_err *err)
+{
+    char before[sizeof x->workload.trace];
+    memcpy(before, x->workload.trace, sizeof before);
+    cfg_table t = table;
+    t.extra_keys = extra_keys;
+    int rc = cfg_table_load_file(&t, path, x, set ? set->flag : NULL, set ? set->mark : NULL, err);
+    return rc ? rc : resolve_trace(path, before, x, err);
+}
+
+int cfg_experiment_load(const char *path, sim_experiment *x, cfg_experiment_set *set, sim_err *err)
+{
+    return cfg_experiment_load_with(path, NULL, x, set, err);
+}
+
+int cfg_experiment_apply(const char *assignment, sim_experiment *x, cfg_experiment_set *set,
+                         sim_err *err)
+{
+    return cfg_table_set(&table, assignment, x, set ? set->flag : NULL, set ? set->mark : NULL,
+                         err);
+}
+
+bool cfg_experiment_was_set(const cfg_experiment_set *set, const char *key)
+{
+    size_t i;
+    return set && cfg_table_find(&table, key, &i) && set->flag[i];
+}
+
+int cfg_experiment_locate(const cfg_experiment_set *set, const char *key, int rc, sim_err *err)
+{
+    size_t i;
+    if (rc && set && cfg_table_find(&table, key, &i) && set->flag[i])
+        cfg_mark_locate(&set->mark[i], err);
+    return rc;
+}
+
+int cfg_experiment_check(const sim_experiment *x, const cfg_experiment_set *set, sim_err *err)
+{
+    /* torch.utils.data.DataLoader raises ValueError for prefetch_factor without workers
+     * ("prefetch_factor option could only be specified in multiprocessing"). */
+    if (x->loader.num_workers == 0 && cfg_experiment_was_set(set, "loader.prefetch_factor"))
+        return cfg_experiment_locate(
+            set, "loader.prefetch_factor",
+            sim_err_set(err, SIM_EINVAL, NULL, 0, 0,
+                        "loader.prefetch_factor needs loader.num_workers > 0 (PyTorch's "
+                        "DataLoader raises ValueError here: with 0 workers the main process "
+                        "loads one batch at a time)"),
+            err);
+    if (x->report.util_window_ns > 0 && x->report.util_window_ns < 1000000)
+        return cfg_experiment_locate(
+            set, "report.util_window_ns",
+            sim_err_set(err, SIM_EINVAL, NULL, 0, 0,
+                        "report.util_window_ns must be 0 (the GPU's NVML window) or at least "
+                        "1000000 (1 ms; NVML itself samples every 1/6 s to 1 s)"),
+            err);
+    if (x->loader.drop_last && x->dataset.samples < x->loader.batch_size)
+        return cfg_experiment_locate(
+            set, "loader.drop_last",
+            sim_err_set(err, SIM_EINVAL, NULL, 0, 0,
+                        "loader.drop_last with loader.batch_size %d > dataset.samples %lld "
+                        "leaves no batch",
+                        x->loader.batch_size, (long long)x->dataset.samples),
+            err);
+    return SIM_OK;
+}

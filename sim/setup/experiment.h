@@ -1,0 +1,69 @@
+/* experiment.h — every knob of one experiment, as the YAML file and `--set key.path=value` name
+ * them (the names are a user-facing contract).
+ * cfg_* in sim/setup/config.h fills it; sim_scenario_build resolves it into the core's runnable
+ * scenario (sim/core/run.h) and never writes into it. */
+#ifndef SIM_EXPERIMENT_H
+#define SIM_EXPERIMENT_H
+
+#include "sim/core/hw.h"
+#include "sim/core/job.h"
+#include "sim/core/workload.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+
+typedef struct sim_experiment {
+    uint64_t seed;
+    struct {
+        char name[SIM_NAME_MAX]; /* a named system (configs/hardware/systems/); "" = inline */
+        char gpu[SIM_NAME_MAX];
+        int gpu_count;
+        char cpu[SIM_NAME_MAX];
+        int cpu_cores;   /* 0 = the CPU's own; else what the box gives the job (VMs) */
+        int cpu_threads; /* 0 = the CPU's own */
+        char storage[SIM_NAME_MAX];
+        double host_memory_gb;
+        int pcie_gen; /* 0 = the lower of the GPU's and the CPU's */
+        double page_cache_gb; /* RAM the page cache may use; < 0 = estimate from host memory */
+        double mem_copy_efficiency; /* share of the DRAM peak a many-thread copy reaches */
+    } system;
+    struct {
+        char model[SIM_NAME_MAX]; /* "synthetic" or a model-zoo name */
+        char trace[SIM_PATH_MAX]; /* a native trace to replay instead of a model; "" = none */
+        sim_precision precision;
+        int kernels_per_step; /* synthetic */
+        double kernel_us;     /* synthetic: GPU time per kernel, any GPU */
+        double dispatch_us;   /* CPU dispatch cost per kernel on the reference core */
+        double graph_launch_us; /* CPU cost of one CUDA-graph launch on the reference core */
+        double step_overhead_us; /* main-thread Python work per step outside the ops */
+        /* model zoo (ignored for synthetic and trace workloads) */
+        int optimizer;       /* index into "sgd", "adam", "adamw" (adam = adamw here) */
+        int optimizer_impl;  /* index into "foreach", "fused", "forloop" */
+        bool weight_decay;
+        int accum_steps;     /* loader batches (micro-batches) per optimizer step */
+        bool checkpointing;  /* activation checkpointing over the model's blocks */
+        int grad_scaler;     /* index into "auto", "off", "on" */
+        int image_size;      /* images: height = width; 0 = the model's default */
+        int seq_len;         /* tokens; 0 = the model's default */
+        int features;        /* vectors; 0 = the model's default */
+        /* trace replay (sim/setup/replay_workload.h) */
+        char trace_gpu[SIM_NAME_MAX]; /* catalog GPU the trace was recorded on; "" = match the
+                                         trace's GPU name */
+        char trace_cpu[SIM_NAME_MAX]; /* catalog CPU it was recorded on; "" = the documented
+                                         guess for its GPU, or an error when there is none */
+        int trace_batch;              /* batch size it ran; 0 = the trace header's */
+        bool trace_serialize;         /* side-stream GPU work at its full recorded length, after
+                                         the compute stream's; false = only its exposed part */
+    } workload;
+    sim_dataset_spec dataset;
+    sim_loader_spec loader;
+    sim_training_spec training;
+    struct {
+        int64_t util_window_ns; /* 0 = the GPU's NVML window */
+    } report;
+} sim_experiment;
+
+/* The experiment as the built-in default scenario sets it (see docs/default-scenario.md). */
+void sim_experiment_defaults(sim_experiment *x);
+
+#endif

@@ -1,0 +1,208 @@
+/* scenario.c — resolves an experiment into hardware and a step program (see scenario.h). */
+#include "sim/setup/scenario.h"
+
+#include "sim/setup/catalog.h"
+#include "sim/setup/zoo_workload.h"
+#include "sim/setup/replay_workload.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int sim_synthetic_program(const sim_experiment *x, sim_program *out)
+{
+    memset(out, 0, sizeof *out);
+    sim_op k = {
+        .kind = SIM_OP_KERNEL,
+        .unit = SIM_UNIT_TENSOR,
+        .dispatch_ns = (int64_t)(x->workload.dispatch_us * 1e3),
+        .gpu_ns = (int64_t)(x->workload.kernel_us * 1e3),
+        .sm_fraction = 1.0f, /* synthetic kernels are assumed to fill the GPU */
+    };
+    for (int i = 0; i < x->workload.kernels_per_step; i++)
+        if (sim_program_push(out, &k))
+            return SIM_ENOMEM;
+    if (x->system.gpu_count > 1) {
+        /* Data parallelism ends each backward with a gradient all-reduce: a barrier across GPUs.
+         * Synthetic kernels carry no gradients, so it moves no bytes. */
+        sim_op ar = {.kind = SIM_OP_ALLREDUCE, .dispatch_ns = k.dispatch_ns};
+        if (sim_program_push(out, &ar))
+            return SIM_ENOMEM;
+    }
+    out->graph_launch_ns = (int64_t)(x->workload.graph_launch_us * 1e3);
+    out->step_overhead_ns = (int64_t)(x->workload.step_overhead_us * 1e3);
+    return SIM_OK;
+}
+
+static void take_str(char *dst, const char *src, bool user_set)
+{
+    if (!user_set && src[0])
+        strcpy(dst, src);
+}
+
+/* A named system supplies every field the user did not give. */
+static int apply_system(sim_experiment *x, const cfg_experiment_set *set, const char *dir,
+                        sim_err *err)
+{
+    sim_system_desc sys;
+    int rc = cfg_catalog_load(dir, CFG_CAT_SYSTEM, x->system.name, &sys, err);
+    if (rc)
+        return rc;
+    take_str(x->system.gpu, sys.gpu, cfg_experiment_was_set(set, "system.gpu"));
+    take_str(x->system.cpu, sys.cpu, cfg_experiment_was_set(set, "system.cpu"));
+    take_str(x->system.storage, sys.storage, cfg_experiment_was_set(set, "system.storage"));
+    if (sys.gpu_count && !cfg_experiment_was_set(set, "system.gpu_count"))
+        x->system.gpu_count = sys.gpu_count;
+    if (sys.cpu_cores && !cfg_experiment_was_set(set, "system.cpu_cores"))
+        x->system.cpu_cores = sys.cpu_cores;
+    if (sys.cpu_threads && !cfg_experiment_was_set(set, "system.cpu_threads"))
+        x->system.cpu_threads = sys.cpu_threads;
+    if (sys.host_memory_gb > 0 && !cfg_experiment_was_set(set, "system.host_memory_gb"))
+        x->system.host_memory_gb = sys.host_memory_gb;
+    if (sys.pcie_gen && !cfg_experiment_was_set(set, "system.pcie_gen"))
+        x->system.pcie_gen = sys.pcie_gen;
+    return SIM_OK;
+}
+
+/* Prefixes the catalog's error with the experiment key that named the entry, and points it at
+ * where that key was given. */
+static int named(int rc, const char *key, const cfg_experiment_set *set, sim_err *err)
+{
+    if (rc && err) {
+        char msg[SIM_ERR_MSG_MAX];
+        size_t klen = strlen(key);
+        memcpy(msg, key, klen);
+        memcpy(msg + klen, ": ", 2);
+        size_t room = sizeof msg - klen - 3;
+        size_t mlen = strnlen(err->msg, room);
+        memcpy(msg + klen + 2, err->msg, mlen);
+        msg[klen + 2 + mlen] = 0;
+        memcpy(err->msg, msg, sizeof msg);
+    }
+    return cfg_experiment_locate(set, key, rc, err);
+}
+
+/* For an error whose sentence starts with the experiment key it is about ("workload.trace_gpu:
+ * ..."), the place where that key was given. */
+static int locate_by_key(int rc, const cfg_experiment_set *set, sim_err *err)
+{
+    if (!rc || !err) return rc;
+    char key[64];
+    size_t n = strcspn(err->msg, ": ");
+    if (n == 0 || n >= sizeof key || err->msg[n] != ':') return rc;
+    memcpy(key, err->msg, n);
+    key[n] = 0;
+    return cfg_experiment_locate(set, key, rc, err);
+}
+
+/* The memory a run may take for state that grows with the input, GiB: EPOCHSIM_MEMORY_BUDGET_GB,
+ * else 4 (a sweep runs -j N points at once; 4 GiB each stays safe on a 16-32 GB laptop). */
+static double memory_budget_gb(void)
+{
+    const char *env = getenv("EPOCHSIM_MEMORY_BUDGET_GB");
+    char *end = NULL;
+    double gb = env ? strtod(env, &end) : 0;
+    return env && end != env && !*end && gb > 0 ? gb : 4.0;
+}
+
+/* Per-sample state is allocated up front (sim/loader.c): each GPU's loader keeps the epoch's
+ * permutation (4 bytes) and a state byte for every sample of the dataset, plus a decode-time
+ * factor (4 bytes) per sample of its shard when decode times vary. Refused before allocating
+ * when it exceeds the budget. */
+static int check_memory_budget(const sim_experiment *x, const cfg_experiment_set *set, sim_err *err)
+{
+    double samples = (double)x->dataset.samples;
+    double bytes =
+        x->system.gpu_count * samples * 5.0 + (x->dataset.decode_cv > 0 ? samples * 4.0 : 0);
+    double budget = memory_budget_gb();
+    if (bytes <= budget * 1073741824.0) return SIM_OK;
+    return cfg_experiment_locate(
+        set, "dataset.samples",
+        sim_err_set(err, SIM_EINVAL, NULL, 0, 0,
+                    "dataset.samples %lld on %d GPU%s needs %.3g GiB of per-sample state, over "
+                    "the %.3g GiB budget (raise it with EPOCHSIM_MEMORY_BUDGET_GB if the machine "
+                    "has the memory)",
+                    (long long)x->dataset.samples, x->system.gpu_count,
+                    x->system.gpu_count == 1 ? "" : "s", bytes / 1073741824.0, budget),
+        err);
+}
+
+/* The job's knobs as the core takes them, before the workload settles what it decides. */
+static void resolve_job(const sim_experiment *x, sim_scenario *sc)
+{
+    sc->seed = x->seed;
+    sim_workload_desc *w = &sc->workload;
+    snprintf(w->model, sizeof w->model, "%s", x->workload.trace[0] ? "trace" : x->workload.model);
+    snprintf(w->trace, sizeof w->trace, "%s", x->workload.trace);
+    snprintf(w->trace_gpu, sizeof w->trace_gpu, "%s", x->workload.trace_gpu);
+    snprintf(w->trace_cpu, sizeof w->trace_cpu, "%s", x->workload.trace_cpu);
+    w->trace_batch = x->workload.trace_batch;
+    w->precision = x->workload.precision;
+    sc->dataset = x->dataset;
+    sc->loader = x->loader;
+    sc->training = x->training;
+    sc->host = (sim_host_spec){x->system.page_cache_gb, x->system.mem_copy_efficiency};
+    sc->util_window_ns = x->report.util_window_ns;
+    sc->copy_dispatch_ns = (int64_t)(x->workload.dispatch_us * 1e3);
+}
+
+int sim_scenario_build(const sim_experiment *x_in, const cfg_experiment_set *set,
+                       const char *dir, sim_scenario *sc, sim_err *err)
+{
+    memset(sc, 0, sizeof *sc);
+    /* The experiment with its named system's values filled in: a working copy, never the
+     * caller's; everything derived from it goes into sc. */
+    sim_experiment xs = *x_in;
+    sim_experiment *x = &xs;
+    sim_hardware *hw = &sc->hw;
+    int rc;
+    if (x->system.name[0] && (rc = apply_system(x, set, dir, err)))
+        return named(rc, "system.name", set, err);
+    if ((rc = cfg_experiment_check(x, set, err)) || (rc = check_memory_budget(x, set, err)))
+        return rc;
+    sc->memory_budget_bytes = (int64_t)(memory_budget_gb() * 1073741824.0);
+    if ((rc = cfg_catalog_load(dir, CFG_CAT_GPU, x->system.gpu, &hw->gpu, err)))
+        return named(rc, "system.gpu", set, err);
+    if ((rc = cfg_catalog_load(dir, CFG_CAT_CPU, x->system.cpu, &hw->cpu, err)))
+        return named(rc, "system.cpu", set, err);
+    if ((rc = cfg_catalog_load(dir, CFG_CAT_STORAGE, x->system.storage, &hw->storage, err)))
+        return named(rc, "system.storage", set, err);
+    /* A catalog CPU is one socket; a box that gives the job more cores than that has more
+     * sockets, each with its own memory channels (a VM with fewer cores keeps the socket's). */
+    if (x->system.cpu_cores > hw->cpu.cores)
+        hw->cpu.mem_bw_gbps *= (double)x->system.cpu_cores / hw->cpu.cores;
+    if (x->system.cpu_cores)
+        hw->cpu.cores = x->system.cpu_cores;
+    if (x->system.cpu_threads)
+        hw->cpu.threads = x->system.cpu_threads;
+    if (hw->cpu.threads < hw->cpu.cores)
+        return cfg_experiment_locate(
+            set, x->system.cpu_threads ? "system.cpu_threads" : "system.cpu_cores",
+            sim_err_set(err, SIM_EINVAL, NULL, 0, 0,
+                        "system.cpu_threads (%d) is below system.cpu_cores (%d): a box with "
+                        "more cores than one %s gives each core at least one thread (set "
+                        "both)",
+                        hw->cpu.threads, hw->cpu.cores, hw->cpu.name),
+            err);
+    /* The link runs at the lower generation of the two ends unless the user says otherwise. */
+    int gen = x->system.pcie_gen;
+    if (!gen)
+        gen = hw->gpu.pcie_gen < hw->cpu.pcie_gen ? hw->gpu.pcie_gen : hw->cpu.pcie_gen;
+    if ((rc = cfg_catalog_pcie(dir, gen, hw->gpu.pcie_lanes, &hw->link, err)))
+        return named(rc, "system.pcie_gen", set, err);
+    hw->gpu_count = x->system.gpu_count;
+    hw->host_memory_gb = x->system.host_memory_gb;
+    resolve_job(x, sc);
+    if (x->workload.trace[0]) /* trace replay (replay_workload.c); its errors start with the key */
+        return locate_by_key(trc_replay_scenario(x, set, dir, sc, err), set, err);
+    if (strcmp(x->workload.model, "synthetic") != 0)
+        return named(sim_zoo_workload(x, set, sc, err), "workload.model", set, err);
+    if ((rc = sim_synthetic_program(x, &sc->program)))
+        return sim_err_set(err, rc, NULL, 0, 0, "out of memory");
+    return SIM_OK;
+}
+
+void sim_scenario_free(sim_scenario *sc)
+{
+    sim_program_free(&sc->program);
+}

@@ -1,0 +1,97 @@
+/* zoo_workload.c — a model-zoo network as the scenario's workload (see zoo_workload.h). */
+#include "sim/setup/zoo_workload.h"
+
+#include "models/build.h"
+#include "models/zoo.h"
+
+#include <string.h>
+
+#define GIB 1073741824.0
+
+static void options_from(const sim_experiment *x, mdl_options *o)
+{
+    static const int scaler[] = {-1, 0, 1}; /* auto, off, on: config.c's scaler_names */
+    mdl_options_defaults(o);
+    o->batch = x->loader.batch_size;
+    o->precision = x->workload.precision;
+    o->optimizer = x->workload.optimizer == 0 ? MDL_OPT_SGD : MDL_OPT_ADAMW;
+    o->opt_impl = (mdl_opt_impl)x->workload.optimizer_impl;
+    o->weight_decay = x->workload.weight_decay;
+    o->accum_steps = x->workload.accum_steps;
+    o->checkpointing = x->workload.checkpointing;
+    o->grad_scaler = scaler[x->workload.grad_scaler];
+    o->cuda_graphs = x->training.cuda_graphs;
+    o->world_size = x->system.gpu_count;
+    o->shape.h = o->shape.w = x->workload.image_size;
+    o->shape.seq = x->workload.seq_len;
+    o->shape.features = x->workload.features;
+}
+
+/* Bytes per sample of what the loader hands to `.to("cuda")`: float32 images after ToTensor +
+ * Normalize; int64 token ids plus an int64 attention mask (Hugging Face collators); float32
+ * feature vectors. */
+static double input_bytes(const mdl_zoo_entry *e, const mdl_shape *s)
+{
+    switch (e->input) {
+    case MDL_IN_IMAGE:
+        return 3.0 * s->h * s->w * 4;
+    case MDL_IN_TOKENS:
+        return 2.0 * s->seq * 8;
+    case MDL_IN_VECTOR:
+        return (double)s->features * 4;
+    }
+    return 0;
+}
+
+static void fill_memory(const mdl_memory *m, sim_memory_info *out)
+{
+    const struct {
+        const char *name;
+        double bytes;
+    } parts[] = {
+        {"weights", m->weights_bytes},
+        {"amp_weight_copies", m->weight_copies_bytes},
+        {"gradients", m->grads_bytes},
+        {"optimizer_state", m->optimizer_bytes},
+        {"activations", m->activations_bytes},
+        {"backward_working_set", m->transient_bytes},
+        {"optimizer_temporaries", m->optimizer_temp_bytes},
+        {"workspace", m->workspace_bytes},
+        {"cuda_context", m->context_bytes},
+        {"fragmentation", m->fragmentation_bytes},
+    };
+    _Static_assert(sizeof parts / sizeof parts[0] <= SIM_MEM_PARTS, "sim_memory_info.parts");
+    mdl_verdict v;
+    mdl_memory_verdict(m, &v);
+    memset(out, 0, sizeof *out);
+    out->known = true;
+    out->peak_gb = v.peak_gb;
+    out->capacity_gb = v.capacity_gb;
+    out->oom = v.oom;
+    out->max_batch = v.max_batch;
+    for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++) {
+        out->parts[i].name = parts[i].name;
+        out->parts[i].gb = parts[i].bytes / GIB;
+    }
+    out->n_parts = (int)(sizeof parts / sizeof parts[0]);
+}
+
+int sim_zoo_workload(const sim_experiment *x, const cfg_experiment_set *set, sim_scenario *sc,
+                     sim_err *err)
+{
+    const mdl_zoo_entry *e = mdl_zoo_find(x->workload.model);
+    mdl_options o;
+    options_from(x, &o);
+    mdl_memory mem;
+    int rc = mdl_build_program(x->workload.model, &o, NULL, &sc->hw.gpu, &sc->program, &mem, err);
+    if (rc == SIM_OK || rc == SIM_EOOM)
+        fill_memory(&mem, &sc->memory);
+    if (rc)
+        return rc;
+    if (e && !cfg_experiment_was_set(set, "dataset.input_bytes")) {
+        mdl_shape shape = o.shape;
+        mdl_zoo_resolve_shape(e, &shape);
+        sc->dataset.input_bytes = input_bytes(e, &shape);
+    }
+    return SIM_OK;
+}

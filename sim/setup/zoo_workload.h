@@ -1,0 +1,18 @@
+/* zoo_workload.h — `workload.model: NAME` (a model-zoo network) as the scenario's step program:
+ * the experiment's workload keys become models/ options, the model is expanded and priced on
+ * the scenario's GPU, and its memory footprint is checked before anything is simulated. */
+#ifndef SIM_ZOO_WORKLOAD_H
+#define SIM_ZOO_WORKLOAD_H
+
+#include "sim/setup/config.h"
+#include "sim/core/run.h"
+
+/* Fills sc->program and sc->memory for x->workload.model on sc->hw.gpu. When the user did
+ * not give dataset.input_bytes (`set`), sc->dataset.input_bytes becomes the model's input
+ * tensor per sample.
+ * Returns 0; SIM_EOOM with sc->memory filled when the step does not fit; SIM_ENOENT for an
+ * unknown model; SIM_EINVAL for bad options. */
+int sim_zoo_workload(const sim_experiment *x, const cfg_experiment_set *set, sim_scenario *sc,
+                     sim_err *err);
+
+#endif

@@ -1,0 +1,274 @@
+/* test_hw_cmd.c — runs the real `epochsim hw` binary (EPOCHSIM_BINARY) and checks its tables,
+ * its JSON (parsed back with yajl) and its exit codes for good and bad input. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <yajl/yajl_tree.h>
+
+#define CATALOG EPOCHSIM_SOURCE_DIR "/configs/hardware"
+#define TEST_CATALOG EPOCHSIM_SOURCE_DIR "/tests/data/catalog"
+
+typedef struct run_result {
+    int status; /* exit code */
+    char *out;  /* stdout (and stderr when the command merges it), malloc'd */
+} run_result;
+
+/* Runs `epochsim ARGS` with the catalog pinned by --catalog or the environment; captures stdout. */
+static run_result run(const char *args)
+{
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd, "EPOCHSIM_CATALOG='%s' '%s' %s", CATALOG, EPOCHSIM_BINARY, args);
+    FILE *p = popen(cmd, "r");
+    assert_non_null(p);
+    size_t cap = 1 << 16, len = 0;
+    char *buf = malloc(cap);
+    assert_non_null(buf);
+    size_t got;
+    while ((got = fread(buf + len, 1, cap - len - 1, p)) > 0) {
+        len += got;
+        if (len + 1 == cap) {
+            cap *= 2;
+            buf = realloc(buf, cap);
+            assert_non_null(buf);
+        }
+    }
+    buf[len] = 0;
+    int st = pclose(p);
+    run_result r = {WIFEXITED(st) ? WEXITSTATUS(st) : -1, buf};
+    return r;
+}
+
+static void assert_contains(const char *haystack, const char *needle)
+{
+    if (!strstr(haystack, needle))
+        fail_msg("expected '%s' in output:\n%s", needle, haystack);
+}
+
+static double json_number(yajl_val root, const char *a, const char *b, const char *c)
+{
+    const char *path[] = {a, b, c, NULL};
+    yajl_val v = yajl_tree_get(root, path, yajl_t_number);
+    if (!v)
+        fail_msg("no number at %s.%s.%s", a, b, c ? c : "");
+    return YAJL_GET_DOUBLE(v);
+}
+
+static void test_hw_cmd_list_gpus_table(void **state)
+{
+    (void)state;
+    run_result r = run("hw list gpus");
+    assert_int_equal(r.status, 0);
+    assert_contains(r.out, "gpus (");
+    assert_contains(r.out, "fp16_tflops");
+    assert_contains(r.out, "a100-sxm4-80gb");
+    assert_contains(r.out, "rtx-pro-6000-blackwell-max-q");
+    assert_null(strstr(r.out, "epyc-7742")); /* only the kind asked for */
+    free(r.out);
+}
+
+static void test_hw_cmd_list_all_kinds(void **state)
+{
+    (void)state;
+    run_result r = run("hw list");
+    assert_int_equal(r.status, 0);
+    const char *heads[] = {"gpus (", "cpus (", "storage (", "links (", "systems ("};
+    for (size_t i = 0; i < 5; i++)
+        assert_contains(r.out, heads[i]);
+    assert_contains(r.out, "dgx-a100");
+    free(r.out);
+}
+
+static void test_hw_cmd_list_json_parses(void **state)
+{
+    (void)state;
+    run_result r = run("hw list cpus --json");
+    assert_int_equal(r.status, 0);
+    char errbuf[256];
+    yajl_val root = yajl_tree_parse(r.out, errbuf, sizeof errbuf);
+    if (!root)
+        fail_msg("invalid JSON: %s", errbuf);
+    const char *path[] = {"cpus", NULL};
+    yajl_val cpus = yajl_tree_get(root, path, yajl_t_array);
+    assert_non_null(cpus);
+    assert_true(cpus->u.array.len >= 8);
+    int found = 0;
+    for (size_t i = 0; i < cpus->u.array.len; i++) {
+        yajl_val e = cpus->u.array.values[i];
+        const char *np[] = {"name", NULL}, *sp[] = {"single_thread", NULL};
+        const char *name = YAJL_GET_STRING(yajl_tree_get(e, np, yajl_t_string));
+        yajl_val st = yajl_tree_get(e, sp, yajl_t_number);
+        assert_non_null(name);
+        assert_non_null(st);
+        if (!strcmp(name, "epyc-7742")) {
+            assert_true(YAJL_GET_DOUBLE(st) == 1.0);
+            found = 1;
+        }
+    }
+    assert_true(found);
+    yajl_tree_free(root);
+    free(r.out);
+}
+
+static void test_hw_cmd_show_gpu_table(void **state)
+{
+    (void)state;
+    run_result r = run("hw show a100-sxm4-80gb");
+    assert_int_equal(r.status, 0);
+    assert_contains(r.out, "a100-sxm4-80gb (gpus)");
+    assert_contains(r.out, "mem_bw_gbps");
+    assert_contains(r.out, "GB/s");   /* units */
+    assert_contains(r.out, "TFLOP/s");
+    assert_contains(r.out, "[S7]");   /* the line's source comment */
+    assert_contains(r.out, "sources:");
+    assert_contains(r.out, "glennklockwood.com"); /* the citation itself */
+    assert_contains(r.out, "compute_capability  8.0");
+    free(r.out);
+}
+
+static void test_hw_cmd_show_json_values(void **state)
+{
+    (void)state;
+    run_result r = run("hw show a100-sxm4-80gb --json");
+    assert_int_equal(r.status, 0);
+    char errbuf[256];
+    yajl_val root = yajl_tree_parse(r.out, errbuf, sizeof errbuf);
+    if (!root)
+        fail_msg("invalid JSON: %s", errbuf);
+    const char *kp[] = {"kind", NULL};
+    assert_string_equal(YAJL_GET_STRING(yajl_tree_get(root, kp, yajl_t_string)), "gpus");
+    /* numbers come back exactly as the catalog writes them */
+    assert_true(json_number(root, "entry", "fp16_tflops", NULL) == 312);
+    assert_true(json_number(root, "entry", "nvml_window_ms", NULL) == 166.7);
+    assert_true(json_number(root, "entry", "sms", NULL) == 108);
+    const char *up[] = {"units", "mem_bw_gbps", NULL};
+    assert_string_equal(YAJL_GET_STRING(yajl_tree_get(root, up, yajl_t_string)), "GB/s");
+    const char *sp[] = {"sources", "S7", NULL};
+    assert_non_null(yajl_tree_get(root, sp, yajl_t_string));
+    const char *cp[] = {"entry", "eff_tensor", NULL}; /* not given: null, the model default */
+    assert_non_null(yajl_tree_get(root, cp, yajl_t_null));
+    yajl_tree_free(root);
+    free(r.out);
+}
+
+static void test_hw_cmd_show_system_resolves_parts(void **state)
+{
+    (void)state;
+    run_result r = run("hw show aws-g5-2xlarge");
+    assert_int_equal(r.status, 0);
+    assert_contains(r.out, "parts:");
+    assert_contains(r.out, "epyc-7r32 (AMD EPYC 7R32");
+    free(r.out);
+    /* a desktop leaves cpu_cores to the CPU: JSON null, table "-" */
+    r = run("hw show desktop-4090 --json");
+    assert_int_equal(r.status, 0);
+    yajl_val root = yajl_tree_parse(r.out, NULL, 0);
+    assert_non_null(root);
+    const char *p[] = {"entry", "cpu_cores", NULL};
+    assert_non_null(yajl_tree_get(root, p, yajl_t_null));
+    yajl_tree_free(root);
+    free(r.out);
+}
+
+static void test_hw_cmd_catalog_flag_overrides_env(void **state)
+{
+    (void)state;
+    run_result r = run("hw list gpus --catalog '" TEST_CATALOG "'");
+    assert_int_equal(r.status, 0);
+    assert_contains(r.out, "test-gpu");
+    assert_null(strstr(r.out, "a100-sxm4-80gb"));
+    free(r.out);
+}
+
+static void test_hw_cmd_unknown_name_is_error(void **state)
+{
+    (void)state;
+    run_result r = run("hw show a100 2>&1");
+    assert_int_equal(r.status, 1);
+    assert_contains(r.out, "no catalog entry named 'a100'");
+    assert_contains(r.out, "a100-sxm4-80gb"); /* suggestions */
+    free(r.out);
+}
+
+static void test_hw_cmd_bad_usage_exits_2(void **state)
+{
+    (void)state;
+    const char *bad[] = {"hw", "hw list bogus", "hw frobnicate", "hw show", "hw show t4 extra",
+                         "hw list --kind", "hw list --wat", "hw show t4 --kind nonsense"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        char args[256];
+        snprintf(args, sizeof args, "%s 2>&1", bad[i]);
+        run_result r = run(args);
+        if (r.status != 2)
+            fail_msg("'%s' exited %d, expected 2 (usage)", bad[i], r.status);
+        assert_true(strlen(r.out) > 0); /* says why */
+        free(r.out);
+    }
+}
+
+static void test_hw_cmd_help_has_examples(void **state)
+{
+    (void)state;
+    run_result r = run("hw --help");
+    assert_int_equal(r.status, 0);
+    assert_contains(r.out, "examples:");
+    assert_contains(r.out, "epochsim hw show");
+    free(r.out);
+    r = run("--help");
+    assert_int_equal(r.status, 0);
+    assert_contains(r.out, "hw ");
+    free(r.out);
+}
+
+static void test_hw_cmd_broken_entry_is_reported(void **state)
+{
+    (void)state;
+    /* A catalog with one malformed GPU: list reports file:line:col and exits 1. */
+    char dir[] = "/tmp/epochsim-hw-cli-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char path[512];
+    snprintf(path, sizeof path, "%s/gpus", dir);
+    assert_int_equal(mkdir(path, 0700), 0);
+    snprintf(path, sizeof path, "%s/gpus/bad-gpu.yaml", dir);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs("name: bad-gpu\nsms: many\n", f);
+    fclose(f);
+    char args[600];
+    snprintf(args, sizeof args, "hw list gpus --catalog '%s' 2>&1", dir);
+    run_result r = run(args);
+    assert_int_equal(r.status, 1);
+    assert_contains(r.out, "bad-gpu.yaml:2:6");
+    free(r.out);
+    remove(path);
+    snprintf(path, sizeof path, "%s/gpus", dir);
+    rmdir(path);
+    rmdir(dir);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_hw_cmd_list_gpus_table),
+        cmocka_unit_test(test_hw_cmd_list_all_kinds),
+        cmocka_unit_test(test_hw_cmd_list_json_parses),
+        cmocka_unit_test(test_hw_cmd_show_gpu_table),
+        cmocka_unit_test(test_hw_cmd_show_json_values),
+        cmocka_unit_test(test_hw_cmd_show_system_resolves_parts),
+        cmocka_unit_test(test_hw_cmd_catalog_flag_overrides_env),
+        cmocka_unit_test(test_hw_cmd_unknown_name_is_error),
+        cmocka_unit_test(test_hw_cmd_bad_usage_exits_2),
+        cmocka_unit_test(test_hw_cmd_help_has_examples),
+        cmocka_unit_test(test_hw_cmd_broken_entry_is_reported),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

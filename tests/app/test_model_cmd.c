@@ -1,0 +1,164 @@
+/* test_model_cmd.c — `epochsim model list|show` end to end: exit codes (0 ok, 1 error, 2 usage),
+ * the JSON keys scripts rely on (memory {peak_gb, capacity_gb, oom, max_batch}), --gpu through
+ * the test catalog, and clean errors for bad input. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <yajl/yajl_tree.h>
+
+static char out_path[] = "/tmp/epochsim-test-cli-model-XXXXXX";
+static char output[1 << 20];
+
+/* Runs `epochsim ARGS`, stdout into output[]; returns the exit status. */
+static int run(const char *args)
+{
+    strcpy(out_path, "/tmp/epochsim-test-cli-model-XXXXXX");
+    int fd = mkstemp(out_path);
+    assert_true(fd >= 0);
+    close(fd);
+    char cmd[4096];
+    snprintf(cmd, sizeof cmd, "'%s' %s > '%s' 2>/dev/null", EPOCHSIM_BINARY, args, out_path);
+    int st = system(cmd);
+    FILE *f = fopen(out_path, "rb");
+    assert_non_null(f);
+    size_t n = fread(output, 1, sizeof output - 1, f);
+    output[n] = 0;
+    fclose(f);
+    unlink(out_path);
+    assert_true(WIFEXITED(st));
+    return WEXITSTATUS(st);
+}
+
+static yajl_val parse(void)
+{
+    char errbuf[256];
+    yajl_val v = yajl_tree_parse(output, errbuf, sizeof errbuf);
+    if (!v)
+        fail_msg("bad JSON: %s\n%s", errbuf, output);
+    return v;
+}
+
+static yajl_val get(yajl_val root, const char *a, const char *b)
+{
+    const char *path[3] = {a, b, NULL};
+    return yajl_tree_get(root, path, yajl_t_any);
+}
+
+static void test_cli_model_list(void **state)
+{
+    (void)state;
+    assert_int_equal(run("model list"), 0);
+    assert_non_null(strstr(output, "resnet50"));
+    assert_non_null(strstr(output, "llama-7b"));
+    assert_non_null(strstr(output, "contrastive-triplet"));
+    assert_int_equal(run("model list --json"), 0);
+    yajl_val v = parse();
+    assert_true(YAJL_IS_ARRAY(v) && v->u.array.len >= 10);
+    yajl_tree_free(v);
+}
+
+static void test_cli_model_show_json(void **state)
+{
+    (void)state;
+    assert_int_equal(run("model show resnet50 --batch 256 --precision amp_fp16 --json"), 0);
+    yajl_val v = parse();
+    assert_true(fabs(YAJL_GET_DOUBLE(get(v, "params", NULL)) - 25557032) < 1);
+    assert_int_equal(YAJL_GET_INTEGER(get(v, "batch", NULL)), 256);
+    assert_true(YAJL_GET_INTEGER(get(v, "kernels_per_step", NULL)) > 500);
+    assert_true(YAJL_GET_DOUBLE(get(v, "memory", "peak_gb")) > 1);
+    assert_true(YAJL_IS_FALSE(get(v, "memory", "oom")));
+    assert_true(YAJL_IS_NULL(get(v, "memory", "capacity_gb")));
+    assert_true(YAJL_IS_NULL(get(v, "memory", "max_batch")));
+    /* training step ~ 3x forward FLOPs */
+    double r = YAJL_GET_DOUBLE(get(v, "train_flops_per_sample", NULL)) /
+               YAJL_GET_DOUBLE(get(v, "fwd_flops_per_sample", NULL));
+    assert_true(r > 2.8 && r < 3.2);
+    yajl_tree_free(v);
+}
+
+/* Seed 004 from the command line: full Adam fine-tuning of a 7B model on 24 GB is OOM, and not
+ * even batch 1 fits. The report is still data (exit 0); the verdict is in the JSON. */
+static void test_cli_model_show_oom_verdict(void **state)
+{
+    (void)state;
+    assert_int_equal(run("model show llama-7b --batch 1 --seq 512 --precision bf16 --optimizer adam "
+                         "--capacity-gb 24 --json"),
+                     0);
+    yajl_val v = parse();
+    assert_true(YAJL_IS_TRUE(get(v, "memory", "oom")));
+    assert_int_equal(YAJL_GET_INTEGER(get(v, "memory", "max_batch")), 0);
+    assert_true(fabs(YAJL_GET_DOUBLE(get(v, "memory", "capacity_gb")) - 24) < 1e-9);
+    assert_true(YAJL_GET_DOUBLE(get(v, "memory", "weights_gb")) > 12.5);
+    yajl_tree_free(v);
+}
+
+static void test_cli_model_show_with_catalog_gpu(void **state)
+{
+    (void)state;
+    char args[1024];
+    snprintf(args, sizeof args,
+             "model show resnet18 --batch 64 --gpu test-gpu --catalog '%s/tests/data/catalog' --json",
+             EPOCHSIM_SOURCE_DIR);
+    assert_int_equal(run(args), 0);
+    yajl_val v = parse();
+    assert_true(YAJL_GET_DOUBLE(get(v, "gpu", "step_gpu_ms")) > 0);
+    assert_true(YAJL_GET_DOUBLE(get(v, "gpu", "samples_per_s_gpu_bound")) > 0);
+    assert_true(fabs(YAJL_GET_DOUBLE(get(v, "memory", "capacity_gb")) - 40) < 1e-9);
+    assert_true(YAJL_GET_INTEGER(get(v, "memory", "max_batch")) > 64);
+    yajl_tree_free(v);
+    snprintf(args, sizeof args,
+             "model show resnet18 --gpu no-such-gpu --catalog '%s/tests/data/catalog'",
+             EPOCHSIM_SOURCE_DIR);
+    assert_int_equal(run(args), 1);
+}
+
+static void test_cli_model_kernel_listing(void **state)
+{
+    (void)state;
+    assert_int_equal(run("model show contrastive-triplet --batch 1024 --kernels"), 0);
+    assert_non_null(strstr(output, "triplet_distance"));
+    assert_non_null(strstr(output, "triplet_margin_compare"));
+    assert_non_null(strstr(output, "linear_wgrad"));
+}
+
+static void test_cli_model_bad_input(void **state)
+{
+    (void)state;
+    assert_int_equal(run("model"), 2);
+    assert_int_equal(run("model frobnicate"), 2);
+    assert_int_equal(run("model show"), 2);
+    assert_int_equal(run("model show resnet50 --batch 0"), 2);
+    assert_int_equal(run("model show resnet50 --batch 12abc"), 2);
+    assert_int_equal(run("model show resnet50 --batch"), 2);
+    assert_int_equal(run("model show resnet50 --precision fp64"), 2);
+    assert_int_equal(run("model show resnet50 --image 0x5"), 2);
+    assert_int_equal(run("model show resnet50 --optimizer lamb"), 2);
+    assert_int_equal(run("model show resnet50 --frob"), 2);
+    assert_int_equal(run("model show no-such-model"), 1);
+    assert_int_equal(run("model show vit_b_16 --image 225"), 1);
+    assert_int_equal(run("model show bert-base --seq 100000"), 1);
+    assert_int_equal(run("model show --help"), 0);
+    assert_non_null(strstr(output, "examples"));
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_cli_model_list),
+        cmocka_unit_test(test_cli_model_show_json),
+        cmocka_unit_test(test_cli_model_show_oom_verdict),
+        cmocka_unit_test(test_cli_model_show_with_catalog_gpu),
+        cmocka_unit_test(test_cli_model_kernel_listing),
+        cmocka_unit_test(test_cli_model_bad_input),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,2 @@
+# Architecture check (docs/ARCHITECTURE.md): no #include runs from a lower floor to a higher one.
+add_test(NAME arch/floors COMMAND sh ${CMAKE_CURRENT_LIST_DIR}/floors.sh ${CMAKE_SOURCE_DIR})

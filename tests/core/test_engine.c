@@ -1,0 +1,114 @@
+/* test_engine.c — the event engine alone, against a recording neighbour: events fire in time
+ * order and, at equal times, in the order they were scheduled; stop and fail end the run with
+ * the first error; a run in slices (sim_engine_run_some) gives the same sequence as one run. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h> /* after the headers it needs */
+
+#include "recorder.h"
+#include "sim/base/err.h"
+
+static void time_then_insertion_order(void **state)
+{
+    (void)state;
+    sim_engine *e = sim_engine_create();
+    recorder r;
+    recorder_attach(&r, e);
+    sim_engine_at(e, 30, r.id, 3, 0);
+    sim_engine_at(e, 10, r.id, 1, 0);
+    sim_engine_at(e, 20, r.id, 2, 0);
+    sim_engine_at(e, 20, r.id, 4, 0); /* same time as kind 2, scheduled after it */
+    assert_int_equal(sim_engine_run(e), 0);
+    assert_int_equal(r.n, 4);
+    const uint32_t want[] = {1, 2, 4, 3};
+    for (int i = 0; i < 4; i++)
+        assert_int_equal(r.kind[i], want[i]);
+    assert_int_equal(r.t[3], 30);
+    assert_int_equal(sim_engine_now(e), 30);
+    assert_int_equal(sim_engine_events(e), 4);
+    sim_engine_destroy(e);
+}
+
+/* Each event schedules the next 7 ns later until 100 have fired; kind 99 stops at the 50th. */
+static void chain(recorder *r, sim_engine *e, const sim_event *ev)
+{
+    if (ev->a == 50 && r->ctx)
+        sim_engine_stop(e);
+    else if (ev->a < 100)
+        sim_engine_after(e, 7, r->id, 0, ev->a + 1);
+}
+
+static void stop_ends_the_run(void **state)
+{
+    (void)state;
+    sim_engine *e = sim_engine_create();
+    recorder r;
+    recorder_attach(&r, e);
+    r.react = chain;
+    r.ctx = &r; /* stop at 50 */
+    sim_engine_at(e, 0, r.id, 0, 1);
+    assert_int_equal(sim_engine_run(e), 0);
+    assert_int_equal(r.n, 50);
+    assert_int_equal(sim_engine_now(e), 49 * 7);
+    sim_engine_destroy(e);
+}
+
+static void failing(recorder *r, sim_engine *e, const sim_event *ev)
+{
+    (void)r;
+    sim_engine_fail(e, ev->kind == 1 ? SIM_ENOMEM : SIM_EINVAL);
+}
+
+static void fail_reports_the_first_error(void **state)
+{
+    (void)state;
+    sim_engine *e = sim_engine_create();
+    recorder r;
+    recorder_attach(&r, e);
+    r.react = failing;
+    sim_engine_at(e, 5, r.id, 1, 0);
+    sim_engine_at(e, 6, r.id, 2, 0);
+    assert_int_equal(sim_engine_run(e), SIM_ENOMEM);
+    assert_int_equal(r.n, 1); /* the run stopped at the failure */
+    sim_engine_destroy(e);
+}
+
+static void slices_give_the_same_run(void **state)
+{
+    (void)state;
+    sim_engine *whole = sim_engine_create(), *sliced = sim_engine_create();
+    recorder a, b;
+    recorder_attach(&a, whole);
+    recorder_attach(&b, sliced);
+    a.react = b.react = chain;
+    sim_engine_at(whole, 0, a.id, 0, 1);
+    sim_engine_at(sliced, 0, b.id, 0, 1);
+    assert_int_equal(sim_engine_run(whole), 0);
+    bool finished = false;
+    int slices = 0;
+    while (!finished) {
+        assert_int_equal(sim_engine_run_some(sliced, 13, &finished), 0);
+        slices++;
+    }
+    assert_int_equal(a.n, 100);
+    assert_int_equal(b.n, 100);
+    for (int i = 0; i < 100; i++)
+        assert_true(a.t[i] == b.t[i] && a.a[i] == b.a[i]);
+    assert_int_equal(slices, 8); /* 100 events in slices of 13: 7 full, 1 that finds the end */
+    assert_int_equal(sim_engine_events(sliced), 100);
+    sim_engine_destroy(whole);
+    sim_engine_destroy(sliced);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(time_then_insertion_order),
+        cmocka_unit_test(stop_ends_the_run),
+        cmocka_unit_test(fail_reports_the_first_error),
+        cmocka_unit_test(slices_give_the_same_run),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,95 @@
+/* test_metrics.c — the metrics alone, driven by a scripted GPU and main thread: GPU-Util per
+ * NVML window is the share of the window with a kernel running (the last, partial window over
+ * its own length), SM-active weights kernels by their share of SMs, and every idle GPU ns is
+ * charged to what the main thread was doing; past its window budget the run fails. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h> /* after the headers it needs */
+
+#include "recorder.h"
+#include "sim/base/err.h"
+#include "sim/core/metrics.h"
+
+#include <stdlib.h>
+
+#define US 1000
+#define WINDOW (100 * US)
+
+/* The script: at each event, kind = what changes, a = the new state. */
+enum { SET_GPU, SET_GPU_HALF_SMS, SET_MAIN };
+
+static void play(recorder *r, sim_engine *e, const sim_event *ev)
+{
+    (void)e;
+    sim_metrics *m = r->ctx;
+    if (ev->kind == SET_MAIN)
+        sim_metrics_main(m, 0, (sim_main_state)ev->a);
+    else
+        sim_metrics_gpu(m, 0, (sim_gpu_state)ev->a, ev->kind == SET_GPU_HALF_SMS ? 0.5f : 1.0f);
+}
+
+static void windows_and_stalls(void **state)
+{
+    (void)state;
+    sim_engine *e = sim_engine_create();
+    sim_metrics *m = sim_metrics_create(e, 1, WINDOW, 0);
+    recorder r;
+    recorder_attach(&r, e);
+    r.react = play;
+    r.ctx = m;
+    /* kernel 0-50 us (all SMs), idle 50-150 while the main thread waits for data,
+     * kernel 150-250 us on half the SMs, idle to 260 us while it syncs */
+    sim_engine_at(e, 0, r.id, SET_MAIN, SIM_MAIN_DISPATCH);
+    sim_engine_at(e, 0, r.id, SET_GPU, SIM_GPUST_KERNEL);
+    sim_engine_at(e, 50 * US, r.id, SET_MAIN, SIM_MAIN_DATA);
+    sim_engine_at(e, 50 * US, r.id, SET_GPU, SIM_GPUST_IDLE);
+    sim_engine_at(e, 150 * US, r.id, SET_MAIN, SIM_MAIN_DISPATCH);
+    sim_engine_at(e, 150 * US, r.id, SET_GPU_HALF_SMS, SIM_GPUST_KERNEL);
+    sim_engine_at(e, 250 * US, r.id, SET_MAIN, SIM_MAIN_SYNC);
+    sim_engine_at(e, 250 * US, r.id, SET_GPU, SIM_GPUST_IDLE);
+    sim_engine_at(e, 260 * US, r.id, SET_MAIN, SIM_MAIN_OTHER);
+    assert_int_equal(sim_engine_run(e), 0);
+    int64_t n;
+    uint8_t *util = sim_metrics_util_series(m, &n);
+    assert_non_null(util);
+    /* [0,100): 50 us busy; [100,200): 50 us; [200,260): 50 of 60 us -> 83 % (rounded) */
+    assert_int_equal(n, 3);
+    assert_int_equal(util[0], 50);
+    assert_int_equal(util[1], 50);
+    assert_int_equal(util[2], 83);
+    free(util);
+    sim_gpu_totals t = sim_metrics_totals(m, 0);
+    assert_true(t.kernel_ns == 150 * US);
+    assert_true(t.sm_active_ns == 50 * US + 0.5 * 100 * US);
+    assert_true(t.stall_ns[SIM_STALL_DATA] == 100 * US);
+    assert_true(t.stall_ns[SIM_STALL_SYNC] == 10 * US);
+    sim_metrics_destroy(m);
+    sim_engine_destroy(e);
+}
+
+static void window_budget_fails_the_run(void **state)
+{
+    (void)state;
+    sim_engine *e = sim_engine_create();
+    sim_metrics *m = sim_metrics_create(e, 1, WINDOW, 2); /* room for 2 windows only */
+    recorder r;
+    recorder_attach(&r, e);
+    r.react = play;
+    r.ctx = m;
+    sim_engine_at(e, 0, r.id, SET_GPU, SIM_GPUST_KERNEL);
+    sim_engine_at(e, 350 * US, r.id, SET_GPU, SIM_GPUST_IDLE); /* a kernel over 4 windows */
+    assert_int_equal(sim_engine_run(e), SIM_EBUDGET);
+    sim_metrics_destroy(m);
+    sim_engine_destroy(e);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(windows_and_stalls),
+        cmocka_unit_test(window_budget_fails_the_run),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
