@@ -9,6 +9,7 @@
 #include "sim/app/run_cmd.h"
 #include "sim/app/sweep_cmd.h"
 #include "sim/app/trace_cmd.h"
+#include "sim/app/validate_cmd.h"
 
 #include <signal.h>
 #include <stdlib.h>
@@ -24,6 +25,7 @@ static const sim_cli_command commands[] = {
     {"trace", sim_trace_cmd, "show a native trace's header and per-step summary"},
     {"sweep", sim_sweep_cmd, "run an experiment over a grid of keys and hardware; CSV/JSONL rows"},
     {"plot", sim_plot_cmd, "plot columns of a sweep CSV with gnuplot (PNG, SVG or text)"},
+    {"validate", sim_validate_cmd, "error of the predictions against the published accuracy table"},
     {"calibrate", sim_calibrate_cmd, "fit a GPU's catalog fields to kernels recorded on it"},
     {0},
 };

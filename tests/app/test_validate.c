@@ -1,0 +1,165 @@
+/* test_validate.c — the published accuracy table (sim/app/validate.h): the CSV reader's errors
+ * (file:line:column), the MAPE and cross-GPU ratio arithmetic on a hand-made table with a closed
+ * form, and the shipped table against tests/data/published/recorded.csv: no check-row MAPE (group,
+ * generation, overall, ratio) may grow past its recorded value. */
+// clang-format off: cmocka.h needs these first
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+// clang-format on
+
+#include "plots/plt_csv.h"
+#include "sim/app/validate.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define HEADER SIM_VAL_COLUMNS "\n"
+#define PUBLISHED EPOCHSIM_SOURCE_DIR "/tests/data/published"
+#define CATALOG EPOCHSIM_SOURCE_DIR "/configs/hardware"
+
+static char path[64];
+
+static void write_file(const char *text)
+{
+    snprintf(path, sizeof path, "/tmp/epochsim-validate-%d.csv", (int)getpid());
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+/* Reads text as a table file and expects an SIM_EFORMAT at line:col whose message has `has`. */
+static void expect_error(const char *text, int line, int col, const char *has)
+{
+    write_file(text);
+    sim_val_table t = {0};
+    sim_err err;
+    sim_err_clear(&err);
+    int rc = sim_val_read_file(&t, path, &err);
+    if (rc != SIM_EFORMAT || err.line != line || err.col != col || !strstr(err.msg, has))
+        fail_msg("%s: rc %d, %d:%d '%s'; wanted %d:%d '%s'", text, rc, err.line, err.col, err.msg,
+                 line, col, has);
+    assert_string_equal(err.where, path);
+    sim_val_table_free(&t);
+    unlink(path);
+}
+
+#define ROW(value, role, gpus)                                                                     \
+    "r1,g," role ",samples_per_s," value ",a10," gpus ",resnet50,fp16,8,,sw,src,\n"
+
+static void test_validate_reader_errors(void **state)
+{
+    (void)state;
+    expect_error("id,group,role\nx,y,fit\n", 1, 4, "metric");
+    expect_error("id,group,role,metric,value,gpu,gpus,model,precision,batch,settings,software,"
+                 "source,notes,extra\n",
+                 1, 15, "15 columns");
+    expect_error(HEADER ROW("12x", "check", "1"), 2, 5, "value");
+    expect_error(HEADER ROW("-3", "check", "1"), 2, 5, "positive");
+    expect_error(HEADER ROW("10", "both", "1"), 2, 3, "role");
+    expect_error(HEADER ROW("10", "fit", "0"), 2, 7, "gpus");
+    expect_error(HEADER "r1,g,fit,flops,1,a10,1,-,fp16,-,,sw,src,\n", 2, 4, "metric");
+    expect_error(HEADER "r1,g,fit,launch_us,1,a10,1,-,fp16,-,,sw,,\n", 2, 13, "source");
+    expect_error(HEADER ROW("10", "fit", "1") ROW("11", "fit", "1"), 3, 1, "already used");
+    /* A row with too few fields: libcsv through plt_csv names the line. */
+    expect_error(HEADER "r1,g,fit\n", 2, 0, "fields");
+}
+
+/* Two GPUs, one group, published 100 and 200, predicted 110 and 180: errors +10 % and -10 %,
+ * MAPE 10 %; ratio published 0.5, predicted 110/180, error |(11/18)/0.5 - 1| = 2/9 = 22.2 %. A
+ * third row of role fit on its own is kept out of the check statistics. Exact arithmetic on
+ * doubles: tolerance 1e-9 for rounding only. */
+static void test_validate_mape_and_ratio_closed_form(void **state)
+{
+    (void)state;
+    write_file(HEADER
+               "a,g,check,samples_per_s,100,a10,1,resnet50,fp16,8,,sw,http://s x,\n"
+               "b,g,check,samples_per_s,200,h100-sxm5-80gb,1,resnet50,fp16,8,,sw,http://s y,\n"
+               "c,g,fit,samples_per_s,50,a10,1,resnet50,fp16,8,,sw,http://s,\n");
+    sim_val_table t = {0};
+    assert_int_equal(sim_val_read_file(&t, path, NULL), 0);
+    assert_int_equal(t.n, 3);
+    const double predicted[] = {110, 180, 60};
+    const char *arch[] = {"ampere", "hopper", "ampere"};
+    for (int i = 0; i < 3; i++) {
+        t.rows[i].predicted = predicted[i];
+        snprintf(t.rows[i].arch, sizeof t.rows[i].arch, "%s", arch[i]);
+    }
+    assert_true(fabs(sim_val_error_pct(&t.rows[1]) + 10) < 1e-9);
+    sim_val_summary s;
+    assert_int_equal(sim_val_summarize(&t, &s), 0);
+    assert_int_equal(s.predicted[SIM_VAL_CHECK], 2);
+    assert_int_equal(s.predicted[SIM_VAL_FIT], 1);
+    int seen = 0;
+    for (size_t i = 0; i < s.n; i++) {
+        const sim_val_stat *st = &s.stats[i];
+        double want = st->role == SIM_VAL_FIT ? 20 : st->scope == SIM_VAL_RATIO ? 200.0 / 9 : 10;
+        if (st->role == SIM_VAL_FIT && st->scope == SIM_VAL_RATIO) fail_msg("a ratio of one row");
+        if (fabs(st->mape_pct - want) > 1e-9)
+            fail_msg("%s %s %s: %.12f, wanted %.12f", sim_val_role_name(st->role),
+                     sim_val_scope_name(st->scope), st->name, st->mape_pct, want);
+        seen += st->role == SIM_VAL_CHECK;
+    }
+    assert_int_equal(seen, 5); /* group g, ampere, hopper, overall, ratio */
+    sim_val_summary_free(&s);
+    sim_val_table_free(&t);
+    unlink(path);
+}
+
+/* Recorded check-row MAPE for a stat's name, or -1 when recorded.csv has none. */
+static double recorded(const plt_csv *rec, const char *name)
+{
+    int cg = plt_csv_col(rec, "group"), cr = plt_csv_col(rec, "role"),
+        cm = plt_csv_col(rec, "mape_pct");
+    assert_true(cg >= 0 && cr >= 0 && cm >= 0);
+    for (size_t r = 0; r < rec->n_rows; r++)
+        if (!strcmp(plt_csv_cell(rec, r, cg), name) && !strcmp(plt_csv_cell(rec, r, cr), "check"))
+            return atof(plt_csv_cell(rec, r, cm));
+    return -1;
+}
+
+/* The model is deterministic, so today's figures come back exactly; the 0.5-point margin is for
+ * the one-decimal rounding of recorded.csv. A stat that is not recorded (a new group) fails too:
+ * record it. */
+static void test_validate_published_errors_do_not_grow(void **state)
+{
+    (void)state;
+    sim_val_table t = {0};
+    sim_err err;
+    sim_err_clear(&err);
+    if (sim_val_read_dir(&t, PUBLISHED, &err)) fail_msg("%s:%d: %s", err.where, err.line, err.msg);
+    sim_val_predict(&t, CATALOG);
+    sim_val_summary s;
+    assert_int_equal(sim_val_summarize(&t, &s), 0);
+    plt_csv rec;
+    if (plt_csv_read(PUBLISHED "/recorded.csv", &rec, &err)) fail_msg("%s", err.msg);
+    int grew = 0;
+    for (size_t i = 0; i < s.n; i++) {
+        const sim_val_stat *st = &s.stats[i];
+        if (st->role != SIM_VAL_CHECK) continue;
+        double limit = recorded(&rec, st->name);
+        printf("%-11s %-22s n %3d  MAPE %6.1f %%  recorded %6.1f %%\n",
+               sim_val_scope_name(st->scope), st->name, st->n, st->mape_pct, limit);
+        if (limit < 0 || st->mape_pct > limit + 0.5) grew++;
+    }
+    assert_int_equal(grew, 0);
+    plt_csv_free(&rec);
+    sim_val_summary_free(&s);
+    sim_val_table_free(&t);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_validate_reader_errors),
+        cmocka_unit_test(test_validate_mape_and_ratio_closed_form),
+        cmocka_unit_test(test_validate_published_errors_do_not_grow),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
