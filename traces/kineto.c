@@ -7,6 +7,7 @@
 #include "traces/kineto.h"
 
 #include "sim/core/workload.h"
+#include "sim/base/outfile.h"
 #include "traces/kclass.h"
 
 #include <errno.h>
@@ -14,6 +15,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 #include <yajl/yajl_parse.h>
 #include <zlib.h>
 
@@ -2463,5 +2465,45 @@ out:
     imp_free(&m);
     if (sum)
         sum->total_s = now_s() - t_start;
+    return rc;
+}
+
+/* ---- a native trace for any trace path --------------------------------------------------- */
+
+static int ends_with(const char *s, const char *suffix)
+{
+    size_t n = strlen(s), m = strlen(suffix);
+    return n >= m && !strcmp(s + n - m, suffix);
+}
+
+void trc_import_temp_drop(char *tmp)
+{
+    if (!tmp[0])
+        return;
+    unlink(tmp);
+    sim_outfile_untrack(tmp);
+    tmp[0] = 0;
+}
+
+int trc_import_temp(const char *path, const char *tag, char *tmp, size_t tmp_size, sim_err *err)
+{
+    tmp[0] = 0;
+    if (access(path, R_OK) != 0)
+        return sim_err_set(err, SIM_ENOENT, path, 0, 0, "cannot read '%s'", path);
+    if (!ends_with(path, ".json") && !ends_with(path, ".json.gz"))
+        return SIM_OK;
+    const char *dir = getenv("TMPDIR");
+    snprintf(tmp, tmp_size, "%s/epochsim-%s-XXXXXX", dir && dir[0] ? dir : "/tmp", tag);
+    int fd = mkstemp(tmp);
+    if (fd < 0) {
+        tmp[0] = 0;
+        return sim_err_set(err, SIM_EIO, NULL, 0, 0, "cannot make a temporary file to import '%s'",
+                           path);
+    }
+    close(fd);
+    sim_outfile_track(tmp);
+    int rc = trc_kineto_import(path, tmp, NULL, NULL, err);
+    if (rc)
+        trc_import_temp_drop(tmp);
     return rc;
 }

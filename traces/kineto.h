@@ -92,4 +92,13 @@ int trc_kineto_import(const char *in_path, const char *out_path, const trc_kinet
 /* Frees the per-step array of a summary and zeroes it. */
 void trc_kineto_summary_free(trc_kineto_summary *s);
 
+/* For readers that take either kind of trace: a Kineto .json/.json.gz at `path` is imported into
+ * a temporary native trace (~0.1-0.2 s for the validation traces) whose path goes to tmp; any
+ * other path is left to the native reader and tmp gets "". The temporary file lives in $TMPDIR
+ * (else /tmp) under a unique name `epochsim-<tag>-XXXXXX` and is registered with
+ * sim_outfile_track, so an interrupt removes it too; remove it with trc_import_temp_drop.
+ * Errors: SIM_ENOENT (unreadable path), SIM_EIO (no temporary file), the importer's. */
+int trc_import_temp(const char *path, const char *tag, char *tmp, size_t tmp_size, sim_err *err);
+void trc_import_temp_drop(char *tmp);
+
 #endif

@@ -9,7 +9,6 @@
 #include "sim/setup/calibrate.h"
 #include "sim/setup/catalog.h"
 #include "sim/setup/replay_workload.h"
-#include "traces/trace.h"
 
 #include <getopt.h>
 #include <math.h>
@@ -31,7 +30,7 @@ static void usage(FILE *out)
             "                          [--param FIELD]... [--check FILE]... [-o OVERLAY]\n"
             "                          [--json PATH|-] [--catalog DIR]\n\n"
             "Fits number fields of a GPU's catalog entry to the kernels recorded on that GPU\n"
-            "(native traces from `epochsim import kineto`, recorded with record_shapes so that\n"
+            "(PyTorch-profiler .json[.gz] or native traces, recorded with record_shapes so that\n"
             "kernels' work is known), by GSL nonlinear least squares on the log ratio of\n"
             "predicted to measured kernel time, each kernel weighted by its share of the time.\n"
             "Prints each field's start, fitted value and standard error, the residuals, and the\n"
@@ -46,8 +45,7 @@ static void usage(FILE *out)
             "  --json PATH|-   the report as JSON\n"
             "  --catalog DIR   hardware catalog (default $EPOCHSIM_CATALOG or the built-in one)\n\n"
             "examples:\n"
-            "  epochsim import kineto worker0.pt.trace.json.gz -o mine.trace\n"
-            "  epochsim calibrate --trace mine.trace -o my-gpu.yaml\n"
+            "  epochsim calibrate --trace worker0.pt.trace.json.gz -o my-gpu.yaml\n"
             "  epochsim run exp.yaml --set system.catalog_overlay=my-gpu.yaml\n"
             "  epochsim calibrate --trace a.trace --check b.trace --param kernel_overhead_us\n");
 }
@@ -107,19 +105,12 @@ static int parse(int argc, char **argv, cal_args *a)
 }
 
 /* The GPU's catalog name: --gpu, else the first trace's recorded GPU matched to the catalog. */
-static int find_gpu(const cal_args *a, char *name, sim_err *err)
+static void find_gpu(const cal_args *a, const cal_set *data, char *name)
 {
-    if (a->gpu) {
+    if (a->gpu)
         snprintf(name, SIM_NAME_MAX, "%s", a->gpu);
-        return SIM_OK;
-    }
-    trc_reader *r;
-    int rc = trc_reader_open(a->traces[0], &r, err);
-    if (rc)
-        return rc;
-    trc_replay_gpu_candidate(trc_reader_header(r)->gpu_name, name);
-    trc_reader_close(r);
-    return SIM_OK;
+    else
+        trc_replay_gpu_candidate(data->gpu_name, name);
 }
 
 static int load_traces(const char *const *paths, int n, cal_set *out, sim_err *err)
@@ -246,11 +237,11 @@ static int calibrate(const cal_args *a, cal_set *data, cal_set *checks, sim_err 
 {
     cal_problem pr = {.data = data};
     char gpu[SIM_NAME_MAX];
-    int rc = find_gpu(a, gpu, err);
-    if (!rc)
+    int rc = load_traces(a->traces, a->n_traces, data, err);
+    if (!rc) {
+        find_gpu(a, data, gpu);
         rc = cfg_catalog_load(sim_cli_catalog_dir(a->catalog), CFG_CAT_GPU, gpu, &pr.gpu, err);
-    if (!rc)
-        rc = load_traces(a->traces, a->n_traces, data, err);
+    }
     for (int i = 0; !rc && i < a->n_checks; i++)
         rc = cal_add_trace(a->checks[i], &checks[i], err);
     if (!rc)

@@ -5,6 +5,7 @@
 #include "sim/base/outfile.h"
 #include "sim/setup/catalog.h"
 #include "traces/kclass.h"
+#include "traces/kineto.h"
 #include "traces/trace.h"
 
 #include <math.h>
@@ -60,10 +61,17 @@ static int observation(const trc_step *s, const trc_record *r, sim_precision tra
 
 int cal_add_trace(const char *path, cal_set *out, sim_err *err)
 {
-    trc_reader *r;
-    int rc = trc_reader_open(path, &r, err);
+    char tmp[1024];
+    int rc = trc_import_temp(path, "calibrate", tmp, sizeof tmp, err);
     if (rc)
         return rc;
+    trc_reader *r;
+    rc = trc_reader_open(tmp[0] ? tmp : path, &r, err);
+    trc_import_temp_drop(tmp); /* the reader holds the file open */
+    if (rc)
+        return rc;
+    if (!out->gpu_name[0])
+        snprintf(out->gpu_name, sizeof out->gpu_name, "%s", trc_reader_header(r)->gpu_name);
     sim_precision trace_p = SIM_PREC_FP32;
     if (sim_precision_parse(trc_reader_header(r)->precision, &trace_p))
         trace_p = SIM_PREC_FP32;

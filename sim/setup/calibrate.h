@@ -12,6 +12,7 @@
 #include "sim/base/err.h"
 #include "sim/core/hw.h"
 #include "sim/setup/cfgtable.h"
+#include "traces/trace.h"
 
 #include <stddef.h>
 
@@ -25,9 +26,11 @@ typedef struct cal_set {
     cal_obs *obs;
     size_t n, cap;
     size_t skipped; /* kernels left out: unknown work, no duration, or not a compute kernel */
+    char gpu_name[TRC_STR_MAX]; /* the GPU the first trace recorded (deviceProperties name) */
 } cal_set;
 
-/* Appends the usable kernels of every step of a native trace (epochsim import) to out. */
+/* Appends the usable kernels of every step of a trace (native, or a Kineto .json[.gz], imported
+ * on the way) to out. */
 int cal_add_trace(const char *path, cal_set *out, sim_err *err);
 void cal_set_free(cal_set *s);
 

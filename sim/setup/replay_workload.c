@@ -139,12 +139,6 @@ int64_t trc_replay_kernel_ns(int64_t rec_ns, sim_unit unit, int conv, double flo
 
 /* ---- the trace's step -------------------------------------------------------------------- */
 
-static int ends_with(const char *s, const char *suffix)
-{
-    size_t n = strlen(s), m = strlen(suffix);
-    return n >= m && !strcmp(s + n - m, suffix);
-}
-
 static int has_ci(const char *s, const char *needle)
 {
     size_t m = strlen(needle);
@@ -336,42 +330,6 @@ static int prefixed(int rc, const char *key, sim_err *err)
     return rc;
 }
 
-/* Removes the temporary trace open_trace made, if any. */
-static void drop_temp(char *tmp)
-{
-    if (!tmp[0]) return;
-    unlink(tmp);
-    sim_outfile_untrack(tmp);
-    tmp[0] = 0;
-}
-
-/* A Kineto JSON is imported into a temporary native trace first (~0.1-0.2 s for the real
- * traces); tmp receives its path ("" when none was made). It lives in $TMPDIR (else /tmp) under a
- * unique name and is registered with sim_outfile_track, so an interrupt removes it too. */
-static int open_trace(const char *path, char *tmp, size_t tmp_size, sim_err *err)
-{
-    tmp[0] = 0;
-    if (access(path, R_OK) != 0)
-        return sim_err_set(err, SIM_ENOENT, path, 0, 0, "workload.trace: cannot read '%s'", path);
-    if (!ends_with(path, ".json") && !ends_with(path, ".json.gz"))
-        return SIM_OK;
-    const char *dir = getenv("TMPDIR");
-    snprintf(tmp, tmp_size, "%s/epochsim-replay-XXXXXX", dir && dir[0] ? dir : "/tmp");
-    int fd = mkstemp(tmp);
-    if (fd < 0) {
-        tmp[0] = 0;
-        return sim_err_set(err, SIM_EIO, NULL, 0, 0,
-                           "workload.trace: cannot make a temporary file to import '%s'", path);
-    }
-    close(fd);
-    sim_outfile_track(tmp);
-    int rc = trc_kineto_import(path, tmp, NULL, NULL, err);
-    if (rc) {
-        drop_temp(tmp);
-        return prefixed(rc, "workload.trace", err);
-    }
-    return SIM_OK;
-}
 
 int trc_replay_program(const sim_experiment *x, const sim_hardware *hw, const char *catalog_dir,
                        sim_program *out, trc_replay_info *info_out, sim_err *err)
@@ -380,9 +338,10 @@ int trc_replay_program(const sim_experiment *x, const sim_hardware *hw, const ch
     trc_replay_info info_local, *info = info_out ? info_out : &info_local;
     memset(info, 0, sizeof *info);
     char tmp[SIM_PATH_MAX + 64];
-    int rc = open_trace(x->workload.trace, tmp, sizeof tmp, err);
+    /* A Kineto JSON is imported into a temporary native trace first. */
+    int rc = trc_import_temp(x->workload.trace, "replay", tmp, sizeof tmp, err);
     if (rc)
-        return rc;
+        return prefixed(rc, "workload.trace", err);
     const char *path = tmp[0] ? tmp : x->workload.trace;
     trc_program_opts o;
     trc_program_opts_init(&o);
@@ -540,7 +499,7 @@ done:
     free(notes);
     trc_program_info_free(&pi);
     sim_program_free(&rec);
-    drop_temp(tmp);
+    trc_import_temp_drop(tmp);
     return rc;
 }
 

@@ -210,8 +210,8 @@ static void test_sweep_cli_stdout_rows_and_exit_codes(void **state)
 static void test_sweep_cli_every_command_has_help_and_exit_codes(void **state)
 {
     (void)state;
-    static const char *const commands[] = {"run",   "hw",    "model", "import",
-                                           "trace", "sweep", "plot",  "validate"};
+    static const char *const commands[] = {"run",   "hw",   "model",    "import",   "trace",
+                                           "sweep", "plot", "validate", "calibrate"};
     char out[64];
     snprintf(out, sizeof out, "/tmp/epochsim-help-%d.txt", (int)getpid());
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++) {
