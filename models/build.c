@@ -33,8 +33,10 @@ int mdl_build_program(const char *model, const mdl_options *opt, const mdl_dispa
                          mem->capacity_bytes / 1073741824.0, mem->max_batch);
         goto out;
     }
+    mdl_options o = *opt;
+    o.conv_tensor_cores = mdl_conv_tensor_cores(gpu, opt->precision);
     mdl_step step;
-    rc = mdl_expand(&net, opt, d, &step, err);
+    rc = mdl_expand(&net, &o, d, &step, err);
     if (rc)
         goto out;
     rc = mdl_step_program(&step, gpu, prog, err);

@@ -87,6 +87,25 @@ double mdl_efficiency(const sim_curve *gpu_curve, mdl_curve_id fallback, double 
     return e > 1 ? 1 : e;
 }
 
+/* The default curves were set on an A100 SXM4 (the cost notes above; dense half-precision tensor
+ * peak 312 TFLOPS, FP32 19.5 TFLOPS, DRAM 1,555 GB/s for 40 GB and 2,039 GB/s for 80 GB: Glenn K.
+ * Lockwood, "A100", from NVIDIA's A100 datasheet). Their ramp comes from costs fixed in time, not
+ * in work: filling the pipeline at DRAM latency, the epilogue, the last partial wave, block
+ * launch. So on another GPU (or another unit) a kernel sits where its ideal time would put it on
+ * the A100: the same FLOPs on an H100's 989 TFLOPS take a third of the time, and reach only the
+ * efficiency a third of the work reaches on the A100. A GPU's own curve (fitted on that GPU) is
+ * read at the kernel's plain work. */
+static const double ref_rate[] = {
+    [MDL_CURVE_TENSOR] = 312e12, [MDL_CURVE_CUDA] = 19.5e12, [MDL_CURVE_MEMORY] = 1797e9};
+
+double mdl_efficiency_at(const sim_curve *gpu_curve, mdl_curve_id fallback, double work,
+                         double rate)
+{
+    if (curve_valid(gpu_curve) || !(rate > 0))
+        return mdl_efficiency(gpu_curve, fallback, log10(work));
+    return mdl_efficiency(NULL, fallback, log10(work * ref_rate[fallback] / rate));
+}
+
 int mdl_blocks_per_sm(const sim_gpu_desc *gpu)
 {
     return gpu->max_blocks_per_sm > 0 ? gpu->max_blocks_per_sm : 1;
@@ -140,6 +159,13 @@ double mdl_peak_flops(const sim_gpu_desc *gpu, sim_precision p, mdl_math math, i
     return (t > 0 ? t : gpu->fp32_tflops) * 1e12;
 }
 
+bool mdl_conv_tensor_cores(const sim_gpu_desc *gpu, sim_precision p)
+{
+    int tensor = 0;
+    mdl_peak_flops(gpu, p, MDL_MATH_CONV, &tensor);
+    return tensor != 0;
+}
+
 void mdl_kernel_cost(const mdl_kernel *k, const sim_gpu_desc *gpu, sim_precision p, mdl_cost *o)
 {
     *o = (mdl_cost){.wave_factor = 1, .unit = SIM_UNIT_NONE};
@@ -156,13 +182,14 @@ void mdl_kernel_cost(const mdl_kernel *k, const sim_gpu_desc *gpu, sim_precision
     }
     double work = k->flops * o->wave_factor;
     if (work > 0 && o->peak_flops > 0) {
-        o->eff_compute = tensor ? mdl_efficiency(&gpu->eff_tensor, MDL_CURVE_TENSOR, log10(work))
-                                : mdl_efficiency(&gpu->eff_cuda, MDL_CURVE_CUDA, log10(work));
+        o->eff_compute =
+            tensor ? mdl_efficiency_at(&gpu->eff_tensor, MDL_CURVE_TENSOR, work, o->peak_flops)
+                   : mdl_efficiency_at(&gpu->eff_cuda, MDL_CURVE_CUDA, work, o->peak_flops);
         o->compute_ns = work / (o->peak_flops * o->eff_compute) * 1e9;
     }
     double bw = gpu->mem_bw_gbps * 1e9;
     if (k->bytes > 0 && bw > 0) {
-        o->eff_memory = mdl_efficiency(&gpu->eff_mem, MDL_CURVE_MEMORY, log10(k->bytes));
+        o->eff_memory = mdl_efficiency_at(&gpu->eff_mem, MDL_CURVE_MEMORY, k->bytes, bw);
         o->memory_ns = k->bytes / (bw * o->eff_memory) * 1e9;
     }
     o->overhead_ns = gpu->kernel_overhead_us > 0 ? gpu->kernel_overhead_us * 1e3 : 0;

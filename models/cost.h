@@ -10,6 +10,7 @@
 #include "sim/core/hw.h"
 #include "sim/core/workload.h"
 
+#include <stdbool.h>
 #include <stdint.h>
 
 /* Which arithmetic a kernel does; together with the precision it picks the unit and the peak. */
@@ -74,6 +75,12 @@ double mdl_curve_eval(const sim_curve *c, double x);
  * clamped to [0.001, 1]. */
 double mdl_efficiency(const sim_curve *gpu_curve, mdl_curve_id fallback, double x);
 
+/* Efficiency of a kernel doing `work` (FLOPs or bytes) on a unit of `rate` (FLOP/s or B/s): the
+ * GPU's own curve at log10(work), or the default curve where the reference GPU (an A100 SXM4,
+ * see cost.c) would take the same ideal time, log10(work x its rate / rate). */
+double mdl_efficiency_at(const sim_curve *gpu_curve, mdl_curve_id fallback, double work,
+                         double rate);
+
 /* Resident blocks per SM used for wave quantization: gpu->max_blocks_per_sm, or 1 if unset. */
 int mdl_blocks_per_sm(const sim_gpu_desc *gpu);
 
@@ -92,5 +99,9 @@ int64_t mdl_kernel_time_ns(const mdl_kernel *k, const sim_gpu_desc *gpu, sim_pre
  * (torch.backends.cudnn.allow_tf32 = True), cuBLAS matmuls do not (torch.backends.cuda.matmul.
  * allow_tf32 = False since PyTorch 1.12); tf32 precision turns both on. */
 double mdl_peak_flops(const sim_gpu_desc *gpu, sim_precision p, mdl_math math, int *tensor);
+
+/* Whether cuDNN runs convolutions on tensor cores on this GPU under precision p (half precision
+ * where the part has the unit, TF32 on Ampere and later under PyTorch's default allow_tf32). */
+bool mdl_conv_tensor_cores(const sim_gpu_desc *gpu, sim_precision p);
 
 #endif

@@ -125,9 +125,9 @@ int mdl_options_check(const mdl_options *o, sim_err *err)
         return sim_err_set(err, SIM_EINVAL, NULL, 0, 0, "invalid precision %d", o->precision);
     if ((unsigned)o->optimizer >= MDL_OPT_COUNT || (unsigned)o->opt_impl >= MDL_IMPL_COUNT)
         return sim_err_set(err, SIM_EINVAL, NULL, 0, 0, "invalid optimizer");
-    if (o->accum_steps < 1 || o->accum_steps > 255)
+    if (o->accum_steps < 1 || o->accum_steps > 1024)
         return sim_err_set(err, SIM_EINVAL, NULL, 0, 0,
-                           "gradient accumulation steps %d out of range (1..255)", o->accum_steps);
+                           "gradient accumulation steps %d out of range (1..1024)", o->accum_steps);
     if (o->ckpt_segments < 0 || o->ckpt_segments > 100000)
         return sim_err_set(err, SIM_EINVAL, NULL, 0, 0, "checkpoint segments %d out of range",
                            o->ckpt_segments);
@@ -299,21 +299,58 @@ static void fwd_weight_casts(ctx *c, const mdl_layer *l, double params, int tens
              c->d->aten_op_ns);
 }
 
+/* cuDNN's tensor-core convolution kernels work on NHWC data. Given contiguous (NCHW) tensors, a
+ * convolution that is not a plain GEMM (anything but 1x1 stride 1, which runs as a GEMM on NCHW)
+ * transposes what it reads into NHWC first (nchwToNhwcKernel: the activation and the filter) and
+ * what it writes back to NCHW after (nhwcToNchwKernel). Seen in the A100 TF32 DDP trace in
+ * tests/data/validation-traces (hta/nccl_parser_config): every 3x3 or strided fprop, dgrad and
+ * wgrad kernel follows two nchwToNhwc kernels and most precede one nhwcToNchw, 1x1 convolutions
+ * run as cutlass GEMMs without them, and the transposes take 37 % of the convolutions' own GPU
+ * time per step. The CUDA-core (FP32 on Volta) kernels read NCHW directly: the two V100 FP32
+ * traces have no activation transposes. torch.channels_last hands cuDNN NHWC tensors and so
+ * removes them. */
+static bool nchw_transposes(const ctx *c, const mdl_layer *l)
+{
+    return !c->o->channels_last && c->o->conv_tensor_cores && !depthwise(l) &&
+           (l->kh * l->kw > 1 || l->stride > 1);
+}
+
+/* One layout transpose of `elems` elements of `bytes_per` bytes inside the cuDNN call, after CPU
+ * work ns (the op's own dispatch when it is the call's first kernel). */
+static void transpose(ctx *c, const char *op, double elems, double bytes_per, int64_t ns)
+{
+    elem(c, op, elems, 2 * elems * bytes_per, 0, ns);
+}
+
+/* The transposes before a convolution kernel: its activation operand and the filter. The first
+ * carries the op's dispatch ns; returns what the kernel after them carries. */
+static int64_t transposes_in(ctx *c, const mdl_layer *l, double act_elems, int64_t ns)
+{
+    transpose(c, "nchw_to_nhwc", act_elems, c->act, ns);
+    transpose(c, "nchw_to_nhwc_filter", l->params, c->cb, c->d->extra_launch_ns);
+    return c->d->extra_launch_ns;
+}
+
 static void fwd_conv(ctx *c, const mdl_layer *l)
 {
     int cin = conv_cin(l);
     double in = (double)cin * l->in_h * l->in_w, out = l->m * (double)l->n, B = c->B;
+    bool tr = nchw_transposes(c, l);
     if (casts_input(c, l))
         elem(c, "autocast_input_cast", B * in, B * in * (4 + 2), 0, c->d->aten_op_ns);
     fwd_weight_casts(c, l, l->params, l->param_tensors);
     double bytes = c->act * B * (in + out) + c->cb * l->params;
     double flops = 2.0 * B * l->m * (double)l->n * (double)l->k;
+    int64_t ns = c->d->module_op_ns;
+    if (tr)
+        ns = transposes_in(c, l, B * in, ns);
     if (depthwise(l))
         push(c, "conv_depthwise_fwd", SIM_OP_KERNEL, MDL_MATH_SIMT, flops, bytes,
-             ceil(B * out / ELEMS_PER_BLOCK), c->d->module_op_ns);
+             ceil(B * out / ELEMS_PER_BLOCK), ns);
     else
-        gemm(c, "conv_fwd", MDL_MATH_CONV, B * l->m, (double)l->n, (double)l->k, 1, bytes,
-             c->d->module_op_ns);
+        gemm(c, "conv_fwd", MDL_MATH_CONV, B * l->m, (double)l->n, (double)l->k, 1, bytes, ns);
+    if (tr)
+        transpose(c, "nhwc_to_nchw", B * out, c->act, c->d->extra_launch_ns);
     if (l->flags & MDL_F_BIAS)
         elem(c, "conv_bias_add", B * out, c->act * B * out * 2, B * out, c->d->extra_launch_ns);
 }
@@ -531,12 +568,24 @@ static void bwd_conv(ctx *c, const mdl_layer *l)
         push(c, "conv_depthwise_wgrad", SIM_OP_KERNEL, MDL_MATH_SIMT, flops, bytes,
              ceil(B * out / ELEMS_PER_BLOCK), ns);
     } else {
+        bool tr = nchw_transposes(c, l);
         if (!(l->flags & MDL_F_NO_DGRAD)) {
             double M = B * l->in_h * l->in_w;
+            if (tr)
+                ns = transposes_in(c, l, B * out, ns);
             gemm(c, "conv_dgrad", MDL_MATH_CONV, M, cin, flops / (2 * M * cin), 1, bytes, ns);
+            ns = D->extra_launch_ns;
+            if (tr)
+                transpose(c, "nhwc_to_nchw", B * in, c->act, ns);
+        }
+        if (tr) {
+            transpose(c, "nchw_to_nhwc", B * in, c->act, ns);
+            transpose(c, "nchw_to_nhwc", B * out, c->act, D->extra_launch_ns);
             ns = D->extra_launch_ns;
         }
         gemm(c, "conv_wgrad", MDL_MATH_CONV, (double)l->n, (double)l->k, B * l->m, 1, bytes, ns);
+        if (tr)
+            transpose(c, "nhwc_to_nchw_filter", l->params, c->cb, D->extra_launch_ns);
     }
     if (casts_input(c, l))
         elem(c, "input_grad_cast", B * in, B * in * (2 + 4), 0, D->bwd_op_ns);

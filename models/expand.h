@@ -34,6 +34,9 @@ typedef struct mdl_options {
     bool checkpointing;      /* activation checkpointing over the net's blocks */
     int ckpt_segments;       /* checkpoint segments; 0 = ceil(sqrt(blocks)) */
     bool cuda_graphs;        /* the step is replayed as one CUDA graph (dispatch only) */
+    bool channels_last;      /* activations in torch.channels_last (NHWC); false = contiguous NCHW */
+    bool conv_tensor_cores;  /* convolutions run on tensor cores (set from the GPU and precision by
+                                mdl_build_program; see mdl_conv_tensor_cores in cost.h) */
     int grad_scaler;         /* GradScaler: -1 = auto (on for amp_fp16 and fp16), 0 off, 1 on */
     int world_size;          /* data-parallel GPUs (DDP); 0 or 1 = one GPU, no all-reduce */
 } mdl_options;

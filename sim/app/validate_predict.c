@@ -27,10 +27,6 @@ static const char *const benchmark_path[] = {
 };
 #define STEPS 20
 
-/* Keys another part of the project is adding (the kernel model's memory format); until the
- * experiment table has them, a row giving one is predicted without it and says so. */
-static const char *const pending_keys[] = {"workload.memory_format"};
-
 static void row_fail(sim_val_row *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void row_fail(sim_val_row *r, const char *fmt, ...)
 {
@@ -41,19 +37,6 @@ static void row_fail(sim_val_row *r, const char *fmt, ...)
     r->predicted = NAN;
 }
 
-static void note_skipped(sim_val_row *r, const char *key, size_t len)
-{
-    size_t n = strlen(r->note);
-    snprintf(r->note + n, sizeof r->note - n, "%s%.*s unknown to this build, ignored",
-             n ? "; " : "", (int)len, key);
-}
-
-static bool is_pending(const char *key, size_t len)
-{
-    for (size_t i = 0; i < sizeof pending_keys / sizeof pending_keys[0]; i++)
-        if (strlen(pending_keys[i]) == len && !strncmp(pending_keys[i], key, len)) return true;
-    return false;
-}
 
 /* Microbenchmark parameters: the settings without a dot (m=, n=, k=, bytes=, pinned=). */
 typedef struct bench_params {
@@ -110,8 +93,6 @@ static int apply_settings(sim_val_row *r, sim_experiment *x, cfg_experiment_set 
             if (bench_param(r, item, b)) return -1;
         } else if (cfg_table_find(cfg_experiment_table(), key, NULL)) {
             if (apply(r, item, x, set)) return -1;
-        } else if (is_pending(key, key_len)) {
-            note_skipped(r, key, key_len);
         } else {
             row_fail(r, "settings: unknown experiment key '%s'", key);
             return -1;

@@ -16,6 +16,7 @@
 
 static const char *const optimizer_names[] = {"sgd", "adam", "adamw", NULL};
 static const char *const impl_names[] = {"foreach", "fused", "forloop", NULL};
+static const char *const memory_format_names[] = {"contiguous", "channels_last", NULL};
 static const char *const scaler_names[] = {"auto", "off", "on", NULL};
 
 static const cfg_field fields[] = {
@@ -74,10 +75,14 @@ static const cfg_field fields[] = {
       "model zoo: torch.optim implementation, foreach (default) | fused | forloop"),
     F("workload.weight_decay", CFG_T_BOOL, workload.weight_decay, CFG_NO_RANGE,
       "model zoo: the optimizer applies weight decay"),
-    F("workload.accum_steps", CFG_T_INT, workload.accum_steps, 1, 1e6,
+    /* 1024: NVIDIA's BERT pre-training recipes accumulate at most 512 batches, and the expanded
+     * step holds every micro-batch's kernels */
+    F("workload.accum_steps", CFG_T_INT, workload.accum_steps, 1, 1024,
       "model zoo: loader batches per optimizer step (gradient accumulation)"),
     F("workload.checkpointing", CFG_T_BOOL, workload.checkpointing, CFG_NO_RANGE,
       "model zoo: activation checkpointing over the model's blocks"),
+    E("workload.memory_format", workload.memory_format, memory_format_names,
+      "model zoo: activation layout, contiguous (NCHW, PyTorch's default) | channels_last"),
     E("workload.grad_scaler", workload.grad_scaler, scaler_names,
       "model zoo: GradScaler, auto (on for fp16 and amp_fp16) | off | on"),
     F("workload.image_size", CFG_T_INT, workload.image_size, 0, 65536,

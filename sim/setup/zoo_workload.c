@@ -21,6 +21,7 @@ static void options_from(const sim_experiment *x, mdl_options *o)
     o->checkpointing = x->workload.checkpointing;
     o->grad_scaler = scaler[x->workload.grad_scaler];
     o->cuda_graphs = x->training.cuda_graphs;
+    o->channels_last = x->workload.memory_format == 1; /* config.c's memory_format_names */
     o->world_size = x->system.gpu_count;
     o->shape.h = o->shape.w = x->workload.image_size;
     o->shape.seq = x->workload.seq_len;

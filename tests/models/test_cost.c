@@ -157,6 +157,29 @@ static void test_cost_default_curves_are_monotone(void **state)
     }
 }
 
+/* The default curves are read where the reference A100 (312 TFLOPS tensor, 19.5 fp32, 1,797 GB/s)
+ * would take the same ideal time: on a GPU 3x as fast a kernel sits where a third of its work
+ * sits on the A100. A GPU's own curve is read at the plain work. Whether convolutions use tensor
+ * cores follows the same peaks. */
+static void test_cost_default_curves_scale_with_the_unit(void **state)
+{
+    (void)state;
+    sim_curve none = {0};
+    double e = mdl_efficiency_at(&none, MDL_CURVE_TENSOR, 3e9, 3 * 312e12);
+    assert_true(fabs(e - mdl_efficiency(NULL, MDL_CURVE_TENSOR, 9)) < 1e-12);
+    e = mdl_efficiency_at(&none, MDL_CURVE_MEMORY, 1e8, 1797e9);
+    assert_true(fabs(e - mdl_efficiency(NULL, MDL_CURVE_MEMORY, 8)) < 1e-12);
+    e = mdl_efficiency_at(&none, MDL_CURVE_CUDA, 1e10, 19.5e12 / 10);
+    assert_true(fabs(e - mdl_efficiency(NULL, MDL_CURVE_CUDA, 11)) < 1e-12);
+    sim_curve own = {2, {8, 10}, {0.2, 0.6}};
+    assert_true(fabs(mdl_efficiency_at(&own, MDL_CURVE_TENSOR, 1e9, 1e15) - 0.4) < 1e-12);
+    sim_gpu_desc g = flat_gpu(1.0);
+    assert_true(mdl_conv_tensor_cores(&g, SIM_PREC_FP32));
+    assert_true(mdl_conv_tensor_cores(&g, SIM_PREC_AMP_FP16));
+    g.tf32_tflops = 0;
+    assert_false(mdl_conv_tensor_cores(&g, SIM_PREC_FP32));
+}
+
 /* PyTorch >= 1.12: fp32 convolutions run on TF32 tensor cores (cudnn.allow_tf32 = True), fp32
  * matmuls do not (cuda.matmul.allow_tf32 = False); precision tf32 turns both on; a GPU without
  * TF32 (V100) runs both on CUDA cores; bf16 on a GPU without bf16 tensor cores too. */
@@ -217,6 +240,7 @@ int main(void)
         cmocka_unit_test(test_cost_split_k_for_small_outputs),
         cmocka_unit_test(test_cost_curve_interpolates_and_clamps),
         cmocka_unit_test(test_cost_default_curves_are_monotone),
+        cmocka_unit_test(test_cost_default_curves_scale_with_the_unit),
         cmocka_unit_test(test_cost_tf32_follows_pytorch_defaults),
         cmocka_unit_test(test_cost_amp_speeds_tensor_bound_not_memory_bound),
         cmocka_unit_test(test_cost_non_kernels_and_overhead),

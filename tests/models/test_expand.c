@@ -86,6 +86,42 @@ static void test_expand_resnet50_gemm_counts(void **state)
     done(&r);
 }
 
+/* NCHW tensor-core convolutions: cuDNN transposes around every convolution that is not a plain
+ * GEMM (1x1 stride 1). ResNet-50 v1.5 has 20 such: the 7x7 stem, sixteen 3x3 and the three
+ * strided 1x1 downsamples (layer1's has stride 1). Each gets 3 transposes forward (activation
+ * and filter in, output back), 3 around its data gradient (all but the stem's, which has none)
+ * and 3 around its weight gradient: 20 x 3 + 19 x 3 + 20 x 3 = 177. channels_last, or CUDA-core convolutions, have none. */
+static void test_expand_nchw_transposes(void **state)
+{
+    (void)state;
+    mdl_options o = opts(32, SIM_PREC_AMP_FP16);
+    o.conv_tensor_cores = true;
+    run r;
+    expand("resnet50", &o, &r);
+    size_t n = count_op(&r.step, "nchw_to_nhwc") + count_op(&r.step, "nchw_to_nhwc_filter") +
+               count_op(&r.step, "nhwc_to_nchw") + count_op(&r.step, "nhwc_to_nchw_filter");
+    assert_int_equal(n, 177);
+    assert_int_equal(count_prefix(&r.step, "nchw_to_nhwc", MDL_PH_FWD), 40);
+    /* The stem's input transpose reads and writes the 3x224x224 half-precision batch once. */
+    for (size_t i = 0; i < r.step.n; i++)
+        if (!strcmp(r.step.k[i].op, "nchw_to_nhwc")) {
+            assert_true(fabs(r.step.k[i].bytes - 2.0 * 32 * 3 * 224 * 224 * 2) < 1);
+            break;
+        }
+    done(&r);
+    o.channels_last = true;
+    expand("resnet50", &o, &r);
+    assert_int_equal(count_prefix(&r.step, "nchw_", MDL_PH_FWD) +
+                         count_prefix(&r.step, "nhwc_", MDL_PH_BWD),
+                     0);
+    done(&r);
+    o.channels_last = false;
+    o.conv_tensor_cores = false;
+    expand("resnet50", &o, &r);
+    assert_int_equal(count_prefix(&r.step, "nchw_", MDL_PH_FWD), 0);
+    done(&r);
+}
+
 /* torch.optim: foreach launches a few multi-tensor kernels per op, fused fewer, the for-loop
  * one kernel per parameter tensor per op. */
 static void test_expand_optimizer_implementations(void **state)
@@ -332,6 +368,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_expand_resnet50_gemm_counts),
+        cmocka_unit_test(test_expand_nchw_transposes),
         cmocka_unit_test(test_expand_optimizer_implementations),
         cmocka_unit_test(test_expand_amp_casts_and_grad_scaler),
         cmocka_unit_test(test_expand_gradient_accumulation),
