@@ -418,12 +418,82 @@ static void fwd_rmsnorm(ctx *c, const mdl_layer *l)
     elem(c, "rmsnorm_weight_mul", n, n * 2 * in_b + l->params * c->wb, n, D->py_op_ns);
 }
 
+/* A layer's input and output as the emitters use them: elements over the batch, bytes each. */
+typedef struct layer_io {
+    double in, out, ib, ob;
+} layer_io;
+
+static layer_io io_of(const ctx *c, const mdl_layer *l)
+{
+    layer_io x = {0};
+    if (l->in >= 0) {
+        x.in = c->B * telems(c, l->in);
+        x.ib = tbytes(c, l->in);
+    }
+    if (l->out >= 0) {
+        x.out = c->B * telems(c, l->out);
+        x.ob = tbytes(c, l->out);
+    }
+    return x;
+}
+
+static void fwd_layernorm(ctx *c, const mdl_layer *l, layer_io x)
+{
+    const mdl_dispatch *D = c->d;
+    if (c->amp && x.ib != 4) {
+        elem(c, "autocast_input_cast", x.in, x.in * (x.ib + 4), 0, D->aten_op_ns);
+        x.ib = 4;
+    }
+    rowk(c, "layernorm_fwd", c->B * l->rows, x.in * x.ib + x.out * x.ob + 8 * c->B * l->rows,
+         8 * x.in, D->module_op_ns);
+}
+
+/* Rotary embedding in Python: five elementwise ops for each of q and k. */
+static void fwd_rope(ctx *c, const mdl_layer *l, layer_io x)
+{
+    double qk = 2 * c->B * l->rows * (double)l->n; /* q and k elements */
+    static const char *const ops[5] = {"rope_neg", "rope_cat", "rope_mul_cos", "rope_mul_sin",
+                                       "rope_add"};
+    for (int t = 0; t < 2; t++)
+        for (int i = 0; i < 5; i++)
+            elem(c, ops[i], qk / 2, qk / 2 * x.ib * 3, qk / 2, c->d->py_op_ns);
+}
+
+static void fwd_stochdepth(ctx *c, layer_io x)
+{
+    double B = c->B;
+    elem(c, "stochastic_depth_bernoulli", B, B * 4, B, c->d->py_op_ns);
+    elem(c, "stochastic_depth_div", B, B * 8, B, c->d->py_op_ns);
+    elem(c, "stochastic_depth_mul", x.out, x.in * x.ib + x.out * x.ob + B * 4, x.out,
+         c->d->py_op_ns);
+}
+
+static void fwd_loss_ce(ctx *c, const mdl_layer *l, layer_io x)
+{
+    const mdl_dispatch *D = c->d;
+    double rows = c->B * l->rows, n = rows * l->aux;
+    if (c->amp) {
+        elem(c, "autocast_input_cast", n, n * (x.ib + 4), 0, D->aten_op_ns);
+        x.ib = 4;
+    }
+    rowk(c, "log_softmax_fwd", rows, n * 2 * x.ib, 5 * n, D->module_op_ns);
+    rowk(c, "nll_loss_fwd", 1, rows * (x.ib + 8), rows, D->aten_op_ns);
+}
+
+/* The three kernels of MISSION.md seed 003. */
+static void fwd_loss_triplet(ctx *c, const mdl_layer *l, layer_io x)
+{
+    double B = c->B, n = B * l->aux;
+    rowk(c, "triplet_distance", B, 3 * n * x.ib + 2 * B * 4, 6 * n, c->d->py_op_ns);
+    elem(c, "triplet_square", 2 * B, 2 * B * 8, 2 * B, c->d->py_op_ns);
+    rowk(c, "triplet_margin_compare", 1, 2 * B * 4 + 4, 3 * B, c->d->py_op_ns);
+}
+
 static void fwd_layer(ctx *c, const mdl_layer *l)
 {
     const mdl_dispatch *D = c->d;
-    double B = c->B;
-    double in = l->in >= 0 ? B * telems(c, l->in) : 0, out = l->out >= 0 ? B * telems(c, l->out) : 0;
-    double ib = l->in >= 0 ? tbytes(c, l->in) : 0, ob = l->out >= 0 ? tbytes(c, l->out) : 0;
+    layer_io x = io_of(c, l);
+    double in = x.in, out = x.out, ib = x.ib, ob = x.ob;
     switch ((mdl_layer_kind)l->kind) {
     case MDL_L_CONV:
         fwd_conv(c, l);
@@ -436,12 +506,7 @@ static void fwd_layer(ctx *c, const mdl_layer *l)
         elem(c, "batchnorm_apply", out, in * ib + out * ob, 2 * out, D->extra_launch_ns);
         break;
     case MDL_L_LAYERNORM:
-        if (c->amp && ib != 4) {
-            elem(c, "autocast_input_cast", in, in * (ib + 4), 0, D->aten_op_ns);
-            ib = 4;
-        }
-        rowk(c, "layernorm_fwd", B * l->rows, in * ib + out * ob + 8 * B * l->rows, 8 * in,
-             D->module_op_ns);
+        fwd_layernorm(c, l, x);
         break;
     case MDL_L_RMSNORM:
         fwd_rmsnorm(c, l);
@@ -457,13 +522,11 @@ static void fwd_layer(ctx *c, const mdl_layer *l)
         rowk(c, "avgpool_fwd", out, in * ib + out * ob, in, D->module_op_ns);
         cpu(c, "flatten_view", D->view_op_ns);
         break;
-    case MDL_L_ADD: {
-        double b2 = tbytes(c, l->in2);
-        elem(c, "add", out, in * (ib + b2) + out * ob, out, D->py_op_ns);
+    case MDL_L_ADD:
+        elem(c, "add", out, in * (ib + tbytes(c, l->in2)) + out * ob, out, D->py_op_ns);
         break;
-    }
     case MDL_L_MUL: {
-        double n2 = B * telems(c, l->in2), b2 = tbytes(c, l->in2);
+        double n2 = c->B * telems(c, l->in2), b2 = tbytes(c, l->in2);
         elem(c, "mul", out, in * ib + n2 * b2 + out * ob, out, D->py_op_ns);
         break;
     }
@@ -476,41 +539,21 @@ static void fwd_layer(ctx *c, const mdl_layer *l)
     case MDL_L_DROPOUT:
         elem(c, "dropout_fwd", out, in * ib + out * (ob + 1), 2 * out, D->module_op_ns);
         break;
-    case MDL_L_ROPE: {
-        double qk = 2 * B * l->rows * (double)l->n; /* q and k elements */
-        static const char *const ops[5] = {"rope_neg", "rope_cat", "rope_mul_cos",
-                                           "rope_mul_sin", "rope_add"};
-        for (int t = 0; t < 2; t++)
-            for (int i = 0; i < 5; i++)
-                elem(c, ops[i], qk / 2, qk / 2 * ib * 3, qk / 2, D->py_op_ns);
+    case MDL_L_ROPE:
+        fwd_rope(c, l, x);
         break;
-    }
     case MDL_L_COPY:
         elem(c, "copy", out, in * ib + out * ob, 0, D->py_op_ns);
         break;
     case MDL_L_STOCHDEPTH:
-        elem(c, "stochastic_depth_bernoulli", B, B * 4, B, D->py_op_ns);
-        elem(c, "stochastic_depth_div", B, B * 8, B, D->py_op_ns);
-        elem(c, "stochastic_depth_mul", out, in * ib + out * ob + B * 4, out, D->py_op_ns);
+        fwd_stochdepth(c, x);
         break;
-    case MDL_L_LOSS_CE: {
-        double rows = B * l->rows, n = rows * l->aux;
-        if (c->amp) {
-            elem(c, "autocast_input_cast", n, n * (ib + 4), 0, D->aten_op_ns);
-            ib = 4;
-        }
-        rowk(c, "log_softmax_fwd", rows, n * 2 * ib, 5 * n, D->module_op_ns);
-        rowk(c, "nll_loss_fwd", 1, rows * (ib + 8), rows, D->aten_op_ns);
+    case MDL_L_LOSS_CE:
+        fwd_loss_ce(c, l, x);
         break;
-    }
-    case MDL_L_LOSS_TRIPLET: {
-        double dim = l->aux, n = B * dim;
-        /* The three kernels of MISSION.md seed 003. */
-        rowk(c, "triplet_distance", B, 3 * n * ib + 2 * B * 4, 6 * n, D->py_op_ns);
-        elem(c, "triplet_square", 2 * B, 2 * B * 8, 2 * B, D->py_op_ns);
-        rowk(c, "triplet_margin_compare", 1, 2 * B * 4 + 4, 3 * B, D->py_op_ns);
+    case MDL_L_LOSS_TRIPLET:
+        fwd_loss_triplet(c, l, x);
         break;
-    }
     case MDL_L_KIND_COUNT:
         break;
     }
@@ -649,12 +692,92 @@ static void bwd_attention(ctx *c, const mdl_layer *l)
          D->extra_launch_ns);
 }
 
+static void bwd_layernorm(ctx *c, const mdl_layer *l, layer_io x)
+{
+    const mdl_dispatch *D = c->d;
+    double rows = c->B * l->rows;
+    bool cast = c->amp && x.ib != 4;
+    double lb = cast ? 4 : x.ib;
+    rowk(c, "layernorm_bwd_input", rows, x.in * (lb + 2 * x.ob) + 8 * rows, 8 * x.in,
+         D->bwd_op_ns);
+    rowk(c, "layernorm_bwd_params", ceil(x.in / ELEMS_PER_BLOCK), x.in * (lb + x.ob), 4 * x.in,
+         D->extra_launch_ns);
+    if (cast)
+        elem(c, "input_grad_cast", x.in, x.in * (4 + x.ib), 0, D->bwd_op_ns);
+}
+
+/* RMSNorm written in Python: autograd runs one node per elementwise op of its forward. */
+static void bwd_rmsnorm(ctx *c, layer_io x)
+{
+    static const char *const ops[8] = {
+        "rmsnorm_bwd_weight_mul", "rmsnorm_bwd_weight_grad", "rmsnorm_bwd_mul_x",
+        "rmsnorm_bwd_mul_rstd",   "rmsnorm_bwd_rsqrt",       "rmsnorm_bwd_mean",
+        "rmsnorm_bwd_pow",        "rmsnorm_bwd_sum"};
+    for (int i = 0; i < 8; i++)
+        elem(c, ops[i], x.in, x.in * 3 * 4, 2 * x.in, c->d->bwd_op_ns);
+}
+
+static void bwd_mul(ctx *c, const mdl_layer *l, layer_io x)
+{
+    const mdl_dispatch *D = c->d;
+    double n2 = c->B * telems(c, l->in2), b2 = tbytes(c, l->in2);
+    double in = x.in, out = x.out, ib = x.ib, ob = x.ob;
+    elem(c, "mul_bwd_a", in, out * ob + n2 * b2 + in * ib, in, D->bwd_op_ns);
+    if (l->flags & MDL_F_BROADCAST) {
+        elem(c, "mul_bwd_b", out, out * ob + in * ib + out * 4, out, D->extra_launch_ns);
+        rowk(c, "mul_bwd_b_reduce", n2, out * 4 + n2 * b2, out, D->extra_launch_ns);
+    } else {
+        elem(c, "mul_bwd_b", n2, out * ob + in * ib + n2 * b2, n2, D->extra_launch_ns);
+    }
+}
+
+static void bwd_embed(ctx *c, const mdl_layer *l, layer_io x)
+{
+    const mdl_dispatch *D = c->d;
+    double vocab = l->aux, dim = (double)l->n, rows = c->B * l->rows;
+    elem(c, "embedding_bwd_zero", vocab * dim, vocab * dim * c->wb, 0, D->bwd_op_ns);
+    elem(c, "embedding_bwd_sort_keys", rows, rows * 8 * 4, 0, D->extra_launch_ns);
+    elem(c, "embedding_bwd_sort_values", rows, rows * 8 * 4, 0, D->extra_launch_ns);
+    elem(c, "embedding_bwd_segments", rows, rows * 8 * 3, 0, D->extra_launch_ns);
+    elem(c, "embedding_bwd_accumulate", rows * dim, rows * dim * (x.ob + c->wb), rows * dim,
+         D->extra_launch_ns);
+}
+
+/* Gradients of parameters a layer owns beside its input (a learned scale, a class token). */
+static void param_grad_reduce(ctx *c, const mdl_layer *l, layer_io x, int64_t ns)
+{
+    if (l->params > 0)
+        rowk(c, "param_grad_reduce", ceil(l->params / ELEMS_PER_BLOCK),
+             x.out * x.ob + l->params * c->wb, x.out, ns);
+}
+
+static void bwd_loss_ce(ctx *c, const mdl_layer *l, layer_io x)
+{
+    const mdl_dispatch *D = c->d;
+    double rows = c->B * l->rows, n = rows * l->aux;
+    double lb = c->amp ? 4 : x.ib;
+    elem(c, "nll_loss_bwd_zero", n, n * lb, 0, D->bwd_op_ns);
+    elem(c, "nll_loss_bwd_scatter", rows, rows * (8 + lb), 0, D->extra_launch_ns);
+    rowk(c, "log_softmax_bwd", rows, n * 3 * lb, 3 * n, D->bwd_op_ns);
+    if (c->amp)
+        elem(c, "input_grad_cast", n, n * (4 + x.ib), 0, D->bwd_op_ns);
+}
+
+static void bwd_loss_triplet(ctx *c, const mdl_layer *l, layer_io x)
+{
+    const mdl_dispatch *D = c->d;
+    double B = c->B, n = B * l->aux, ib = x.ib;
+    elem(c, "triplet_margin_bwd", B, B * 12, B, D->bwd_op_ns);
+    elem(c, "triplet_square_bwd", 2 * B, 2 * B * 12, 2 * B, D->bwd_op_ns);
+    elem(c, "triplet_distance_bwd_ap", 2 * n, 2 * n * ib * 2 + 2 * B * 4, 4 * n, D->bwd_op_ns);
+    elem(c, "triplet_distance_bwd_an", 2 * n, 2 * n * ib * 2 + 2 * B * 4, 4 * n, D->bwd_op_ns);
+}
+
 static void bwd_layer(ctx *c, const mdl_layer *l)
 {
     const mdl_dispatch *D = c->d;
-    double B = c->B;
-    double in = l->in >= 0 ? B * telems(c, l->in) : 0, out = l->out >= 0 ? B * telems(c, l->out) : 0;
-    double ib = l->in >= 0 ? tbytes(c, l->in) : 0, ob = l->out >= 0 ? tbytes(c, l->out) : 0;
+    layer_io x = io_of(c, l);
+    double in = x.in, out = x.out, ib = x.ib, ob = x.ob;
     switch ((mdl_layer_kind)l->kind) {
     case MDL_L_CONV:
         bwd_conv(c, l);
@@ -667,26 +790,12 @@ static void bwd_layer(ctx *c, const mdl_layer *l)
              D->bwd_op_ns);
         elem(c, "batchnorm_bwd_apply", in, in * ib + out * ob * 2, 4 * in, D->extra_launch_ns);
         break;
-    case MDL_L_LAYERNORM: {
-        double rows = B * l->rows;
-        bool cast = c->amp && ib != 4;
-        double lb = cast ? 4 : ib;
-        rowk(c, "layernorm_bwd_input", rows, in * (lb + 2 * ob) + 8 * rows, 8 * in, D->bwd_op_ns);
-        rowk(c, "layernorm_bwd_params", ceil(in / ELEMS_PER_BLOCK), in * (lb + ob), 4 * in,
-             D->extra_launch_ns);
-        if (cast)
-            elem(c, "input_grad_cast", in, in * (4 + ib), 0, D->bwd_op_ns);
+    case MDL_L_LAYERNORM:
+        bwd_layernorm(c, l, x);
         break;
-    }
-    case MDL_L_RMSNORM: {
-        static const char *const ops[8] = {
-            "rmsnorm_bwd_weight_mul", "rmsnorm_bwd_weight_grad", "rmsnorm_bwd_mul_x",
-            "rmsnorm_bwd_mul_rstd",   "rmsnorm_bwd_rsqrt",       "rmsnorm_bwd_mean",
-            "rmsnorm_bwd_pow",        "rmsnorm_bwd_sum"};
-        for (int i = 0; i < 8; i++)
-            elem(c, ops[i], in, in * 3 * 4, 2 * in, D->bwd_op_ns);
+    case MDL_L_RMSNORM:
+        bwd_rmsnorm(c, x);
         break;
-    }
     case MDL_L_ACT:
         elem(c, "activation_bwd", in, in * (ib * 2 + ob), 8 * in, D->bwd_op_ns);
         break;
@@ -700,31 +809,14 @@ static void bwd_layer(ctx *c, const mdl_layer *l)
     case MDL_L_ADD:
         /* The two gradients of the forked input meet here. */
         elem(c, "grad_sum_fork", out, out * ob * 3, out, D->bwd_op_ns);
-        if (l->params > 0)
-            rowk(c, "param_grad_reduce", ceil(l->params / ELEMS_PER_BLOCK),
-                 out * ob + l->params * c->wb, out, D->extra_launch_ns);
+        param_grad_reduce(c, l, x, D->extra_launch_ns);
         break;
-    case MDL_L_MUL: {
-        double n2 = B * telems(c, l->in2), b2 = tbytes(c, l->in2);
-        elem(c, "mul_bwd_a", in, out * ob + n2 * b2 + in * ib, in, D->bwd_op_ns);
-        if (l->flags & MDL_F_BROADCAST) {
-            elem(c, "mul_bwd_b", out, out * ob + in * ib + out * 4, out, D->extra_launch_ns);
-            rowk(c, "mul_bwd_b_reduce", n2, out * 4 + n2 * b2, out, D->extra_launch_ns);
-        } else {
-            elem(c, "mul_bwd_b", n2, out * ob + in * ib + n2 * b2, n2, D->extra_launch_ns);
-        }
+    case MDL_L_MUL:
+        bwd_mul(c, l, x);
         break;
-    }
-    case MDL_L_EMBED: {
-        double vocab = l->aux, dim = (double)l->n, rows = B * l->rows;
-        elem(c, "embedding_bwd_zero", vocab * dim, vocab * dim * c->wb, 0, D->bwd_op_ns);
-        elem(c, "embedding_bwd_sort_keys", rows, rows * 8 * 4, 0, D->extra_launch_ns);
-        elem(c, "embedding_bwd_sort_values", rows, rows * 8 * 4, 0, D->extra_launch_ns);
-        elem(c, "embedding_bwd_segments", rows, rows * 8 * 3, 0, D->extra_launch_ns);
-        elem(c, "embedding_bwd_accumulate", rows * dim, rows * dim * (ob + c->wb), rows * dim,
-             D->extra_launch_ns);
+    case MDL_L_EMBED:
+        bwd_embed(c, l, x);
         break;
-    }
     case MDL_L_ATTN:
         bwd_attention(c, l);
         break;
@@ -732,38 +824,24 @@ static void bwd_layer(ctx *c, const mdl_layer *l)
         elem(c, "dropout_bwd", in, out * (ob + 1) + in * ib, in, D->bwd_op_ns);
         break;
     case MDL_L_ROPE: {
-        double qk = B * l->rows * (double)l->n;
+        double qk = c->B * l->rows * (double)l->n;
         for (int i = 0; i < 10; i++)
             elem(c, "rope_bwd", qk, qk * ib * 3, qk, D->bwd_op_ns);
         break;
     }
     case MDL_L_COPY:
         /* cat/permute backward are views of the gradient; only extra parameters cost. */
-        if (l->params > 0)
-            rowk(c, "param_grad_reduce", ceil(l->params / ELEMS_PER_BLOCK),
-                 out * ob + l->params * c->wb, out, D->bwd_op_ns);
+        param_grad_reduce(c, l, x, D->bwd_op_ns);
         break;
     case MDL_L_STOCHDEPTH:
-        elem(c, "stochastic_depth_bwd", in, in * 2 * ib + B * 4, in, D->bwd_op_ns);
+        elem(c, "stochastic_depth_bwd", in, in * 2 * ib + c->B * 4, in, D->bwd_op_ns);
         break;
-    case MDL_L_LOSS_CE: {
-        double rows = B * l->rows, n = rows * l->aux;
-        double lb = c->amp ? 4 : ib;
-        elem(c, "nll_loss_bwd_zero", n, n * lb, 0, D->bwd_op_ns);
-        elem(c, "nll_loss_bwd_scatter", rows, rows * (8 + lb), 0, D->extra_launch_ns);
-        rowk(c, "log_softmax_bwd", rows, n * 3 * lb, 3 * n, D->bwd_op_ns);
-        if (c->amp)
-            elem(c, "input_grad_cast", n, n * (4 + ib), 0, D->bwd_op_ns);
+    case MDL_L_LOSS_CE:
+        bwd_loss_ce(c, l, x);
         break;
-    }
-    case MDL_L_LOSS_TRIPLET: {
-        double n = B * l->aux;
-        elem(c, "triplet_margin_bwd", B, B * 12, B, D->bwd_op_ns);
-        elem(c, "triplet_square_bwd", 2 * B, 2 * B * 12, 2 * B, D->bwd_op_ns);
-        elem(c, "triplet_distance_bwd_ap", 2 * n, 2 * n * ib * 2 + 2 * B * 4, 4 * n, D->bwd_op_ns);
-        elem(c, "triplet_distance_bwd_an", 2 * n, 2 * n * ib * 2 + 2 * B * 4, 4 * n, D->bwd_op_ns);
+    case MDL_L_LOSS_TRIPLET:
+        bwd_loss_triplet(c, l, x);
         break;
-    }
     case MDL_L_KIND_COUNT:
         break;
     }

@@ -39,6 +39,42 @@ static void add_id(saved *s, int id)
 }
 
 /* What backward of layer l keeps, per sample. */
+/* A convolution or linear layer keeps its input for the weight gradient; under autocast an fp32
+ * input is cast, and the half copy is what backward keeps, per GEMM. */
+static void gemm_saved(const mdl_net *net, const mdl_layer *l, bool amp, double act, saved *s)
+{
+    if (amp && net->tensors[l->in].dtype == MDL_DT_ACT32) {
+        int parts = (l->flags & MDL_F_SPLIT3) ? 3 : 1;
+        double in = l->kind == MDL_L_LINEAR ? l->m * (double)l->k : net->tensors[l->in].elems;
+        s->aux_bytes += parts * in * act;
+    } else {
+        add_id(s, l->in);
+    }
+}
+
+/* Attention keeps q, k, v; flash attention its output and the logsumexp, eager attention the
+ * softmax output (and its dropout mask and the PV matmul's left operand). */
+static void attention_saved(const mdl_layer *l, bool amp, double act, double act32, saved *s)
+{
+    double hs = (double)l->heads * l->seq;
+    add_id(s, l->in);
+    if (l->flags & MDL_F_FLASH) {
+        add_id(s, l->out);
+        s->aux_bytes += 4 * hs; /* logsumexp */
+        return;
+    }
+    double ss = hs * l->seq, sm = (amp || (l->flags & MDL_F_MASK)) ? act32 : act;
+    s->aux_bytes += ss * sm; /* softmax output, for softmax backward */
+    if (l->flags & MDL_F_DROPOUT)
+        s->aux_bytes += ss; /* bool mask */
+    /* The PV matmul keeps its left operand: under autocast the half copy it made, otherwise
+     * the dropped probabilities (the softmax output itself without dropout). */
+    if (amp)
+        s->aux_bytes += ss * act;
+    else if (l->flags & MDL_F_DROPOUT)
+        s->aux_bytes += ss * sm;
+}
+
 static void layer_saved(const mdl_net *net, const mdl_layer *l, sim_precision p, saved *s)
 {
     memset(s, 0, sizeof *s);
@@ -48,15 +84,7 @@ static void layer_saved(const mdl_net *net, const mdl_layer *l, sim_precision p,
     switch ((mdl_layer_kind)l->kind) {
     case MDL_L_CONV:
     case MDL_L_LINEAR:
-        if (amp && net->tensors[l->in].dtype == MDL_DT_ACT32) {
-            /* autocast casts the input; the half copy is what backward keeps, per GEMM */
-            int parts = (l->flags & MDL_F_SPLIT3) ? 3 : 1;
-            double in = l->kind == MDL_L_LINEAR ? l->m * (double)l->k
-                                                : net->tensors[l->in].elems;
-            s->aux_bytes += parts * in * act;
-        } else {
-            add_id(s, l->in);
-        }
+        gemm_saved(net, l, amp, act, s);
         break;
     case MDL_L_BATCHNORM:
         add_id(s, l->in);
@@ -86,26 +114,9 @@ static void layer_saved(const mdl_net *net, const mdl_layer *l, sim_precision p,
     case MDL_L_EMBED:
         add_id(s, l->in);
         break;
-    case MDL_L_ATTN: {
-        double hs = (double)l->heads * l->seq;
-        add_id(s, l->in);
-        if (l->flags & MDL_F_FLASH) {
-            add_id(s, l->out);
-            s->aux_bytes += 4 * hs; /* logsumexp */
-        } else {
-            double ss = hs * l->seq, sm = (amp || (l->flags & MDL_F_MASK)) ? act32 : act;
-            s->aux_bytes += ss * sm; /* softmax output, for softmax backward */
-            if (l->flags & MDL_F_DROPOUT)
-                s->aux_bytes += ss; /* bool mask */
-            /* The PV matmul keeps its left operand: under autocast the half copy it made,
-             * otherwise the dropped probabilities (the softmax output itself without dropout). */
-            if (amp)
-                s->aux_bytes += ss * act;
-            else if (l->flags & MDL_F_DROPOUT)
-                s->aux_bytes += ss * sm;
-        }
+    case MDL_L_ATTN:
+        attention_saved(l, amp, act, act32, s);
         break;
-    }
     case MDL_L_DROPOUT:
         s->aux_bytes += out; /* bool mask */
         break;
