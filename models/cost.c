@@ -156,7 +156,9 @@ double mdl_peak_flops(const sim_gpu_desc *gpu, sim_precision p, mdl_math math, i
     }
     if (tensor)
         *tensor = t > 0;
-    return (t > 0 ? t : gpu->fp32_tflops) * 1e12;
+    /* SM units run at the clock the board's power limit lets them hold (catalog.c). */
+    double clock = gpu->clock_factor > 0 ? gpu->clock_factor : 1;
+    return (t > 0 ? t : gpu->fp32_tflops) * 1e12 * clock;
 }
 
 bool mdl_conv_tensor_cores(const sim_gpu_desc *gpu, sim_precision p)

@@ -95,7 +95,7 @@ void mdl_kernel_cost(const mdl_kernel *k, const sim_gpu_desc *gpu, sim_precision
 int64_t mdl_kernel_time_ns(const mdl_kernel *k, const sim_gpu_desc *gpu, sim_precision p);
 
 /* Peak FLOP/s a GEMM-class or SIMT kernel gets under precision p, and whether that is a
- * tensor-core rate. Encodes PyTorch's defaults: cuDNN convolutions use TF32 in fp32
+ * tensor-core rate: the datasheet rate at the clock the card holds (gpu->clock_factor). Encodes PyTorch's defaults: cuDNN convolutions use TF32 in fp32
  * (torch.backends.cudnn.allow_tf32 = True), cuBLAS matmuls do not (torch.backends.cuda.matmul.
  * allow_tf32 = False since PyTorch 1.12); tf32 precision turns both on. */
 double mdl_peak_flops(const sim_gpu_desc *gpu, sim_precision p, mdl_math math, int *tensor);

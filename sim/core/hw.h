@@ -62,6 +62,11 @@ typedef struct sim_gpu_desc {
     double kernel_overhead_us;  /* fixed GPU-side time per kernel (launch latency on the GPU) */
     int launch_queue_depth;     /* kernels the driver queues before cudaLaunchKernel blocks */
     int max_blocks_per_sm;      /* resident blocks per SM assumed for wave quantization */
+    /* Power-limited clock: the catalog entry of the same chip that holds its boost clock under
+     * sustained load ("" = this one does), and the share of the boost clock this card holds,
+     * derived from the two when the catalog is read (1 = boost; see docs/kernel-cost.md). */
+    char power_ref[SIM_NAME_MAX];
+    double clock_factor;
 } sim_gpu_desc;
 
 /* One CPU model (all sockets of a system together). single_thread is the speed of one core

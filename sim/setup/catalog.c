@@ -8,6 +8,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <math.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdlib.h>
@@ -48,6 +49,7 @@ static const cfg_field gpu_fields[] = {
     NUM(sim_gpu_desc, kernel_overhead_us, 0, 1000),
     INT(sim_gpu_desc, launch_queue_depth, 1, 1000000),
     INT(sim_gpu_desc, max_blocks_per_sm, 1, 64),
+    STR(sim_gpu_desc, power_ref),
 };
 
 static const cfg_field cpu_fields[] = {
@@ -143,7 +145,7 @@ static int check_complete(cfg_catalog_kind kind, const bool *set, const char *pa
         const cfg_field *f = &t->fields[i];
         bool optional = f->type == CFG_T_CURVE || !strcmp(f->key, "label") ||
                         (kind == CFG_CAT_SYSTEM && strcmp(f->key, "name") != 0) ||
-                        !strcmp(f->key, "arch");
+                        !strcmp(f->key, "arch") || !strcmp(f->key, "power_ref");
         if (!set[i] && !optional)
             return sim_err_set(err, SIM_EINVAL, path, 0, 0, "missing key '%s'", f->key);
     }
@@ -170,6 +172,41 @@ static int unknown_name(const char *dir, cfg_catalog_kind kind, const char *name
                          kinds[kind].dir, name, dir, hint, known[0] ? known : "none");
     cfg_catalog_names_free(names, n);
     return rc;
+}
+
+/* Dynamic power of CMOS logic is C V^2 f, and along a GPU's DVFS curve the voltage rises about in
+ * step with the clock, so the power one SM draws at full load grows as f^3. A board's power limit
+ * (tdp_w) then caps the clock its SMs hold: cards of one chip differ in SMs, boost clock and
+ * board power, and the one with the most watts per SM-GHz^3 (power_ref) is taken to hold its
+ * boost clock. Another card of the chip holds boost x cbrt(its watts per SM-GHz^3 / the
+ * reference's), at most boost. Memory bandwidth does not follow the SM clock. */
+static double watts_per_sm_ghz3(const sim_gpu_desc *g)
+{
+    double ghz = g->boost_mhz / 1000;
+    return g->tdp_w / (g->sms * ghz * ghz * ghz);
+}
+
+static int resolve_clock(const char *dir, sim_gpu_desc *g, const char *path, sim_err *err)
+{
+    g->clock_factor = 1;
+    if (!g->power_ref[0])
+        return SIM_OK;
+    sim_gpu_desc ref;
+    sim_err inner;
+    sim_err_clear(&inner);
+    int rc = cfg_catalog_load(dir, CFG_CAT_GPU, g->power_ref, &ref, &inner);
+    if (rc)
+        return sim_err_set(err, rc, path, 0, 0, "power_ref '%s': %s", g->power_ref, inner.msg);
+    if (ref.power_ref[0] || strcmp(ref.arch, g->arch) != 0)
+        return sim_err_set(err, SIM_EINVAL, path, 0, 0,
+                           "power_ref '%s' must be a card of the same arch (%s) without a "
+                           "power_ref of its own",
+                           g->power_ref, g->arch);
+    if (!(g->tdp_w > 0 && ref.tdp_w > 0))
+        return sim_err_set(err, SIM_EINVAL, path, 0, 0, "power_ref needs tdp_w on both cards");
+    double f = cbrt(watts_per_sm_ghz3(g) / watts_per_sm_ghz3(&ref));
+    g->clock_factor = f < 1 ? f : 1;
+    return SIM_OK;
 }
 
 int cfg_catalog_load(const char *dir, cfg_catalog_kind kind, const char *name, void *out,
@@ -199,7 +236,7 @@ int cfg_catalog_load(const char *dir, cfg_catalog_kind kind, const char *name, v
     if (strcmp((const char *)out, name) != 0) /* `name` is the first field of every desc */
         return sim_err_set(err, SIM_EINVAL, path, 0, 0, "name '%s' does not match the file name",
                            (const char *)out);
-    return SIM_OK;
+    return kind == CFG_CAT_GPU ? resolve_clock(dir, out, path, err) : SIM_OK;
 }
 
 static int cmp_str(const void *a, const void *b)

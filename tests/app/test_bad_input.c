@@ -130,6 +130,8 @@ static const bad_case cases[] = {
     CAT("sms: 40", "sms: 40\neff_mem: [[6, 0.5], [5, 0.6]]", "/gpus/bad.yaml:7:21: error: system.gpu: 'eff_mem': x values must ascend"),
     CAT("sms: 40", "sms: 40\neff_mem: [[6, 1.5]]", "/gpus/bad.yaml:7:11: error: system.gpu: 'eff_mem': efficiency must be in (0, 1]"),
     CAT("sms: 40", "sms: 40\nsms: 41", "/gpus/bad.yaml:7:1: error: system.gpu: duplicate key 'sms' (first given on line 6)"),
+    CAT("sms: 40", "sms: 40\npower_ref: rtx-4900", "/gpus/bad.yaml: error: system.gpu: power_ref 'rtx-4900': unknown gpus 'rtx-4900'"),
+    CAT("sms: 40", "sms: 40\npower_ref: a10", "/gpus/bad.yaml: error: system.gpu: power_ref 'a10' must be a card of the same arch (turing) without a power_ref of its own"),
     /* native msgpack traces */
     {"r.trace", "\x93\xa5hello\x01\x02", "trace show r.trace", NULL, NULL, 1,
      "r.trace: at byte 0: error: not an epochsim trace"},

@@ -208,6 +208,32 @@ static void test_catalog_entries_gpu_anchor_figures(void **state)
     assert_close(d.gpu.fp16_tflops, 989.4, 1e-9, "fp16_tflops (dense)", "h100-sxm5-80gb");
 }
 
+/* Power-limited clocks (catalog.c, resolve_clock): a card with a power_ref holds its boost clock
+ * x cbrt(its watts per SM-GHz^3 / the reference's). Closed form on one pair: the A10 (150 W, 72
+ * SMs, 1.695 GHz) against the RTX 3090 (350 W, 82 SMs, 1.695 GHz), same GA102 chip:
+ * cbrt((150 / 72) / (350 / 82)) = 0.787. Cards without one, and every reference, hold boost;
+ * no card is ever faster than its boost clock. */
+static void check_clock(const char *name, const any_desc *any)
+{
+    const sim_gpu_desc *g = &any->gpu;
+    if (!(g->clock_factor > 0.5 && g->clock_factor <= 1))
+        fail_msg("%s: clock_factor %g outside (0.5, 1]", name, g->clock_factor);
+    if (!g->power_ref[0] && g->clock_factor != 1)
+        fail_msg("%s: no power_ref but clock_factor %g", name, g->clock_factor);
+}
+
+static void test_catalog_entries_power_limited_clocks(void **state)
+{
+    (void)state;
+    for_each(CFG_CAT_GPU, check_clock);
+    any_desc d;
+    load_or_fail(CFG_CAT_GPU, "a10", &d);
+    assert_close(d.gpu.clock_factor, cbrt((150.0 / 72) / (350.0 / 82)), 1e-9, "clock_factor",
+                 "a10");
+    load_or_fail(CFG_CAT_GPU, "rtx-3090", &d);
+    assert_true(d.gpu.clock_factor == 1);
+}
+
 /* ---------------------------------------------------------------- CPUs */
 
 static void check_cpu(const char *name, const any_desc *any)
@@ -465,6 +491,7 @@ int main(void)
         cmocka_unit_test(test_catalog_entries_required_present),
         cmocka_unit_test(test_catalog_entries_gpus_consistent),
         cmocka_unit_test(test_catalog_entries_gpu_anchor_figures),
+        cmocka_unit_test(test_catalog_entries_power_limited_clocks),
         cmocka_unit_test(test_catalog_entries_cpus_consistent),
         cmocka_unit_test(test_catalog_entries_reference_core_is_one),
         cmocka_unit_test(test_catalog_entries_storage_ordered),
