@@ -543,6 +543,45 @@ static int key_is(const unsigned char *k, size_t n, const char *s)
     return strlen(s) == n && !memcmp(k, s, n);
 }
 
+/* The object keys the parser acts on, by the container they appear in; others are skipped. */
+static const struct {
+    uint8_t ctx, key;
+    const char *name;
+} keys[] = {
+    {C_ROOT, K_TRACE_EVENTS, "traceEvents"},
+    {C_ROOT, K_DEVPROPS, "deviceProperties"},
+    {C_ROOT, K_DISTINFO, "distributedInfo"},
+    {C_EVENT, K_PH, "ph"},
+    {C_EVENT, K_CAT, "cat"},
+    {C_EVENT, K_NAME, "name"},
+    {C_EVENT, K_PID, "pid"},
+    {C_EVENT, K_TID, "tid"},
+    {C_EVENT, K_TS, "ts"},
+    {C_EVENT, K_DUR, "dur"},
+    {C_EVENT, K_ARGS, "args"},
+    {C_ARGS, K_CORR, "correlation"},
+    {C_ARGS, K_STREAM, "stream"},
+    {C_ARGS, K_DEVICE, "device"},
+    {C_ARGS, K_BYTES, "bytes"},
+    {C_ARGS, K_GRID, "grid"},
+    {C_ARGS, K_DIMS, "Input Dims"},
+    {C_ARGS, K_DIMS, "Input dims"},
+    {C_ARGS, K_TYPES, "Input type"},
+    {C_ARGS, K_COLL_NAME, "Collective name"},
+    {C_ARGS, K_DTYPE, "dtype"},
+    {C_ARGS, K_IN_NELEMS, "In msg nelems"},
+    {C_ARGS, K_IN_NELEMS, "In msg size"},
+    {C_ARGS, K_GROUP_SIZE, "Group size"},
+    {C_DEV, K_ID, "id"},
+    {C_DEV, K_NAME, "name"},
+    {C_DEV, K_NUMSMS, "numSms"},
+    {C_DEV, K_CCMAJ, "computeMajor"},
+    {C_DEV, K_CCMIN, "computeMinor"},
+    {C_DEV, K_MEM, "totalGlobalMem"},
+    {C_DIST, K_RANK, "rank"},
+    {C_DIST, K_WORLD, "world_size"},
+};
+
 static int cb_map_key(void *ctx, const unsigned char *k, size_t n)
 {
     imp *m = ctx;
@@ -550,80 +589,11 @@ static int cb_map_key(void *ctx, const unsigned char *k, size_t n)
     if (!f)
         return 1;
     int key = K_NONE;
-    switch (f->ctx) {
-    case C_ROOT:
-        if (key_is(k, n, "traceEvents"))
-            key = K_TRACE_EVENTS, m->saw_trace_events = 1;
-        else if (key_is(k, n, "deviceProperties"))
-            key = K_DEVPROPS;
-        else if (key_is(k, n, "distributedInfo"))
-            key = K_DISTINFO;
-        break;
-    case C_EVENT:
-        if (key_is(k, n, "ph"))
-            key = K_PH;
-        else if (key_is(k, n, "cat"))
-            key = K_CAT;
-        else if (key_is(k, n, "name"))
-            key = K_NAME;
-        else if (key_is(k, n, "pid"))
-            key = K_PID;
-        else if (key_is(k, n, "tid"))
-            key = K_TID;
-        else if (key_is(k, n, "ts"))
-            key = K_TS;
-        else if (key_is(k, n, "dur"))
-            key = K_DUR;
-        else if (key_is(k, n, "args"))
-            key = K_ARGS;
-        break;
-    case C_ARGS:
-        if (key_is(k, n, "correlation"))
-            key = K_CORR;
-        else if (key_is(k, n, "stream"))
-            key = K_STREAM;
-        else if (key_is(k, n, "device"))
-            key = K_DEVICE;
-        else if (key_is(k, n, "bytes"))
-            key = K_BYTES;
-        else if (key_is(k, n, "grid"))
-            key = K_GRID;
-        else if (key_is(k, n, "Input Dims") || key_is(k, n, "Input dims"))
-            key = K_DIMS;
-        else if (key_is(k, n, "Input type"))
-            key = K_TYPES;
-        else if (key_is(k, n, "Collective name"))
-            key = K_COLL_NAME;
-        else if (key_is(k, n, "dtype"))
-            key = K_DTYPE;
-        else if (key_is(k, n, "In msg nelems") || key_is(k, n, "In msg size"))
-            key = K_IN_NELEMS;
-        else if (key_is(k, n, "Group size"))
-            key = K_GROUP_SIZE;
-        break;
-    case C_DEV:
-        if (key_is(k, n, "id"))
-            key = K_ID;
-        else if (key_is(k, n, "name"))
-            key = K_NAME;
-        else if (key_is(k, n, "numSms"))
-            key = K_NUMSMS;
-        else if (key_is(k, n, "computeMajor"))
-            key = K_CCMAJ;
-        else if (key_is(k, n, "computeMinor"))
-            key = K_CCMIN;
-        else if (key_is(k, n, "totalGlobalMem"))
-            key = K_MEM;
-        break;
-    case C_DIST:
-        if (key_is(k, n, "rank"))
-            key = K_RANK;
-        else if (key_is(k, n, "world_size"))
-            key = K_WORLD;
-        break;
-    default:
-        break;
-    }
+    for (size_t i = 0; key == K_NONE && i < sizeof keys / sizeof keys[0]; i++)
+        if (keys[i].ctx == f->ctx && key_is(k, n, keys[i].name))
+            key = keys[i].key;
+    if (key == K_TRACE_EVENTS)
+        m->saw_trace_events = 1;
     f->key = (uint8_t)key;
     return 1;
 }
@@ -713,74 +683,109 @@ static void copy_str(char *dst, size_t cap, const unsigned char *s, size_t n)
     dst[n] = 0;
 }
 
+/* Event categories (the "cat" of an event) and the schema each one shows. */
+enum { SCHEMA_ANY, SCHEMA_OLD, SCHEMA_NEW };
+static const struct {
+    const char *name;
+    uint8_t cat, schema;
+} cats[] = {
+    {"cpu_op", CAT_CPU_OP, SCHEMA_NEW},
+    {"Operator", CAT_CPU_OP, SCHEMA_OLD},
+    {"user_annotation", CAT_ANNOT, SCHEMA_NEW},
+    {"cuda_runtime", CAT_RUNTIME, SCHEMA_NEW},
+    {"cuda_driver", CAT_RUNTIME, SCHEMA_NEW},
+    {"Runtime", CAT_RUNTIME, SCHEMA_OLD},
+    {"kernel", CAT_KERNEL, SCHEMA_ANY},
+    {"Kernel", CAT_KERNEL, SCHEMA_ANY},
+    {"gpu_memcpy", CAT_MEMCPY, SCHEMA_ANY},
+    {"Memcpy", CAT_MEMCPY, SCHEMA_ANY},
+    {"gpu_memset", CAT_MEMSET, SCHEMA_ANY},
+    {"Memset", CAT_MEMSET, SCHEMA_ANY},
+    {"Trace", CAT_TRACE, SCHEMA_ANY},
+};
+
+/* An event's "cat": its category, and which schema the trace is in; others leave both. */
+static void event_cat(imp *m, const unsigned char *s, size_t n)
+{
+    char cat[32];
+    copy_str(cat, sizeof cat, s, n);
+    for (size_t i = 0; i < sizeof cats / sizeof cats[0]; i++) {
+        if (strcmp(cat, cats[i].name) != 0)
+            continue;
+        m->ev.cat = cats[i].cat;
+        m->schema_old |= cats[i].schema == SCHEMA_OLD;
+        m->schema_new |= cats[i].schema == SCHEMA_NEW;
+        return;
+    }
+}
+
+/* An event's name, kept whole; 0 out of memory. */
+static int event_name(imp *m, const unsigned char *s, size_t n)
+{
+    scratch *e = &m->ev;
+    if (n + 1 > e->name_cap) {
+        size_t cap = n + 1 < 256 ? 256 : 2 * (n + 1);
+        char *p = realloc(e->name, cap);
+        if (!p) {
+            m->fatal = SIM_ENOMEM;
+            return 0;
+        }
+        e->name = p;
+        e->name_cap = cap;
+    }
+    memcpy(e->name, s, n);
+    e->name[n] = 0;
+    e->name_len = n;
+    return 1;
+}
+
+/* A string pid: "Traces"/"Spans" rows are profiler spans, not a process; numeric text is a pid. */
+static void event_pid(scratch *e, const unsigned char *s, size_t n)
+{
+    char buf[32];
+    copy_str(buf, sizeof buf, s, n);
+    char *end;
+    long long v = strtoll(buf, &end, 10);
+    if (end != buf && *end == 0)
+        e->pid = v;
+    else
+        e->pid_is_str = 1;
+}
+
+/* A string tid: numeric text is a tid; another ("stream 7") gives a stream number and a hash. */
+static void event_tid(scratch *e, const unsigned char *s, size_t n)
+{
+    char buf[64];
+    copy_str(buf, sizeof buf, s, n);
+    char *end;
+    long long v = strtoll(buf, &end, 10);
+    if (end != buf && *end == 0) {
+        e->tid = v;
+    } else {
+        const char *d = strpbrk(buf, "0123456789");
+        e->tid_stream = d ? strtoll(d, NULL, 10) : 0;
+        e->tid = (int64_t)(fnv(buf, strlen(buf)) >> 1);
+    }
+}
+
 static int cb_string(void *ctx, const unsigned char *s, size_t n)
 {
     imp *m = ctx;
     int c = cur_ctx(m), k = cur_key(m);
     scratch *e = &m->ev;
     if (c == C_EVENT) {
-        if (k == K_DUR) {
+        if (k == K_DUR)
             e->dur_not_number = 1;
-        } else if (k == K_PH) {
+        else if (k == K_PH)
             copy_str(e->ph, sizeof e->ph, s, n);
-        } else if (k == K_CAT) {
-            char cat[32];
-            copy_str(cat, sizeof cat, s, n);
-            if (!strcmp(cat, "cpu_op"))
-                e->cat = CAT_CPU_OP, m->schema_new = 1;
-            else if (!strcmp(cat, "Operator"))
-                e->cat = CAT_CPU_OP, m->schema_old = 1;
-            else if (!strcmp(cat, "user_annotation"))
-                e->cat = CAT_ANNOT, m->schema_new = 1;
-            else if (!strcmp(cat, "cuda_runtime") || !strcmp(cat, "cuda_driver"))
-                e->cat = CAT_RUNTIME, m->schema_new = 1;
-            else if (!strcmp(cat, "Runtime"))
-                e->cat = CAT_RUNTIME, m->schema_old = 1;
-            else if (!strcmp(cat, "kernel") || !strcmp(cat, "Kernel"))
-                e->cat = CAT_KERNEL;
-            else if (!strcmp(cat, "gpu_memcpy") || !strcmp(cat, "Memcpy"))
-                e->cat = CAT_MEMCPY;
-            else if (!strcmp(cat, "gpu_memset") || !strcmp(cat, "Memset"))
-                e->cat = CAT_MEMSET;
-            else if (!strcmp(cat, "Trace"))
-                e->cat = CAT_TRACE;
-        } else if (k == K_NAME) {
-            if (n + 1 > e->name_cap) {
-                size_t cap = n + 1 < 256 ? 256 : 2 * (n + 1);
-                char *p = realloc(e->name, cap);
-                if (!p) {
-                    m->fatal = SIM_ENOMEM;
-                    return 0;
-                }
-                e->name = p;
-                e->name_cap = cap;
-            }
-            memcpy(e->name, s, n);
-            e->name[n] = 0;
-            e->name_len = n;
-        } else if (k == K_PID) {
-            /* "Traces"/"Spans" rows are profiler spans, not a process; numeric text is a pid */
-            char buf[32];
-            copy_str(buf, sizeof buf, s, n);
-            char *end;
-            long long v = strtoll(buf, &end, 10);
-            if (end != buf && *end == 0)
-                e->pid = v;
-            else
-                e->pid_is_str = 1;
-        } else if (k == K_TID) {
-            char buf[64];
-            copy_str(buf, sizeof buf, s, n);
-            char *end;
-            long long v = strtoll(buf, &end, 10);
-            if (end != buf && *end == 0) {
-                e->tid = v;
-            } else {
-                const char *d = strpbrk(buf, "0123456789");
-                e->tid_stream = d ? strtoll(d, NULL, 10) : 0;
-                e->tid = (int64_t)(fnv(buf, strlen(buf)) >> 1);
-            }
-        }
+        else if (k == K_CAT)
+            event_cat(m, s, n);
+        else if (k == K_NAME)
+            return event_name(m, s, n);
+        else if (k == K_PID)
+            event_pid(e, s, n);
+        else if (k == K_TID)
+            event_tid(e, s, n);
     } else if (c == C_TYPES) {
         if (e->n_types < MAX_IN) {
             char t[48];
@@ -904,6 +909,144 @@ static double believable(double x)
     return x >= 0 && x <= COST_LIMIT ? x : 0;
 }
 
+/* The recording's own span ("Trace"): the earliest usable one is only a fallback for the time
+ * origin, so one with unusable times is passed over. */
+static void keep_trace_span(imp *m, int bad)
+{
+    const scratch *e = &m->ev;
+    if (bad >= 0)
+        return;
+    if (!m->has_trace_span || e->ts < m->trace_ts) {
+        m->trace_ts = e->ts;
+        m->trace_dur = e->dur;
+        m->has_trace_span = 1;
+    }
+}
+
+/* What a CPU event keeps of its inputs: the first tensor's shape, type and bytes, the op's cost
+ * estimate, and a collective's message size and group. */
+static void describe_inputs(ev_cpu *c, scratch *e, const char *name)
+{
+    int n_in = e->n_in < MAX_IN ? e->n_in : MAX_IN;
+    for (int i = 0; i < n_in; i++) {
+        trc_tensor *t = &e->in[i];
+        t->elem_bytes = i < e->n_types ? e->elem[i] : 0;
+        if (t->ndim == 0 && t->elem_bytes == 0)
+            t->ndim = -1; /* an int, a list of ints, None: not a tensor */
+    }
+    for (int i = 0; i < n_in; i++) {
+        const trc_tensor *t = &e->in[i];
+        if (t->ndim < 0)
+            continue;
+        c->in0_ndim = (int8_t)(t->ndim > 4 ? 5 : t->ndim);
+        for (int d = 0; d < 4 && d < t->ndim; d++)
+            c->in0[d] = t->dim[d];
+        c->dtype0 = (uint8_t)(i < e->n_types ? e->dtype[i] : DT_OTHER);
+        c->in0_bytes = believable((double)t->numel * (t->elem_bytes ? t->elem_bytes : 4));
+        break;
+    }
+    c->has_dims = n_in > 0;
+    if (n_in > 0 && !c->annot) {
+        c->cost = trc_op_cost(name, e->in, n_in);
+        c->cost.flops = believable(c->cost.flops);
+        c->cost.bytes = believable(c->cost.bytes);
+    }
+    if (e->coll_name[0] || e->in_nelems > 0) {
+        c->coll_bytes = believable((double)e->in_nelems * comm_dtype_bytes(e->coll_dtype));
+        c->group_size =
+            e->group_size > 0 && e->group_size <= INT32_MAX ? (int32_t)e->group_size : 0;
+    }
+}
+
+/* A CPU op or annotation: a ProfilerStep#N span becomes a step, any other an ev_cpu. Returns 0
+ * out of memory. */
+static int finish_cpu(imp *m, const char *name, int bad)
+{
+    scratch *e = &m->ev;
+    int ok;
+    if (e->pid_is_str)
+        return 1;
+    if (bad >= 0)
+        return drop_event(m, bad, 0);
+    if (!strncmp(name, "ProfilerStep#", 13)) {
+        ev_step s = {.ts = e->ts, .dur = e->dur, .pid = e->pid, .tid = e->tid,
+                     .index = strtoll(name + 13, NULL, 10), .flag = -1};
+        VEC_PUSH(m->steps, s, ok);
+        return ok;
+    }
+    ev_cpu c;
+    memset(&c, 0, sizeof c);
+    c.ts = e->ts, c.dur = e->dur, c.pid = e->pid, c.tid = e->tid;
+    c.parent = -1, c.step = -1, c.in0_ndim = -1;
+    c.seq = (int32_t)m->cpu.n;
+    c.annot = e->cat == CAT_ANNOT || strchr(name, '#') != NULL;
+    c.name = intern(m, name, e->name_len);
+    if (c.name < 0)
+        return 0;
+    if (e->dims_seen)
+        m->saw_dims = 1;
+    describe_inputs(&c, e, name);
+    VEC_PUSH(m->cpu, c, ok);
+    return ok;
+}
+
+/* A CUDA runtime call: launches, copies, memsets and syncs are kept. Returns 0 out of memory. */
+static int finish_runtime(imp *m, const char *name, int bad)
+{
+    const scratch *e = &m->ev;
+    uint8_t sync = 0;
+    int kind = rt_kind(name, &sync);
+    if (!strncmp(name, "hip", 3))
+        m->saw_hip = 1;
+    if (kind == RT_OTHER || e->pid_is_str)
+        return 1;
+    if (bad >= 0)
+        return drop_event(m, bad, 0);
+    ev_rt r = {.ts = e->ts, .dur = e->dur, .pid = e->pid, .tid = e->tid,
+               .corr = e->has_corr ? e->corr : -1, .kind = (uint8_t)kind, .sync = sync,
+               .step = -1, .cpu = -1};
+    r.name = intern(m, name, e->name_len);
+    if (r.name < 0)
+        return 0;
+    int ok;
+    VEC_PUSH(m->rt, r, ok);
+    return ok;
+}
+
+/* A GPU activity: a kernel, copy or memset. Returns 0 out of memory. */
+static int finish_gpu(imp *m, const char *name, int bad)
+{
+    const scratch *e = &m->ev;
+    if (bad >= 0)
+        return drop_event(m, bad, 1);
+    ev_gpu g;
+    memset(&g, 0, sizeof g);
+    g.ts = e->ts, g.dur = e->dur, g.corr = e->has_corr ? e->corr : -1;
+    g.bytes = e->bytes > 0 && e->bytes <= TRC_INT_MAX ? e->bytes : 0;
+    g.stream = stream_of(e);
+    g.device = (int32_t)(e->has_device ? e->device : e->pid);
+    g.rt = -1;
+    g.kind = e->cat == CAT_KERNEL ? G_KERNEL : e->cat == CAT_MEMCPY ? G_MEMCPY : G_MEMSET;
+    g.pinned = -1;
+    if (e->n_grid) {
+        g.blocks = grid_blocks(e->grid, e->n_grid);
+        m->saw_grid = 1;
+    }
+    if (g.kind == G_MEMCPY) {
+        g.dir = strstr(name, "HtoD")   ? TRC_MEMCPY_H2D
+                : strstr(name, "DtoH") ? TRC_MEMCPY_D2H
+                : strstr(name, "DtoD") ? TRC_MEMCPY_D2D
+                                       : TRC_MEMCPY_OTHER;
+        g.pinned = strstr(name, "Pinned") ? 1 : strstr(name, "Pageable") ? 0 : -1;
+    }
+    g.name = intern(m, name, e->name_len);
+    if (g.name < 0)
+        return 0;
+    int ok;
+    VEC_PUSH(m->gpu, g, ok);
+    return ok;
+}
+
 static int finish_event(imp *m)
 {
     scratch *e = &m->ev;
@@ -916,135 +1059,29 @@ static int finish_event(imp *m)
     if (e->dur < 0)
         e->dur = 0;
     const char *name = e->name_len ? e->name : "";
-    int ok = 1;
+    int ok;
     switch (e->cat) {
     case CAT_TRACE:
-        if (bad >= 0)
-            return 1; /* the recording's span is only a fallback for the time origin */
-        if (!m->has_trace_span || e->ts < m->trace_ts) {
-            m->trace_ts = e->ts;
-            m->trace_dur = e->dur;
-            m->has_trace_span = 1;
-        }
+        keep_trace_span(m, bad);
         return 1;
     case CAT_CPU_OP:
-    case CAT_ANNOT: {
-        if (e->pid_is_str)
-            return 1;
-        if (bad >= 0)
-            return drop_event(m, bad, 0);
-        if (!strncmp(name, "ProfilerStep#", 13)) {
-            ev_step s = {.ts = e->ts, .dur = e->dur, .pid = e->pid, .tid = e->tid,
-                         .index = strtoll(name + 13, NULL, 10), .flag = -1};
-            VEC_PUSH(m->steps, s, ok);
-            break;
-        }
-        ev_cpu c;
-        memset(&c, 0, sizeof c);
-        c.ts = e->ts, c.dur = e->dur, c.pid = e->pid, c.tid = e->tid;
-        c.parent = -1, c.step = -1, c.in0_ndim = -1;
-        c.seq = (int32_t)m->cpu.n;
-        c.annot = e->cat == CAT_ANNOT || strchr(name, '#') != NULL;
-        c.name = intern(m, name, e->name_len);
-        if (c.name < 0) {
-            ok = 0;
-            break;
-        }
-        int n_in = e->n_in < MAX_IN ? e->n_in : MAX_IN;
-        if (e->dims_seen)
-            m->saw_dims = 1;
-        for (int i = 0; i < n_in; i++) {
-            trc_tensor *t = &e->in[i];
-            t->elem_bytes = i < e->n_types ? e->elem[i] : 0;
-            if (t->ndim == 0 && t->elem_bytes == 0)
-                t->ndim = -1; /* an int, a list of ints, None: not a tensor */
-        }
-        for (int i = 0; i < n_in; i++) {
-            const trc_tensor *t = &e->in[i];
-            if (t->ndim < 0)
-                continue;
-            c.in0_ndim = (int8_t)(t->ndim > 4 ? 5 : t->ndim);
-            for (int d = 0; d < 4 && d < t->ndim; d++)
-                c.in0[d] = t->dim[d];
-            c.dtype0 = (uint8_t)(i < e->n_types ? e->dtype[i] : DT_OTHER);
-            c.in0_bytes = believable((double)t->numel * (t->elem_bytes ? t->elem_bytes : 4));
-            break;
-        }
-        c.has_dims = n_in > 0;
-        if (n_in > 0 && !c.annot) {
-            c.cost = trc_op_cost(name, e->in, n_in);
-            c.cost.flops = believable(c.cost.flops);
-            c.cost.bytes = believable(c.cost.bytes);
-        }
-        if (e->coll_name[0] || e->in_nelems > 0) {
-            c.coll_bytes = believable((double)e->in_nelems * comm_dtype_bytes(e->coll_dtype));
-            c.group_size =
-                e->group_size > 0 && e->group_size <= INT32_MAX ? (int32_t)e->group_size : 0;
-        }
-        VEC_PUSH(m->cpu, c, ok);
+    case CAT_ANNOT:
+        ok = finish_cpu(m, name, bad);
         break;
-    }
-    case CAT_RUNTIME: {
-        uint8_t sync = 0;
-        int kind = rt_kind(name, &sync);
-        if (!strncmp(name, "hip", 3))
-            m->saw_hip = 1;
-        if (kind == RT_OTHER || e->pid_is_str)
-            return 1;
-        if (bad >= 0)
-            return drop_event(m, bad, 0);
-        ev_rt r = {.ts = e->ts, .dur = e->dur, .pid = e->pid, .tid = e->tid,
-                   .corr = e->has_corr ? e->corr : -1, .kind = (uint8_t)kind, .sync = sync,
-                   .step = -1, .cpu = -1};
-        r.name = intern(m, name, e->name_len);
-        if (r.name < 0) {
-            ok = 0;
-            break;
-        }
-        VEC_PUSH(m->rt, r, ok);
+    case CAT_RUNTIME:
+        ok = finish_runtime(m, name, bad);
         break;
-    }
     case CAT_KERNEL:
     case CAT_MEMCPY:
-    case CAT_MEMSET: {
-        if (bad >= 0)
-            return drop_event(m, bad, 1);
-        ev_gpu g;
-        memset(&g, 0, sizeof g);
-        g.ts = e->ts, g.dur = e->dur, g.corr = e->has_corr ? e->corr : -1;
-        g.bytes = e->bytes > 0 && e->bytes <= TRC_INT_MAX ? e->bytes : 0;
-        g.stream = stream_of(e);
-        g.device = (int32_t)(e->has_device ? e->device : e->pid);
-        g.rt = -1;
-        g.kind = e->cat == CAT_KERNEL ? G_KERNEL : e->cat == CAT_MEMCPY ? G_MEMCPY : G_MEMSET;
-        g.pinned = -1;
-        if (e->n_grid) {
-            g.blocks = grid_blocks(e->grid, e->n_grid);
-            m->saw_grid = 1;
-        }
-        if (g.kind == G_MEMCPY) {
-            g.dir = strstr(name, "HtoD")   ? TRC_MEMCPY_H2D
-                    : strstr(name, "DtoH") ? TRC_MEMCPY_D2H
-                    : strstr(name, "DtoD") ? TRC_MEMCPY_D2D
-                                           : TRC_MEMCPY_OTHER;
-            g.pinned = strstr(name, "Pinned") ? 1 : strstr(name, "Pageable") ? 0 : -1;
-        }
-        g.name = intern(m, name, e->name_len);
-        if (g.name < 0) {
-            ok = 0;
-            break;
-        }
-        VEC_PUSH(m->gpu, g, ok);
+    case CAT_MEMSET:
+        ok = finish_gpu(m, name, bad);
         break;
-    }
     default:
         return 1;
     }
-    if (!ok) {
+    if (!ok)
         m->fatal = SIM_ENOMEM;
-        return 0;
-    }
-    return 1;
+    return ok;
 }
 
 static const yajl_callbacks callbacks = {
@@ -1071,6 +1108,78 @@ static void advance_pos(const unsigned char *buf, size_t pos, long long *line, l
     }
 }
 
+/* Where the parser is in the decompressed JSON: bytes before the current chunk, and the line and
+ * column (1-based) of its first byte. */
+typedef struct json_pos {
+    long long offset, line, col;
+} json_pos;
+
+/* The error for a gzread that returned got: negative, or 0 before the end of the file. */
+static int read_error(gzFile f, int got, const json_pos *at, const char *path, sim_err *err)
+{
+    int zerr = 0;
+    if (got == 0)
+        return sim_err_set(err, SIM_EIO, path, 0, 0, "cannot read the trace: %s",
+                           gzerror(f, &zerr));
+    const char *msg = gzerror(f, &zerr);
+    int rc = sim_err_set(err, SIM_EFORMAT, path, 0, 0,
+                         "cannot decompress the trace after %lld bytes of JSON: %s", at->offset,
+                         msg);
+    if (err)
+        err->offset = at->offset;
+    return rc;
+}
+
+/* The error for the chunk buf[0..got) that yajl refused, at the byte where it stopped (or out of
+ * memory, when a callback failed). */
+static int json_error(const imp *m, yajl_handle h, const unsigned char *buf, size_t got,
+                      json_pos at, const char *path, sim_err *err)
+{
+    size_t used = yajl_get_bytes_consumed(h);
+    if (used > got)
+        used = got;
+    advance_pos(buf, used, &at.line, &at.col);
+    if (m->fatal)
+        return sim_err_set(err, m->fatal, path, 0, 0, "out of memory reading the trace");
+    unsigned char *msg = yajl_get_error(h, 0, buf, got);
+    int rc = sim_err_set(err, SIM_EFORMAT, path, (int)at.line, (int)at.col, "not valid JSON: %s",
+                         msg ? (const char *)msg : "parse error");
+    if (err)
+        err->offset = at.offset + (long long)used;
+    if (msg)
+        yajl_free_error(h, msg);
+    return rc;
+}
+
+/* Feeds the decompressed bytes of f through h to the end of the document; at->offset ends as the
+ * number of bytes parsed. */
+static int parse_stream(imp *m, yajl_handle h, gzFile f, unsigned char *buf, json_pos *at,
+                        const char *path, sim_err *err)
+{
+    for (;;) {
+        int got = gzread(f, buf, READ_BYTES);
+        if (got < 0 || (got == 0 && !gzeof(f)))
+            return read_error(f, got, at, path, err);
+        if (got == 0)
+            break;
+        if (yajl_parse(h, buf, (size_t)got) != yajl_status_ok)
+            return json_error(m, h, buf, (size_t)got, *at, path, err);
+        advance_pos(buf, (size_t)got, &at->line, &at->col);
+        at->offset += got;
+    }
+    if (yajl_complete_parse(h) != yajl_status_ok) {
+        int rc = sim_err_set(err, SIM_EFORMAT, path, (int)at->line, (int)at->col,
+                             "truncated JSON: the trace ends inside an %s",
+                             m->depth > 0 ? "open object or list" : "unfinished value");
+        if (err)
+            err->offset = at->offset;
+        return rc;
+    }
+    if (m->fatal)
+        return sim_err_set(err, m->fatal, path, 0, 0, "out of memory reading the trace");
+    return SIM_OK;
+}
+
 static int parse_json(imp *m, const char *path, trc_kineto_summary *sum, sim_err *err)
 {
     gzFile f = gzopen(path, "rb");
@@ -1082,72 +1191,16 @@ static int parse_json(imp *m, const char *path, trc_kineto_summary *sum, sim_err
     gzbuffer(f, READ_BYTES);
     yajl_handle h = yajl_alloc(&callbacks, NULL, m);
     unsigned char *buf = malloc(READ_BYTES);
-    int rc = SIM_OK;
-    long long offset = 0, line = 1, col = 1;
+    json_pos at = {0, 1, 1};
+    int rc;
     if (h) /* names are copied as bytes; checking their UTF-8 buys nothing and costs time */
         yajl_config(h, yajl_dont_validate_strings, 1);
-    if (!h || !buf) {
+    if (!h || !buf)
         rc = sim_err_set(err, SIM_ENOMEM, path, 0, 0, "out of memory");
-        goto done;
-    }
-    for (;;) {
-        int got = gzread(f, buf, READ_BYTES);
-        if (got < 0) {
-            int zerr = 0;
-            const char *msg = gzerror(f, &zerr);
-            rc = sim_err_set(err, SIM_EFORMAT, path, 0, 0,
-                             "cannot decompress the trace after %lld bytes of JSON: %s", offset,
-                             msg);
-            if (err)
-                err->offset = offset;
-            goto done;
-        }
-        if (got == 0) {
-            if (!gzeof(f)) {
-                int zerr = 0;
-                rc = sim_err_set(err, SIM_EIO, path, 0, 0, "cannot read the trace: %s",
-                                 gzerror(f, &zerr));
-                goto done;
-            }
-            break;
-        }
-        yajl_status s = yajl_parse(h, buf, (size_t)got);
-        if (s != yajl_status_ok) {
-            size_t used = yajl_get_bytes_consumed(h);
-            if (used > (size_t)got)
-                used = (size_t)got;
-            advance_pos(buf, used, &line, &col);
-            if (m->fatal) {
-                rc = sim_err_set(err, m->fatal, path, 0, 0, "out of memory reading the trace");
-                goto done;
-            }
-            unsigned char *msg = yajl_get_error(h, 0, buf, (size_t)got);
-            rc = sim_err_set(err, SIM_EFORMAT, path, (int)line, (int)col, "not valid JSON: %s",
-                             msg ? (const char *)msg : "parse error");
-            if (err)
-                err->offset = offset + (long long)used;
-            if (msg)
-                yajl_free_error(h, msg);
-            goto done;
-        }
-        advance_pos(buf, (size_t)got, &line, &col);
-        offset += got;
-    }
-    if (yajl_complete_parse(h) != yajl_status_ok) {
-        rc = sim_err_set(err, SIM_EFORMAT, path, (int)line, (int)col,
-                         "truncated JSON: the trace ends inside an %s",
-                         m->depth > 0 ? "open object or list" : "unfinished value");
-        if (err)
-            err->offset = offset;
-        goto done;
-    }
-    if (m->fatal) {
-        rc = sim_err_set(err, m->fatal, path, 0, 0, "out of memory reading the trace");
-        goto done;
-    }
-done:
+    else
+        rc = parse_stream(m, h, f, buf, &at, path, err);
     if (sum)
-        sum->json_bytes = offset;
+        sum->json_bytes = at.offset;
     if (h)
         yajl_free(h);
     free(buf);
