@@ -188,7 +188,7 @@ typedef struct imp {
     /* pass 2 */
     int32_t *gpu_by_rt;    /* GPU indices ordered by linked runtime */
     thread_range *thr;
-    size_t n_thr;
+    size_t n_thr, cap_thr;
     int64_t main_pid, main_tid;
     uint8_t *cpu_flags;
     int8_t *unit_of_name;  /* -1 = not classified yet */
@@ -1357,12 +1357,76 @@ static int is_wait_name(const char *n)
     return (strstr(n, "DataLoader") && strstr(n, "__next__")) || strstr(n, "wait_for_batch");
 }
 
-static int link_events(imp *m, sim_err *err, const char *path)
+/* Appends a thread to m->thr. */
+static int add_thread(imp *m, thread_range th)
 {
-    /* CPU events per thread, nesting */
+    if (m->n_thr == m->cap_thr) {
+        size_t cap = 2 * m->cap_thr;
+        thread_range *p = realloc(m->thr, cap * sizeof *p);
+        if (!p)
+            return SIM_ENOMEM;
+        m->thr = p;
+        m->cap_thr = cap;
+    }
+    m->thr[m->n_thr++] = th;
+    return SIM_OK;
+}
+
+/* Flags of CPU event k: what it is (a wait, a loader span, an NCCL annotation) and what
+ * encloses it. */
+static uint8_t cpu_flags_of(const imp *m, size_t k)
+{
+    const ev_cpu *c = &m->cpu.v[k];
+    const char *name = m->names[c->name];
+    uint8_t fl = 0;
+    if (c->parent >= 0) {
+        uint8_t pf = m->cpu_flags[c->parent];
+        const ev_cpu *p = &m->cpu.v[c->parent];
+        if (pf & (F_WAIT | F_IN_WAIT))
+            fl |= F_IN_WAIT;
+        if (pf & (F_LOADER | F_IN_LOADER))
+            fl |= F_IN_LOADER;
+        if (pf & (F_NCCL | F_IN_NCCL))
+            fl |= F_IN_NCCL;
+        if ((pf & F_OP_ANCESTOR) || !p->annot)
+            fl |= F_OP_ANCESTOR;
+    }
+    if (is_wait_name(name))
+        fl |= F_WAIT;
+    if (strstr(name, "load_batch"))
+        fl |= F_LOADER;
+    if (c->annot && !strncmp(name, "nccl:", 5))
+        fl |= F_NCCL;
+    return fl;
+}
+
+/* Nests the CPU events cpu[i..j) of one thread (sorted by start, enclosing first): each one's
+ * parent and flags. stack has room for j - i entries. */
+static void nest_thread(imp *m, size_t i, size_t j, int32_t *stack)
+{
+    size_t sp = 0;
+    for (size_t k = i; k < j; k++) {
+        ev_cpu *c = &m->cpu.v[k];
+        while (sp > 0) {
+            const ev_cpu *p = &m->cpu.v[stack[sp - 1]];
+            if (c->ts >= p->ts && c->ts + c->dur <= p->ts + p->dur &&
+                (c->ts < p->ts + p->dur || p->dur == 0))
+                break;
+            sp--;
+        }
+        c->parent = sp ? stack[sp - 1] : -1;
+        stack[sp++] = (int32_t)k;
+        m->cpu_flags[k] = cpu_flags_of(m, k);
+    }
+}
+
+/* Sorts the CPU events by thread and start, makes a thread range of each thread's and nests
+ * them. */
+static int nest_cpu(imp *m, sim_err *err, const char *path)
+{
     sort_n(m->cpu.v, m->cpu.n, sizeof *m->cpu.v, cmp_cpu);
-    size_t cap_thr = 16;
-    m->thr = malloc(cap_thr * sizeof *m->thr);
+    m->cap_thr = 16;
+    m->thr = malloc(m->cap_thr * sizeof *m->thr);
     m->cpu_flags = calloc(m->cpu.n ? m->cpu.n : 1, 1);
     if (!m->thr || !m->cpu_flags)
         return sim_err_set(err, SIM_ENOMEM, path, 0, 0, "out of memory");
@@ -1373,79 +1437,47 @@ static int link_events(imp *m, sim_err *err, const char *path)
         size_t j = i;
         while (j < m->cpu.n && m->cpu.v[j].pid == m->cpu.v[i].pid && m->cpu.v[j].tid == m->cpu.v[i].tid)
             j++;
-        if (m->n_thr == cap_thr) {
-            cap_thr *= 2;
-            thread_range *p = realloc(m->thr, cap_thr * sizeof *p);
-            if (!p) {
-                free(stack);
-                return sim_err_set(err, SIM_ENOMEM, path, 0, 0, "out of memory");
-            }
-            m->thr = p;
+        if (add_thread(m, (thread_range){m->cpu.v[i].pid, m->cpu.v[i].tid, i, j, -1})) {
+            free(stack);
+            return sim_err_set(err, SIM_ENOMEM, path, 0, 0, "out of memory");
         }
-        m->thr[m->n_thr++] = (thread_range){m->cpu.v[i].pid, m->cpu.v[i].tid, i, j, -1};
-        size_t sp = 0;
-        for (size_t k = i; k < j; k++) {
-            ev_cpu *c = &m->cpu.v[k];
-            while (sp > 0) {
-                const ev_cpu *p = &m->cpu.v[stack[sp - 1]];
-                if (c->ts >= p->ts && c->ts + c->dur <= p->ts + p->dur &&
-                    (c->ts < p->ts + p->dur || p->dur == 0))
-                    break;
-                sp--;
-            }
-            c->parent = sp ? stack[sp - 1] : -1;
-            stack[sp++] = (int32_t)k;
-            const char *name = m->names[c->name];
-            uint8_t fl = 0;
-            if (c->parent >= 0) {
-                uint8_t pf = m->cpu_flags[c->parent];
-                const ev_cpu *p = &m->cpu.v[c->parent];
-                if (pf & (F_WAIT | F_IN_WAIT))
-                    fl |= F_IN_WAIT;
-                if (pf & (F_LOADER | F_IN_LOADER))
-                    fl |= F_IN_LOADER;
-                if (pf & (F_NCCL | F_IN_NCCL))
-                    fl |= F_IN_NCCL;
-                if ((pf & F_OP_ANCESTOR) || !p->annot)
-                    fl |= F_OP_ANCESTOR;
-            }
-            if (is_wait_name(name))
-                fl |= F_WAIT;
-            if (strstr(name, "load_batch"))
-                fl |= F_LOADER;
-            if (c->annot && !strncmp(name, "nccl:", 5))
-                fl |= F_NCCL;
-            m->cpu_flags[k] = fl;
-        }
+        nest_thread(m, i, j, stack);
         i = j;
     }
     free(stack);
+    return SIM_OK;
+}
 
-    /* steps */
+/* Sorts the steps; the thread with the steps is the main thread, and its CPU events get the step
+ * they start in. */
+static void assign_steps(imp *m)
+{
     sort_n(m->steps.v, m->steps.n, sizeof *m->steps.v, cmp_step);
-    /* the thread with the steps is the main thread */
     m->main_pid = m->steps.v[0].pid;
     m->main_tid = m->steps.v[0].tid;
     for (size_t i = 0; i < m->cpu.n; i++)
         m->cpu.v[i].step = m->cpu.v[i].pid == m->main_pid ? step_of(m, m->cpu.v[i].ts) : -1;
+}
 
-    /* threads that only make runtime calls get an empty range */
+/* Threads that only make runtime calls (and the main thread, if it has no CPU events) get an
+ * empty range. */
+static int add_runtime_threads(imp *m, sim_err *err, const char *path)
+{
     for (size_t i = 0; i <= m->rt.n; i++) {
         int64_t pid = i < m->rt.n ? m->rt.v[i].pid : m->main_pid;
         int64_t tid = i < m->rt.n ? m->rt.v[i].tid : m->main_tid;
         if (find_thread(m, pid, tid))
             continue;
-        if (m->n_thr == cap_thr) {
-            cap_thr *= 2;
-            thread_range *p = realloc(m->thr, cap_thr * sizeof *p);
-            if (!p)
-                return sim_err_set(err, SIM_ENOMEM, path, 0, 0, "out of memory");
-            m->thr = p;
-        }
-        m->thr[m->n_thr++] = (thread_range){pid, tid, 0, 0, -1};
+        if (add_thread(m, (thread_range){pid, tid, 0, 0, -1}))
+            return sim_err_set(err, SIM_ENOMEM, path, 0, 0, "out of memory");
     }
+    return SIM_OK;
+}
 
-    /* runtime calls: by time; correlation index */
+/* Sorts the runtime calls by time, gives each its step and enclosing CPU event, and links each
+ * GPU activity to the call with its correlation id. */
+static int link_runtime(imp *m, sim_err *err, const char *path)
+{
     sort_n(m->rt.v, m->rt.n, sizeof *m->rt.v, cmp_rt_ts);
     corr_ix *cx = malloc((m->rt.n ? m->rt.n : 1) * sizeof *cx);
     m->gpu_by_rt = malloc((m->gpu.n ? m->gpu.n : 1) * sizeof *m->gpu_by_rt);
@@ -1466,6 +1498,13 @@ static int link_events(imp *m, sim_err *err, const char *path)
     for (size_t i = 0; i < m->gpu.n; i++)
         m->gpu.v[i].rt = rt_of_corr(cx, ncx, m->gpu.v[i].corr);
     free(cx);
+    return SIM_OK;
+}
+
+/* Orders the GPU activities by their runtime call (m->gpu_by_rt) and gives each call the range
+ * of its own. */
+static int index_gpu_by_rt(imp *m, sim_err *err, const char *path)
+{
     if (order_gpu(m, 1, m->gpu_by_rt))
         return sim_err_set(err, SIM_ENOMEM, path, 0, 0, "out of memory");
     for (size_t i = 0; i < m->rt.n; i++)
@@ -1480,6 +1519,19 @@ static int link_events(imp *m, sim_err *err, const char *path)
         r->n_gpu++;
     }
     return SIM_OK;
+}
+
+/* Pass 2's links: CPU events nested per thread, steps, threads, runtime calls and the GPU
+ * activities they caused. */
+static int link_events(imp *m, sim_err *err, const char *path)
+{
+    int rc = nest_cpu(m, err, path);
+    if (rc)
+        return rc;
+    assign_steps(m);
+    if ((rc = add_runtime_threads(m, err, path)) || (rc = link_runtime(m, err, path)))
+        return rc;
+    return index_gpu_by_rt(m, err, path);
 }
 
 /* Rules W1 and W2 of FORMAT.md; counts launches without GPU work. */
@@ -1817,19 +1869,57 @@ static int64_t rel_ns(int64_t t, int64_t t0)
     return d > TRC_INT_MAX ? TRC_INT_MAX : d < -TRC_INT_MAX ? -TRC_INT_MAX : d;
 }
 
-static int build_step(builder *b, int32_t si)
+/* The record kind CPU event c with flags fl makes, or -1 for none: the outermost wait, loader
+ * span or NCCL annotation, or a top-level op. */
+static int cpu_rec_kind(const ev_cpu *c, uint8_t fl)
+{
+    if ((fl & F_WAIT) && !(fl & F_IN_WAIT))
+        return TRC_REC_WAIT;
+    if ((fl & F_LOADER) && !(fl & F_IN_LOADER))
+        return TRC_REC_LOADER;
+    if ((fl & F_NCCL) && !(fl & F_IN_NCCL))
+        return TRC_REC_COLLECTIVE;
+    if (!c->annot && !(fl & (F_OP_ANCESTOR | F_IN_WAIT)))
+        return TRC_REC_OP;
+    return -1;
+}
+
+/* Adds the record of kind that CPU event i on the thread numbered `thread` makes. */
+static int add_cpu_rec(builder *b, size_t i, int kind, int thread, int64_t t0)
 {
     imp *m = b->m;
-    trc_step *s = b->s;
-    const ev_step *st = &m->steps.v[si];
-    int64_t t0 = st->ts;
-    trc_step_reset(s);
-    s->index = st->index;
-    s->start_ns = st->ts - (m->has_trace_span ? m->trace_ts : m->min_ts);
-    s->dur_ns = st->dur;
-    int rc;
+    const ev_cpu *c = &m->cpu.v[i];
     trc_record r;
-    /* CPU events: waits, loader spans, top-level ops, collectives */
+    rec_init(&r, kind);
+    r.thread = (uint8_t)thread;
+    r.cpu_start_ns = c->ts - t0;
+    r.cpu_dur_ns = c->dur;
+    int32_t gid = c->name;
+    if (kind == TRC_REC_OP) {
+        /* its FLOPs and bytes are those of its kernels, added by share_costs */
+        b->rec_of_cpu[i] = (int32_t)b->s->n_recs;
+        if (touch_cpu(b, (int32_t)i))
+            return SIM_ENOMEM;
+    } else if (kind == TRC_REC_COLLECTIVE) {
+        const char *name = m->names[c->name];
+        r.sub = (uint8_t)trc_coll_kind_from_name(name);
+        const ev_cpu *p = comms_params(m, (int32_t)i);
+        r.bytes = p && p->coll_bytes > 0 ? p->coll_bytes : c->in0_bytes;
+        r.group_size = p && p->group_size > 0 ? p->group_size : m->world_size;
+        gid = -1;
+        b->rec_of_cpu[i] = (int32_t)b->s->n_recs;
+        if (touch_cpu(b, (int32_t)i))
+            return SIM_ENOMEM;
+    }
+    return add_rec(b, &r, gid);
+}
+
+/* The records of step si's CPU events on the kept threads: waits, loader spans, top-level ops,
+ * collectives. */
+static int add_cpu_recs(builder *b, int32_t si)
+{
+    const imp *m = b->m;
+    int64_t t0 = m->steps.v[si].ts;
     for (size_t t = 0; t < m->n_thr; t++) {
         const thread_range *th = &m->thr[t];
         if (th->ordinal < 0)
@@ -1838,153 +1928,197 @@ static int build_step(builder *b, int32_t si)
             const ev_cpu *c = &m->cpu.v[i];
             if (c->step != si)
                 continue;
-            uint8_t fl = m->cpu_flags[i];
-            int kind = -1;
-            if ((fl & F_WAIT) && !(fl & F_IN_WAIT))
-                kind = TRC_REC_WAIT;
-            else if ((fl & F_LOADER) && !(fl & F_IN_LOADER))
-                kind = TRC_REC_LOADER;
-            else if ((fl & F_NCCL) && !(fl & F_IN_NCCL))
-                kind = TRC_REC_COLLECTIVE;
-            else if (!c->annot && !(fl & (F_OP_ANCESTOR | F_IN_WAIT)))
-                kind = TRC_REC_OP;
+            int kind = cpu_rec_kind(c, m->cpu_flags[i]);
             if (kind < 0)
                 continue;
-            rec_init(&r, kind);
-            r.thread = (uint8_t)th->ordinal;
-            r.cpu_start_ns = c->ts - t0;
-            r.cpu_dur_ns = c->dur;
-            int32_t gid = c->name;
-            if (kind == TRC_REC_OP) {
-                /* its FLOPs and bytes are those of its kernels, added below */
-                b->rec_of_cpu[i] = (int32_t)s->n_recs;
-                if (touch_cpu(b, (int32_t)i))
-                    return SIM_ENOMEM;
-            } else if (kind == TRC_REC_COLLECTIVE) {
-                const char *name = m->names[c->name];
-                r.sub = (uint8_t)trc_coll_kind_from_name(name);
-                const ev_cpu *p = comms_params(m, (int32_t)i);
-                r.bytes = p && p->coll_bytes > 0 ? p->coll_bytes : c->in0_bytes;
-                r.group_size = p && p->group_size > 0 ? p->group_size : m->world_size;
-                gid = -1;
-                b->rec_of_cpu[i] = (int32_t)s->n_recs;
-                if (touch_cpu(b, (int32_t)i))
-                    return SIM_ENOMEM;
-            }
-            if ((rc = add_rec(b, &r, gid)))
+            int rc = add_cpu_rec(b, i, kind, th->ordinal, t0);
+            if (rc)
                 return rc;
         }
     }
-    /* runtime calls of the step, in time order */
+    return SIM_OK;
+}
+
+/* The first runtime call (they are sorted by start) that starts at or after ts. */
+static size_t first_rt_from(const imp *m, int64_t ts)
+{
     size_t lo = 0, hi = m->rt.n;
     while (lo < hi) {
         size_t mid = (lo + hi) / 2;
-        if (m->rt.v[mid].ts < st->ts)
+        if (m->rt.v[mid].ts < ts)
             lo = mid + 1;
         else
             hi = mid;
     }
-    for (size_t i = lo; i < m->rt.n && m->rt.v[i].ts < st->ts + st->dur + 1; i++) {
+    return lo;
+}
+
+/* Adds the record of a synchronizing runtime call. */
+static int add_sync_rec(builder *b, const ev_rt *rt, int thread, int64_t t0)
+{
+    trc_record r;
+    rec_init(&r, TRC_REC_SYNC);
+    r.thread = (uint8_t)thread;
+    r.sub = rt->sync;
+    r.cpu_start_ns = rt->ts - t0;
+    r.cpu_dur_ns = rt->dur;
+    return add_rec(b, &r, -1);
+}
+
+/* Widens the GPU span of collective record ci over the NCCL kernels of runtime call rt; 1 if it
+ * had any. */
+static int merge_nccl(builder *b, const ev_rt *rt, int32_t ci, int64_t t0)
+{
+    const imp *m = b->m;
+    int merged = 0;
+    for (int32_t k = 0; k < rt->n_gpu; k++) {
+        const ev_gpu *g = &m->gpu.v[m->gpu_by_rt[rt->first_gpu + k]];
+        if (g->kind != G_KERNEL || !trc_kernel_is_nccl(m->names[g->name]))
+            continue;
+        trc_record *cr = &b->s->recs[ci];
+        int64_t a = rel_ns(g->ts, t0), e = rel_ns(a + g->dur, 0);
+        if (cr->gpu_dur_ns < 0) {
+            cr->gpu_start_ns = a;
+            cr->gpu_dur_ns = e - a;
+            cr->stream = g->stream;
+        } else {
+            int64_t a0 = cr->gpu_start_ns < a ? cr->gpu_start_ns : a;
+            int64_t e0 = cr->gpu_start_ns + cr->gpu_dur_ns;
+            if (e > e0)
+                e0 = e;
+            cr->gpu_start_ns = a0;
+            cr->gpu_dur_ns = rel_ns(e0, a0);
+        }
+        merged = 1;
+    }
+    return merged;
+}
+
+/* The record kind of GPU activity g of runtime call rt (g NULL: the call's activity was not
+ * recorded). */
+static int gpu_rec_kind(const imp *m, const ev_rt *rt, const ev_gpu *g)
+{
+    int kind = g ? (g->kind == G_KERNEL   ? TRC_REC_KERNEL
+                    : g->kind == G_MEMCPY ? TRC_REC_MEMCPY
+                                          : TRC_REC_MEMSET)
+                 : (rt->kind == RT_LAUNCH   ? TRC_REC_KERNEL
+                    : rt->kind == RT_MEMCPY ? TRC_REC_MEMCPY
+                                            : TRC_REC_MEMSET);
+    if (g && kind == TRC_REC_KERNEL && trc_kernel_is_nccl(m->names[g->name]))
+        kind = TRC_REC_COLLECTIVE;
+    return kind;
+}
+
+/* Fills the fields of record r (of its kind) that come from GPU activity g (or NULL); returns
+ * the global name id the record takes, -1 none. */
+static int32_t gpu_rec_fields(imp *m, trc_record *r, const ev_gpu *g)
+{
+    int32_t gid = -1;
+    if (r->kind == TRC_REC_KERNEL) {
+        if (g) {
+            gid = g->name;
+            r->unit = (uint8_t)unit_of(m, g->name);
+            r->blocks = g->blocks;
+        } else {
+            r->unit = SIM_UNIT_NONE;
+        }
+    } else if (r->kind == TRC_REC_MEMCPY) {
+        r->sub = g ? g->dir : TRC_MEMCPY_OTHER;
+        r->pinned = g ? g->pinned : -1;
+        r->bytes = g ? (double)g->bytes : 0;
+    } else if (r->kind == TRC_REC_MEMSET) {
+        r->bytes = g ? (double)g->bytes : 0;
+    } else if (r->kind == TRC_REC_COLLECTIVE) {
+        const char *kn = m->names[g->name];
+        const char *u = strchr(kn, '_');
+        r->sub = (uint8_t)trc_coll_kind_from_name(u ? u + 1 : kn);
+        r->group_size = m->world_size;
+    }
+    return gid;
+}
+
+/* Adds the record of the k-th GPU activity g (or NULL) of runtime call rt and, for a kernel, its
+ * share of the cost of the op it serves. */
+static int add_gpu_rec(builder *b, const ev_rt *rt, const ev_gpu *g, int32_t k, int thread,
+                       int64_t t0)
+{
+    imp *m = b->m;
+    trc_record r;
+    rec_init(&r, gpu_rec_kind(m, rt, g));
+    r.thread = (uint8_t)thread;
+    r.cpu_start_ns = rt->ts - t0;
+    r.cpu_dur_ns = k == 0 ? rt->dur : 0;
+    if (g) {
+        r.stream = g->stream;
+        r.gpu_start_ns = rel_ns(g->ts, t0);
+        r.gpu_dur_ns = g->dur;
+    }
+    int32_t gid = gpu_rec_fields(m, &r, g);
+    int32_t rec_ix = (int32_t)b->s->n_recs;
+    int rc = add_rec(b, &r, gid);
+    if (rc)
+        return rc;
+    if (r.kind == TRC_REC_KERNEL && g && rt->cpu >= 0) {
+        int cls = 0;
+        int32_t op = cost_owner(m, rt->cpu, r.unit, &cls);
+        if (op >= 0 && (rc = add_share(b, rec_ix, op, rt->cpu, cls, g->dur)))
+            return rc;
+    }
+    return SIM_OK;
+}
+
+/* Adds the records of runtime call rt: a sync, or the GPU activities it caused (one record
+ * without GPU side when none was recorded). */
+static int add_call_recs(builder *b, const ev_rt *rt, int thread, int64_t t0)
+{
+    const imp *m = b->m;
+    if (rt->kind == RT_SYNC)
+        return add_sync_rec(b, rt, thread, t0);
+    /* NCCL kernels launched inside an nccl:* annotation become that collective's GPU side */
+    int32_t na = rt->cpu >= 0 ? nccl_ancestor(m, rt->cpu) : -1;
+    int32_t ci = na >= 0 ? b->rec_of_cpu[na] : -1;
+    if (ci >= 0 && b->s->recs[ci].kind != TRC_REC_COLLECTIVE)
+        ci = -1;
+    if (ci >= 0 && merge_nccl(b, rt, ci, t0) && rt->n_gpu == 1)
+        return SIM_OK; /* nothing else to record for this call */
+    int n = rt->n_gpu > 0 ? rt->n_gpu : 1;
+    for (int32_t k = 0; k < n; k++) {
+        const ev_gpu *g = rt->n_gpu > 0 ? &m->gpu.v[m->gpu_by_rt[rt->first_gpu + k]] : NULL;
+        if (g && ci >= 0 && g->kind == G_KERNEL && trc_kernel_is_nccl(m->names[g->name]))
+            continue; /* merged above */
+        int rc = add_gpu_rec(b, rt, g, k, thread, t0);
+        if (rc)
+            return rc;
+    }
+    return SIM_OK;
+}
+
+/* The records of step si's runtime calls on the kept threads, in time order. */
+static int add_rt_recs(builder *b, int32_t si)
+{
+    const imp *m = b->m;
+    const ev_step *st = &m->steps.v[si];
+    for (size_t i = first_rt_from(m, st->ts); i < m->rt.n && m->rt.v[i].ts < st->ts + st->dur + 1;
+         i++) {
         const ev_rt *rt = &m->rt.v[i];
         if (rt->step != si)
             continue;
-        thread_range *th = find_thread(m, rt->pid, rt->tid);
+        const thread_range *th = find_thread(b->m, rt->pid, rt->tid);
         if (!th || th->ordinal < 0)
             continue;
-        if (rt->kind == RT_SYNC) {
-            rec_init(&r, TRC_REC_SYNC);
-            r.thread = (uint8_t)th->ordinal;
-            r.sub = rt->sync;
-            r.cpu_start_ns = rt->ts - t0;
-            r.cpu_dur_ns = rt->dur;
-            if ((rc = add_rec(b, &r, -1)))
-                return rc;
-            continue;
-        }
-        /* NCCL kernels launched inside an nccl:* annotation become that collective's GPU side */
-        int32_t na = rt->cpu >= 0 ? nccl_ancestor(m, rt->cpu) : -1;
-        if (na >= 0 && b->rec_of_cpu[na] >= 0 && s->recs[b->rec_of_cpu[na]].kind == TRC_REC_COLLECTIVE) {
-            int merged = 0;
-            for (int32_t k = 0; k < rt->n_gpu; k++) {
-                const ev_gpu *g = &m->gpu.v[m->gpu_by_rt[rt->first_gpu + k]];
-                if (g->kind != G_KERNEL || !trc_kernel_is_nccl(m->names[g->name]))
-                    continue;
-                trc_record *cr = &s->recs[b->rec_of_cpu[na]];
-                int64_t a = rel_ns(g->ts, t0), e = rel_ns(a + g->dur, 0);
-                if (cr->gpu_dur_ns < 0) {
-                    cr->gpu_start_ns = a;
-                    cr->gpu_dur_ns = e - a;
-                    cr->stream = g->stream;
-                } else {
-                    int64_t a0 = cr->gpu_start_ns < a ? cr->gpu_start_ns : a;
-                    int64_t e0 = cr->gpu_start_ns + cr->gpu_dur_ns;
-                    if (e > e0)
-                        e0 = e;
-                    cr->gpu_start_ns = a0;
-                    cr->gpu_dur_ns = rel_ns(e0, a0);
-                }
-                merged = 1;
-            }
-            if (merged && rt->n_gpu == 1)
-                continue; /* nothing else to record for this call */
-        }
-        int n = rt->n_gpu > 0 ? rt->n_gpu : 1;
-        for (int32_t k = 0; k < n; k++) {
-            const ev_gpu *g = rt->n_gpu > 0 ? &m->gpu.v[m->gpu_by_rt[rt->first_gpu + k]] : NULL;
-            if (g && na >= 0 && b->rec_of_cpu[na] >= 0 &&
-                s->recs[b->rec_of_cpu[na]].kind == TRC_REC_COLLECTIVE && g->kind == G_KERNEL &&
-                trc_kernel_is_nccl(m->names[g->name]))
-                continue; /* merged above */
-            int kind = g ? (g->kind == G_KERNEL   ? TRC_REC_KERNEL
-                            : g->kind == G_MEMCPY ? TRC_REC_MEMCPY
-                                                  : TRC_REC_MEMSET)
-                         : (rt->kind == RT_LAUNCH   ? TRC_REC_KERNEL
-                            : rt->kind == RT_MEMCPY ? TRC_REC_MEMCPY
-                                                    : TRC_REC_MEMSET);
-            int32_t gid = -1;
-            if (g && kind == TRC_REC_KERNEL && trc_kernel_is_nccl(m->names[g->name]))
-                kind = TRC_REC_COLLECTIVE;
-            rec_init(&r, kind);
-            r.thread = (uint8_t)th->ordinal;
-            r.cpu_start_ns = rt->ts - t0;
-            r.cpu_dur_ns = k == 0 ? rt->dur : 0;
-            if (g) {
-                r.stream = g->stream;
-                r.gpu_start_ns = rel_ns(g->ts, t0);
-                r.gpu_dur_ns = g->dur;
-            }
-            if (kind == TRC_REC_KERNEL) {
-                if (g) {
-                    gid = g->name;
-                    r.unit = (uint8_t)unit_of(m, g->name);
-                    r.blocks = g->blocks;
-                } else {
-                    r.unit = SIM_UNIT_NONE;
-                }
-            } else if (kind == TRC_REC_MEMCPY) {
-                r.sub = g ? g->dir : TRC_MEMCPY_OTHER;
-                r.pinned = g ? g->pinned : -1;
-                r.bytes = g ? (double)g->bytes : 0;
-            } else if (kind == TRC_REC_MEMSET) {
-                r.bytes = g ? (double)g->bytes : 0;
-            } else if (kind == TRC_REC_COLLECTIVE) {
-                const char *kn = m->names[g->name];
-                const char *u = strchr(kn, '_');
-                r.sub = (uint8_t)trc_coll_kind_from_name(u ? u + 1 : kn);
-                r.group_size = m->world_size;
-            }
-            int32_t rec_ix = (int32_t)s->n_recs;
-            if ((rc = add_rec(b, &r, gid)))
-                return rc;
-            if (kind == TRC_REC_KERNEL && g && rt->cpu >= 0) {
-                int cls = 0;
-                int32_t op = cost_owner(m, rt->cpu, r.unit, &cls);
-                if (op >= 0 && (rc = add_share(b, rec_ix, op, rt->cpu, cls, g->dur)))
-                    return rc;
-            }
-        }
+        int rc = add_call_recs(b, rt, th->ordinal, st->ts);
+        if (rc)
+            return rc;
     }
-    /* kernel FLOPs and bytes: each op's cost split over its kernels by GPU time */
+    return SIM_OK;
+}
+
+/* Kernel FLOPs and bytes: each op's cost split over its kernels by GPU time, and added up in the
+ * top-level op that launched them. */
+static void share_costs(builder *b)
+{
+    const imp *m = b->m;
+    trc_step *s = b->s;
     for (size_t i = 0; i < b->n_shares; i++) {
         const struct share *sh = &b->shares[i];
         const ev_cpu *op = &m->cpu.v[sh->op];
@@ -1994,7 +2128,6 @@ static int build_step(builder *b, int32_t si)
         double f = total > 0 ? w / total : 0;
         kr->flops = sh->cls == 0 ? op->cost.flops * f : 0;
         kr->bytes = op->cost.bytes * f;
-        /* and the top-level op that launched it adds them up */
         for (int32_t c = sh->cpu; c >= 0; c = m->cpu.v[c].parent) {
             int32_t ri = b->rec_of_cpu[c];
             if (ri >= 0 && s->recs[ri].kind == TRC_REC_OP) {
@@ -2004,19 +2137,40 @@ static int build_step(builder *b, int32_t si)
             }
         }
     }
-    /* order by CPU start */
-    if (s->n_recs > 1) {
-        sortrec *tmp = malloc(s->n_recs * sizeof *tmp);
-        if (!tmp)
-            return SIM_ENOMEM;
-        for (size_t i = 0; i < s->n_recs; i++)
-            tmp[i] = (sortrec){s->recs[i], (uint32_t)i};
-        qsort(tmp, s->n_recs, sizeof *tmp, cmp_rec);
-        for (size_t i = 0; i < s->n_recs; i++)
-            s->recs[i] = tmp[i].r;
-        free(tmp);
-    }
+}
+
+/* Orders the step's records by CPU start (cmp_rec; stable). */
+static int sort_recs(trc_step *s)
+{
+    if (s->n_recs < 2)
+        return SIM_OK;
+    sortrec *tmp = malloc(s->n_recs * sizeof *tmp);
+    if (!tmp)
+        return SIM_ENOMEM;
+    for (size_t i = 0; i < s->n_recs; i++)
+        tmp[i] = (sortrec){s->recs[i], (uint32_t)i};
+    qsort(tmp, s->n_recs, sizeof *tmp, cmp_rec);
+    for (size_t i = 0; i < s->n_recs; i++)
+        s->recs[i] = tmp[i].r;
+    free(tmp);
     return SIM_OK;
+}
+
+/* Builds native step si into b->s. */
+static int build_step(builder *b, int32_t si)
+{
+    const imp *m = b->m;
+    trc_step *s = b->s;
+    const ev_step *st = &m->steps.v[si];
+    trc_step_reset(s);
+    s->index = st->index;
+    s->start_ns = st->ts - (m->has_trace_span ? m->trace_ts : m->min_ts);
+    s->dur_ns = st->dur;
+    int rc;
+    if ((rc = add_cpu_recs(b, si)) || (rc = add_rt_recs(b, si)))
+        return rc;
+    share_costs(b);
+    return sort_recs(s);
 }
 
 static void builder_reset(builder *b)
