@@ -2411,6 +2411,282 @@ static int is_amd(const imp *m)
     return m->saw_hip;
 }
 
+/* What pass 1 found, into the summary. */
+static void sum_parsed(trc_kineto_summary *sum, const imp *m)
+{
+    sum->events = m->events;
+    sum->kept_events = (int64_t)(m->cpu.n + m->rt.n + m->gpu.n + m->steps.n);
+    sum->gpu_events = (int64_t)m->gpu.n;
+    sum->steps_found = (int)m->steps.n;
+    sum->world_size = m->world_size;
+    sum->rank = m->rank;
+    snprintf(sum->source_schema, sizeof sum->source_schema, "%s",
+             m->schema_old ? "kineto-old" : "kineto-new");
+}
+
+/* Refuses a document that is not a PyTorch profiler trace, a trace of an AMD GPU, and one
+ * without GPU kernels. */
+static int check_importable(const imp *m, const char *path, sim_err *err)
+{
+    if (!m->saw_trace_events)
+        return sim_err_set(err, SIM_EINVAL, path, 0, 0,
+                           "not a PyTorch profiler trace: the JSON has no 'traceEvents' list");
+    if (is_amd(m))
+        return sim_err_set(err, SIM_EINVAL, path, 0, 0,
+                           "AMD GPUs are not modelled yet: the trace was recorded on '%s' (ROCm); "
+                           "epochsim replays NVIDIA (CUDA) traces only",
+                           m->devs.n ? m->devs.v[0].name : "a HIP device");
+    if (m->gpu.n == 0)
+        return sim_err_set(err, SIM_EINVAL, path, 0, 0,
+                           "no GPU kernels in the trace: record with "
+                           "activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]");
+    return SIM_OK;
+}
+
+/* Sets up builder b to build into step from m, and m's per-name tables for it. */
+static int builder_init(builder *b, imp *m, trc_step *step)
+{
+    m->unit_of_name = malloc(m->n_names ? m->n_names : 1);
+    m->local_name = malloc((m->n_names ? m->n_names : 1) * sizeof *m->local_name);
+    b->rec_of_cpu = malloc((m->cpu.n ? m->cpu.n : 1) * sizeof *b->rec_of_cpu);
+    b->grp = calloc(2 * (m->cpu.n ? m->cpu.n : 1), sizeof *b->grp);
+    if (!m->unit_of_name || !m->local_name || !b->rec_of_cpu || !b->grp)
+        return SIM_ENOMEM;
+    memset(m->unit_of_name, -1, m->n_names ? m->n_names : 1);
+    for (size_t i = 0; i < m->n_names; i++)
+        m->local_name[i] = -1;
+    for (size_t i = 0; i < m->cpu.n; i++)
+        b->rec_of_cpu[i] = -1;
+    b->m = m;
+    b->s = step;
+    return SIM_OK;
+}
+
+static void builder_free(builder *b)
+{
+    free(b->touched);
+    free(b->touched_cpu);
+    free(b->rec_of_cpu);
+    free(b->shares);
+    free(b->grp);
+}
+
+/* Decides which steps are kept (all with opt->keep_warmup), lists the others in h->dropped and
+ * returns the number kept; *first_kept gets the index of the first, -1 none. */
+static int keep_steps(imp *m, const trc_kineto_options *opt, trc_header *h, int *first_kept)
+{
+    int kept = 0;
+    *first_kept = -1;
+    for (size_t i = 0; i < m->steps.n; i++) {
+        if (opt->keep_warmup)
+            m->steps.v[i].flag = -1;
+        if (m->steps.v[i].flag < 0) {
+            kept++;
+            if (*first_kept < 0)
+                *first_kept = (int)i;
+        } else if (h->n_dropped < TRC_DROPPED_MAX) {
+            h->dropped[h->n_dropped].index = m->steps.v[i].index;
+            h->dropped[h->n_dropped].reason = m->steps.v[i].flag;
+            h->n_dropped++;
+        }
+    }
+    return kept;
+}
+
+/* The GPU most kernels ran on (of the first 64 device ids seen). */
+static int64_t main_device(const imp *m)
+{
+    int64_t dev = m->gpu.v[0].device;
+    int64_t ids[64], counts[64];
+    int nd = 0;
+    for (size_t i = 0; i < m->gpu.n; i++) {
+        int k = 0;
+        while (k < nd && ids[k] != m->gpu.v[i].device)
+            k++;
+        if (k == nd) {
+            if (nd == 64)
+                continue;
+            ids[nd] = m->gpu.v[i].device;
+            counts[nd++] = 0;
+        }
+        counts[k]++;
+    }
+    for (int k = 0, best = -1; k < nd; k++)
+        if (best < 0 || counts[k] > counts[best])
+            best = k, dev = ids[k];
+    return dev;
+}
+
+/* The header's description of GPU dev, from its device properties (the only ones listed, if
+ * the trace lists one device). */
+static void header_gpu(const imp *m, int64_t dev, trc_header *h)
+{
+    for (size_t i = 0; i < m->devs.n; i++) {
+        if (m->devs.v[i].id != dev && m->devs.n > 1)
+            continue;
+        snprintf(h->gpu_name, sizeof h->gpu_name, "%s", m->devs.v[i].name);
+        h->gpu_sms = (int)m->devs.v[i].sms;
+        h->gpu_cc = (double)m->devs.v[i].cc_major + 0.1 * (double)m->devs.v[i].cc_minor;
+        h->gpu_mem_bytes = m->devs.v[i].mem;
+        break;
+    }
+}
+
+/* What the trace recorded (TRC_HAS_*). */
+static uint32_t recorded_mask(const imp *m)
+{
+    uint32_t has = TRC_HAS_KERNELS;
+    for (size_t i = 0; i < m->cpu.n; i++) {
+        has |= m->cpu.v[i].annot ? 0 : TRC_HAS_CPU_OPS;
+        has |= m->cpu.v[i].has_dims ? TRC_HAS_SHAPES : 0;
+        uint8_t fl = m->cpu_flags[i];
+        has |= fl & F_WAIT ? TRC_HAS_DATA_WAITS : 0;
+        has |= fl & F_LOADER ? TRC_HAS_LOADER : 0;
+        has |= fl & F_NCCL ? TRC_HAS_COLLECTIVES : 0;
+    }
+    for (size_t i = 0; i < m->gpu.n; i++) {
+        has |= m->gpu.v[i].kind != G_KERNEL ? TRC_HAS_MEMCPY : 0;
+        has |= m->gpu.v[i].blocks ? TRC_HAS_BLOCKS : 0;
+        if (m->gpu.v[i].kind == G_KERNEL && trc_kernel_is_nccl(m->names[m->gpu.v[i].name]))
+            has |= TRC_HAS_COLLECTIVES;
+    }
+    for (size_t i = 0; i < m->rt.n; i++)
+        has |= m->rt.v[i].kind == RT_SYNC ? TRC_HAS_SYNCS : 0;
+    return has;
+}
+
+/* The rest of the header after the dropped steps: GPU, precision, batch size, ranks, the steps
+ * kept, the importer and source, and what was recorded. */
+static void fill_header(imp *m, const trc_kineto_options *opt, const char *in_path,
+                        int first_kept, int kept, trc_header *h)
+{
+    header_gpu(m, main_device(m), h);
+    infer_precision(m, h->precision, sizeof h->precision);
+    if (opt->batch_size > 0) {
+        h->batch_size = opt->batch_size;
+        snprintf(h->batch_size_source, sizeof h->batch_size_source, "given to the importer");
+    } else {
+        infer_batch(m, first_kept, &h->batch_size, h->batch_size_source,
+                    sizeof h->batch_size_source);
+    }
+    h->world_size = m->world_size;
+    h->rank = m->rank;
+    h->steps_recorded = kept;
+    if (m->step_source == TRC_STEPS_PERIOD)
+        snprintf(h->importer, sizeof h->importer, "epochsim %s kineto, steps: %d-kernel period",
+                 EPOCHSIM_VERSION, m->period);
+    else
+        snprintf(h->importer, sizeof h->importer, "epochsim %s kineto%s", EPOCHSIM_VERSION,
+                 m->step_source == TRC_STEPS_WHOLE ? ", steps: whole trace as one" : "");
+    snprintf(h->source, sizeof h->source, "%s", opt->source_label ? opt->source_label : in_path);
+    snprintf(h->source_schema, sizeof h->source_schema, "%s",
+             m->schema_old ? "kineto-old" : "kineto-new");
+    h->recorded = recorded_mask(m);
+}
+
+/* What the header says, into the summary. */
+static void sum_header(trc_kineto_summary *sum, const trc_header *h, int threads)
+{
+    snprintf(sum->gpu_name, sizeof sum->gpu_name, "%s", h->gpu_name);
+    sum->gpu_sms = h->gpu_sms;
+    snprintf(sum->precision, sizeof sum->precision, "%s", h->precision);
+    sum->batch_size = h->batch_size;
+    snprintf(sum->batch_size_source, sizeof sum->batch_size_source, "%s", h->batch_size_source);
+    sum->n_dropped = h->n_dropped;
+    memcpy(sum->dropped, h->dropped, sizeof h->dropped);
+    sum->threads = threads;
+}
+
+/* Builds each kept step and writes it to the native trace out_path under header h; with sum,
+ * each step's figures go to sum->steps and the launch and op CPU times to their distributions. */
+static int write_steps(builder *b, const trc_header *h, const char *out_path,
+                       const char *in_path, trc_kineto_summary *sum, sim_err *err)
+{
+    const imp *m = b->m;
+    trc_writer *w = NULL;
+    trc_sample launch = {0}, ops = {0};
+    int rc = trc_writer_open(out_path, h, &w, err);
+    for (size_t i = 0; !rc && i < m->steps.n; i++) {
+        if (m->steps.v[i].flag >= 0)
+            continue;
+        rc = build_step(b, (int32_t)i);
+        builder_reset(b);
+        if (rc) {
+            rc = sim_err_set(err, rc, in_path, 0, 0, "out of memory building step %lld",
+                             (long long)m->steps.v[i].index);
+            break;
+        }
+        if ((rc = trc_writer_step(w, b->s, err)))
+            break;
+        if (!sum)
+            continue;
+        if ((rc = trc_step_stats(b->s, &sum->steps[sum->n_steps])) ||
+            (rc = trc_step_sample_cpu(b->s, &launch, &ops))) {
+            rc = sim_err_set(err, rc, in_path, 0, 0, "out of memory");
+            break;
+        }
+        sum->n_steps++;
+    }
+    if (!rc) {
+        rc = trc_writer_close(w, err);
+        w = NULL;
+    }
+    if (!rc && sum) {
+        trc_sample_dist(&launch, &sum->launch_ns);
+        trc_sample_dist(&ops, &sum->op_ns);
+        sum->launch_median_ns = (int64_t)sum->launch_ns.p50;
+    }
+    trc_writer_abort(w);
+    trc_sample_free(&launch);
+    trc_sample_free(&ops);
+    return rc;
+}
+
+/* Checks that the trace file is there; its size into the summary. */
+static int stat_input(const char *path, trc_kineto_summary *sum, sim_err *err)
+{
+    struct stat stt;
+    if (stat(path, &stt) != 0) {
+        int e = errno;
+        return sim_err_set(err, e == ENOENT ? SIM_ENOENT : SIM_EIO, path, 0, 0,
+                           "cannot open the trace: %s", strerror(e));
+    }
+    if (sum)
+        sum->file_bytes = (int64_t)stt.st_size;
+    return SIM_OK;
+}
+
+/* GPU activities not linked to a runtime call. */
+static int64_t unlinked_gpu(const imp *m)
+{
+    int64_t n = 0;
+    for (size_t i = 0; i < m->gpu.n; i++)
+        n += m->gpu.v[i].rt < 0;
+    return n;
+}
+
+/* Pass 2 up to the steps' contents: steps made when the trace has none, links, conv output
+ * sizes, the warm-up rules, the threads kept (their number into *threads). */
+static int prepare_steps(imp *m, trc_kineto_summary *sum, int *threads, const char *in_path,
+                         sim_err *err)
+{
+    int rc;
+    if (m->steps.n == 0 && (rc = make_steps(m)))
+        return sim_err_set(err, rc, in_path, 0, 0, "out of memory");
+    if (sum) {
+        sum->steps_found = (int)m->steps.n;
+        sum->step_source = m->step_source;
+        sum->period_kernels = m->period;
+    }
+    if ((rc = link_events(m, err, in_path)))
+        return rc;
+    finish_convs(m);
+    if ((rc = flag_warmup(m, sum, err, in_path)))
+        return rc;
+    *threads = choose_threads(m);
+    return SIM_OK;
+}
+
 int trc_kineto_import(const char *in_path, const char *out_path, const trc_kineto_options *opt,
                       trc_kineto_summary *sum, sim_err *err)
 {
@@ -2431,182 +2707,33 @@ int trc_kineto_import(const char *in_path, const char *out_path, const trc_kinet
     memset(&b, 0, sizeof b);
     trc_step step;
     memset(&step, 0, sizeof step);
-    trc_writer *w = NULL;
-    trc_sample launch = {0}, ops = {0};
-    int rc;
-    struct stat stt;
-    if (stat(in_path, &stt) != 0) {
-        int e = errno;
-        return sim_err_set(err, e == ENOENT ? SIM_ENOENT : SIM_EIO, in_path, 0, 0,
-                           "cannot open the trace: %s", strerror(e));
-    }
-    if (sum)
-        sum->file_bytes = (int64_t)stt.st_size;
-
+    int rc = stat_input(in_path, sum, err);
+    if (rc)
+        return rc;
     rc = parse_json(&m, in_path, sum, err);
     if (sum)
         sum->parse_s = now_s() - t_start;
     if (rc)
         goto out;
-    if (sum) {
-        sum->events = m.events;
-        sum->kept_events = (int64_t)(m.cpu.n + m.rt.n + m.gpu.n + m.steps.n);
-        sum->gpu_events = (int64_t)m.gpu.n;
-        sum->steps_found = (int)m.steps.n;
-        sum->world_size = m.world_size;
-        sum->rank = m.rank;
-        snprintf(sum->source_schema, sizeof sum->source_schema, "%s",
-                 m.schema_old ? "kineto-old" : "kineto-new");
-    }
-    if (!m.saw_trace_events) {
-        rc = sim_err_set(err, SIM_EINVAL, in_path, 0, 0,
-                         "not a PyTorch profiler trace: the JSON has no 'traceEvents' list");
+    if (sum)
+        sum_parsed(sum, &m);
+    int threads = 0;
+    if ((rc = check_importable(&m, in_path, err)) ||
+        (rc = prepare_steps(&m, sum, &threads, in_path, err)))
         goto out;
-    }
-    if (is_amd(&m)) {
-        rc = sim_err_set(err, SIM_EINVAL, in_path, 0, 0,
-                         "AMD GPUs are not modelled yet: the trace was recorded on '%s' (ROCm); "
-                         "epochsim replays NVIDIA (CUDA) traces only",
-                         m.devs.n ? m.devs.v[0].name : "a HIP device");
-        goto out;
-    }
-    if (m.gpu.n == 0) {
-        rc = sim_err_set(err, SIM_EINVAL, in_path, 0, 0,
-                         "no GPU kernels in the trace: record with "
-                         "activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]");
-        goto out;
-    }
-    if (m.steps.n == 0 && (rc = make_steps(&m))) {
-        rc = sim_err_set(err, rc, in_path, 0, 0, "out of memory");
-        goto out;
-    }
-    if (sum) {
-        sum->steps_found = (int)m.steps.n;
-        sum->step_source = m.step_source;
-        sum->period_kernels = m.period;
-    }
-    if ((rc = link_events(&m, err, in_path)))
-        goto out;
-    finish_convs(&m);
-    if ((rc = flag_warmup(&m, sum, err, in_path)))
-        goto out;
-    int threads = choose_threads(&m);
-    m.unit_of_name = malloc(m.n_names ? m.n_names : 1);
-    m.local_name = malloc((m.n_names ? m.n_names : 1) * sizeof *m.local_name);
-    b.rec_of_cpu = malloc((m.cpu.n ? m.cpu.n : 1) * sizeof *b.rec_of_cpu);
-    b.grp = calloc(2 * (m.cpu.n ? m.cpu.n : 1), sizeof *b.grp);
-    if (!m.unit_of_name || !m.local_name || !b.rec_of_cpu || !b.grp) {
+    if (builder_init(&b, &m, &step)) {
         rc = sim_err_set(err, SIM_ENOMEM, in_path, 0, 0, "out of memory");
         goto out;
     }
-    memset(m.unit_of_name, -1, m.n_names ? m.n_names : 1);
-    for (size_t i = 0; i < m.n_names; i++)
-        m.local_name[i] = -1;
-    for (size_t i = 0; i < m.cpu.n; i++)
-        b.rec_of_cpu[i] = -1;
-    b.m = &m;
-    b.s = &step;
-
-    /* header */
     trc_header h;
     trc_header_init(&h);
-    int first_kept = -1, kept = 0;
-    for (size_t i = 0; i < m.steps.n; i++) {
-        if (opt->keep_warmup)
-            m.steps.v[i].flag = -1;
-        if (m.steps.v[i].flag < 0) {
-            kept++;
-            if (first_kept < 0)
-                first_kept = (int)i;
-        } else if (h.n_dropped < TRC_DROPPED_MAX) {
-            h.dropped[h.n_dropped].index = m.steps.v[i].index;
-            h.dropped[h.n_dropped].reason = m.steps.v[i].flag;
-            h.n_dropped++;
-        }
-    }
+    int first_kept;
+    int kept = keep_steps(&m, opt, &h, &first_kept);
     if ((rc = check_dropped(&m, sum, err, in_path)))
         goto out;
-    /* the GPU most kernels ran on */
-    int64_t dev = m.gpu.v[0].device;
-    {
-        int64_t ids[64], counts[64];
-        int nd = 0;
-        for (size_t i = 0; i < m.gpu.n; i++) {
-            int k = 0;
-            while (k < nd && ids[k] != m.gpu.v[i].device)
-                k++;
-            if (k == nd) {
-                if (nd == 64)
-                    continue;
-                ids[nd] = m.gpu.v[i].device;
-                counts[nd++] = 0;
-            }
-            counts[k]++;
-        }
-        for (int k = 0, best = -1; k < nd; k++)
-            if (best < 0 || counts[k] > counts[best])
-                best = k, dev = ids[k];
-    }
-    for (size_t i = 0; i < m.devs.n; i++) {
-        if (m.devs.v[i].id != dev && m.devs.n > 1)
-            continue;
-        snprintf(h.gpu_name, sizeof h.gpu_name, "%s", m.devs.v[i].name);
-        h.gpu_sms = (int)m.devs.v[i].sms;
-        h.gpu_cc = (double)m.devs.v[i].cc_major + 0.1 * (double)m.devs.v[i].cc_minor;
-        h.gpu_mem_bytes = m.devs.v[i].mem;
-        break;
-    }
-    infer_precision(&m, h.precision, sizeof h.precision);
-    if (opt->batch_size > 0) {
-        h.batch_size = opt->batch_size;
-        snprintf(h.batch_size_source, sizeof h.batch_size_source, "given to the importer");
-    } else {
-        infer_batch(&m, first_kept, &h.batch_size, h.batch_size_source,
-                    sizeof h.batch_size_source);
-    }
-    h.world_size = m.world_size;
-    h.rank = m.rank;
-    h.steps_recorded = kept;
-    if (m.step_source == TRC_STEPS_PERIOD)
-        snprintf(h.importer, sizeof h.importer, "epochsim %s kineto, steps: %d-kernel period",
-                 EPOCHSIM_VERSION, m.period);
-    else
-        snprintf(h.importer, sizeof h.importer, "epochsim %s kineto%s", EPOCHSIM_VERSION,
-                 m.step_source == TRC_STEPS_WHOLE ? ", steps: whole trace as one" : "");
-    snprintf(h.source, sizeof h.source, "%s", opt->source_label ? opt->source_label : in_path);
-    snprintf(h.source_schema, sizeof h.source_schema, "%s",
-             m.schema_old ? "kineto-old" : "kineto-new");
-    {
-        uint32_t has = TRC_HAS_KERNELS;
-        for (size_t i = 0; i < m.cpu.n; i++) {
-            has |= m.cpu.v[i].annot ? 0 : TRC_HAS_CPU_OPS;
-            has |= m.cpu.v[i].has_dims ? TRC_HAS_SHAPES : 0;
-            uint8_t fl = m.cpu_flags[i];
-            has |= fl & F_WAIT ? TRC_HAS_DATA_WAITS : 0;
-            has |= fl & F_LOADER ? TRC_HAS_LOADER : 0;
-            has |= fl & F_NCCL ? TRC_HAS_COLLECTIVES : 0;
-        }
-        for (size_t i = 0; i < m.gpu.n; i++) {
-            has |= m.gpu.v[i].kind != G_KERNEL ? TRC_HAS_MEMCPY : 0;
-            has |= m.gpu.v[i].blocks ? TRC_HAS_BLOCKS : 0;
-            if (m.gpu.v[i].kind == G_KERNEL && trc_kernel_is_nccl(m.names[m.gpu.v[i].name]))
-                has |= TRC_HAS_COLLECTIVES;
-        }
-        for (size_t i = 0; i < m.rt.n; i++)
-            has |= m.rt.v[i].kind == RT_SYNC ? TRC_HAS_SYNCS : 0;
-        h.recorded = has;
-    }
-    if (sum) {
-        snprintf(sum->gpu_name, sizeof sum->gpu_name, "%s", h.gpu_name);
-        sum->gpu_sms = h.gpu_sms;
-        snprintf(sum->precision, sizeof sum->precision, "%s", h.precision);
-        sum->batch_size = h.batch_size;
-        snprintf(sum->batch_size_source, sizeof sum->batch_size_source, "%s",
-                 h.batch_size_source);
-        sum->n_dropped = h.n_dropped;
-        memcpy(sum->dropped, h.dropped, sizeof h.dropped);
-        sum->threads = threads;
-    }
+    fill_header(&m, opt, in_path, first_kept, kept, &h);
+    if (sum)
+        sum_header(sum, &h, threads);
     if (kept == 0) {
         rc = sim_err_set(err, SIM_EINVAL, in_path, 0, 0,
                          "all %zu recorded steps look like profiler warm-up (GPU work held up "
@@ -2615,60 +2742,19 @@ int trc_kineto_import(const char *in_path, const char *out_path, const trc_kinet
                          m.steps.n);
         goto out;
     }
-    if (sum) {
-        sum->steps = calloc((size_t)kept, sizeof *sum->steps);
-        if (!sum->steps) {
-            rc = sim_err_set(err, SIM_ENOMEM, in_path, 0, 0, "out of memory");
-            goto out;
-        }
-    }
-    if ((rc = trc_writer_open(out_path, &h, &w, err)))
+    if (sum && !(sum->steps = calloc((size_t)kept, sizeof *sum->steps))) {
+        rc = sim_err_set(err, SIM_ENOMEM, in_path, 0, 0, "out of memory");
         goto out;
-    for (size_t i = 0; i < m.steps.n; i++) {
-        if (m.steps.v[i].flag >= 0)
-            continue;
-        rc = build_step(&b, (int32_t)i);
-        builder_reset(&b);
-        if (rc) {
-            rc = sim_err_set(err, rc, in_path, 0, 0, "out of memory building step %lld",
-                             (long long)m.steps.v[i].index);
-            goto out;
-        }
-        if ((rc = trc_writer_step(w, &step, err)))
-            goto out;
-        if (sum) {
-            if ((rc = trc_step_stats(&step, &sum->steps[sum->n_steps])) ||
-                (rc = trc_step_sample_cpu(&step, &launch, &ops))) {
-                rc = sim_err_set(err, rc, in_path, 0, 0, "out of memory");
-                goto out;
-            }
-            sum->n_steps++;
-        }
     }
-    rc = trc_writer_close(w, err);
-    w = NULL;
-    if (rc)
+    if ((rc = write_steps(&b, &h, out_path, in_path, sum, err)))
         goto out;
     if (sum) {
         sum->steps_kept = kept;
-        trc_sample_dist(&launch, &sum->launch_ns);
-        trc_sample_dist(&ops, &sum->op_ns);
-        sum->launch_median_ns = (int64_t)sum->launch_ns.p50;
-        int64_t unlinked = 0;
-        for (size_t i = 0; i < m.gpu.n; i++)
-            unlinked += m.gpu.v[i].rt < 0;
-        sum->unlinked_gpu = unlinked;
+        sum->unlinked_gpu = unlinked_gpu(&m);
     }
 out:
-    trc_writer_abort(w);
-    trc_sample_free(&launch);
-    trc_sample_free(&ops);
     trc_step_free(&step);
-    free(b.touched);
-    free(b.touched_cpu);
-    free(b.rec_of_cpu);
-    free(b.shares);
-    free(b.grp);
+    builder_free(&b);
     imp_free(&m);
     if (sum)
         sum->total_s = now_s() - t_start;
