@@ -704,7 +704,8 @@ static const struct {
     {"Trace", CAT_TRACE, SCHEMA_ANY},
 };
 
-/* An event's "cat": its category, and which schema the trace is in; others leave both. */
+/* An event's "cat": sets its category and marks the schema it shows; an unknown one does
+ * neither. */
 static void event_cat(imp *m, const unsigned char *s, size_t n)
 {
     char cat[32];
@@ -752,7 +753,8 @@ static void event_pid(scratch *e, const unsigned char *s, size_t n)
         e->pid_is_str = 1;
 }
 
-/* A string tid: numeric text is a tid; another ("stream 7") gives a stream number and a hash. */
+/* A string tid: numeric text is the tid; other text ("stream 7") gives the stream number in it,
+ * and a hash of it as the tid. */
 static void event_tid(scratch *e, const unsigned char *s, size_t n)
 {
     char buf[64];
@@ -1151,8 +1153,8 @@ static int json_error(const imp *m, yajl_handle h, const unsigned char *buf, siz
     return rc;
 }
 
-/* Feeds the decompressed bytes of f through h to the end of the document; at->offset ends as the
- * number of bytes parsed. */
+/* Feeds the decompressed bytes of f through h to the end of the document; at->offset counts the
+ * bytes of the chunks parsed without error. */
 static int parse_stream(imp *m, yajl_handle h, gzFile f, unsigned char *buf, json_pos *at,
                         const char *path, sim_err *err)
 {
@@ -1420,8 +1422,8 @@ static void nest_thread(imp *m, size_t i, size_t j, int32_t *stack)
     }
 }
 
-/* Sorts the CPU events by thread and start, makes a thread range of each thread's and nests
- * them. */
+/* Sorts the CPU events by thread and start, gives each thread the range of its own and nests
+ * each range. */
 static int nest_cpu(imp *m, sim_err *err, const char *path)
 {
     sort_n(m->cpu.v, m->cpu.n, sizeof *m->cpu.v, cmp_cpu);
@@ -1435,7 +1437,8 @@ static int nest_cpu(imp *m, sim_err *err, const char *path)
         return sim_err_set(err, SIM_ENOMEM, path, 0, 0, "out of memory");
     for (size_t i = 0; i < m->cpu.n;) {
         size_t j = i;
-        while (j < m->cpu.n && m->cpu.v[j].pid == m->cpu.v[i].pid && m->cpu.v[j].tid == m->cpu.v[i].tid)
+        while (j < m->cpu.n && m->cpu.v[j].pid == m->cpu.v[i].pid &&
+               m->cpu.v[j].tid == m->cpu.v[i].tid)
             j++;
         if (add_thread(m, (thread_range){m->cpu.v[i].pid, m->cpu.v[i].tid, i, j, -1})) {
             free(stack);
@@ -1884,7 +1887,7 @@ static int cpu_rec_kind(const ev_cpu *c, uint8_t fl)
     return -1;
 }
 
-/* Adds the record of kind that CPU event i on the thread numbered `thread` makes. */
+/* Adds CPU event i's record, of the given kind, on record thread `thread`. */
 static int add_cpu_rec(builder *b, size_t i, int kind, int thread, int64_t t0)
 {
     imp *m = b->m;
@@ -2462,6 +2465,7 @@ static int builder_init(builder *b, imp *m, trc_step *step)
     return SIM_OK;
 }
 
+/* Frees what builder_init and the steps built allocated in b. */
 static void builder_free(builder *b)
 {
     free(b->touched);
@@ -2517,8 +2521,8 @@ static int64_t main_device(const imp *m)
     return dev;
 }
 
-/* The header's description of GPU dev, from its device properties (the only ones listed, if
- * the trace lists one device). */
+/* The header's description of GPU dev from its device properties (or from the only device
+ * listed, whatever its id). */
 static void header_gpu(const imp *m, int64_t dev, trc_header *h)
 {
     for (size_t i = 0; i < m->devs.n; i++) {
