@@ -188,7 +188,7 @@ typedef struct imp {
     /* pass 2 */
     int32_t *gpu_by_rt;    /* GPU indices ordered by linked runtime */
     thread_range *thr;
-    size_t n_thr;
+    size_t n_thr, cap_thr;
     int64_t main_pid, main_tid;
     uint8_t *cpu_flags;
     int8_t *unit_of_name;  /* -1 = not classified yet */
@@ -543,6 +543,45 @@ static int key_is(const unsigned char *k, size_t n, const char *s)
     return strlen(s) == n && !memcmp(k, s, n);
 }
 
+/* The object keys the parser acts on, by the container they appear in; others are skipped. */
+static const struct {
+    uint8_t ctx, key;
+    const char *name;
+} keys[] = {
+    {C_ROOT, K_TRACE_EVENTS, "traceEvents"},
+    {C_ROOT, K_DEVPROPS, "deviceProperties"},
+    {C_ROOT, K_DISTINFO, "distributedInfo"},
+    {C_EVENT, K_PH, "ph"},
+    {C_EVENT, K_CAT, "cat"},
+    {C_EVENT, K_NAME, "name"},
+    {C_EVENT, K_PID, "pid"},
+    {C_EVENT, K_TID, "tid"},
+    {C_EVENT, K_TS, "ts"},
+    {C_EVENT, K_DUR, "dur"},
+    {C_EVENT, K_ARGS, "args"},
+    {C_ARGS, K_CORR, "correlation"},
+    {C_ARGS, K_STREAM, "stream"},
+    {C_ARGS, K_DEVICE, "device"},
+    {C_ARGS, K_BYTES, "bytes"},
+    {C_ARGS, K_GRID, "grid"},
+    {C_ARGS, K_DIMS, "Input Dims"},
+    {C_ARGS, K_DIMS, "Input dims"},
+    {C_ARGS, K_TYPES, "Input type"},
+    {C_ARGS, K_COLL_NAME, "Collective name"},
+    {C_ARGS, K_DTYPE, "dtype"},
+    {C_ARGS, K_IN_NELEMS, "In msg nelems"},
+    {C_ARGS, K_IN_NELEMS, "In msg size"},
+    {C_ARGS, K_GROUP_SIZE, "Group size"},
+    {C_DEV, K_ID, "id"},
+    {C_DEV, K_NAME, "name"},
+    {C_DEV, K_NUMSMS, "numSms"},
+    {C_DEV, K_CCMAJ, "computeMajor"},
+    {C_DEV, K_CCMIN, "computeMinor"},
+    {C_DEV, K_MEM, "totalGlobalMem"},
+    {C_DIST, K_RANK, "rank"},
+    {C_DIST, K_WORLD, "world_size"},
+};
+
 static int cb_map_key(void *ctx, const unsigned char *k, size_t n)
 {
     imp *m = ctx;
@@ -550,80 +589,11 @@ static int cb_map_key(void *ctx, const unsigned char *k, size_t n)
     if (!f)
         return 1;
     int key = K_NONE;
-    switch (f->ctx) {
-    case C_ROOT:
-        if (key_is(k, n, "traceEvents"))
-            key = K_TRACE_EVENTS, m->saw_trace_events = 1;
-        else if (key_is(k, n, "deviceProperties"))
-            key = K_DEVPROPS;
-        else if (key_is(k, n, "distributedInfo"))
-            key = K_DISTINFO;
-        break;
-    case C_EVENT:
-        if (key_is(k, n, "ph"))
-            key = K_PH;
-        else if (key_is(k, n, "cat"))
-            key = K_CAT;
-        else if (key_is(k, n, "name"))
-            key = K_NAME;
-        else if (key_is(k, n, "pid"))
-            key = K_PID;
-        else if (key_is(k, n, "tid"))
-            key = K_TID;
-        else if (key_is(k, n, "ts"))
-            key = K_TS;
-        else if (key_is(k, n, "dur"))
-            key = K_DUR;
-        else if (key_is(k, n, "args"))
-            key = K_ARGS;
-        break;
-    case C_ARGS:
-        if (key_is(k, n, "correlation"))
-            key = K_CORR;
-        else if (key_is(k, n, "stream"))
-            key = K_STREAM;
-        else if (key_is(k, n, "device"))
-            key = K_DEVICE;
-        else if (key_is(k, n, "bytes"))
-            key = K_BYTES;
-        else if (key_is(k, n, "grid"))
-            key = K_GRID;
-        else if (key_is(k, n, "Input Dims") || key_is(k, n, "Input dims"))
-            key = K_DIMS;
-        else if (key_is(k, n, "Input type"))
-            key = K_TYPES;
-        else if (key_is(k, n, "Collective name"))
-            key = K_COLL_NAME;
-        else if (key_is(k, n, "dtype"))
-            key = K_DTYPE;
-        else if (key_is(k, n, "In msg nelems") || key_is(k, n, "In msg size"))
-            key = K_IN_NELEMS;
-        else if (key_is(k, n, "Group size"))
-            key = K_GROUP_SIZE;
-        break;
-    case C_DEV:
-        if (key_is(k, n, "id"))
-            key = K_ID;
-        else if (key_is(k, n, "name"))
-            key = K_NAME;
-        else if (key_is(k, n, "numSms"))
-            key = K_NUMSMS;
-        else if (key_is(k, n, "computeMajor"))
-            key = K_CCMAJ;
-        else if (key_is(k, n, "computeMinor"))
-            key = K_CCMIN;
-        else if (key_is(k, n, "totalGlobalMem"))
-            key = K_MEM;
-        break;
-    case C_DIST:
-        if (key_is(k, n, "rank"))
-            key = K_RANK;
-        else if (key_is(k, n, "world_size"))
-            key = K_WORLD;
-        break;
-    default:
-        break;
-    }
+    for (size_t i = 0; key == K_NONE && i < sizeof keys / sizeof keys[0]; i++)
+        if (keys[i].ctx == f->ctx && key_is(k, n, keys[i].name))
+            key = keys[i].key;
+    if (key == K_TRACE_EVENTS)
+        m->saw_trace_events = 1;
     f->key = (uint8_t)key;
     return 1;
 }
@@ -713,74 +683,111 @@ static void copy_str(char *dst, size_t cap, const unsigned char *s, size_t n)
     dst[n] = 0;
 }
 
+/* Event categories (the "cat" of an event) and the schema each one shows. */
+enum { SCHEMA_ANY, SCHEMA_OLD, SCHEMA_NEW };
+static const struct {
+    const char *name;
+    uint8_t cat, schema;
+} cats[] = {
+    {"cpu_op", CAT_CPU_OP, SCHEMA_NEW},
+    {"Operator", CAT_CPU_OP, SCHEMA_OLD},
+    {"user_annotation", CAT_ANNOT, SCHEMA_NEW},
+    {"cuda_runtime", CAT_RUNTIME, SCHEMA_NEW},
+    {"cuda_driver", CAT_RUNTIME, SCHEMA_NEW},
+    {"Runtime", CAT_RUNTIME, SCHEMA_OLD},
+    {"kernel", CAT_KERNEL, SCHEMA_ANY},
+    {"Kernel", CAT_KERNEL, SCHEMA_ANY},
+    {"gpu_memcpy", CAT_MEMCPY, SCHEMA_ANY},
+    {"Memcpy", CAT_MEMCPY, SCHEMA_ANY},
+    {"gpu_memset", CAT_MEMSET, SCHEMA_ANY},
+    {"Memset", CAT_MEMSET, SCHEMA_ANY},
+    {"Trace", CAT_TRACE, SCHEMA_ANY},
+};
+
+/* An event's "cat": sets its category and marks the schema it shows; an unknown one does
+ * neither. */
+static void event_cat(imp *m, const unsigned char *s, size_t n)
+{
+    char cat[32];
+    copy_str(cat, sizeof cat, s, n);
+    for (size_t i = 0; i < sizeof cats / sizeof cats[0]; i++) {
+        if (strcmp(cat, cats[i].name) != 0)
+            continue;
+        m->ev.cat = cats[i].cat;
+        m->schema_old |= cats[i].schema == SCHEMA_OLD;
+        m->schema_new |= cats[i].schema == SCHEMA_NEW;
+        return;
+    }
+}
+
+/* An event's name, kept whole; 0 out of memory. */
+static int event_name(imp *m, const unsigned char *s, size_t n)
+{
+    scratch *e = &m->ev;
+    if (n + 1 > e->name_cap) {
+        size_t cap = n + 1 < 256 ? 256 : 2 * (n + 1);
+        char *p = realloc(e->name, cap);
+        if (!p) {
+            m->fatal = SIM_ENOMEM;
+            return 0;
+        }
+        e->name = p;
+        e->name_cap = cap;
+    }
+    memcpy(e->name, s, n);
+    e->name[n] = 0;
+    e->name_len = n;
+    return 1;
+}
+
+/* A string pid: "Traces"/"Spans" rows are profiler spans, not a process; numeric text is a pid. */
+static void event_pid(scratch *e, const unsigned char *s, size_t n)
+{
+    char buf[32];
+    copy_str(buf, sizeof buf, s, n);
+    char *end;
+    long long v = strtoll(buf, &end, 10);
+    if (end != buf && *end == 0)
+        e->pid = v;
+    else
+        e->pid_is_str = 1;
+}
+
+/* A string tid: numeric text is the tid; other text ("stream 7") gives the stream number in it,
+ * and a hash of it as the tid. */
+static void event_tid(scratch *e, const unsigned char *s, size_t n)
+{
+    char buf[64];
+    copy_str(buf, sizeof buf, s, n);
+    char *end;
+    long long v = strtoll(buf, &end, 10);
+    if (end != buf && *end == 0) {
+        e->tid = v;
+    } else {
+        const char *d = strpbrk(buf, "0123456789");
+        e->tid_stream = d ? strtoll(d, NULL, 10) : 0;
+        e->tid = (int64_t)(fnv(buf, strlen(buf)) >> 1);
+    }
+}
+
 static int cb_string(void *ctx, const unsigned char *s, size_t n)
 {
     imp *m = ctx;
     int c = cur_ctx(m), k = cur_key(m);
     scratch *e = &m->ev;
     if (c == C_EVENT) {
-        if (k == K_DUR) {
+        if (k == K_DUR)
             e->dur_not_number = 1;
-        } else if (k == K_PH) {
+        else if (k == K_PH)
             copy_str(e->ph, sizeof e->ph, s, n);
-        } else if (k == K_CAT) {
-            char cat[32];
-            copy_str(cat, sizeof cat, s, n);
-            if (!strcmp(cat, "cpu_op"))
-                e->cat = CAT_CPU_OP, m->schema_new = 1;
-            else if (!strcmp(cat, "Operator"))
-                e->cat = CAT_CPU_OP, m->schema_old = 1;
-            else if (!strcmp(cat, "user_annotation"))
-                e->cat = CAT_ANNOT, m->schema_new = 1;
-            else if (!strcmp(cat, "cuda_runtime") || !strcmp(cat, "cuda_driver"))
-                e->cat = CAT_RUNTIME, m->schema_new = 1;
-            else if (!strcmp(cat, "Runtime"))
-                e->cat = CAT_RUNTIME, m->schema_old = 1;
-            else if (!strcmp(cat, "kernel") || !strcmp(cat, "Kernel"))
-                e->cat = CAT_KERNEL;
-            else if (!strcmp(cat, "gpu_memcpy") || !strcmp(cat, "Memcpy"))
-                e->cat = CAT_MEMCPY;
-            else if (!strcmp(cat, "gpu_memset") || !strcmp(cat, "Memset"))
-                e->cat = CAT_MEMSET;
-            else if (!strcmp(cat, "Trace"))
-                e->cat = CAT_TRACE;
-        } else if (k == K_NAME) {
-            if (n + 1 > e->name_cap) {
-                size_t cap = n + 1 < 256 ? 256 : 2 * (n + 1);
-                char *p = realloc(e->name, cap);
-                if (!p) {
-                    m->fatal = SIM_ENOMEM;
-                    return 0;
-                }
-                e->name = p;
-                e->name_cap = cap;
-            }
-            memcpy(e->name, s, n);
-            e->name[n] = 0;
-            e->name_len = n;
-        } else if (k == K_PID) {
-            /* "Traces"/"Spans" rows are profiler spans, not a process; numeric text is a pid */
-            char buf[32];
-            copy_str(buf, sizeof buf, s, n);
-            char *end;
-            long long v = strtoll(buf, &end, 10);
-            if (end != buf && *end == 0)
-                e->pid = v;
-            else
-                e->pid_is_str = 1;
-        } else if (k == K_TID) {
-            char buf[64];
-            copy_str(buf, sizeof buf, s, n);
-            char *end;
-            long long v = strtoll(buf, &end, 10);
-            if (end != buf && *end == 0) {
-                e->tid = v;
-            } else {
-                const char *d = strpbrk(buf, "0123456789");
-                e->tid_stream = d ? strtoll(d, NULL, 10) : 0;
-                e->tid = (int64_t)(fnv(buf, strlen(buf)) >> 1);
-            }
-        }
+        else if (k == K_CAT)
+            event_cat(m, s, n);
+        else if (k == K_NAME)
+            return event_name(m, s, n);
+        else if (k == K_PID)
+            event_pid(e, s, n);
+        else if (k == K_TID)
+            event_tid(e, s, n);
     } else if (c == C_TYPES) {
         if (e->n_types < MAX_IN) {
             char t[48];
@@ -904,6 +911,144 @@ static double believable(double x)
     return x >= 0 && x <= COST_LIMIT ? x : 0;
 }
 
+/* The recording's own span ("Trace"): the earliest usable one is only a fallback for the time
+ * origin, so one with unusable times is passed over. */
+static void keep_trace_span(imp *m, int bad)
+{
+    const scratch *e = &m->ev;
+    if (bad >= 0)
+        return;
+    if (!m->has_trace_span || e->ts < m->trace_ts) {
+        m->trace_ts = e->ts;
+        m->trace_dur = e->dur;
+        m->has_trace_span = 1;
+    }
+}
+
+/* What a CPU event keeps of its inputs: the first tensor's shape, type and bytes, the op's cost
+ * estimate, and a collective's message size and group. */
+static void describe_inputs(ev_cpu *c, scratch *e, const char *name)
+{
+    int n_in = e->n_in < MAX_IN ? e->n_in : MAX_IN;
+    for (int i = 0; i < n_in; i++) {
+        trc_tensor *t = &e->in[i];
+        t->elem_bytes = i < e->n_types ? e->elem[i] : 0;
+        if (t->ndim == 0 && t->elem_bytes == 0)
+            t->ndim = -1; /* an int, a list of ints, None: not a tensor */
+    }
+    for (int i = 0; i < n_in; i++) {
+        const trc_tensor *t = &e->in[i];
+        if (t->ndim < 0)
+            continue;
+        c->in0_ndim = (int8_t)(t->ndim > 4 ? 5 : t->ndim);
+        for (int d = 0; d < 4 && d < t->ndim; d++)
+            c->in0[d] = t->dim[d];
+        c->dtype0 = (uint8_t)(i < e->n_types ? e->dtype[i] : DT_OTHER);
+        c->in0_bytes = believable((double)t->numel * (t->elem_bytes ? t->elem_bytes : 4));
+        break;
+    }
+    c->has_dims = n_in > 0;
+    if (n_in > 0 && !c->annot) {
+        c->cost = trc_op_cost(name, e->in, n_in);
+        c->cost.flops = believable(c->cost.flops);
+        c->cost.bytes = believable(c->cost.bytes);
+    }
+    if (e->coll_name[0] || e->in_nelems > 0) {
+        c->coll_bytes = believable((double)e->in_nelems * comm_dtype_bytes(e->coll_dtype));
+        c->group_size =
+            e->group_size > 0 && e->group_size <= INT32_MAX ? (int32_t)e->group_size : 0;
+    }
+}
+
+/* A CPU op or annotation: a ProfilerStep#N span becomes a step, any other an ev_cpu. Returns 0
+ * out of memory. */
+static int finish_cpu(imp *m, const char *name, int bad)
+{
+    scratch *e = &m->ev;
+    int ok;
+    if (e->pid_is_str)
+        return 1;
+    if (bad >= 0)
+        return drop_event(m, bad, 0);
+    if (!strncmp(name, "ProfilerStep#", 13)) {
+        ev_step s = {.ts = e->ts, .dur = e->dur, .pid = e->pid, .tid = e->tid,
+                     .index = strtoll(name + 13, NULL, 10), .flag = -1};
+        VEC_PUSH(m->steps, s, ok);
+        return ok;
+    }
+    ev_cpu c;
+    memset(&c, 0, sizeof c);
+    c.ts = e->ts, c.dur = e->dur, c.pid = e->pid, c.tid = e->tid;
+    c.parent = -1, c.step = -1, c.in0_ndim = -1;
+    c.seq = (int32_t)m->cpu.n;
+    c.annot = e->cat == CAT_ANNOT || strchr(name, '#') != NULL;
+    c.name = intern(m, name, e->name_len);
+    if (c.name < 0)
+        return 0;
+    if (e->dims_seen)
+        m->saw_dims = 1;
+    describe_inputs(&c, e, name);
+    VEC_PUSH(m->cpu, c, ok);
+    return ok;
+}
+
+/* A CUDA runtime call: launches, copies, memsets and syncs are kept. Returns 0 out of memory. */
+static int finish_runtime(imp *m, const char *name, int bad)
+{
+    const scratch *e = &m->ev;
+    uint8_t sync = 0;
+    int kind = rt_kind(name, &sync);
+    if (!strncmp(name, "hip", 3))
+        m->saw_hip = 1;
+    if (kind == RT_OTHER || e->pid_is_str)
+        return 1;
+    if (bad >= 0)
+        return drop_event(m, bad, 0);
+    ev_rt r = {.ts = e->ts, .dur = e->dur, .pid = e->pid, .tid = e->tid,
+               .corr = e->has_corr ? e->corr : -1, .kind = (uint8_t)kind, .sync = sync,
+               .step = -1, .cpu = -1};
+    r.name = intern(m, name, e->name_len);
+    if (r.name < 0)
+        return 0;
+    int ok;
+    VEC_PUSH(m->rt, r, ok);
+    return ok;
+}
+
+/* A GPU activity: a kernel, copy or memset. Returns 0 out of memory. */
+static int finish_gpu(imp *m, const char *name, int bad)
+{
+    const scratch *e = &m->ev;
+    if (bad >= 0)
+        return drop_event(m, bad, 1);
+    ev_gpu g;
+    memset(&g, 0, sizeof g);
+    g.ts = e->ts, g.dur = e->dur, g.corr = e->has_corr ? e->corr : -1;
+    g.bytes = e->bytes > 0 && e->bytes <= TRC_INT_MAX ? e->bytes : 0;
+    g.stream = stream_of(e);
+    g.device = (int32_t)(e->has_device ? e->device : e->pid);
+    g.rt = -1;
+    g.kind = e->cat == CAT_KERNEL ? G_KERNEL : e->cat == CAT_MEMCPY ? G_MEMCPY : G_MEMSET;
+    g.pinned = -1;
+    if (e->n_grid) {
+        g.blocks = grid_blocks(e->grid, e->n_grid);
+        m->saw_grid = 1;
+    }
+    if (g.kind == G_MEMCPY) {
+        g.dir = strstr(name, "HtoD")   ? TRC_MEMCPY_H2D
+                : strstr(name, "DtoH") ? TRC_MEMCPY_D2H
+                : strstr(name, "DtoD") ? TRC_MEMCPY_D2D
+                                       : TRC_MEMCPY_OTHER;
+        g.pinned = strstr(name, "Pinned") ? 1 : strstr(name, "Pageable") ? 0 : -1;
+    }
+    g.name = intern(m, name, e->name_len);
+    if (g.name < 0)
+        return 0;
+    int ok;
+    VEC_PUSH(m->gpu, g, ok);
+    return ok;
+}
+
 static int finish_event(imp *m)
 {
     scratch *e = &m->ev;
@@ -916,135 +1061,29 @@ static int finish_event(imp *m)
     if (e->dur < 0)
         e->dur = 0;
     const char *name = e->name_len ? e->name : "";
-    int ok = 1;
+    int ok;
     switch (e->cat) {
     case CAT_TRACE:
-        if (bad >= 0)
-            return 1; /* the recording's span is only a fallback for the time origin */
-        if (!m->has_trace_span || e->ts < m->trace_ts) {
-            m->trace_ts = e->ts;
-            m->trace_dur = e->dur;
-            m->has_trace_span = 1;
-        }
+        keep_trace_span(m, bad);
         return 1;
     case CAT_CPU_OP:
-    case CAT_ANNOT: {
-        if (e->pid_is_str)
-            return 1;
-        if (bad >= 0)
-            return drop_event(m, bad, 0);
-        if (!strncmp(name, "ProfilerStep#", 13)) {
-            ev_step s = {.ts = e->ts, .dur = e->dur, .pid = e->pid, .tid = e->tid,
-                         .index = strtoll(name + 13, NULL, 10), .flag = -1};
-            VEC_PUSH(m->steps, s, ok);
-            break;
-        }
-        ev_cpu c;
-        memset(&c, 0, sizeof c);
-        c.ts = e->ts, c.dur = e->dur, c.pid = e->pid, c.tid = e->tid;
-        c.parent = -1, c.step = -1, c.in0_ndim = -1;
-        c.seq = (int32_t)m->cpu.n;
-        c.annot = e->cat == CAT_ANNOT || strchr(name, '#') != NULL;
-        c.name = intern(m, name, e->name_len);
-        if (c.name < 0) {
-            ok = 0;
-            break;
-        }
-        int n_in = e->n_in < MAX_IN ? e->n_in : MAX_IN;
-        if (e->dims_seen)
-            m->saw_dims = 1;
-        for (int i = 0; i < n_in; i++) {
-            trc_tensor *t = &e->in[i];
-            t->elem_bytes = i < e->n_types ? e->elem[i] : 0;
-            if (t->ndim == 0 && t->elem_bytes == 0)
-                t->ndim = -1; /* an int, a list of ints, None: not a tensor */
-        }
-        for (int i = 0; i < n_in; i++) {
-            const trc_tensor *t = &e->in[i];
-            if (t->ndim < 0)
-                continue;
-            c.in0_ndim = (int8_t)(t->ndim > 4 ? 5 : t->ndim);
-            for (int d = 0; d < 4 && d < t->ndim; d++)
-                c.in0[d] = t->dim[d];
-            c.dtype0 = (uint8_t)(i < e->n_types ? e->dtype[i] : DT_OTHER);
-            c.in0_bytes = believable((double)t->numel * (t->elem_bytes ? t->elem_bytes : 4));
-            break;
-        }
-        c.has_dims = n_in > 0;
-        if (n_in > 0 && !c.annot) {
-            c.cost = trc_op_cost(name, e->in, n_in);
-            c.cost.flops = believable(c.cost.flops);
-            c.cost.bytes = believable(c.cost.bytes);
-        }
-        if (e->coll_name[0] || e->in_nelems > 0) {
-            c.coll_bytes = believable((double)e->in_nelems * comm_dtype_bytes(e->coll_dtype));
-            c.group_size =
-                e->group_size > 0 && e->group_size <= INT32_MAX ? (int32_t)e->group_size : 0;
-        }
-        VEC_PUSH(m->cpu, c, ok);
+    case CAT_ANNOT:
+        ok = finish_cpu(m, name, bad);
         break;
-    }
-    case CAT_RUNTIME: {
-        uint8_t sync = 0;
-        int kind = rt_kind(name, &sync);
-        if (!strncmp(name, "hip", 3))
-            m->saw_hip = 1;
-        if (kind == RT_OTHER || e->pid_is_str)
-            return 1;
-        if (bad >= 0)
-            return drop_event(m, bad, 0);
-        ev_rt r = {.ts = e->ts, .dur = e->dur, .pid = e->pid, .tid = e->tid,
-                   .corr = e->has_corr ? e->corr : -1, .kind = (uint8_t)kind, .sync = sync,
-                   .step = -1, .cpu = -1};
-        r.name = intern(m, name, e->name_len);
-        if (r.name < 0) {
-            ok = 0;
-            break;
-        }
-        VEC_PUSH(m->rt, r, ok);
+    case CAT_RUNTIME:
+        ok = finish_runtime(m, name, bad);
         break;
-    }
     case CAT_KERNEL:
     case CAT_MEMCPY:
-    case CAT_MEMSET: {
-        if (bad >= 0)
-            return drop_event(m, bad, 1);
-        ev_gpu g;
-        memset(&g, 0, sizeof g);
-        g.ts = e->ts, g.dur = e->dur, g.corr = e->has_corr ? e->corr : -1;
-        g.bytes = e->bytes > 0 && e->bytes <= TRC_INT_MAX ? e->bytes : 0;
-        g.stream = stream_of(e);
-        g.device = (int32_t)(e->has_device ? e->device : e->pid);
-        g.rt = -1;
-        g.kind = e->cat == CAT_KERNEL ? G_KERNEL : e->cat == CAT_MEMCPY ? G_MEMCPY : G_MEMSET;
-        g.pinned = -1;
-        if (e->n_grid) {
-            g.blocks = grid_blocks(e->grid, e->n_grid);
-            m->saw_grid = 1;
-        }
-        if (g.kind == G_MEMCPY) {
-            g.dir = strstr(name, "HtoD")   ? TRC_MEMCPY_H2D
-                    : strstr(name, "DtoH") ? TRC_MEMCPY_D2H
-                    : strstr(name, "DtoD") ? TRC_MEMCPY_D2D
-                                           : TRC_MEMCPY_OTHER;
-            g.pinned = strstr(name, "Pinned") ? 1 : strstr(name, "Pageable") ? 0 : -1;
-        }
-        g.name = intern(m, name, e->name_len);
-        if (g.name < 0) {
-            ok = 0;
-            break;
-        }
-        VEC_PUSH(m->gpu, g, ok);
+    case CAT_MEMSET:
+        ok = finish_gpu(m, name, bad);
         break;
-    }
     default:
         return 1;
     }
-    if (!ok) {
+    if (!ok)
         m->fatal = SIM_ENOMEM;
-        return 0;
-    }
-    return 1;
+    return ok;
 }
 
 static const yajl_callbacks callbacks = {
@@ -1071,6 +1110,78 @@ static void advance_pos(const unsigned char *buf, size_t pos, long long *line, l
     }
 }
 
+/* Where the parser is in the decompressed JSON: bytes before the current chunk, and the line and
+ * column (1-based) of its first byte. */
+typedef struct json_pos {
+    long long offset, line, col;
+} json_pos;
+
+/* The error for a gzread that returned got: negative, or 0 before the end of the file. */
+static int read_error(gzFile f, int got, const json_pos *at, const char *path, sim_err *err)
+{
+    int zerr = 0;
+    if (got == 0)
+        return sim_err_set(err, SIM_EIO, path, 0, 0, "cannot read the trace: %s",
+                           gzerror(f, &zerr));
+    const char *msg = gzerror(f, &zerr);
+    int rc = sim_err_set(err, SIM_EFORMAT, path, 0, 0,
+                         "cannot decompress the trace after %lld bytes of JSON: %s", at->offset,
+                         msg);
+    if (err)
+        err->offset = at->offset;
+    return rc;
+}
+
+/* The error for the chunk buf[0..got) that yajl refused, at the byte where it stopped (or out of
+ * memory, when a callback failed). */
+static int json_error(const imp *m, yajl_handle h, const unsigned char *buf, size_t got,
+                      json_pos at, const char *path, sim_err *err)
+{
+    size_t used = yajl_get_bytes_consumed(h);
+    if (used > got)
+        used = got;
+    advance_pos(buf, used, &at.line, &at.col);
+    if (m->fatal)
+        return sim_err_set(err, m->fatal, path, 0, 0, "out of memory reading the trace");
+    unsigned char *msg = yajl_get_error(h, 0, buf, got);
+    int rc = sim_err_set(err, SIM_EFORMAT, path, (int)at.line, (int)at.col, "not valid JSON: %s",
+                         msg ? (const char *)msg : "parse error");
+    if (err)
+        err->offset = at.offset + (long long)used;
+    if (msg)
+        yajl_free_error(h, msg);
+    return rc;
+}
+
+/* Feeds the decompressed bytes of f through h to the end of the document; at->offset counts the
+ * bytes of the chunks parsed without error. */
+static int parse_stream(imp *m, yajl_handle h, gzFile f, unsigned char *buf, json_pos *at,
+                        const char *path, sim_err *err)
+{
+    for (;;) {
+        int got = gzread(f, buf, READ_BYTES);
+        if (got < 0 || (got == 0 && !gzeof(f)))
+            return read_error(f, got, at, path, err);
+        if (got == 0)
+            break;
+        if (yajl_parse(h, buf, (size_t)got) != yajl_status_ok)
+            return json_error(m, h, buf, (size_t)got, *at, path, err);
+        advance_pos(buf, (size_t)got, &at->line, &at->col);
+        at->offset += got;
+    }
+    if (yajl_complete_parse(h) != yajl_status_ok) {
+        int rc = sim_err_set(err, SIM_EFORMAT, path, (int)at->line, (int)at->col,
+                             "truncated JSON: the trace ends inside an %s",
+                             m->depth > 0 ? "open object or list" : "unfinished value");
+        if (err)
+            err->offset = at->offset;
+        return rc;
+    }
+    if (m->fatal)
+        return sim_err_set(err, m->fatal, path, 0, 0, "out of memory reading the trace");
+    return SIM_OK;
+}
+
 static int parse_json(imp *m, const char *path, trc_kineto_summary *sum, sim_err *err)
 {
     gzFile f = gzopen(path, "rb");
@@ -1082,72 +1193,16 @@ static int parse_json(imp *m, const char *path, trc_kineto_summary *sum, sim_err
     gzbuffer(f, READ_BYTES);
     yajl_handle h = yajl_alloc(&callbacks, NULL, m);
     unsigned char *buf = malloc(READ_BYTES);
-    int rc = SIM_OK;
-    long long offset = 0, line = 1, col = 1;
+    json_pos at = {0, 1, 1};
+    int rc;
     if (h) /* names are copied as bytes; checking their UTF-8 buys nothing and costs time */
         yajl_config(h, yajl_dont_validate_strings, 1);
-    if (!h || !buf) {
+    if (!h || !buf)
         rc = sim_err_set(err, SIM_ENOMEM, path, 0, 0, "out of memory");
-        goto done;
-    }
-    for (;;) {
-        int got = gzread(f, buf, READ_BYTES);
-        if (got < 0) {
-            int zerr = 0;
-            const char *msg = gzerror(f, &zerr);
-            rc = sim_err_set(err, SIM_EFORMAT, path, 0, 0,
-                             "cannot decompress the trace after %lld bytes of JSON: %s", offset,
-                             msg);
-            if (err)
-                err->offset = offset;
-            goto done;
-        }
-        if (got == 0) {
-            if (!gzeof(f)) {
-                int zerr = 0;
-                rc = sim_err_set(err, SIM_EIO, path, 0, 0, "cannot read the trace: %s",
-                                 gzerror(f, &zerr));
-                goto done;
-            }
-            break;
-        }
-        yajl_status s = yajl_parse(h, buf, (size_t)got);
-        if (s != yajl_status_ok) {
-            size_t used = yajl_get_bytes_consumed(h);
-            if (used > (size_t)got)
-                used = (size_t)got;
-            advance_pos(buf, used, &line, &col);
-            if (m->fatal) {
-                rc = sim_err_set(err, m->fatal, path, 0, 0, "out of memory reading the trace");
-                goto done;
-            }
-            unsigned char *msg = yajl_get_error(h, 0, buf, (size_t)got);
-            rc = sim_err_set(err, SIM_EFORMAT, path, (int)line, (int)col, "not valid JSON: %s",
-                             msg ? (const char *)msg : "parse error");
-            if (err)
-                err->offset = offset + (long long)used;
-            if (msg)
-                yajl_free_error(h, msg);
-            goto done;
-        }
-        advance_pos(buf, (size_t)got, &line, &col);
-        offset += got;
-    }
-    if (yajl_complete_parse(h) != yajl_status_ok) {
-        rc = sim_err_set(err, SIM_EFORMAT, path, (int)line, (int)col,
-                         "truncated JSON: the trace ends inside an %s",
-                         m->depth > 0 ? "open object or list" : "unfinished value");
-        if (err)
-            err->offset = offset;
-        goto done;
-    }
-    if (m->fatal) {
-        rc = sim_err_set(err, m->fatal, path, 0, 0, "out of memory reading the trace");
-        goto done;
-    }
-done:
+    else
+        rc = parse_stream(m, h, f, buf, &at, path, err);
     if (sum)
-        sum->json_bytes = offset;
+        sum->json_bytes = at.offset;
     if (h)
         yajl_free(h);
     free(buf);
@@ -1304,12 +1359,76 @@ static int is_wait_name(const char *n)
     return (strstr(n, "DataLoader") && strstr(n, "__next__")) || strstr(n, "wait_for_batch");
 }
 
-static int link_events(imp *m, sim_err *err, const char *path)
+/* Appends a thread to m->thr. */
+static int add_thread(imp *m, thread_range th)
 {
-    /* CPU events per thread, nesting */
+    if (m->n_thr == m->cap_thr) {
+        size_t cap = 2 * m->cap_thr;
+        thread_range *p = realloc(m->thr, cap * sizeof *p);
+        if (!p)
+            return SIM_ENOMEM;
+        m->thr = p;
+        m->cap_thr = cap;
+    }
+    m->thr[m->n_thr++] = th;
+    return SIM_OK;
+}
+
+/* Flags of CPU event k: what it is (a wait, a loader span, an NCCL annotation) and what
+ * encloses it. */
+static uint8_t cpu_flags_of(const imp *m, size_t k)
+{
+    const ev_cpu *c = &m->cpu.v[k];
+    const char *name = m->names[c->name];
+    uint8_t fl = 0;
+    if (c->parent >= 0) {
+        uint8_t pf = m->cpu_flags[c->parent];
+        const ev_cpu *p = &m->cpu.v[c->parent];
+        if (pf & (F_WAIT | F_IN_WAIT))
+            fl |= F_IN_WAIT;
+        if (pf & (F_LOADER | F_IN_LOADER))
+            fl |= F_IN_LOADER;
+        if (pf & (F_NCCL | F_IN_NCCL))
+            fl |= F_IN_NCCL;
+        if ((pf & F_OP_ANCESTOR) || !p->annot)
+            fl |= F_OP_ANCESTOR;
+    }
+    if (is_wait_name(name))
+        fl |= F_WAIT;
+    if (strstr(name, "load_batch"))
+        fl |= F_LOADER;
+    if (c->annot && !strncmp(name, "nccl:", 5))
+        fl |= F_NCCL;
+    return fl;
+}
+
+/* Nests the CPU events cpu[i..j) of one thread (sorted by start, enclosing first): each one's
+ * parent and flags. stack has room for j - i entries. */
+static void nest_thread(imp *m, size_t i, size_t j, int32_t *stack)
+{
+    size_t sp = 0;
+    for (size_t k = i; k < j; k++) {
+        ev_cpu *c = &m->cpu.v[k];
+        while (sp > 0) {
+            const ev_cpu *p = &m->cpu.v[stack[sp - 1]];
+            if (c->ts >= p->ts && c->ts + c->dur <= p->ts + p->dur &&
+                (c->ts < p->ts + p->dur || p->dur == 0))
+                break;
+            sp--;
+        }
+        c->parent = sp ? stack[sp - 1] : -1;
+        stack[sp++] = (int32_t)k;
+        m->cpu_flags[k] = cpu_flags_of(m, k);
+    }
+}
+
+/* Sorts the CPU events by thread and start, gives each thread the range of its own and nests
+ * each range. */
+static int nest_cpu(imp *m, sim_err *err, const char *path)
+{
     sort_n(m->cpu.v, m->cpu.n, sizeof *m->cpu.v, cmp_cpu);
-    size_t cap_thr = 16;
-    m->thr = malloc(cap_thr * sizeof *m->thr);
+    m->cap_thr = 16;
+    m->thr = malloc(m->cap_thr * sizeof *m->thr);
     m->cpu_flags = calloc(m->cpu.n ? m->cpu.n : 1, 1);
     if (!m->thr || !m->cpu_flags)
         return sim_err_set(err, SIM_ENOMEM, path, 0, 0, "out of memory");
@@ -1318,81 +1437,50 @@ static int link_events(imp *m, sim_err *err, const char *path)
         return sim_err_set(err, SIM_ENOMEM, path, 0, 0, "out of memory");
     for (size_t i = 0; i < m->cpu.n;) {
         size_t j = i;
-        while (j < m->cpu.n && m->cpu.v[j].pid == m->cpu.v[i].pid && m->cpu.v[j].tid == m->cpu.v[i].tid)
+        while (j < m->cpu.n && m->cpu.v[j].pid == m->cpu.v[i].pid &&
+               m->cpu.v[j].tid == m->cpu.v[i].tid)
             j++;
-        if (m->n_thr == cap_thr) {
-            cap_thr *= 2;
-            thread_range *p = realloc(m->thr, cap_thr * sizeof *p);
-            if (!p) {
-                free(stack);
-                return sim_err_set(err, SIM_ENOMEM, path, 0, 0, "out of memory");
-            }
-            m->thr = p;
+        if (add_thread(m, (thread_range){m->cpu.v[i].pid, m->cpu.v[i].tid, i, j, -1})) {
+            free(stack);
+            return sim_err_set(err, SIM_ENOMEM, path, 0, 0, "out of memory");
         }
-        m->thr[m->n_thr++] = (thread_range){m->cpu.v[i].pid, m->cpu.v[i].tid, i, j, -1};
-        size_t sp = 0;
-        for (size_t k = i; k < j; k++) {
-            ev_cpu *c = &m->cpu.v[k];
-            while (sp > 0) {
-                const ev_cpu *p = &m->cpu.v[stack[sp - 1]];
-                if (c->ts >= p->ts && c->ts + c->dur <= p->ts + p->dur &&
-                    (c->ts < p->ts + p->dur || p->dur == 0))
-                    break;
-                sp--;
-            }
-            c->parent = sp ? stack[sp - 1] : -1;
-            stack[sp++] = (int32_t)k;
-            const char *name = m->names[c->name];
-            uint8_t fl = 0;
-            if (c->parent >= 0) {
-                uint8_t pf = m->cpu_flags[c->parent];
-                const ev_cpu *p = &m->cpu.v[c->parent];
-                if (pf & (F_WAIT | F_IN_WAIT))
-                    fl |= F_IN_WAIT;
-                if (pf & (F_LOADER | F_IN_LOADER))
-                    fl |= F_IN_LOADER;
-                if (pf & (F_NCCL | F_IN_NCCL))
-                    fl |= F_IN_NCCL;
-                if ((pf & F_OP_ANCESTOR) || !p->annot)
-                    fl |= F_OP_ANCESTOR;
-            }
-            if (is_wait_name(name))
-                fl |= F_WAIT;
-            if (strstr(name, "load_batch"))
-                fl |= F_LOADER;
-            if (c->annot && !strncmp(name, "nccl:", 5))
-                fl |= F_NCCL;
-            m->cpu_flags[k] = fl;
-        }
+        nest_thread(m, i, j, stack);
         i = j;
     }
     free(stack);
+    return SIM_OK;
+}
 
-    /* steps */
+/* Sorts the steps; the thread with the steps is the main thread, and its CPU events get the step
+ * they start in. */
+static void assign_steps(imp *m)
+{
     sort_n(m->steps.v, m->steps.n, sizeof *m->steps.v, cmp_step);
-    /* the thread with the steps is the main thread */
     m->main_pid = m->steps.v[0].pid;
     m->main_tid = m->steps.v[0].tid;
     for (size_t i = 0; i < m->cpu.n; i++)
         m->cpu.v[i].step = m->cpu.v[i].pid == m->main_pid ? step_of(m, m->cpu.v[i].ts) : -1;
+}
 
-    /* threads that only make runtime calls get an empty range */
+/* Threads that only make runtime calls (and the main thread, if it has no CPU events) get an
+ * empty range. */
+static int add_runtime_threads(imp *m, sim_err *err, const char *path)
+{
     for (size_t i = 0; i <= m->rt.n; i++) {
         int64_t pid = i < m->rt.n ? m->rt.v[i].pid : m->main_pid;
         int64_t tid = i < m->rt.n ? m->rt.v[i].tid : m->main_tid;
         if (find_thread(m, pid, tid))
             continue;
-        if (m->n_thr == cap_thr) {
-            cap_thr *= 2;
-            thread_range *p = realloc(m->thr, cap_thr * sizeof *p);
-            if (!p)
-                return sim_err_set(err, SIM_ENOMEM, path, 0, 0, "out of memory");
-            m->thr = p;
-        }
-        m->thr[m->n_thr++] = (thread_range){pid, tid, 0, 0, -1};
+        if (add_thread(m, (thread_range){pid, tid, 0, 0, -1}))
+            return sim_err_set(err, SIM_ENOMEM, path, 0, 0, "out of memory");
     }
+    return SIM_OK;
+}
 
-    /* runtime calls: by time; correlation index */
+/* Sorts the runtime calls by time, gives each its step and enclosing CPU event, and links each
+ * GPU activity to the call with its correlation id. */
+static int link_runtime(imp *m, sim_err *err, const char *path)
+{
     sort_n(m->rt.v, m->rt.n, sizeof *m->rt.v, cmp_rt_ts);
     corr_ix *cx = malloc((m->rt.n ? m->rt.n : 1) * sizeof *cx);
     m->gpu_by_rt = malloc((m->gpu.n ? m->gpu.n : 1) * sizeof *m->gpu_by_rt);
@@ -1413,6 +1501,13 @@ static int link_events(imp *m, sim_err *err, const char *path)
     for (size_t i = 0; i < m->gpu.n; i++)
         m->gpu.v[i].rt = rt_of_corr(cx, ncx, m->gpu.v[i].corr);
     free(cx);
+    return SIM_OK;
+}
+
+/* Orders the GPU activities by their runtime call (m->gpu_by_rt) and gives each call the range
+ * of its own. */
+static int index_gpu_by_rt(imp *m, sim_err *err, const char *path)
+{
     if (order_gpu(m, 1, m->gpu_by_rt))
         return sim_err_set(err, SIM_ENOMEM, path, 0, 0, "out of memory");
     for (size_t i = 0; i < m->rt.n; i++)
@@ -1427,6 +1522,19 @@ static int link_events(imp *m, sim_err *err, const char *path)
         r->n_gpu++;
     }
     return SIM_OK;
+}
+
+/* Pass 2's links: CPU events nested per thread, steps, threads, runtime calls and the GPU
+ * activities they caused. */
+static int link_events(imp *m, sim_err *err, const char *path)
+{
+    int rc = nest_cpu(m, err, path);
+    if (rc)
+        return rc;
+    assign_steps(m);
+    if ((rc = add_runtime_threads(m, err, path)) || (rc = link_runtime(m, err, path)))
+        return rc;
+    return index_gpu_by_rt(m, err, path);
 }
 
 /* Rules W1 and W2 of FORMAT.md; counts launches without GPU work. */
@@ -1764,19 +1872,57 @@ static int64_t rel_ns(int64_t t, int64_t t0)
     return d > TRC_INT_MAX ? TRC_INT_MAX : d < -TRC_INT_MAX ? -TRC_INT_MAX : d;
 }
 
-static int build_step(builder *b, int32_t si)
+/* The record kind CPU event c with flags fl makes, or -1 for none: the outermost wait, loader
+ * span or NCCL annotation, or a top-level op. */
+static int cpu_rec_kind(const ev_cpu *c, uint8_t fl)
+{
+    if ((fl & F_WAIT) && !(fl & F_IN_WAIT))
+        return TRC_REC_WAIT;
+    if ((fl & F_LOADER) && !(fl & F_IN_LOADER))
+        return TRC_REC_LOADER;
+    if ((fl & F_NCCL) && !(fl & F_IN_NCCL))
+        return TRC_REC_COLLECTIVE;
+    if (!c->annot && !(fl & (F_OP_ANCESTOR | F_IN_WAIT)))
+        return TRC_REC_OP;
+    return -1;
+}
+
+/* Adds CPU event i's record, of the given kind, on record thread `thread`. */
+static int add_cpu_rec(builder *b, size_t i, int kind, int thread, int64_t t0)
 {
     imp *m = b->m;
-    trc_step *s = b->s;
-    const ev_step *st = &m->steps.v[si];
-    int64_t t0 = st->ts;
-    trc_step_reset(s);
-    s->index = st->index;
-    s->start_ns = st->ts - (m->has_trace_span ? m->trace_ts : m->min_ts);
-    s->dur_ns = st->dur;
-    int rc;
+    const ev_cpu *c = &m->cpu.v[i];
     trc_record r;
-    /* CPU events: waits, loader spans, top-level ops, collectives */
+    rec_init(&r, kind);
+    r.thread = (uint8_t)thread;
+    r.cpu_start_ns = c->ts - t0;
+    r.cpu_dur_ns = c->dur;
+    int32_t gid = c->name;
+    if (kind == TRC_REC_OP) {
+        /* its FLOPs and bytes are those of its kernels, added by share_costs */
+        b->rec_of_cpu[i] = (int32_t)b->s->n_recs;
+        if (touch_cpu(b, (int32_t)i))
+            return SIM_ENOMEM;
+    } else if (kind == TRC_REC_COLLECTIVE) {
+        const char *name = m->names[c->name];
+        r.sub = (uint8_t)trc_coll_kind_from_name(name);
+        const ev_cpu *p = comms_params(m, (int32_t)i);
+        r.bytes = p && p->coll_bytes > 0 ? p->coll_bytes : c->in0_bytes;
+        r.group_size = p && p->group_size > 0 ? p->group_size : m->world_size;
+        gid = -1;
+        b->rec_of_cpu[i] = (int32_t)b->s->n_recs;
+        if (touch_cpu(b, (int32_t)i))
+            return SIM_ENOMEM;
+    }
+    return add_rec(b, &r, gid);
+}
+
+/* The records of step si's CPU events on the kept threads: waits, loader spans, top-level ops,
+ * collectives. */
+static int add_cpu_recs(builder *b, int32_t si)
+{
+    const imp *m = b->m;
+    int64_t t0 = m->steps.v[si].ts;
     for (size_t t = 0; t < m->n_thr; t++) {
         const thread_range *th = &m->thr[t];
         if (th->ordinal < 0)
@@ -1785,153 +1931,197 @@ static int build_step(builder *b, int32_t si)
             const ev_cpu *c = &m->cpu.v[i];
             if (c->step != si)
                 continue;
-            uint8_t fl = m->cpu_flags[i];
-            int kind = -1;
-            if ((fl & F_WAIT) && !(fl & F_IN_WAIT))
-                kind = TRC_REC_WAIT;
-            else if ((fl & F_LOADER) && !(fl & F_IN_LOADER))
-                kind = TRC_REC_LOADER;
-            else if ((fl & F_NCCL) && !(fl & F_IN_NCCL))
-                kind = TRC_REC_COLLECTIVE;
-            else if (!c->annot && !(fl & (F_OP_ANCESTOR | F_IN_WAIT)))
-                kind = TRC_REC_OP;
+            int kind = cpu_rec_kind(c, m->cpu_flags[i]);
             if (kind < 0)
                 continue;
-            rec_init(&r, kind);
-            r.thread = (uint8_t)th->ordinal;
-            r.cpu_start_ns = c->ts - t0;
-            r.cpu_dur_ns = c->dur;
-            int32_t gid = c->name;
-            if (kind == TRC_REC_OP) {
-                /* its FLOPs and bytes are those of its kernels, added below */
-                b->rec_of_cpu[i] = (int32_t)s->n_recs;
-                if (touch_cpu(b, (int32_t)i))
-                    return SIM_ENOMEM;
-            } else if (kind == TRC_REC_COLLECTIVE) {
-                const char *name = m->names[c->name];
-                r.sub = (uint8_t)trc_coll_kind_from_name(name);
-                const ev_cpu *p = comms_params(m, (int32_t)i);
-                r.bytes = p && p->coll_bytes > 0 ? p->coll_bytes : c->in0_bytes;
-                r.group_size = p && p->group_size > 0 ? p->group_size : m->world_size;
-                gid = -1;
-                b->rec_of_cpu[i] = (int32_t)s->n_recs;
-                if (touch_cpu(b, (int32_t)i))
-                    return SIM_ENOMEM;
-            }
-            if ((rc = add_rec(b, &r, gid)))
+            int rc = add_cpu_rec(b, i, kind, th->ordinal, t0);
+            if (rc)
                 return rc;
         }
     }
-    /* runtime calls of the step, in time order */
+    return SIM_OK;
+}
+
+/* The first runtime call (they are sorted by start) that starts at or after ts. */
+static size_t first_rt_from(const imp *m, int64_t ts)
+{
     size_t lo = 0, hi = m->rt.n;
     while (lo < hi) {
         size_t mid = (lo + hi) / 2;
-        if (m->rt.v[mid].ts < st->ts)
+        if (m->rt.v[mid].ts < ts)
             lo = mid + 1;
         else
             hi = mid;
     }
-    for (size_t i = lo; i < m->rt.n && m->rt.v[i].ts < st->ts + st->dur + 1; i++) {
+    return lo;
+}
+
+/* Adds the record of a synchronizing runtime call. */
+static int add_sync_rec(builder *b, const ev_rt *rt, int thread, int64_t t0)
+{
+    trc_record r;
+    rec_init(&r, TRC_REC_SYNC);
+    r.thread = (uint8_t)thread;
+    r.sub = rt->sync;
+    r.cpu_start_ns = rt->ts - t0;
+    r.cpu_dur_ns = rt->dur;
+    return add_rec(b, &r, -1);
+}
+
+/* Widens the GPU span of collective record ci over the NCCL kernels of runtime call rt; 1 if it
+ * had any. */
+static int merge_nccl(builder *b, const ev_rt *rt, int32_t ci, int64_t t0)
+{
+    const imp *m = b->m;
+    int merged = 0;
+    for (int32_t k = 0; k < rt->n_gpu; k++) {
+        const ev_gpu *g = &m->gpu.v[m->gpu_by_rt[rt->first_gpu + k]];
+        if (g->kind != G_KERNEL || !trc_kernel_is_nccl(m->names[g->name]))
+            continue;
+        trc_record *cr = &b->s->recs[ci];
+        int64_t a = rel_ns(g->ts, t0), e = rel_ns(a + g->dur, 0);
+        if (cr->gpu_dur_ns < 0) {
+            cr->gpu_start_ns = a;
+            cr->gpu_dur_ns = e - a;
+            cr->stream = g->stream;
+        } else {
+            int64_t a0 = cr->gpu_start_ns < a ? cr->gpu_start_ns : a;
+            int64_t e0 = cr->gpu_start_ns + cr->gpu_dur_ns;
+            if (e > e0)
+                e0 = e;
+            cr->gpu_start_ns = a0;
+            cr->gpu_dur_ns = rel_ns(e0, a0);
+        }
+        merged = 1;
+    }
+    return merged;
+}
+
+/* The record kind of GPU activity g of runtime call rt (g NULL: the call's activity was not
+ * recorded). */
+static int gpu_rec_kind(const imp *m, const ev_rt *rt, const ev_gpu *g)
+{
+    int kind = g ? (g->kind == G_KERNEL   ? TRC_REC_KERNEL
+                    : g->kind == G_MEMCPY ? TRC_REC_MEMCPY
+                                          : TRC_REC_MEMSET)
+                 : (rt->kind == RT_LAUNCH   ? TRC_REC_KERNEL
+                    : rt->kind == RT_MEMCPY ? TRC_REC_MEMCPY
+                                            : TRC_REC_MEMSET);
+    if (g && kind == TRC_REC_KERNEL && trc_kernel_is_nccl(m->names[g->name]))
+        kind = TRC_REC_COLLECTIVE;
+    return kind;
+}
+
+/* Fills the fields of record r (of its kind) that come from GPU activity g (or NULL); returns
+ * the global name id the record takes, -1 none. */
+static int32_t gpu_rec_fields(imp *m, trc_record *r, const ev_gpu *g)
+{
+    int32_t gid = -1;
+    if (r->kind == TRC_REC_KERNEL) {
+        if (g) {
+            gid = g->name;
+            r->unit = (uint8_t)unit_of(m, g->name);
+            r->blocks = g->blocks;
+        } else {
+            r->unit = SIM_UNIT_NONE;
+        }
+    } else if (r->kind == TRC_REC_MEMCPY) {
+        r->sub = g ? g->dir : TRC_MEMCPY_OTHER;
+        r->pinned = g ? g->pinned : -1;
+        r->bytes = g ? (double)g->bytes : 0;
+    } else if (r->kind == TRC_REC_MEMSET) {
+        r->bytes = g ? (double)g->bytes : 0;
+    } else if (r->kind == TRC_REC_COLLECTIVE) {
+        const char *kn = m->names[g->name];
+        const char *u = strchr(kn, '_');
+        r->sub = (uint8_t)trc_coll_kind_from_name(u ? u + 1 : kn);
+        r->group_size = m->world_size;
+    }
+    return gid;
+}
+
+/* Adds the record of the k-th GPU activity g (or NULL) of runtime call rt and, for a kernel, its
+ * share of the cost of the op it serves. */
+static int add_gpu_rec(builder *b, const ev_rt *rt, const ev_gpu *g, int32_t k, int thread,
+                       int64_t t0)
+{
+    imp *m = b->m;
+    trc_record r;
+    rec_init(&r, gpu_rec_kind(m, rt, g));
+    r.thread = (uint8_t)thread;
+    r.cpu_start_ns = rt->ts - t0;
+    r.cpu_dur_ns = k == 0 ? rt->dur : 0;
+    if (g) {
+        r.stream = g->stream;
+        r.gpu_start_ns = rel_ns(g->ts, t0);
+        r.gpu_dur_ns = g->dur;
+    }
+    int32_t gid = gpu_rec_fields(m, &r, g);
+    int32_t rec_ix = (int32_t)b->s->n_recs;
+    int rc = add_rec(b, &r, gid);
+    if (rc)
+        return rc;
+    if (r.kind == TRC_REC_KERNEL && g && rt->cpu >= 0) {
+        int cls = 0;
+        int32_t op = cost_owner(m, rt->cpu, r.unit, &cls);
+        if (op >= 0 && (rc = add_share(b, rec_ix, op, rt->cpu, cls, g->dur)))
+            return rc;
+    }
+    return SIM_OK;
+}
+
+/* Adds the records of runtime call rt: a sync, or the GPU activities it caused (one record
+ * without GPU side when none was recorded). */
+static int add_call_recs(builder *b, const ev_rt *rt, int thread, int64_t t0)
+{
+    const imp *m = b->m;
+    if (rt->kind == RT_SYNC)
+        return add_sync_rec(b, rt, thread, t0);
+    /* NCCL kernels launched inside an nccl:* annotation become that collective's GPU side */
+    int32_t na = rt->cpu >= 0 ? nccl_ancestor(m, rt->cpu) : -1;
+    int32_t ci = na >= 0 ? b->rec_of_cpu[na] : -1;
+    if (ci >= 0 && b->s->recs[ci].kind != TRC_REC_COLLECTIVE)
+        ci = -1;
+    if (ci >= 0 && merge_nccl(b, rt, ci, t0) && rt->n_gpu == 1)
+        return SIM_OK; /* nothing else to record for this call */
+    int n = rt->n_gpu > 0 ? rt->n_gpu : 1;
+    for (int32_t k = 0; k < n; k++) {
+        const ev_gpu *g = rt->n_gpu > 0 ? &m->gpu.v[m->gpu_by_rt[rt->first_gpu + k]] : NULL;
+        if (g && ci >= 0 && g->kind == G_KERNEL && trc_kernel_is_nccl(m->names[g->name]))
+            continue; /* merged above */
+        int rc = add_gpu_rec(b, rt, g, k, thread, t0);
+        if (rc)
+            return rc;
+    }
+    return SIM_OK;
+}
+
+/* The records of step si's runtime calls on the kept threads, in time order. */
+static int add_rt_recs(builder *b, int32_t si)
+{
+    const imp *m = b->m;
+    const ev_step *st = &m->steps.v[si];
+    for (size_t i = first_rt_from(m, st->ts); i < m->rt.n && m->rt.v[i].ts < st->ts + st->dur + 1;
+         i++) {
         const ev_rt *rt = &m->rt.v[i];
         if (rt->step != si)
             continue;
-        thread_range *th = find_thread(m, rt->pid, rt->tid);
+        const thread_range *th = find_thread(b->m, rt->pid, rt->tid);
         if (!th || th->ordinal < 0)
             continue;
-        if (rt->kind == RT_SYNC) {
-            rec_init(&r, TRC_REC_SYNC);
-            r.thread = (uint8_t)th->ordinal;
-            r.sub = rt->sync;
-            r.cpu_start_ns = rt->ts - t0;
-            r.cpu_dur_ns = rt->dur;
-            if ((rc = add_rec(b, &r, -1)))
-                return rc;
-            continue;
-        }
-        /* NCCL kernels launched inside an nccl:* annotation become that collective's GPU side */
-        int32_t na = rt->cpu >= 0 ? nccl_ancestor(m, rt->cpu) : -1;
-        if (na >= 0 && b->rec_of_cpu[na] >= 0 && s->recs[b->rec_of_cpu[na]].kind == TRC_REC_COLLECTIVE) {
-            int merged = 0;
-            for (int32_t k = 0; k < rt->n_gpu; k++) {
-                const ev_gpu *g = &m->gpu.v[m->gpu_by_rt[rt->first_gpu + k]];
-                if (g->kind != G_KERNEL || !trc_kernel_is_nccl(m->names[g->name]))
-                    continue;
-                trc_record *cr = &s->recs[b->rec_of_cpu[na]];
-                int64_t a = rel_ns(g->ts, t0), e = rel_ns(a + g->dur, 0);
-                if (cr->gpu_dur_ns < 0) {
-                    cr->gpu_start_ns = a;
-                    cr->gpu_dur_ns = e - a;
-                    cr->stream = g->stream;
-                } else {
-                    int64_t a0 = cr->gpu_start_ns < a ? cr->gpu_start_ns : a;
-                    int64_t e0 = cr->gpu_start_ns + cr->gpu_dur_ns;
-                    if (e > e0)
-                        e0 = e;
-                    cr->gpu_start_ns = a0;
-                    cr->gpu_dur_ns = rel_ns(e0, a0);
-                }
-                merged = 1;
-            }
-            if (merged && rt->n_gpu == 1)
-                continue; /* nothing else to record for this call */
-        }
-        int n = rt->n_gpu > 0 ? rt->n_gpu : 1;
-        for (int32_t k = 0; k < n; k++) {
-            const ev_gpu *g = rt->n_gpu > 0 ? &m->gpu.v[m->gpu_by_rt[rt->first_gpu + k]] : NULL;
-            if (g && na >= 0 && b->rec_of_cpu[na] >= 0 &&
-                s->recs[b->rec_of_cpu[na]].kind == TRC_REC_COLLECTIVE && g->kind == G_KERNEL &&
-                trc_kernel_is_nccl(m->names[g->name]))
-                continue; /* merged above */
-            int kind = g ? (g->kind == G_KERNEL   ? TRC_REC_KERNEL
-                            : g->kind == G_MEMCPY ? TRC_REC_MEMCPY
-                                                  : TRC_REC_MEMSET)
-                         : (rt->kind == RT_LAUNCH   ? TRC_REC_KERNEL
-                            : rt->kind == RT_MEMCPY ? TRC_REC_MEMCPY
-                                                    : TRC_REC_MEMSET);
-            int32_t gid = -1;
-            if (g && kind == TRC_REC_KERNEL && trc_kernel_is_nccl(m->names[g->name]))
-                kind = TRC_REC_COLLECTIVE;
-            rec_init(&r, kind);
-            r.thread = (uint8_t)th->ordinal;
-            r.cpu_start_ns = rt->ts - t0;
-            r.cpu_dur_ns = k == 0 ? rt->dur : 0;
-            if (g) {
-                r.stream = g->stream;
-                r.gpu_start_ns = rel_ns(g->ts, t0);
-                r.gpu_dur_ns = g->dur;
-            }
-            if (kind == TRC_REC_KERNEL) {
-                if (g) {
-                    gid = g->name;
-                    r.unit = (uint8_t)unit_of(m, g->name);
-                    r.blocks = g->blocks;
-                } else {
-                    r.unit = SIM_UNIT_NONE;
-                }
-            } else if (kind == TRC_REC_MEMCPY) {
-                r.sub = g ? g->dir : TRC_MEMCPY_OTHER;
-                r.pinned = g ? g->pinned : -1;
-                r.bytes = g ? (double)g->bytes : 0;
-            } else if (kind == TRC_REC_MEMSET) {
-                r.bytes = g ? (double)g->bytes : 0;
-            } else if (kind == TRC_REC_COLLECTIVE) {
-                const char *kn = m->names[g->name];
-                const char *u = strchr(kn, '_');
-                r.sub = (uint8_t)trc_coll_kind_from_name(u ? u + 1 : kn);
-                r.group_size = m->world_size;
-            }
-            int32_t rec_ix = (int32_t)s->n_recs;
-            if ((rc = add_rec(b, &r, gid)))
-                return rc;
-            if (kind == TRC_REC_KERNEL && g && rt->cpu >= 0) {
-                int cls = 0;
-                int32_t op = cost_owner(m, rt->cpu, r.unit, &cls);
-                if (op >= 0 && (rc = add_share(b, rec_ix, op, rt->cpu, cls, g->dur)))
-                    return rc;
-            }
-        }
+        int rc = add_call_recs(b, rt, th->ordinal, st->ts);
+        if (rc)
+            return rc;
     }
-    /* kernel FLOPs and bytes: each op's cost split over its kernels by GPU time */
+    return SIM_OK;
+}
+
+/* Kernel FLOPs and bytes: each op's cost split over its kernels by GPU time, and added up in the
+ * top-level op that launched them. */
+static void share_costs(builder *b)
+{
+    const imp *m = b->m;
+    trc_step *s = b->s;
     for (size_t i = 0; i < b->n_shares; i++) {
         const struct share *sh = &b->shares[i];
         const ev_cpu *op = &m->cpu.v[sh->op];
@@ -1941,7 +2131,6 @@ static int build_step(builder *b, int32_t si)
         double f = total > 0 ? w / total : 0;
         kr->flops = sh->cls == 0 ? op->cost.flops * f : 0;
         kr->bytes = op->cost.bytes * f;
-        /* and the top-level op that launched it adds them up */
         for (int32_t c = sh->cpu; c >= 0; c = m->cpu.v[c].parent) {
             int32_t ri = b->rec_of_cpu[c];
             if (ri >= 0 && s->recs[ri].kind == TRC_REC_OP) {
@@ -1951,19 +2140,40 @@ static int build_step(builder *b, int32_t si)
             }
         }
     }
-    /* order by CPU start */
-    if (s->n_recs > 1) {
-        sortrec *tmp = malloc(s->n_recs * sizeof *tmp);
-        if (!tmp)
-            return SIM_ENOMEM;
-        for (size_t i = 0; i < s->n_recs; i++)
-            tmp[i] = (sortrec){s->recs[i], (uint32_t)i};
-        qsort(tmp, s->n_recs, sizeof *tmp, cmp_rec);
-        for (size_t i = 0; i < s->n_recs; i++)
-            s->recs[i] = tmp[i].r;
-        free(tmp);
-    }
+}
+
+/* Orders the step's records by CPU start (cmp_rec; stable). */
+static int sort_recs(trc_step *s)
+{
+    if (s->n_recs < 2)
+        return SIM_OK;
+    sortrec *tmp = malloc(s->n_recs * sizeof *tmp);
+    if (!tmp)
+        return SIM_ENOMEM;
+    for (size_t i = 0; i < s->n_recs; i++)
+        tmp[i] = (sortrec){s->recs[i], (uint32_t)i};
+    qsort(tmp, s->n_recs, sizeof *tmp, cmp_rec);
+    for (size_t i = 0; i < s->n_recs; i++)
+        s->recs[i] = tmp[i].r;
+    free(tmp);
     return SIM_OK;
+}
+
+/* Builds native step si into b->s. */
+static int build_step(builder *b, int32_t si)
+{
+    const imp *m = b->m;
+    trc_step *s = b->s;
+    const ev_step *st = &m->steps.v[si];
+    trc_step_reset(s);
+    s->index = st->index;
+    s->start_ns = st->ts - (m->has_trace_span ? m->trace_ts : m->min_ts);
+    s->dur_ns = st->dur;
+    int rc;
+    if ((rc = add_cpu_recs(b, si)) || (rc = add_rt_recs(b, si)))
+        return rc;
+    share_costs(b);
+    return sort_recs(s);
 }
 
 static void builder_reset(builder *b)
@@ -2204,6 +2414,283 @@ static int is_amd(const imp *m)
     return m->saw_hip;
 }
 
+/* What pass 1 found, into the summary. */
+static void sum_parsed(trc_kineto_summary *sum, const imp *m)
+{
+    sum->events = m->events;
+    sum->kept_events = (int64_t)(m->cpu.n + m->rt.n + m->gpu.n + m->steps.n);
+    sum->gpu_events = (int64_t)m->gpu.n;
+    sum->steps_found = (int)m->steps.n;
+    sum->world_size = m->world_size;
+    sum->rank = m->rank;
+    snprintf(sum->source_schema, sizeof sum->source_schema, "%s",
+             m->schema_old ? "kineto-old" : "kineto-new");
+}
+
+/* Refuses a document that is not a PyTorch profiler trace, a trace of an AMD GPU, and one
+ * without GPU kernels. */
+static int check_importable(const imp *m, const char *path, sim_err *err)
+{
+    if (!m->saw_trace_events)
+        return sim_err_set(err, SIM_EINVAL, path, 0, 0,
+                           "not a PyTorch profiler trace: the JSON has no 'traceEvents' list");
+    if (is_amd(m))
+        return sim_err_set(err, SIM_EINVAL, path, 0, 0,
+                           "AMD GPUs are not modelled yet: the trace was recorded on '%s' (ROCm); "
+                           "epochsim replays NVIDIA (CUDA) traces only",
+                           m->devs.n ? m->devs.v[0].name : "a HIP device");
+    if (m->gpu.n == 0)
+        return sim_err_set(err, SIM_EINVAL, path, 0, 0,
+                           "no GPU kernels in the trace: record with "
+                           "activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]");
+    return SIM_OK;
+}
+
+/* Sets up builder b to build into step from m, and m's per-name tables for it. */
+static int builder_init(builder *b, imp *m, trc_step *step)
+{
+    m->unit_of_name = malloc(m->n_names ? m->n_names : 1);
+    m->local_name = malloc((m->n_names ? m->n_names : 1) * sizeof *m->local_name);
+    b->rec_of_cpu = malloc((m->cpu.n ? m->cpu.n : 1) * sizeof *b->rec_of_cpu);
+    b->grp = calloc(2 * (m->cpu.n ? m->cpu.n : 1), sizeof *b->grp);
+    if (!m->unit_of_name || !m->local_name || !b->rec_of_cpu || !b->grp)
+        return SIM_ENOMEM;
+    memset(m->unit_of_name, -1, m->n_names ? m->n_names : 1);
+    for (size_t i = 0; i < m->n_names; i++)
+        m->local_name[i] = -1;
+    for (size_t i = 0; i < m->cpu.n; i++)
+        b->rec_of_cpu[i] = -1;
+    b->m = m;
+    b->s = step;
+    return SIM_OK;
+}
+
+/* Frees what builder_init and the steps built allocated in b. */
+static void builder_free(builder *b)
+{
+    free(b->touched);
+    free(b->touched_cpu);
+    free(b->rec_of_cpu);
+    free(b->shares);
+    free(b->grp);
+}
+
+/* Decides which steps are kept (all with opt->keep_warmup), lists the others in h->dropped and
+ * returns the number kept; *first_kept gets the index of the first, -1 none. */
+static int keep_steps(imp *m, const trc_kineto_options *opt, trc_header *h, int *first_kept)
+{
+    int kept = 0;
+    *first_kept = -1;
+    for (size_t i = 0; i < m->steps.n; i++) {
+        if (opt->keep_warmup)
+            m->steps.v[i].flag = -1;
+        if (m->steps.v[i].flag < 0) {
+            kept++;
+            if (*first_kept < 0)
+                *first_kept = (int)i;
+        } else if (h->n_dropped < TRC_DROPPED_MAX) {
+            h->dropped[h->n_dropped].index = m->steps.v[i].index;
+            h->dropped[h->n_dropped].reason = m->steps.v[i].flag;
+            h->n_dropped++;
+        }
+    }
+    return kept;
+}
+
+/* The GPU most kernels ran on (of the first 64 device ids seen). */
+static int64_t main_device(const imp *m)
+{
+    int64_t dev = m->gpu.v[0].device;
+    int64_t ids[64], counts[64];
+    int nd = 0;
+    for (size_t i = 0; i < m->gpu.n; i++) {
+        int k = 0;
+        while (k < nd && ids[k] != m->gpu.v[i].device)
+            k++;
+        if (k == nd) {
+            if (nd == 64)
+                continue;
+            ids[nd] = m->gpu.v[i].device;
+            counts[nd++] = 0;
+        }
+        counts[k]++;
+    }
+    for (int k = 0, best = -1; k < nd; k++)
+        if (best < 0 || counts[k] > counts[best])
+            best = k, dev = ids[k];
+    return dev;
+}
+
+/* The header's description of GPU dev from its device properties (or from the only device
+ * listed, whatever its id). */
+static void header_gpu(const imp *m, int64_t dev, trc_header *h)
+{
+    for (size_t i = 0; i < m->devs.n; i++) {
+        if (m->devs.v[i].id != dev && m->devs.n > 1)
+            continue;
+        snprintf(h->gpu_name, sizeof h->gpu_name, "%s", m->devs.v[i].name);
+        h->gpu_sms = (int)m->devs.v[i].sms;
+        h->gpu_cc = (double)m->devs.v[i].cc_major + 0.1 * (double)m->devs.v[i].cc_minor;
+        h->gpu_mem_bytes = m->devs.v[i].mem;
+        break;
+    }
+}
+
+/* What the trace recorded (TRC_HAS_*). */
+static uint32_t recorded_mask(const imp *m)
+{
+    uint32_t has = TRC_HAS_KERNELS;
+    for (size_t i = 0; i < m->cpu.n; i++) {
+        has |= m->cpu.v[i].annot ? 0 : TRC_HAS_CPU_OPS;
+        has |= m->cpu.v[i].has_dims ? TRC_HAS_SHAPES : 0;
+        uint8_t fl = m->cpu_flags[i];
+        has |= fl & F_WAIT ? TRC_HAS_DATA_WAITS : 0;
+        has |= fl & F_LOADER ? TRC_HAS_LOADER : 0;
+        has |= fl & F_NCCL ? TRC_HAS_COLLECTIVES : 0;
+    }
+    for (size_t i = 0; i < m->gpu.n; i++) {
+        has |= m->gpu.v[i].kind != G_KERNEL ? TRC_HAS_MEMCPY : 0;
+        has |= m->gpu.v[i].blocks ? TRC_HAS_BLOCKS : 0;
+        if (m->gpu.v[i].kind == G_KERNEL && trc_kernel_is_nccl(m->names[m->gpu.v[i].name]))
+            has |= TRC_HAS_COLLECTIVES;
+    }
+    for (size_t i = 0; i < m->rt.n; i++)
+        has |= m->rt.v[i].kind == RT_SYNC ? TRC_HAS_SYNCS : 0;
+    return has;
+}
+
+/* The rest of the header after the dropped steps: GPU, precision, batch size, ranks, the steps
+ * kept, the importer and source, and what was recorded. */
+static void fill_header(imp *m, const trc_kineto_options *opt, const char *in_path,
+                        int first_kept, int kept, trc_header *h)
+{
+    header_gpu(m, main_device(m), h);
+    infer_precision(m, h->precision, sizeof h->precision);
+    if (opt->batch_size > 0) {
+        h->batch_size = opt->batch_size;
+        snprintf(h->batch_size_source, sizeof h->batch_size_source, "given to the importer");
+    } else {
+        infer_batch(m, first_kept, &h->batch_size, h->batch_size_source,
+                    sizeof h->batch_size_source);
+    }
+    h->world_size = m->world_size;
+    h->rank = m->rank;
+    h->steps_recorded = kept;
+    if (m->step_source == TRC_STEPS_PERIOD)
+        snprintf(h->importer, sizeof h->importer, "epochsim %s kineto, steps: %d-kernel period",
+                 EPOCHSIM_VERSION, m->period);
+    else
+        snprintf(h->importer, sizeof h->importer, "epochsim %s kineto%s", EPOCHSIM_VERSION,
+                 m->step_source == TRC_STEPS_WHOLE ? ", steps: whole trace as one" : "");
+    snprintf(h->source, sizeof h->source, "%s", opt->source_label ? opt->source_label : in_path);
+    snprintf(h->source_schema, sizeof h->source_schema, "%s",
+             m->schema_old ? "kineto-old" : "kineto-new");
+    h->recorded = recorded_mask(m);
+}
+
+/* What the header says, into the summary. */
+static void sum_header(trc_kineto_summary *sum, const trc_header *h, int threads)
+{
+    snprintf(sum->gpu_name, sizeof sum->gpu_name, "%s", h->gpu_name);
+    sum->gpu_sms = h->gpu_sms;
+    snprintf(sum->precision, sizeof sum->precision, "%s", h->precision);
+    sum->batch_size = h->batch_size;
+    snprintf(sum->batch_size_source, sizeof sum->batch_size_source, "%s", h->batch_size_source);
+    sum->n_dropped = h->n_dropped;
+    memcpy(sum->dropped, h->dropped, sizeof h->dropped);
+    sum->threads = threads;
+}
+
+/* Builds each kept step and writes it to the native trace out_path under header h; with sum,
+ * each step's figures go to sum->steps and the launch and op CPU times to their distributions. */
+static int write_steps(builder *b, const trc_header *h, const char *out_path,
+                       const char *in_path, trc_kineto_summary *sum, sim_err *err)
+{
+    const imp *m = b->m;
+    trc_writer *w = NULL;
+    trc_sample launch = {0}, ops = {0};
+    int rc = trc_writer_open(out_path, h, &w, err);
+    for (size_t i = 0; !rc && i < m->steps.n; i++) {
+        if (m->steps.v[i].flag >= 0)
+            continue;
+        rc = build_step(b, (int32_t)i);
+        builder_reset(b);
+        if (rc) {
+            rc = sim_err_set(err, rc, in_path, 0, 0, "out of memory building step %lld",
+                             (long long)m->steps.v[i].index);
+            break;
+        }
+        if ((rc = trc_writer_step(w, b->s, err)))
+            break;
+        if (!sum)
+            continue;
+        if ((rc = trc_step_stats(b->s, &sum->steps[sum->n_steps])) ||
+            (rc = trc_step_sample_cpu(b->s, &launch, &ops))) {
+            rc = sim_err_set(err, rc, in_path, 0, 0, "out of memory");
+            break;
+        }
+        sum->n_steps++;
+    }
+    if (!rc) {
+        rc = trc_writer_close(w, err);
+        w = NULL;
+    }
+    if (!rc && sum) {
+        trc_sample_dist(&launch, &sum->launch_ns);
+        trc_sample_dist(&ops, &sum->op_ns);
+        sum->launch_median_ns = (int64_t)sum->launch_ns.p50;
+    }
+    trc_writer_abort(w);
+    trc_sample_free(&launch);
+    trc_sample_free(&ops);
+    return rc;
+}
+
+/* Checks that the trace file is there; its size into the summary. */
+static int stat_input(const char *path, trc_kineto_summary *sum, sim_err *err)
+{
+    struct stat stt;
+    if (stat(path, &stt) != 0) {
+        int e = errno;
+        return sim_err_set(err, e == ENOENT ? SIM_ENOENT : SIM_EIO, path, 0, 0,
+                           "cannot open the trace: %s", strerror(e));
+    }
+    if (sum)
+        sum->file_bytes = (int64_t)stt.st_size;
+    return SIM_OK;
+}
+
+/* GPU activities not linked to a runtime call. */
+static int64_t unlinked_gpu(const imp *m)
+{
+    int64_t n = 0;
+    for (size_t i = 0; i < m->gpu.n; i++)
+        n += m->gpu.v[i].rt < 0;
+    return n;
+}
+
+/* Pass 2 up to the steps' contents: steps made when the trace has none, links, conv output
+ * sizes, the warm-up rules, the threads kept (their number into *threads). */
+static int prepare_steps(imp *m, trc_kineto_summary *sum, int *threads, const char *in_path,
+                         sim_err *err)
+{
+    int rc;
+    if (m->steps.n == 0 && (rc = make_steps(m)))
+        return sim_err_set(err, rc, in_path, 0, 0, "out of memory");
+    if (sum) {
+        sum->steps_found = (int)m->steps.n;
+        sum->step_source = m->step_source;
+        sum->period_kernels = m->period;
+    }
+    if ((rc = link_events(m, err, in_path)))
+        return rc;
+    finish_convs(m);
+    if ((rc = flag_warmup(m, sum, err, in_path)))
+        return rc;
+    *threads = choose_threads(m);
+    return SIM_OK;
+}
+
 int trc_kineto_import(const char *in_path, const char *out_path, const trc_kineto_options *opt,
                       trc_kineto_summary *sum, sim_err *err)
 {
@@ -2224,182 +2711,33 @@ int trc_kineto_import(const char *in_path, const char *out_path, const trc_kinet
     memset(&b, 0, sizeof b);
     trc_step step;
     memset(&step, 0, sizeof step);
-    trc_writer *w = NULL;
-    trc_sample launch = {0}, ops = {0};
-    int rc;
-    struct stat stt;
-    if (stat(in_path, &stt) != 0) {
-        int e = errno;
-        return sim_err_set(err, e == ENOENT ? SIM_ENOENT : SIM_EIO, in_path, 0, 0,
-                           "cannot open the trace: %s", strerror(e));
-    }
-    if (sum)
-        sum->file_bytes = (int64_t)stt.st_size;
-
+    int rc = stat_input(in_path, sum, err);
+    if (rc)
+        return rc;
     rc = parse_json(&m, in_path, sum, err);
     if (sum)
         sum->parse_s = now_s() - t_start;
     if (rc)
         goto out;
-    if (sum) {
-        sum->events = m.events;
-        sum->kept_events = (int64_t)(m.cpu.n + m.rt.n + m.gpu.n + m.steps.n);
-        sum->gpu_events = (int64_t)m.gpu.n;
-        sum->steps_found = (int)m.steps.n;
-        sum->world_size = m.world_size;
-        sum->rank = m.rank;
-        snprintf(sum->source_schema, sizeof sum->source_schema, "%s",
-                 m.schema_old ? "kineto-old" : "kineto-new");
-    }
-    if (!m.saw_trace_events) {
-        rc = sim_err_set(err, SIM_EINVAL, in_path, 0, 0,
-                         "not a PyTorch profiler trace: the JSON has no 'traceEvents' list");
+    if (sum)
+        sum_parsed(sum, &m);
+    int threads = 0;
+    if ((rc = check_importable(&m, in_path, err)) ||
+        (rc = prepare_steps(&m, sum, &threads, in_path, err)))
         goto out;
-    }
-    if (is_amd(&m)) {
-        rc = sim_err_set(err, SIM_EINVAL, in_path, 0, 0,
-                         "AMD GPUs are not modelled yet: the trace was recorded on '%s' (ROCm); "
-                         "epochsim replays NVIDIA (CUDA) traces only",
-                         m.devs.n ? m.devs.v[0].name : "a HIP device");
-        goto out;
-    }
-    if (m.gpu.n == 0) {
-        rc = sim_err_set(err, SIM_EINVAL, in_path, 0, 0,
-                         "no GPU kernels in the trace: record with "
-                         "activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]");
-        goto out;
-    }
-    if (m.steps.n == 0 && (rc = make_steps(&m))) {
-        rc = sim_err_set(err, rc, in_path, 0, 0, "out of memory");
-        goto out;
-    }
-    if (sum) {
-        sum->steps_found = (int)m.steps.n;
-        sum->step_source = m.step_source;
-        sum->period_kernels = m.period;
-    }
-    if ((rc = link_events(&m, err, in_path)))
-        goto out;
-    finish_convs(&m);
-    if ((rc = flag_warmup(&m, sum, err, in_path)))
-        goto out;
-    int threads = choose_threads(&m);
-    m.unit_of_name = malloc(m.n_names ? m.n_names : 1);
-    m.local_name = malloc((m.n_names ? m.n_names : 1) * sizeof *m.local_name);
-    b.rec_of_cpu = malloc((m.cpu.n ? m.cpu.n : 1) * sizeof *b.rec_of_cpu);
-    b.grp = calloc(2 * (m.cpu.n ? m.cpu.n : 1), sizeof *b.grp);
-    if (!m.unit_of_name || !m.local_name || !b.rec_of_cpu || !b.grp) {
+    if (builder_init(&b, &m, &step)) {
         rc = sim_err_set(err, SIM_ENOMEM, in_path, 0, 0, "out of memory");
         goto out;
     }
-    memset(m.unit_of_name, -1, m.n_names ? m.n_names : 1);
-    for (size_t i = 0; i < m.n_names; i++)
-        m.local_name[i] = -1;
-    for (size_t i = 0; i < m.cpu.n; i++)
-        b.rec_of_cpu[i] = -1;
-    b.m = &m;
-    b.s = &step;
-
-    /* header */
     trc_header h;
     trc_header_init(&h);
-    int first_kept = -1, kept = 0;
-    for (size_t i = 0; i < m.steps.n; i++) {
-        if (opt->keep_warmup)
-            m.steps.v[i].flag = -1;
-        if (m.steps.v[i].flag < 0) {
-            kept++;
-            if (first_kept < 0)
-                first_kept = (int)i;
-        } else if (h.n_dropped < TRC_DROPPED_MAX) {
-            h.dropped[h.n_dropped].index = m.steps.v[i].index;
-            h.dropped[h.n_dropped].reason = m.steps.v[i].flag;
-            h.n_dropped++;
-        }
-    }
+    int first_kept;
+    int kept = keep_steps(&m, opt, &h, &first_kept);
     if ((rc = check_dropped(&m, sum, err, in_path)))
         goto out;
-    /* the GPU most kernels ran on */
-    int64_t dev = m.gpu.v[0].device;
-    {
-        int64_t ids[64], counts[64];
-        int nd = 0;
-        for (size_t i = 0; i < m.gpu.n; i++) {
-            int k = 0;
-            while (k < nd && ids[k] != m.gpu.v[i].device)
-                k++;
-            if (k == nd) {
-                if (nd == 64)
-                    continue;
-                ids[nd] = m.gpu.v[i].device;
-                counts[nd++] = 0;
-            }
-            counts[k]++;
-        }
-        for (int k = 0, best = -1; k < nd; k++)
-            if (best < 0 || counts[k] > counts[best])
-                best = k, dev = ids[k];
-    }
-    for (size_t i = 0; i < m.devs.n; i++) {
-        if (m.devs.v[i].id != dev && m.devs.n > 1)
-            continue;
-        snprintf(h.gpu_name, sizeof h.gpu_name, "%s", m.devs.v[i].name);
-        h.gpu_sms = (int)m.devs.v[i].sms;
-        h.gpu_cc = (double)m.devs.v[i].cc_major + 0.1 * (double)m.devs.v[i].cc_minor;
-        h.gpu_mem_bytes = m.devs.v[i].mem;
-        break;
-    }
-    infer_precision(&m, h.precision, sizeof h.precision);
-    if (opt->batch_size > 0) {
-        h.batch_size = opt->batch_size;
-        snprintf(h.batch_size_source, sizeof h.batch_size_source, "given to the importer");
-    } else {
-        infer_batch(&m, first_kept, &h.batch_size, h.batch_size_source,
-                    sizeof h.batch_size_source);
-    }
-    h.world_size = m.world_size;
-    h.rank = m.rank;
-    h.steps_recorded = kept;
-    if (m.step_source == TRC_STEPS_PERIOD)
-        snprintf(h.importer, sizeof h.importer, "epochsim %s kineto, steps: %d-kernel period",
-                 EPOCHSIM_VERSION, m.period);
-    else
-        snprintf(h.importer, sizeof h.importer, "epochsim %s kineto%s", EPOCHSIM_VERSION,
-                 m.step_source == TRC_STEPS_WHOLE ? ", steps: whole trace as one" : "");
-    snprintf(h.source, sizeof h.source, "%s", opt->source_label ? opt->source_label : in_path);
-    snprintf(h.source_schema, sizeof h.source_schema, "%s",
-             m.schema_old ? "kineto-old" : "kineto-new");
-    {
-        uint32_t has = TRC_HAS_KERNELS;
-        for (size_t i = 0; i < m.cpu.n; i++) {
-            has |= m.cpu.v[i].annot ? 0 : TRC_HAS_CPU_OPS;
-            has |= m.cpu.v[i].has_dims ? TRC_HAS_SHAPES : 0;
-            uint8_t fl = m.cpu_flags[i];
-            has |= fl & F_WAIT ? TRC_HAS_DATA_WAITS : 0;
-            has |= fl & F_LOADER ? TRC_HAS_LOADER : 0;
-            has |= fl & F_NCCL ? TRC_HAS_COLLECTIVES : 0;
-        }
-        for (size_t i = 0; i < m.gpu.n; i++) {
-            has |= m.gpu.v[i].kind != G_KERNEL ? TRC_HAS_MEMCPY : 0;
-            has |= m.gpu.v[i].blocks ? TRC_HAS_BLOCKS : 0;
-            if (m.gpu.v[i].kind == G_KERNEL && trc_kernel_is_nccl(m.names[m.gpu.v[i].name]))
-                has |= TRC_HAS_COLLECTIVES;
-        }
-        for (size_t i = 0; i < m.rt.n; i++)
-            has |= m.rt.v[i].kind == RT_SYNC ? TRC_HAS_SYNCS : 0;
-        h.recorded = has;
-    }
-    if (sum) {
-        snprintf(sum->gpu_name, sizeof sum->gpu_name, "%s", h.gpu_name);
-        sum->gpu_sms = h.gpu_sms;
-        snprintf(sum->precision, sizeof sum->precision, "%s", h.precision);
-        sum->batch_size = h.batch_size;
-        snprintf(sum->batch_size_source, sizeof sum->batch_size_source, "%s",
-                 h.batch_size_source);
-        sum->n_dropped = h.n_dropped;
-        memcpy(sum->dropped, h.dropped, sizeof h.dropped);
-        sum->threads = threads;
-    }
+    fill_header(&m, opt, in_path, first_kept, kept, &h);
+    if (sum)
+        sum_header(sum, &h, threads);
     if (kept == 0) {
         rc = sim_err_set(err, SIM_EINVAL, in_path, 0, 0,
                          "all %zu recorded steps look like profiler warm-up (GPU work held up "
@@ -2408,60 +2746,19 @@ int trc_kineto_import(const char *in_path, const char *out_path, const trc_kinet
                          m.steps.n);
         goto out;
     }
-    if (sum) {
-        sum->steps = calloc((size_t)kept, sizeof *sum->steps);
-        if (!sum->steps) {
-            rc = sim_err_set(err, SIM_ENOMEM, in_path, 0, 0, "out of memory");
-            goto out;
-        }
-    }
-    if ((rc = trc_writer_open(out_path, &h, &w, err)))
+    if (sum && !(sum->steps = calloc((size_t)kept, sizeof *sum->steps))) {
+        rc = sim_err_set(err, SIM_ENOMEM, in_path, 0, 0, "out of memory");
         goto out;
-    for (size_t i = 0; i < m.steps.n; i++) {
-        if (m.steps.v[i].flag >= 0)
-            continue;
-        rc = build_step(&b, (int32_t)i);
-        builder_reset(&b);
-        if (rc) {
-            rc = sim_err_set(err, rc, in_path, 0, 0, "out of memory building step %lld",
-                             (long long)m.steps.v[i].index);
-            goto out;
-        }
-        if ((rc = trc_writer_step(w, &step, err)))
-            goto out;
-        if (sum) {
-            if ((rc = trc_step_stats(&step, &sum->steps[sum->n_steps])) ||
-                (rc = trc_step_sample_cpu(&step, &launch, &ops))) {
-                rc = sim_err_set(err, rc, in_path, 0, 0, "out of memory");
-                goto out;
-            }
-            sum->n_steps++;
-        }
     }
-    rc = trc_writer_close(w, err);
-    w = NULL;
-    if (rc)
+    if ((rc = write_steps(&b, &h, out_path, in_path, sum, err)))
         goto out;
     if (sum) {
         sum->steps_kept = kept;
-        trc_sample_dist(&launch, &sum->launch_ns);
-        trc_sample_dist(&ops, &sum->op_ns);
-        sum->launch_median_ns = (int64_t)sum->launch_ns.p50;
-        int64_t unlinked = 0;
-        for (size_t i = 0; i < m.gpu.n; i++)
-            unlinked += m.gpu.v[i].rt < 0;
-        sum->unlinked_gpu = unlinked;
+        sum->unlinked_gpu = unlinked_gpu(&m);
     }
 out:
-    trc_writer_abort(w);
-    trc_sample_free(&launch);
-    trc_sample_free(&ops);
     trc_step_free(&step);
-    free(b.touched);
-    free(b.touched_cpu);
-    free(b.rec_of_cpu);
-    free(b.shares);
-    free(b.grp);
+    builder_free(&b);
     imp_free(&m);
     if (sum)
         sum->total_s = now_s() - t_start;

@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <msgpack.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,8 +26,6 @@
 
 static const char *const kind_names[TRC_REC_KIND_COUNT] = {
     "op", "kernel", "memcpy", "memset", "sync", "wait", "collective", "loader"};
-/* Fields a record of each kind has on disk (FORMAT.md, "Records"). */
-static const unsigned kind_fields[TRC_REC_KIND_COUNT] = {7, 12, 10, 8, 5, 5, 10, 6};
 static const char *const dir_names[] = {"h2d", "d2h", "d2d", "other"};
 static const char *const sync_names[] = {"stream", "device", "event"};
 static const char *const coll_names[TRC_COLL_KIND_COUNT] = {
@@ -44,6 +43,66 @@ static const struct {
     {TRC_HAS_DATA_WAITS, "data_waits"}, {TRC_HAS_COLLECTIVES, "collectives"},
     {TRC_HAS_LOADER, "loader"},
 };
+
+/* The record schema (FORMAT.md, "Records"): after [kind, thread], the fields of each kind in
+ * their order on disk. The writer and the reader both walk this one table. */
+enum rec_field {
+    RF_END, RF_NAME, RF_CPU_START, RF_CPU_DUR, RF_STREAM, RF_GPU_START, RF_GPU_DUR, RF_UNIT,
+    RF_FLOPS, RF_BYTES, RF_BLOCKS, RF_DIR, RF_PINNED, RF_SYNC, RF_COLL, RF_GROUP_SIZE, RF_WORKER
+};
+#define REC_FIELDS_MAX 10
+#define CPU_SPAN RF_CPU_START, RF_CPU_DUR
+#define GPU_SPAN RF_STREAM, RF_GPU_START, RF_GPU_DUR
+static const uint8_t rec_schema[TRC_REC_KIND_COUNT][REC_FIELDS_MAX + 1] = {
+    [TRC_REC_OP] = {RF_NAME, CPU_SPAN, RF_FLOPS, RF_BYTES},
+    [TRC_REC_KERNEL] = {RF_NAME, CPU_SPAN, GPU_SPAN, RF_UNIT, RF_FLOPS, RF_BYTES, RF_BLOCKS},
+    [TRC_REC_MEMCPY] = {RF_DIR, RF_BYTES, RF_PINNED, CPU_SPAN, GPU_SPAN},
+    [TRC_REC_MEMSET] = {RF_BYTES, CPU_SPAN, GPU_SPAN},
+    [TRC_REC_SYNC] = {RF_SYNC, CPU_SPAN},
+    [TRC_REC_WAIT] = {RF_NAME, CPU_SPAN},
+    [TRC_REC_COLLECTIVE] = {RF_COLL, RF_BYTES, RF_GROUP_SIZE, CPU_SPAN, GPU_SPAN},
+    [TRC_REC_LOADER] = {RF_NAME, CPU_SPAN, RF_WORKER},
+};
+#undef CPU_SPAN
+#undef GPU_SPAN
+/* How each field is held in trc_record and packed, and the bounds the reader checks (numbers:
+ * within [0, TRC_NUM_MAX]; RF_NAME: up to the step's last name). */
+enum { FT_U8, FT_I8, FT_I32, FT_I64, FT_NUM };
+static const struct {
+    size_t off; /* the member of trc_record */
+    uint8_t type;
+    int64_t lo, hi;
+    const char *bad; /* what the reader says of a value out of bounds */
+} rec_fields[] = {
+    [RF_NAME] = {offsetof(trc_record, name), FT_I32, -1, 0, "bad name index"},
+    [RF_CPU_START] = {offsetof(trc_record, cpu_start_ns), FT_I64, -TRC_INT_MAX, TRC_INT_MAX,
+                      "bad cpu_start_ns"},
+    [RF_CPU_DUR] = {offsetof(trc_record, cpu_dur_ns), FT_I64, 0, TRC_INT_MAX, "bad cpu_dur_ns"},
+    [RF_STREAM] = {offsetof(trc_record, stream), FT_I32, -1, INT32_MAX, "bad stream"},
+    [RF_GPU_START] = {offsetof(trc_record, gpu_start_ns), FT_I64, -TRC_INT_MAX, TRC_INT_MAX,
+                      "bad gpu_start_ns"},
+    [RF_GPU_DUR] = {offsetof(trc_record, gpu_dur_ns), FT_I64, -1, TRC_INT_MAX, "bad gpu_dur_ns"},
+    [RF_UNIT] = {offsetof(trc_record, unit), FT_U8, 0, SIM_UNIT_MEMORY, "bad unit"},
+    [RF_FLOPS] = {offsetof(trc_record, flops), FT_NUM, 0, 0, "bad flops"},
+    [RF_BYTES] = {offsetof(trc_record, bytes), FT_NUM, 0, 0, "bad bytes"},
+    [RF_BLOCKS] = {offsetof(trc_record, blocks), FT_I64, 0, TRC_INT_MAX, "bad blocks"},
+    [RF_DIR] = {offsetof(trc_record, sub), FT_U8, 0, TRC_MEMCPY_OTHER, "bad copy direction"},
+    [RF_PINNED] = {offsetof(trc_record, pinned), FT_I8, -1, 1, "bad pinned flag"},
+    [RF_SYNC] = {offsetof(trc_record, sub), FT_U8, 0, TRC_SYNC_EVENT, "bad sync kind"},
+    [RF_COLL] = {offsetof(trc_record, sub), FT_U8, 0, TRC_COLL_KIND_COUNT - 1,
+                 "bad collective kind"},
+    [RF_GROUP_SIZE] = {offsetof(trc_record, group_size), FT_I32, 0, INT32_MAX, "bad group size"},
+    [RF_WORKER] = {offsetof(trc_record, worker), FT_I32, -1, INT32_MAX, "bad worker"},
+};
+
+/* Fields a record of this kind has on disk, [kind, thread] included. */
+static unsigned rec_size(unsigned kind)
+{
+    unsigned n = 2;
+    while (rec_schema[kind][n - 2] != RF_END)
+        n++;
+    return n;
+}
 
 const char *trc_rec_kind_name(int kind)
 {
@@ -265,77 +324,26 @@ int trc_writer_open(const char *path, const trc_header *h, trc_writer **out, sim
     return SIM_OK;
 }
 
+/* Packs field f of r with the packer of its type. */
+static void pack_field(msgpack_packer *pk, const trc_record *r, unsigned f)
+{
+    const char *p = (const char *)r + rec_fields[f].off;
+    switch (rec_fields[f].type) {
+    case FT_U8: msgpack_pack_uint8(pk, *(const uint8_t *)p); break;
+    case FT_I8: msgpack_pack_int8(pk, *(const int8_t *)p); break;
+    case FT_I32: msgpack_pack_int32(pk, *(const int32_t *)p); break;
+    case FT_I64: msgpack_pack_int64(pk, *(const int64_t *)p); break;
+    default: msgpack_pack_double(pk, *(const double *)p); break;
+    }
+}
+
 static void pack_rec(msgpack_packer *pk, const trc_record *r)
 {
-    unsigned k = r->kind;
-    msgpack_pack_array(pk, kind_fields[k]);
+    msgpack_pack_array(pk, rec_size(r->kind));
     msgpack_pack_uint8(pk, r->kind);
     msgpack_pack_uint8(pk, r->thread);
-    switch (k) {
-    case TRC_REC_OP:
-        msgpack_pack_int32(pk, r->name);
-        msgpack_pack_int64(pk, r->cpu_start_ns);
-        msgpack_pack_int64(pk, r->cpu_dur_ns);
-        msgpack_pack_double(pk, r->flops);
-        msgpack_pack_double(pk, r->bytes);
-        break;
-    case TRC_REC_KERNEL:
-        msgpack_pack_int32(pk, r->name);
-        msgpack_pack_int64(pk, r->cpu_start_ns);
-        msgpack_pack_int64(pk, r->cpu_dur_ns);
-        msgpack_pack_int32(pk, r->stream);
-        msgpack_pack_int64(pk, r->gpu_start_ns);
-        msgpack_pack_int64(pk, r->gpu_dur_ns);
-        msgpack_pack_uint8(pk, r->unit);
-        msgpack_pack_double(pk, r->flops);
-        msgpack_pack_double(pk, r->bytes);
-        msgpack_pack_int64(pk, r->blocks);
-        break;
-    case TRC_REC_MEMCPY:
-        msgpack_pack_uint8(pk, r->sub);
-        msgpack_pack_double(pk, r->bytes);
-        msgpack_pack_int8(pk, r->pinned);
-        msgpack_pack_int64(pk, r->cpu_start_ns);
-        msgpack_pack_int64(pk, r->cpu_dur_ns);
-        msgpack_pack_int32(pk, r->stream);
-        msgpack_pack_int64(pk, r->gpu_start_ns);
-        msgpack_pack_int64(pk, r->gpu_dur_ns);
-        break;
-    case TRC_REC_MEMSET:
-        msgpack_pack_double(pk, r->bytes);
-        msgpack_pack_int64(pk, r->cpu_start_ns);
-        msgpack_pack_int64(pk, r->cpu_dur_ns);
-        msgpack_pack_int32(pk, r->stream);
-        msgpack_pack_int64(pk, r->gpu_start_ns);
-        msgpack_pack_int64(pk, r->gpu_dur_ns);
-        break;
-    case TRC_REC_SYNC:
-        msgpack_pack_uint8(pk, r->sub);
-        msgpack_pack_int64(pk, r->cpu_start_ns);
-        msgpack_pack_int64(pk, r->cpu_dur_ns);
-        break;
-    case TRC_REC_WAIT:
-        msgpack_pack_int32(pk, r->name);
-        msgpack_pack_int64(pk, r->cpu_start_ns);
-        msgpack_pack_int64(pk, r->cpu_dur_ns);
-        break;
-    case TRC_REC_COLLECTIVE:
-        msgpack_pack_uint8(pk, r->sub);
-        msgpack_pack_double(pk, r->bytes);
-        msgpack_pack_int32(pk, r->group_size);
-        msgpack_pack_int64(pk, r->cpu_start_ns);
-        msgpack_pack_int64(pk, r->cpu_dur_ns);
-        msgpack_pack_int32(pk, r->stream);
-        msgpack_pack_int64(pk, r->gpu_start_ns);
-        msgpack_pack_int64(pk, r->gpu_dur_ns);
-        break;
-    case TRC_REC_LOADER:
-        msgpack_pack_int32(pk, r->name);
-        msgpack_pack_int64(pk, r->cpu_start_ns);
-        msgpack_pack_int64(pk, r->cpu_dur_ns);
-        msgpack_pack_int32(pk, r->worker);
-        break;
-    }
+    for (const uint8_t *f = rec_schema[r->kind]; *f != RF_END; f++)
+        pack_field(pk, r, *f);
 }
 
 int trc_writer_step(trc_writer *w, const trc_step *s, sim_err *err)
@@ -762,9 +770,9 @@ static int parse_header(trc_reader *r, const msgpack_object *m, long long at, si
     return SIM_OK;
 }
 
-int trc_reader_open(const char *path, trc_reader **out, sim_err *err)
+/* Opens path and sets up a reader with nothing read yet. */
+static int reader_new(const char *path, trc_reader **out, sim_err *err)
 {
-    *out = NULL;
     FILE *f = fopen(path, "rb");
     if (!f) {
         int e = errno;
@@ -790,13 +798,19 @@ int trc_reader_open(const char *path, trc_reader **out, sim_err *err)
         return sim_err_set(err, SIM_ENOMEM, path, 0, 0, "out of memory");
     }
     *out = r;
+    return SIM_OK;
+}
+
+/* Reads the magic string the file must start with. */
+static int read_magic(trc_reader *r, sim_err *err)
+{
     sim_err first;
     sim_err_clear(&first);
     int rc = next_object(r, &first);
     if (rc < 0 && first.code != SIM_EFORMAT) {
         if (err)
             *err = first;
-        goto fail;
+        return rc;
     }
     if (rc < 0) {
         /* a file cut inside the magic itself is a truncated trace, not a foreign file */
@@ -805,49 +819,57 @@ int trc_reader_open(const char *path, trc_reader **out, sim_err *err)
         if (have > 0 && have < sizeof magic - 1 && !memcmp(r->up.buffer + r->up.off, magic, have)) {
             if (err)
                 *err = first;
-            goto fail;
+            return rc;
         }
     }
-    if (rc <= 0 || !obj_is_str(&r->top.data, TRC_FORMAT_NAME)) {
-        rc = sim_err_set_offset(err, SIM_EFORMAT, path, 0,
-                                r->fed == 0 ? "not an epochsim trace: the file is empty"
-                                            : "not an epochsim trace (it does not start with "
-                                              "the msgpack string '" TRC_FORMAT_NAME "')");
-        goto fail;
-    }
-    rc = next_object(r, err);
-    if (rc < 0)
-        goto fail;
-    int64_t version = 0;
-    if (rc == 0 || !obj_int(&r->top.data, &version)) {
-        rc = sim_err_set_offset(err, SIM_EFORMAT, path, rc == 0 ? r->fed : r->obj_start,
-                                rc == 0 ? "truncated trace: the file ends before the version"
-                                        : "corrupt trace: the format version is not an integer");
-        goto fail;
-    }
-    if (version != TRC_FORMAT_VERSION) {
-        rc = sim_err_set_offset(err, SIM_EFORMAT, path, r->obj_start,
-                                "unsupported trace format version %lld (this epochsim reads "
-                                "version %d%s)",
-                                (long long)version, TRC_FORMAT_VERSION,
-                                version > TRC_FORMAT_VERSION ? "; the file was written by a newer "
-                                                               "epochsim"
-                                                             : "");
-        goto fail;
-    }
-    r->header.version = (int)version;
-    int which;
-    rc = read_frame(r, "header", NULL, &which, err);
-    if (rc)
-        goto fail;
-    rc = parse_header(r, &r->payload.data, r->obj_start, err);
-    if (rc)
-        goto fail;
+    if (rc <= 0 || !obj_is_str(&r->top.data, TRC_FORMAT_NAME))
+        return sim_err_set_offset(err, SIM_EFORMAT, r->path, 0,
+                                  r->fed == 0 ? "not an epochsim trace: the file is empty"
+                                              : "not an epochsim trace (it does not start with "
+                                                "the msgpack string '" TRC_FORMAT_NAME "')");
     return SIM_OK;
-fail:
-    trc_reader_close(r);
+}
+
+/* Reads the format version after the magic into r->header; only this epochsim's is accepted. */
+static int read_version(trc_reader *r, sim_err *err)
+{
+    int rc = next_object(r, err);
+    if (rc < 0)
+        return rc;
+    int64_t version = 0;
+    if (rc == 0 || !obj_int(&r->top.data, &version))
+        return sim_err_set_offset(err, SIM_EFORMAT, r->path, rc == 0 ? r->fed : r->obj_start,
+                                  rc == 0 ? "truncated trace: the file ends before the version"
+                                          : "corrupt trace: the format version is not an "
+                                            "integer");
+    if (version != TRC_FORMAT_VERSION)
+        return sim_err_set_offset(err, SIM_EFORMAT, r->path, r->obj_start,
+                                  "unsupported trace format version %lld (this epochsim reads "
+                                  "version %d%s)",
+                                  (long long)version, TRC_FORMAT_VERSION,
+                                  version > TRC_FORMAT_VERSION ? "; the file was written by a "
+                                                                 "newer epochsim"
+                                                               : "");
+    r->header.version = (int)version;
+    return SIM_OK;
+}
+
+int trc_reader_open(const char *path, trc_reader **out, sim_err *err)
+{
     *out = NULL;
-    return rc;
+    trc_reader *r = NULL;
+    int rc = reader_new(path, &r, err);
+    if (rc)
+        return rc;
+    int which;
+    if ((rc = read_magic(r, err)) || (rc = read_version(r, err)) ||
+        (rc = read_frame(r, "header", NULL, &which, err)) ||
+        (rc = parse_header(r, &r->payload.data, r->obj_start, err))) {
+        trc_reader_close(r);
+        return rc;
+    }
+    *out = r;
+    return SIM_OK;
 }
 
 const trc_header *trc_reader_header(const trc_reader *r)
@@ -859,6 +881,30 @@ const trc_header *trc_reader_header(const trc_reader *r)
 static int rec_int(const msgpack_object *a, uint32_t i, int64_t lo, int64_t hi, int64_t *v)
 {
     return obj_int(&a->via.array.ptr[i], v) && *v >= lo && *v <= hi;
+}
+
+/* Reads field f of a record from o into rec (a name index up to names_hi); 0 when o is not a
+ * value of the field's type within its bounds. */
+static int parse_field(const msgpack_object *o, unsigned f, int64_t names_hi, trc_record *rec)
+{
+    char *p = (char *)rec + rec_fields[f].off;
+    if (rec_fields[f].type == FT_NUM) {
+        double d;
+        if (!obj_num(o, &d) || !(d >= 0) || d > TRC_NUM_MAX)
+            return 0;
+        *(double *)p = d;
+        return 1;
+    }
+    int64_t v, hi = f == RF_NAME ? names_hi : rec_fields[f].hi;
+    if (!obj_int(o, &v) || v < rec_fields[f].lo || v > hi)
+        return 0;
+    switch (rec_fields[f].type) {
+    case FT_U8: *(uint8_t *)p = (uint8_t)v; break;
+    case FT_I8: *(int8_t *)p = (int8_t)v; break;
+    case FT_I32: *(int32_t *)p = (int32_t)v; break;
+    default: *(int64_t *)p = v; break;
+    }
+    return 1;
 }
 
 static int parse_record(const msgpack_object *a, size_t n_names, trc_record *rec,
@@ -880,7 +926,7 @@ static int parse_record(const msgpack_object *a, size_t n_names, trc_record *rec
         return 0;
     }
     rec->kind = (uint8_t)v;
-    if (a->via.array.size < kind_fields[v]) {
+    if (a->via.array.size < rec_size(rec->kind)) {
         *what = "record has too few fields for its kind";
         return 0;
     }
@@ -889,86 +935,13 @@ static int parse_record(const msgpack_object *a, size_t n_names, trc_record *rec
         return 0;
     }
     rec->thread = (uint8_t)v;
-    const int64_t T = TRC_INT_MAX;
-    const int64_t names_hi = (int64_t)n_names - 1;
-    uint32_t i = 2;
-#define INT_FIELD(dst, lo, hi, msg)                                                                \
-    do {                                                                                           \
-        if (!rec_int(a, i++, lo, hi, &v)) {                                                        \
-            *what = msg;                                                                           \
-            return 0;                                                                              \
-        }                                                                                          \
-        dst = v;                                                                                   \
-    } while (0)
-#define NUM_FIELD(dst, msg)                                                                        \
-    do {                                                                                           \
-        double d_;                                                                                 \
-        if (!obj_num(&a->via.array.ptr[i++], &d_) || !(d_ >= 0) || d_ > TRC_NUM_MAX) {           \
-            *what = msg;                                                                           \
-            return 0;                                                                              \
-        }                                                                                          \
-        dst = d_;                                                                                  \
-    } while (0)
-#define CPU_SPAN()                                                                                 \
-    INT_FIELD(rec->cpu_start_ns, -T, T, "bad cpu_start_ns");                                       \
-    INT_FIELD(rec->cpu_dur_ns, 0, T, "bad cpu_dur_ns")
-#define GPU_SPAN()                                                                                 \
-    INT_FIELD(rec->stream, -1, INT32_MAX, "bad stream");                                           \
-    INT_FIELD(rec->gpu_start_ns, -T, T, "bad gpu_start_ns");                                       \
-    INT_FIELD(rec->gpu_dur_ns, -1, T, "bad gpu_dur_ns")
-    switch (rec->kind) {
-    case TRC_REC_OP:
-        INT_FIELD(rec->name, -1, names_hi, "bad name index");
-        CPU_SPAN();
-        NUM_FIELD(rec->flops, "bad flops");
-        NUM_FIELD(rec->bytes, "bad bytes");
-        break;
-    case TRC_REC_KERNEL:
-        INT_FIELD(rec->name, -1, names_hi, "bad name index");
-        CPU_SPAN();
-        GPU_SPAN();
-        INT_FIELD(rec->unit, 0, SIM_UNIT_MEMORY, "bad unit");
-        NUM_FIELD(rec->flops, "bad flops");
-        NUM_FIELD(rec->bytes, "bad bytes");
-        INT_FIELD(rec->blocks, 0, T, "bad blocks");
-        break;
-    case TRC_REC_MEMCPY:
-        INT_FIELD(rec->sub, 0, TRC_MEMCPY_OTHER, "bad copy direction");
-        NUM_FIELD(rec->bytes, "bad bytes");
-        INT_FIELD(rec->pinned, -1, 1, "bad pinned flag");
-        CPU_SPAN();
-        GPU_SPAN();
-        break;
-    case TRC_REC_MEMSET:
-        NUM_FIELD(rec->bytes, "bad bytes");
-        CPU_SPAN();
-        GPU_SPAN();
-        break;
-    case TRC_REC_SYNC:
-        INT_FIELD(rec->sub, 0, TRC_SYNC_EVENT, "bad sync kind");
-        CPU_SPAN();
-        break;
-    case TRC_REC_WAIT:
-        INT_FIELD(rec->name, -1, names_hi, "bad name index");
-        CPU_SPAN();
-        break;
-    case TRC_REC_COLLECTIVE:
-        INT_FIELD(rec->sub, 0, TRC_COLL_KIND_COUNT - 1, "bad collective kind");
-        NUM_FIELD(rec->bytes, "bad bytes");
-        INT_FIELD(rec->group_size, 0, INT32_MAX, "bad group size");
-        CPU_SPAN();
-        GPU_SPAN();
-        break;
-    case TRC_REC_LOADER:
-        INT_FIELD(rec->name, -1, names_hi, "bad name index");
-        CPU_SPAN();
-        INT_FIELD(rec->worker, -1, INT32_MAX, "bad worker");
-        break;
+    const uint8_t *f = rec_schema[rec->kind];
+    for (uint32_t i = 0; f[i] != RF_END; i++) {
+        if (!parse_field(&a->via.array.ptr[2 + i], f[i], (int64_t)n_names - 1, rec)) {
+            *what = rec_fields[f[i]].bad;
+            return 0;
+        }
     }
-#undef INT_FIELD
-#undef NUM_FIELD
-#undef CPU_SPAN
-#undef GPU_SPAN
     return 1;
 }
 
