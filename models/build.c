@@ -21,6 +21,8 @@ int mdl_build_program(const char *model, const mdl_options *opt, const mdl_dispa
     rc = mdl_zoo_build(model, &opt->shape, &net, err);
     if (rc)
         goto out;
+    if (opt->attention != MDL_ATTN_MODEL)
+        mdl_net_set_attention(&net, opt->attention == MDL_ATTN_SDPA);
     rc = mdl_memory_estimate(&net, opt, mdl_gpu_capacity_bytes(gpu), mem, err);
     if (rc)
         goto out;

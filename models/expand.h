@@ -23,6 +23,9 @@ typedef enum mdl_optimizer { MDL_OPT_SGD, MDL_OPT_ADAMW, MDL_OPT_COUNT } mdl_opt
  * kernels); fused=True is one kernel family for the whole update; foreach=False loops in Python. */
 typedef enum mdl_opt_impl { MDL_IMPL_FOREACH, MDL_IMPL_FUSED, MDL_IMPL_FORLOOP, MDL_IMPL_COUNT } mdl_opt_impl;
 
+/* Which attention implementation a transformer runs (workload.attention). */
+enum { MDL_ATTN_MODEL, MDL_ATTN_EAGER, MDL_ATTN_SDPA };
+
 typedef struct mdl_options {
     int batch;               /* samples per micro-batch, >= 1 */
     sim_precision precision;
@@ -35,6 +38,7 @@ typedef struct mdl_options {
     int ckpt_segments;       /* checkpoint segments; 0 = ceil(sqrt(blocks)) */
     bool cuda_graphs;        /* the step is replayed as one CUDA graph (dispatch only) */
     bool channels_last;      /* activations in torch.channels_last (NHWC); false = contiguous NCHW */
+    int attention;           /* MDL_ATTN_*: the model's own attention, eager, or SDPA */
     bool conv_tensor_cores;  /* convolutions run on tensor cores (set from the GPU and precision by
                                 mdl_build_program; see mdl_conv_tensor_cores in cost.h) */
     int grad_scaler;         /* GradScaler: -1 = auto (on for amp_fp16 and fp16), 0 off, 1 on */

@@ -118,6 +118,19 @@ void mdl_net_free(mdl_net *net)
     memset(net, 0, sizeof *net);
 }
 
+/* SDPA runs one fused kernel each way whatever the flags: the flash kernel without an additive
+ * mask, the memory-efficient one with it (PyTorch's SDPA backend selection); both keep O(s)
+ * state per row instead of the s x s probabilities. expand.c prices both as the flash kernel. */
+void mdl_net_set_attention(mdl_net *net, bool sdpa)
+{
+    for (int i = 0; i < net->n_layers; i++) {
+        mdl_layer *l = &net->layers[i];
+        if (l->kind != MDL_L_ATTN)
+            continue;
+        l->flags = (uint16_t)(sdpa ? l->flags | MDL_F_FLASH : l->flags & ~MDL_F_FLASH);
+    }
+}
+
 void mdl_net_begin_block(mdl_net *net)
 {
     net->cur_block = net->n_blocks++;

@@ -118,6 +118,9 @@ void mdl_net_init(mdl_net *net, const char *name, int c, int h, int w, mdl_dtype
 void mdl_net_free(mdl_net *net);
 /* Opens a new checkpointable block for the layers that follow; mdl_net_end_block closes it. */
 void mdl_net_begin_block(mdl_net *net);
+/* Switches every attention layer to F.scaled_dot_product_attention (sdpa true) or to the eager
+ * matmul-softmax-matmul chain (false), keeping its causal, mask and dropout flags. */
+void mdl_net_set_attention(mdl_net *net, bool sdpa);
 void mdl_net_end_block(mdl_net *net);
 
 /* Builder: each call appends one layer and returns its output value. NAME is copied. */

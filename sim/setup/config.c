@@ -17,6 +17,7 @@
 static const char *const optimizer_names[] = {"sgd", "adam", "adamw", NULL};
 static const char *const impl_names[] = {"foreach", "fused", "forloop", NULL};
 static const char *const memory_format_names[] = {"contiguous", "channels_last", NULL};
+static const char *const attention_names[] = {"default", "eager", "sdpa", NULL};
 static const char *const scaler_names[] = {"auto", "off", "on", NULL};
 
 static const cfg_field fields[] = {
@@ -83,6 +84,9 @@ static const cfg_field fields[] = {
       "model zoo: activation checkpointing over the model's blocks"),
     E("workload.memory_format", workload.memory_format, memory_format_names,
       "model zoo: activation layout, contiguous (NCHW, PyTorch's default) | channels_last"),
+    E("workload.attention", workload.attention, attention_names,
+      "model zoo: default (the model's own) | eager (matmul-softmax-matmul) | sdpa "
+      "(F.scaled_dot_product_attention)"),
     E("workload.grad_scaler", workload.grad_scaler, scaler_names,
       "model zoo: GradScaler, auto (on for fp16 and amp_fp16) | off | on"),
     F("workload.image_size", CFG_T_INT, workload.image_size, 0, 65536,
