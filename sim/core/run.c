@@ -453,7 +453,7 @@ int sim_run_ex(const sim_scenario *sc, const sim_run_opts *opts, sim_result *res
         if (sim_timeline_attach(tl, w.n, sc->loader.num_workers,
                                 sc->loader.pin_memory && sc->loader.num_workers > 0))
             goto oom;
-        sim_storage_set_timeline(w.storage, tl);
+        sim_engine_set_observer(w.e, &sim_timeline_observer, tl);
     }
     if (opts && opts->series) {
         w.series = opts->series;
@@ -498,7 +498,6 @@ int sim_run_ex(const sim_scenario *sc, const sim_run_opts *opts, sim_result *res
             .d2h = w.d2h[i],
             .coll = w.coll,
             .metrics = w.metrics,
-            .timeline = tl,
         };
         w.gpu[i] = w.h2d[i] && w.d2h[i] ? sim_gpu_create(w.e, &gc) : NULL;
         sim_loader_config lc = {
@@ -520,7 +519,6 @@ int sim_run_ex(const sim_scenario *sc, const sim_run_opts *opts, sim_result *res
             .mem = w.mem,
             .storage = w.storage,
             .rank = i,
-            .timeline = tl,
         };
         int lrc;
         w.loader[i] = sim_loader_create(w.e, &lc, &lrc);
@@ -540,7 +538,6 @@ int sim_run_ex(const sim_scenario *sc, const sim_run_opts *opts, sim_result *res
             .metrics = w.metrics,
             .on_epoch_end = epoch_ended,
             .ctx = &w,
-            .timeline = tl,
         };
         w.trainer[i] = (w.gpu[i] && w.loader[i]) ? sim_trainer_create(w.e, &tc) : NULL;
         if (!w.trainer[i])
