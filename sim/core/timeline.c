@@ -462,27 +462,47 @@ static const stream_item *item_of(const sim_timeline *tl, const sim_tl_span *s)
     return &tl->r[rank].items[s->a - 1];
 }
 
+/* The name of a span of the GPU stream or a link: what its item was. */
+static void item_span_name(const sim_timeline *tl, const sim_tl_span *s, char *buf, size_t size)
+{
+    const stream_item *it = item_of(tl, s);
+    if (s->what == SIM_TL_KERNEL) {
+        if (it)
+            snprintf(buf, size, "op %d kernel (%s)", it->op, unit_name(it->unit));
+        else
+            snprintf(buf, size, "kernel");
+    } else if (s->what == SIM_TL_ALLREDUCE) {
+        snprintf(buf, size, "op %d all-reduce", it ? it->op : -1);
+    } else if (it && it->op < 0) {
+        snprintf(buf, size, "input batch H2D");
+    } else if (it) {
+        snprintf(buf, size, "op %d %s", it->op, op_kind_name(it->op_kind));
+    } else {
+        snprintf(buf, size, "memcpy");
+    }
+}
+
+/* The names of the spans whose name carries no figure. */
+static const char *const plain_names[SIM_TL_WHAT_COUNT] = {
+    [SIM_TL_DATA_WAIT] = "wait for batch",
+    [SIM_TL_COPY_ISSUE] = "input .to(cuda)",
+    [SIM_TL_COPY_WAIT] = "wait for input copy",
+    [SIM_TL_LAUNCH_WAIT] = "launch queue full",
+    [SIM_TL_GRAPH_LAUNCH] = "CUDA graph launch",
+    [SIM_TL_STEP_TAIL] = "python step overhead",
+    [SIM_TL_WORKER_START] = "worker start",
+    [SIM_TL_DECODE] = "decode",
+    [SIM_TL_COLLATE] = "collate",
+};
+
 void sim_timeline_span_name(const sim_timeline *tl, const sim_tl_span *s, char *buf, size_t size)
 {
-    const stream_item *it;
     switch ((sim_tl_what)s->what) {
     case SIM_TL_STEP:
         snprintf(buf, size, "step %" PRId64, s->a);
         return;
-    case SIM_TL_DATA_WAIT:
-        snprintf(buf, size, "wait for batch");
-        return;
-    case SIM_TL_COPY_ISSUE:
-        snprintf(buf, size, "input .to(cuda)");
-        return;
-    case SIM_TL_COPY_WAIT:
-        snprintf(buf, size, "wait for input copy");
-        return;
     case SIM_TL_DISPATCH:
         snprintf(buf, size, "op %" PRId64 " %s", s->a, op_kind_name(s->b));
-        return;
-    case SIM_TL_LAUNCH_WAIT:
-        snprintf(buf, size, "launch queue full");
         return;
     case SIM_TL_SYNC:
         if (s->a >= 0)
@@ -490,26 +510,11 @@ void sim_timeline_span_name(const sim_timeline *tl, const sim_tl_span *s, char *
         else
             snprintf(buf, size, "synchronize");
         return;
-    case SIM_TL_GRAPH_LAUNCH:
-        snprintf(buf, size, "CUDA graph launch");
-        return;
-    case SIM_TL_STEP_TAIL:
-        snprintf(buf, size, "python step overhead");
-        return;
-    case SIM_TL_WORKER_START:
-        snprintf(buf, size, "worker start");
-        return;
     case SIM_TL_BATCH:
         snprintf(buf, size, "batch %" PRId64, s->a);
         return;
     case SIM_TL_READ:
         snprintf(buf, size, s->b ? "read (page cache)" : "read (storage)");
-        return;
-    case SIM_TL_DECODE:
-        snprintf(buf, size, "decode");
-        return;
-    case SIM_TL_COLLATE:
-        snprintf(buf, size, "collate");
         return;
     case SIM_TL_PIN_BATCH:
         snprintf(buf, size, "pin batch %" PRId64, s->a);
@@ -518,30 +523,16 @@ void sim_timeline_span_name(const sim_timeline *tl, const sim_tl_span *s, char *
         snprintf(buf, size, "read %.0f kB", (double)s->a / 1e3);
         return;
     case SIM_TL_KERNEL:
-        it = item_of(tl, s);
-        if (it)
-            snprintf(buf, size, "op %d kernel (%s)", it->op, unit_name(it->unit));
-        else
-            snprintf(buf, size, "kernel");
-        return;
     case SIM_TL_MEMCPY:
     case SIM_TL_TRANSFER:
-        it = item_of(tl, s);
-        if (it && it->op < 0)
-            snprintf(buf, size, "input batch H2D");
-        else if (it)
-            snprintf(buf, size, "op %d %s", it->op, op_kind_name(it->op_kind));
-        else
-            snprintf(buf, size, "memcpy");
-        return;
     case SIM_TL_ALLREDUCE:
-        it = item_of(tl, s);
-        snprintf(buf, size, "op %d all-reduce", it ? it->op : -1);
+        item_span_name(tl, s, buf, size);
         return;
-    case SIM_TL_WHAT_COUNT:
+    default:
         break;
     }
-    snprintf(buf, size, "?");
+    const char *name = s->what < SIM_TL_WHAT_COUNT ? plain_names[s->what] : NULL;
+    snprintf(buf, size, "%s", name ? name : "?");
 }
 
 const char *sim_timeline_category(sim_tl_what what)
@@ -675,6 +666,63 @@ static void write_cb(void *ctx, const char *str, size_t len)
     fwrite(str, 1, len, (FILE *)ctx);
 }
 
+/* Names the processes (the host, one per rank) and threads (lanes), in display order. */
+static void write_metadata(yajl_gen g, const sim_timeline *tl)
+{
+    meta(g, "process_name", HOST_PID, 0, "name", "host (shared storage)", 0);
+    meta(g, "process_sort_index", HOST_PID, 0, "sort_index", NULL, 1000);
+    for (int r = 0; r < tl->n_ranks; r++) {
+        char name[48];
+        snprintf(name, sizeof name, "rank %d (GPU %d)", r, r);
+        meta(g, "process_name", RANK_PID + r, 0, "name", name, 0);
+        meta(g, "process_sort_index", RANK_PID + r, 0, "sort_index", NULL, r);
+    }
+    for (int i = 0; i < tl->n_lanes; i++) {
+        meta(g, "thread_name", pid_of(tl, i), i + 1, "name", tl->lanes[i].name, 0);
+        meta(g, "thread_sort_index", pid_of(tl, i), i + 1, "sort_index", NULL,
+             sim_timeline_lane_order(tl, i));
+    }
+}
+
+/* The spans as "X" complete events, in the order given. */
+static void write_spans(yajl_gen g, const sim_timeline *tl, const sim_tl_span *order)
+{
+    char name[96];
+    for (size_t k = 0; k < tl->n_spans; k++) {
+        const sim_tl_span *s = &order[k];
+        sim_timeline_span_name(tl, s, name, sizeof name);
+        yajl_gen_map_open(g);
+        sim_json_str(g, "ph", "X");
+        sim_json_str(g, "cat", CAT);
+        sim_json_str(g, "name", name);
+        sim_json_int(g, "pid", pid_of(tl, s->lane));
+        sim_json_int(g, "tid", s->lane + 1);
+        kus(g, "ts", s->start_ns);
+        kus(g, "dur", s->end_ns - s->start_ns);
+        span_args(g, tl, s);
+        yajl_gen_map_close(g);
+    }
+}
+
+/* The launch arrows as "s"/"f" flow events. */
+static void write_flows(yajl_gen g, const sim_timeline *tl)
+{
+    for (size_t k = 0; k < tl->n_flows; k++) {
+        const flow *f = &tl->flows[k];
+        yajl_gen_map_open(g);
+        sim_json_str(g, "ph", f->finish ? "f" : "s");
+        if (f->finish)
+            sim_json_str(g, "bp", "e"); /* bind to the enclosing slice (the kernel), not the next one */
+        sim_json_str(g, "cat", CAT);
+        sim_json_str(g, "name", "launch");
+        sim_json_int(g, "id", (long long)f->id);
+        sim_json_int(g, "pid", pid_of(tl, f->lane));
+        sim_json_int(g, "tid", f->lane + 1);
+        kus(g, "ts", f->ts_ns);
+        yajl_gen_map_close(g);
+    }
+}
+
 int sim_timeline_write_json(const sim_timeline *tl, const char *path, sim_err *err)
 {
     if (tl->oom) return sim_err_set(err, SIM_ENOMEM, path, 0, 0, "out of memory while recording");
@@ -706,49 +754,9 @@ int sim_timeline_write_json(const sim_timeline *tl, const char *path, sim_err *e
     yajl_gen_map_close(g);
     sim_json_key(g, "traceEvents");
     yajl_gen_array_open(g);
-
-    meta(g, "process_name", HOST_PID, 0, "name", "host (shared storage)", 0);
-    meta(g, "process_sort_index", HOST_PID, 0, "sort_index", NULL, 1000);
-    for (int r = 0; r < tl->n_ranks; r++) {
-        char name[48];
-        snprintf(name, sizeof name, "rank %d (GPU %d)", r, r);
-        meta(g, "process_name", RANK_PID + r, 0, "name", name, 0);
-        meta(g, "process_sort_index", RANK_PID + r, 0, "sort_index", NULL, r);
-    }
-    for (int i = 0; i < tl->n_lanes; i++) {
-        meta(g, "thread_name", pid_of(tl, i), i + 1, "name", tl->lanes[i].name, 0);
-        meta(g, "thread_sort_index", pid_of(tl, i), i + 1, "sort_index", NULL,
-             sim_timeline_lane_order(tl, i));
-    }
-    char name[96];
-    for (size_t k = 0; k < tl->n_spans; k++) {
-        const sim_tl_span *s = &order[k];
-        sim_timeline_span_name(tl, s, name, sizeof name);
-        yajl_gen_map_open(g);
-        sim_json_str(g, "ph", "X");
-        sim_json_str(g, "cat", CAT);
-        sim_json_str(g, "name", name);
-        sim_json_int(g, "pid", pid_of(tl, s->lane));
-        sim_json_int(g, "tid", s->lane + 1);
-        kus(g, "ts", s->start_ns);
-        kus(g, "dur", s->end_ns - s->start_ns);
-        span_args(g, tl, s);
-        yajl_gen_map_close(g);
-    }
-    for (size_t k = 0; k < tl->n_flows; k++) {
-        const flow *f = &tl->flows[k];
-        yajl_gen_map_open(g);
-        sim_json_str(g, "ph", f->finish ? "f" : "s");
-        if (f->finish)
-            sim_json_str(g, "bp", "e"); /* bind to the enclosing slice (the kernel), not the next one */
-        sim_json_str(g, "cat", CAT);
-        sim_json_str(g, "name", "launch");
-        sim_json_int(g, "id", (long long)f->id);
-        sim_json_int(g, "pid", pid_of(tl, f->lane));
-        sim_json_int(g, "tid", f->lane + 1);
-        kus(g, "ts", f->ts_ns);
-        yajl_gen_map_close(g);
-    }
+    write_metadata(g, tl);
+    write_spans(g, tl, order);
+    write_flows(g, tl);
     yajl_gen_array_close(g);
     yajl_gen_status st = yajl_gen_map_close(g);
     yajl_gen_free(g);
