@@ -37,7 +37,7 @@ struct sim_observation {
     int thread; /* SIM_OBS_SPAN: sim_tl_lane_kind (main, worker, pin) */
     int index;  /* see the kind */
     int what;   /* SIM_OBS_SPAN: sim_tl_what; SIM_OBS_ITEM: sim_op_kind */
-    int unit;
+    int unit;   /* SIM_OBS_ITEM: sim_unit of a kernel */
     uint64_t seq;
     int64_t start_ns;
     int64_t a, b;
