@@ -1,4 +1,5 @@
-/* engine.c — the event loop: pop the earliest event, hand it to its component. */
+/* engine.c — the event loop: pop the earliest event, hand it to its component; pass what the
+ * components report on to the observer. */
 #include "sim/core/engine.h"
 
 #include "sim/base/err.h"
@@ -18,6 +19,8 @@ struct sim_engine {
     uint64_t events;
     bool stopped;
     int error;
+    const sim_observer_ops *obs;
+    void *obs_ctx;
 };
 
 sim_engine *sim_engine_create(void)
@@ -106,6 +109,18 @@ void sim_engine_fail(sim_engine *e, int code)
     if (!e->error)
         e->error = code;
     e->stopped = true;
+}
+
+void sim_engine_set_observer(sim_engine *e, const sim_observer_ops *ops, void *ctx)
+{
+    e->obs = ops;
+    e->obs_ctx = ctx;
+}
+
+void sim_engine_observe(const sim_engine *e, const sim_observation *o)
+{
+    if (e->obs)
+        e->obs->observe(e->obs_ctx, e->now_ns, o);
 }
 
 uint64_t sim_engine_events(const sim_engine *e)

@@ -1,7 +1,8 @@
 /* engine.h — the discrete-event engine: an int64 nanosecond clock, the event queue and a table of
  * components. A component kind is one const sim_component_ops; an instance is (ops, state).
- * Components talk by scheduling events addressed to each other. No global state: several
- * engines can run side by side (one per run). */
+ * Components talk by scheduling events addressed to each other, and report what they do to at
+ * most one observer (a recorder such as the timeline), which changes nothing in the run. No
+ * global state: several engines can run side by side (one per run). */
 #ifndef SIM_ENGINE_H
 #define SIM_ENGINE_H
 
@@ -17,6 +18,16 @@ typedef struct sim_component_ops {
     /* Handles one event addressed to this component. */
     void (*handle)(sim_engine *e, void *self, const sim_event *ev);
 } sim_component_ops;
+
+/* What a component reports: defined by the layer that reports it (sim/core/pipeline.h); the
+ * engine only passes it on. */
+typedef struct sim_observation sim_observation;
+
+typedef struct sim_observer_ops {
+    const char *name;
+    /* Sees one observation at now_ns; `o` is borrowed for the call. Must not schedule events. */
+    void (*observe)(void *ctx, int64_t now_ns, const sim_observation *o);
+} sim_observer_ops;
 
 /* Creates an engine; NULL when out of memory. */
 sim_engine *sim_engine_create(void);
@@ -42,6 +53,11 @@ int sim_engine_run_some(sim_engine *e, uint64_t max_events, bool *finished);
 void sim_engine_stop(sim_engine *e);
 /* Records an error (the first one wins) and stops the run. */
 void sim_engine_fail(sim_engine *e, int code);
+
+/* Sets the observer (ops NULL = none); `ctx` is borrowed for the engine's life. */
+void sim_engine_set_observer(sim_engine *e, const sim_observer_ops *ops, void *ctx);
+/* Hands `o` to the observer; does nothing when there is none. */
+void sim_engine_observe(const sim_engine *e, const sim_observation *o);
 
 /* Events handled so far. */
 uint64_t sim_engine_events(const sim_engine *e);

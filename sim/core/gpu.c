@@ -6,7 +6,6 @@
 
 #include "sim/base/err.h"
 #include "sim/core/metrics.h"
-#include "sim/core/timeline.h"
 
 #include <stdlib.h>
 
@@ -31,7 +30,7 @@ struct sim_gpu {
     bool waiting;
     uint64_t wait_seq;
     uint32_t wait_target, wait_kind;
-    int64_t run_start_ns, link_end_ns; /* timeline only: the running item */
+    int64_t run_start_ns, link_end_ns; /* the running item: its start, its bytes off the link */
 };
 
 static void check_waiter(sim_gpu *g)
@@ -52,8 +51,7 @@ static void start_next(sim_gpu *g)
     const item *it = &g->ring[g->started & (g->cap - 1)];
     g->started++;
     g->running = true;
-    if (g->cfg.timeline)
-        g->run_start_ns = g->link_end_ns = sim_engine_now(g->e);
+    g->run_start_ns = g->link_end_ns = sim_engine_now(g->e);
     switch (it->type) {
     case ITEM_KERNEL:
         sim_metrics_gpu(g->cfg.metrics, g->cfg.index, SIM_GPUST_KERNEL, it->sm_fraction);
@@ -81,7 +79,7 @@ static void start_next(sim_gpu *g)
 static void handle(sim_engine *e, void *self, const sim_event *ev)
 {
     sim_gpu *g = self;
-    if (ev->kind == EV_COPY_DONE && g->cfg.timeline)
+    if (ev->kind == EV_COPY_DONE)
         g->link_end_ns = sim_engine_now(e);
     if (ev->kind == EV_COPY_DONE && g->cfg.copy_overhead_ns > 0) {
         /* The fixed per-copy cost (DMA setup, completion) follows the transfer. */
@@ -90,9 +88,9 @@ static void handle(sim_engine *e, void *self, const sim_event *ev)
     }
     g->running = false;
     g->finished++;
-    if (g->cfg.timeline)
-        sim_timeline_gpu_item(g->cfg.timeline, g->cfg.index, g->finished, g->run_start_ns,
-                              sim_engine_now(e), g->link_end_ns);
+    sim_engine_observe(e, &(sim_observation){.kind = SIM_OBS_GPU_DONE, .rank = g->cfg.index,
+                                             .seq = g->finished, .start_ns = g->run_start_ns,
+                                             .a = g->link_end_ns});
     start_next(g);
     check_waiter(g);
 }

@@ -28,8 +28,8 @@ typedef struct worker {
     int64_t batch;
     int index_in_batch;
     int batch_samples;
-    int64_t tl_batch_ns, tl_phase_ns; /* timeline only: batch and phase starts */
-    bool tl_hit;
+    int64_t batch_ns, phase_ns; /* starts of the batch and of the running phase */
+    bool hit;                   /* the running read is from the page cache */
 } worker;
 
 struct sim_loader {
@@ -55,22 +55,22 @@ struct sim_loader {
     bool waiting;
     uint32_t wait_target, wait_kind;
     int64_t reads, hits, decodes;
-    int64_t tl_pin_ns; /* timeline only: start of the running pin job */
+    int64_t pin_ns; /* start of the running pin job */
 };
 
-/* Records a span of worker wi (the main thread's lane with num_workers = 0) or of the pin
- * thread (wi = -1) if it started in the window. */
-static void tl_span(sim_loader *l, int wi, sim_tl_what what, int64_t start_ns, int64_t batch,
-                    int64_t b)
+/* Reports what worker wi (the main thread with num_workers = 0) or the pin thread (wi = -1) did
+ * since start_ns for batch `batch` of this epoch. */
+static void report(sim_loader *l, int wi, sim_tl_what what, int64_t start_ns, int64_t batch,
+                   int64_t b)
 {
-    sim_timeline *tl = l->cfg.timeline;
-    if (!sim_timeline_covers(tl, l->cfg.rank, start_ns))
-        return;
-    int lane = l->main_thread ? sim_timeline_lane(tl, l->cfg.rank, SIM_TL_LANE_MAIN, 0)
-               : wi < 0     ? sim_timeline_lane(tl, l->cfg.rank, SIM_TL_LANE_PIN, 0)
-                            : sim_timeline_lane(tl, l->cfg.rank, SIM_TL_LANE_WORKER, wi);
-    sim_timeline_span(tl, lane, what, start_ns, sim_engine_now(l->e),
-                      (int64_t)l->epoch * l->batches + batch, b);
+    sim_tl_lane_kind thread = l->main_thread ? SIM_TL_LANE_MAIN
+                              : wi < 0       ? SIM_TL_LANE_PIN
+                                             : SIM_TL_LANE_WORKER;
+    sim_observation o = {.kind = SIM_OBS_SPAN, .rank = l->cfg.rank, .thread = (int)thread,
+                         .index = thread == SIM_TL_LANE_WORKER ? wi : 0, .what = (int)what,
+                         .start_ns = start_ns, .a = (int64_t)l->epoch * l->batches + batch,
+                         .b = b};
+    sim_engine_observe(l->e, &o);
 }
 
 static void start_batch(sim_loader *l, int wi);
@@ -135,11 +135,9 @@ static void start_sample(sim_loader *l, int wi)
     SIM_ASSERT(!(l->flags[sample] & SEEN));
     l->flags[sample] |= SEEN;
     l->reads++;
-    if (l->cfg.timeline) {
-        w->tl_phase_ns = sim_engine_now(l->e);
-        w->tl_hit = (l->flags[sample] & CACHED) != 0;
-    }
-    if (l->flags[sample] & CACHED) {
+    w->phase_ns = sim_engine_now(l->e);
+    w->hit = (l->flags[sample] & CACHED) != 0;
+    if (w->hit) {
         l->hits++;
         mem_job(l, l->cfg.sample_bytes, EV_READ_DONE,
                 (uint64_t)wi);
@@ -163,8 +161,7 @@ static void start_batch(sim_loader *l, int wi)
     w->busy = true;
     w->index_in_batch = 0;
     w->batch_samples = sim_loader_batch_samples(l, w->batch);
-    if (l->cfg.timeline)
-        w->tl_batch_ns = sim_engine_now(l->e);
+    w->batch_ns = sim_engine_now(l->e);
     start_sample(l, wi);
 }
 
@@ -176,8 +173,7 @@ static void start_pin(sim_loader *l)
     l->pin_head = (l->pin_head + 1) % l->batches;
     l->pin_len--;
     l->pin_busy = true;
-    if (l->cfg.timeline)
-        l->tl_pin_ns = sim_engine_now(l->e);
+    l->pin_ns = sim_engine_now(l->e);
     double bytes = (double)sim_loader_batch_samples(l, b) * l->cfg.input_bytes;
     mem_job(l, bytes, EV_PIN_DONE, (uint64_t)b);
 }
@@ -197,8 +193,7 @@ static void handle(sim_engine *e, void *self, const sim_event *ev)
 {
     sim_loader *l = self;
     if (ev->kind == EV_PIN_DONE) {
-        if (l->cfg.timeline)
-            tl_span(l, -1, SIM_TL_PIN_BATCH, l->tl_pin_ns, (int64_t)ev->a, 0);
+        report(l, -1, SIM_TL_PIN_BATCH, l->pin_ns, (int64_t)ev->a, 0);
         l->pin_busy = false;
         l->ready[ev->a] = 1;
         start_pin(l);
@@ -209,8 +204,7 @@ static void handle(sim_engine *e, void *self, const sim_event *ev)
     worker *w = &l->w[wi];
     switch (ev->kind) {
     case EV_STARTED:
-        if (l->cfg.timeline)
-            tl_span(l, wi, SIM_TL_WORKER_START, w->tl_phase_ns, -1, 0);
+        report(l, wi, SIM_TL_WORKER_START, w->phase_ns, -1, 0);
         w->alive = true;
         start_batch(l, wi);
         break;
@@ -218,18 +212,14 @@ static void handle(sim_engine *e, void *self, const sim_event *ev)
         int64_t pos = w->batch * l->cfg.batch_size + w->index_in_batch;
         double mult = l->decode_mult ? l->decode_mult[pos] : 1.0;
         l->decodes++;
-        if (l->cfg.timeline) {
-            tl_span(l, wi, SIM_TL_READ, w->tl_phase_ns, w->batch, w->tl_hit);
-            w->tl_phase_ns = sim_engine_now(e);
-        }
+        report(l, wi, SIM_TL_READ, w->phase_ns, w->batch, w->hit);
+        w->phase_ns = sim_engine_now(e);
         cpu_job(l, l->cfg.decode_ref_ns * mult, EV_DECODE_DONE, (uint64_t)wi);
         break;
     }
     case EV_DECODE_DONE:
-        if (l->cfg.timeline) {
-            tl_span(l, wi, SIM_TL_DECODE, w->tl_phase_ns, w->batch, 0);
-            w->tl_phase_ns = sim_engine_now(e);
-        }
+        report(l, wi, SIM_TL_DECODE, w->phase_ns, w->batch, 0);
+        w->phase_ns = sim_engine_now(e);
         if (++w->index_in_batch < w->batch_samples) {
             start_sample(l, wi);
         } else {
@@ -239,10 +229,8 @@ static void handle(sim_engine *e, void *self, const sim_event *ev)
         }
         break;
     case EV_COLLATE_DONE:
-        if (l->cfg.timeline) {
-            tl_span(l, wi, SIM_TL_COLLATE, w->tl_phase_ns, w->batch, 0);
-            tl_span(l, wi, SIM_TL_BATCH, w->tl_batch_ns, w->batch, 0);
-        }
+        report(l, wi, SIM_TL_COLLATE, w->phase_ns, w->batch, 0);
+        report(l, wi, SIM_TL_BATCH, w->batch_ns, w->batch, 0);
         w->busy = false;
         batch_done(l, w->batch); /* may already hand the worker its next batch */
         start_batch(l, wi);
@@ -352,7 +340,7 @@ int sim_loader_begin_epoch(sim_loader *l, int epoch)
         } else if (epoch == 0 || !c->persistent_workers) {
             /* A new iterator spawns its worker processes (fork, imports, dataset unpickling). */
             w->alive = false;
-            w->tl_phase_ns = sim_engine_now(l->e);
+            w->phase_ns = sim_engine_now(l->e);
             cpu_job(l, c->worker_start_ref_ns, EV_STARTED, (uint64_t)i);
         }
     }

@@ -14,8 +14,34 @@
 #include <stdint.h>
 
 typedef struct sim_metrics sim_metrics;
-/* Components record spans into a timeline when given one (sim/timeline.h); NULL = none. */
-typedef struct sim_timeline sim_timeline;
+
+/* ---- What the components report to the engine's observer (sim_engine_observe) ------------- */
+/* Each component reports what its threads, its stream or its device did, in the terms of
+ * timeline.h (the observer run.c sets when asked for a timeline); nothing it reports changes the
+ * run. The observer decides what to keep (the timeline: the first steps only). */
+typedef enum sim_obs_kind {
+    SIM_OBS_STEP,       /* the main thread begins global step a */
+    SIM_OBS_SPAN,       /* thread (thread, index) did `what` from start_ns to now; figures a, b */
+    SIM_OBS_ITEM,       /* the main thread queued stream item seq for op `index` (-1 = the input
+                         * batch copy) of global step a; what = sim_op_kind, unit = sim_unit */
+    SIM_OBS_LAUNCH,     /* the main thread began, at start_ns, the launch of kernel item seq */
+    SIM_OBS_GPU_DONE,   /* the stream ran item seq from start_ns to now; a copy's bytes left the
+                         * link at a */
+    SIM_OBS_READ_BEGIN, /* storage request `index` enters a service slot */
+    SIM_OBS_READ_END,   /* storage request `index` (a bytes) is done */
+} sim_obs_kind;
+
+struct sim_observation {
+    sim_obs_kind kind;
+    int rank;   /* the GPU whose pipeline it is; -1 = shared (storage) */
+    int thread; /* SIM_OBS_SPAN: sim_tl_lane_kind (main, worker, pin) */
+    int index;  /* see the kind */
+    int what;   /* SIM_OBS_SPAN: sim_tl_what; SIM_OBS_ITEM: sim_op_kind */
+    int unit;   /* SIM_OBS_ITEM: sim_unit of a kernel */
+    uint64_t seq;
+    int64_t start_ns;
+    int64_t a, b;
+};
 
 /* ---- CPU: all threads of the host share its cores by processor sharing (cpu.c) ---------- */
 /* Work unit: ns of one reference core. Capacity with n runnable threads on c cores and t hardware
@@ -39,8 +65,6 @@ void sim_storage_destroy(sim_storage *s);
 void sim_storage_read(sim_storage *s, double bytes, uint32_t reply_to, uint32_t kind, uint64_t a);
 /* Time with at least one request in service, ns. */
 double sim_storage_busy_ns(sim_storage *s);
-/* Records reads in service into `tl` (borrowed; NULL = stop recording). */
-void sim_storage_set_timeline(sim_storage *s, sim_timeline *tl);
 
 /* ---- Collective: all GPUs of the job meet at each all-reduce (collective.c) ---------------- */
 typedef struct sim_collective sim_collective;
@@ -63,7 +87,6 @@ typedef struct sim_gpu_config {
     sim_ps *d2h;         /* the device-to-host direction (PCIe is full duplex); NULL = h2d */
     sim_collective *coll;
     sim_metrics *metrics;
-    sim_timeline *timeline; /* borrowed; NULL = no recording */
 } sim_gpu_config;
 
 sim_gpu *sim_gpu_create(sim_engine *e, const sim_gpu_config *cfg);
@@ -104,8 +127,7 @@ typedef struct sim_loader_config {
     sim_ps *cpu;
     sim_ps *mem; /* host memory bus: memcpy of collate, pinning and page-cache reads (bytes) */
     sim_storage *storage;
-    int rank;               /* the GPU this loader feeds (timeline lanes) */
-    sim_timeline *timeline; /* borrowed; NULL = no recording */
+    int rank; /* the GPU this loader feeds (what it reports is of this rank) */
 } sim_loader_config;
 
 sim_loader *sim_loader_create(sim_engine *e, const sim_loader_config *cfg, int *rc);
@@ -148,7 +170,6 @@ typedef struct sim_trainer_config {
     /* Called at each epoch end so the run can snapshot figures; may be NULL. */
     void (*on_epoch_end)(void *ctx, int trainer, int epoch);
     void *ctx;
-    sim_timeline *timeline; /* borrowed; NULL = no recording */
 } sim_trainer_config;
 
 sim_trainer *sim_trainer_create(sim_engine *e, const sim_trainer_config *cfg);

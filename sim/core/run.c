@@ -400,10 +400,202 @@ void sim_run_series_free(sim_run_series *s)
     memset(s, 0, sizeof *s);
 }
 
+/* The GPU-Util window: the scenario's, else the GPU's NVML window, else NVML's shortest. */
+static int64_t util_window_ns(const sim_scenario *sc)
+{
+    int64_t window_ns = sc->util_window_ns ? sc->util_window_ns
+                                           : (int64_t)llround(sc->hw.gpu.nvml_window_ms * 1e6);
+    return window_ns > 0 ? window_ns : NVML_WINDOW_NS;
+}
+
+/* Allocates the per-GPU arrays and creates what all GPUs share: the CPU, the host memory bus,
+ * storage, the metrics and the collective. Returns 0 or SIM_ENOMEM. */
+static int world_create(world *w, int64_t window_ns)
+{
+    const sim_scenario *sc = w->sc;
+    const sim_hardware *hw = &sc->hw;
+    w->e = sim_engine_create();
+    w->h2d = calloc((size_t)w->n, sizeof *w->h2d);
+    w->d2h = calloc((size_t)w->n, sizeof *w->d2h);
+    w->gpu = calloc((size_t)w->n, sizeof *w->gpu);
+    w->loader = calloc((size_t)w->n, sizeof *w->loader);
+    w->trainer = calloc((size_t)w->n, sizeof *w->trainer);
+    w->epochs_ended = calloc((size_t)sc->training.epochs, sizeof *w->epochs_ended);
+    w->last.gpu = calloc((size_t)w->n, sizeof *w->last.gpu);
+    if (!w->e || !w->h2d || !w->d2h || !w->gpu || !w->loader || !w->trainer ||
+        !w->epochs_ended || !w->last.gpu)
+        return SIM_ENOMEM;
+    w->cpu = sim_cpu_create(w->e, &w->cpu_model);
+    /* Host memory: copies share the DRAM bandwidth (a memcpy moves each byte twice, read and
+     * write), each thread at most at its own memcpy rate. The copying thread runs on a core
+     * meanwhile, but its speed is the memory's, so it is not on the CPU server; its time counts
+     * as CPU busy (see snapshot). */
+    sim_ps_config mem = {.name = "host-memory",
+                         .rate = hw->cpu.mem_bw_gbps * sc->host.mem_copy_efficiency / 2,
+                         .per_job_max = hw->cpu.memcpy_gbps,
+                         .busy_units = hw->cpu.threads};
+    w->mem = sim_ps_create(w->e, &mem);
+    w->storage = sim_storage_create(w->e, &hw->storage);
+    w->metrics = sim_metrics_create(w->e, w->n, window_ns,
+                                    sc->memory_budget_bytes / SERIES_BYTES_PER_WINDOW);
+    /* GPUs reduce over NVLink when they have it, else over PCIe through the host (per-direction
+     * rates: NVLink figures are bidirectional totals, the measured PCIe one is per direction). */
+    double bus_gbps = hw->gpu.nvlink_gbps > 0 ? hw->gpu.nvlink_gbps / 2 : hw->link.pinned_gbps;
+    w->coll = sim_collective_create(w->e, w->n, bus_gbps);
+    return w->cpu && w->mem && w->storage && w->metrics && w->coll ? SIM_OK : SIM_ENOMEM;
+}
+
+/* Makes the timeline the engine's observer and starts the GPU-Util series' sampler, when the
+ * caller asks for them. Returns 0 or SIM_ENOMEM. */
+static int watchers_start(world *w, const sim_run_opts *opts, int64_t window_ns)
+{
+    const sim_scenario *sc = w->sc;
+    if (opts && opts->timeline) {
+        if (sim_timeline_attach(opts->timeline, w->n, sc->loader.num_workers,
+                                sc->loader.pin_memory && sc->loader.num_workers > 0))
+            return SIM_ENOMEM;
+        sim_engine_set_observer(w->e, &sim_timeline_observer, opts->timeline);
+    }
+    if (opts && opts->series) {
+        w->series = opts->series;
+        w->series->window_ns = w->window_ns = window_ns;
+        w->tick_ns = window_ns / SIM_SERIES_SAMPLES > 0 ? window_ns / SIM_SERIES_SAMPLES : 1;
+        int sid = sim_engine_add(w->e, &sampler_ops, w);
+        if (sid < 0)
+            return SIM_ENOMEM;
+        w->sampler_id = (uint32_t)sid;
+    }
+    return SIM_OK;
+}
+
+/* DistributedSampler gives each GPU ceil(N / G) samples (*shard); max_steps (optimizer steps,
+ * each of batches_per_step loader batches) cuts every epoch. Returns the samples each GPU's
+ * loader serves per epoch (< 1: not one full batch). */
+static int64_t epoch_samples(const world *w, int64_t *shard)
+{
+    const sim_scenario *sc = w->sc;
+    *shard = (sc->dataset.samples + w->n - 1) / w->n;
+    int64_t per_epoch = *shard;
+    int64_t step_samples = (int64_t)sc->loader.batch_size * w->batches_per_step;
+    if (sc->loader.drop_last)
+        per_epoch = *shard / sc->loader.batch_size * sc->loader.batch_size;
+    if (sc->training.max_steps > 0 && sc->training.max_steps <= (per_epoch - 1) / step_samples)
+        per_epoch = sc->training.max_steps * step_samples;
+    return per_epoch;
+}
+
+/* Creates GPU i's link directions, its stream, its DataLoader and its main thread. Returns 0 or
+ * SIM_ENOMEM. */
+static int rank_create(world *w, int i, int64_t per_epoch, int64_t shard, int64_t cached)
+{
+    const sim_scenario *sc = w->sc;
+    const sim_hardware *hw = &sc->hw;
+    sim_ps_config link = {.name = "h2d", .rate = hw->link.pinned_gbps,
+                          .per_job_max = hw->link.pinned_gbps, .busy_units = 1};
+    w->h2d[i] = sim_ps_create(w->e, &link);
+    /* PCIe is full duplex: device-to-host has its own lanes, at the measured pinned rate
+     * (D2H and H2D figures are within a few % of each other on the catalog's sources). */
+    link.name = "d2h";
+    w->d2h[i] = sim_ps_create(w->e, &link);
+    sim_gpu_config gc = {
+        .index = i,
+        .launch_queue_depth = hw->gpu.launch_queue_depth > 0 ? hw->gpu.launch_queue_depth : 1024,
+        .copy_overhead_ns = hw->link.copy_overhead_us * 1e3,
+        .pageable_slowdown = hw->link.pinned_gbps / hw->link.pageable_gbps,
+        .h2d = w->h2d[i],
+        .d2h = w->d2h[i],
+        .coll = w->coll,
+        .metrics = w->metrics,
+    };
+    w->gpu[i] = w->h2d[i] && w->d2h[i] ? sim_gpu_create(w->e, &gc) : NULL;
+    sim_loader_config lc = {
+        .batch_size = sc->loader.batch_size,
+        .num_workers = sc->loader.num_workers,
+        .prefetch_factor = sc->loader.prefetch_factor,
+        .pin_memory = sc->loader.pin_memory,
+        .persistent_workers = sc->loader.persistent_workers,
+        .samples = per_epoch,
+        .dataset_samples = shard,
+        .sample_bytes = sc->dataset.sample_bytes,
+        .decode_ref_ns = sc->dataset.decode_us * 1e3,
+        .decode_cv = sc->dataset.decode_cv,
+        .input_bytes = sc->dataset.input_bytes,
+        .worker_start_ref_ns = sc->loader.worker_start_ms * 1e6,
+        .cached_samples = cached,
+        .seed = sc->seed * 1000003u + (uint64_t)i,
+        .cpu = w->cpu,
+        .mem = w->mem,
+        .storage = w->storage,
+        .rank = i,
+    };
+    int lrc;
+    w->loader[i] = sim_loader_create(w->e, &lc, &lrc);
+    sim_trainer_config tc = {
+        .index = i,
+        .program = &sc->program,
+        .epochs = sc->training.epochs,
+        .non_blocking = sc->loader.non_blocking,
+        .pin_memory = sc->loader.pin_memory,
+        .sync_every_step = sc->training.sync_every_step,
+        .cuda_graphs = sc->training.cuda_graphs,
+        .input_bytes = sc->dataset.input_bytes,
+        .copy_dispatch_ref_ns = sc->copy_dispatch_ns,
+        .cpu = w->cpu,
+        .gpu = w->gpu[i],
+        .loader = w->loader[i],
+        .metrics = w->metrics,
+        .on_epoch_end = epoch_ended,
+        .ctx = w,
+    };
+    w->trainer[i] = (w->gpu[i] && w->loader[i]) ? sim_trainer_create(w->e, &tc) : NULL;
+    return w->trainer[i] ? SIM_OK : SIM_ENOMEM;
+}
+
+/* Says why the engine stopped with rc. */
+static int engine_error(const world *w, int rc, int64_t window_ns, sim_err *err)
+{
+    const sim_scenario *sc = w->sc;
+    if (rc == SIM_EBUDGET)
+        return sim_err_set(err, rc, NULL, 0, 0,
+                           "report.util_window_ns %lld: the GPU-Util series of this run grows "
+                           "past the %.3g GiB memory budget (%lld windows); use a longer window "
+                           "(0 = the GPU's own) or raise EPOCHSIM_MEMORY_BUDGET_GB",
+                           (long long)window_ns, sc->memory_budget_bytes / 1073741824.0,
+                           (long long)(sc->memory_budget_bytes / SERIES_BYTES_PER_WINDOW));
+    return sim_err_set(err, rc, NULL, 0, 0, "the simulation failed (out of memory)");
+}
+
+/* The run's figures once every rank is done. Returns 0 or SIM_ENOMEM. */
+static int results(world *w, sim_result *res, int64_t window_ns)
+{
+    for (int i = 0; i < w->n; i++)
+        SIM_ASSERT(sim_trainer_done(w->trainer[i]));
+    SIM_ASSERT(!w->invariant_broken);
+    res->total_time_s = (double)sim_engine_now(w->e) / 1e9;
+    for (int i = 0; i < res->n_epochs; i++)
+        res->steps += res->epochs[i].steps;
+    res->events = sim_engine_events(w->e);
+    res->util_window_ns = window_ns;
+    res->util_series = sim_metrics_util_series(w->metrics, &res->n_util);
+    if (!res->util_series)
+        return SIM_ENOMEM;
+    if (w->series) {
+        /* The last, partial window (or the only one of a run shorter than a tick). */
+        int64_t end = sim_engine_now(w->e);
+        while (w->series->n < res->n_util) {
+            int64_t ws = w->series->n * window_ns;
+            if (series_push(w, end - ws < window_ns ? end - ws : window_ns))
+                return SIM_ENOMEM;
+        }
+    }
+    mean_of_epochs(res);
+    verdict(w->sc, res);
+    return SIM_OK;
+}
+
 int sim_run_ex(const sim_scenario *sc, const sim_run_opts *opts, sim_result *res, sim_err *err)
 {
     memset(res, 0, sizeof *res);
-    sim_timeline *tl = opts ? opts->timeline : NULL;
     if (opts && opts->series)
         memset(opts->series, 0, sizeof *opts->series);
     int rc = validate(sc, err);
@@ -413,184 +605,33 @@ int sim_run_ex(const sim_scenario *sc, const sim_run_opts *opts, sim_result *res
     world w = {.sc = sc, .res = res, .n = hw->gpu_count};
     w.cpu_model = (sim_cpu_model){hw->cpu.cores, hw->cpu.threads, hw->cpu.smt_gain,
                                   hw->cpu.single_thread};
-    int64_t window_ns = sc->util_window_ns
-                            ? sc->util_window_ns
-                            : (int64_t)llround(hw->gpu.nvml_window_ms * 1e6);
-    if (window_ns <= 0) window_ns = NVML_WINDOW_NS;
+    int64_t window_ns = util_window_ns(sc);
     res->n_epochs = sc->training.epochs;
     res->epochs = calloc((size_t)sc->training.epochs, sizeof *res->epochs);
-    w.e = sim_engine_create();
-    w.h2d = calloc((size_t)w.n, sizeof *w.h2d);
-    w.d2h = calloc((size_t)w.n, sizeof *w.d2h);
-    w.gpu = calloc((size_t)w.n, sizeof *w.gpu);
-    w.loader = calloc((size_t)w.n, sizeof *w.loader);
-    w.trainer = calloc((size_t)w.n, sizeof *w.trainer);
-    w.epochs_ended = calloc((size_t)sc->training.epochs, sizeof *w.epochs_ended);
-    w.last.gpu = calloc((size_t)w.n, sizeof *w.last.gpu);
-    if (!res->epochs || !w.e || !w.h2d || !w.d2h || !w.gpu || !w.loader || !w.trainer || !w.epochs_ended ||
-        !w.last.gpu)
+    if (!res->epochs || world_create(&w, window_ns) || watchers_start(&w, opts, window_ns))
         goto oom;
-    w.cpu = sim_cpu_create(w.e, &w.cpu_model);
-    /* Host memory: copies share the DRAM bandwidth (a memcpy moves each byte twice, read and
-     * write), each thread at most at its own memcpy rate. The copying thread runs on a core
-     * meanwhile, but its speed is the memory's, so it is not on the CPU server; its time counts
-     * as CPU busy (see snapshot). */
-    sim_ps_config mem = {.name = "host-memory",
-                         .rate = hw->cpu.mem_bw_gbps * sc->host.mem_copy_efficiency / 2,
-                         .per_job_max = hw->cpu.memcpy_gbps,
-                         .busy_units = hw->cpu.threads};
-    w.mem = sim_ps_create(w.e, &mem);
-    w.storage = sim_storage_create(w.e, &hw->storage);
-    w.metrics =
-        sim_metrics_create(w.e, w.n, window_ns, sc->memory_budget_bytes / SERIES_BYTES_PER_WINDOW);
-    /* GPUs reduce over NVLink when they have it, else over PCIe through the host (per-direction
-     * rates: NVLink figures are bidirectional totals, the measured PCIe one is per direction). */
-    double bus_gbps = hw->gpu.nvlink_gbps > 0 ? hw->gpu.nvlink_gbps / 2 : hw->link.pinned_gbps;
-    w.coll = sim_collective_create(w.e, w.n, bus_gbps);
-    if (!w.cpu || !w.mem || !w.storage || !w.metrics || !w.coll)
-        goto oom;
-    if (tl) {
-        if (sim_timeline_attach(tl, w.n, sc->loader.num_workers,
-                                sc->loader.pin_memory && sc->loader.num_workers > 0))
-            goto oom;
-        sim_storage_set_timeline(w.storage, tl);
-    }
-    if (opts && opts->series) {
-        w.series = opts->series;
-        w.series->window_ns = w.window_ns = window_ns;
-        w.tick_ns = window_ns / SIM_SERIES_SAMPLES > 0 ? window_ns / SIM_SERIES_SAMPLES : 1;
-        int sid = sim_engine_add(w.e, &sampler_ops, &w);
-        if (sid < 0)
-            goto oom;
-        w.sampler_id = (uint32_t)sid;
-    }
-
-    /* DistributedSampler gives each GPU ceil(N / G) samples; max_steps (optimizer steps, each
-     * of batches_per_step loader batches) cuts every epoch. */
     w.batches_per_step = sim_program_batches_per_step(&sc->program);
-    int64_t shard = (sc->dataset.samples + w.n - 1) / w.n;
-    int64_t per_epoch = shard;
-    int64_t step_samples = (int64_t)sc->loader.batch_size * w.batches_per_step;
-    if (sc->loader.drop_last)
-        per_epoch = shard / sc->loader.batch_size * sc->loader.batch_size;
-    if (sc->training.max_steps > 0 && sc->training.max_steps <= (per_epoch - 1) / step_samples)
-        per_epoch = sc->training.max_steps * step_samples;
+    int64_t shard;
+    int64_t per_epoch = epoch_samples(&w, &shard);
     if (per_epoch < 1) {
         rc = sim_err_set(err, SIM_EINVAL, NULL, 0, 0, "no full batch per GPU (drop_last)");
         goto fail;
     }
     int64_t cached = page_cache_samples(sc) / w.n;
-    for (int i = 0; i < w.n; i++) {
-        sim_ps_config link = {.name = "h2d", .rate = hw->link.pinned_gbps,
-                              .per_job_max = hw->link.pinned_gbps, .busy_units = 1};
-        w.h2d[i] = sim_ps_create(w.e, &link);
-        /* PCIe is full duplex: device-to-host has its own lanes, at the measured pinned rate
-         * (D2H and H2D figures are within a few % of each other on the catalog's sources). */
-        link.name = "d2h";
-        w.d2h[i] = sim_ps_create(w.e, &link);
-        sim_gpu_config gc = {
-            .index = i,
-            .launch_queue_depth = hw->gpu.launch_queue_depth > 0 ? hw->gpu.launch_queue_depth
-                                                                 : 1024,
-            .copy_overhead_ns = hw->link.copy_overhead_us * 1e3,
-            .pageable_slowdown = hw->link.pinned_gbps / hw->link.pageable_gbps,
-            .h2d = w.h2d[i],
-            .d2h = w.d2h[i],
-            .coll = w.coll,
-            .metrics = w.metrics,
-            .timeline = tl,
-        };
-        w.gpu[i] = w.h2d[i] && w.d2h[i] ? sim_gpu_create(w.e, &gc) : NULL;
-        sim_loader_config lc = {
-            .batch_size = sc->loader.batch_size,
-            .num_workers = sc->loader.num_workers,
-            .prefetch_factor = sc->loader.prefetch_factor,
-            .pin_memory = sc->loader.pin_memory,
-            .persistent_workers = sc->loader.persistent_workers,
-            .samples = per_epoch,
-            .dataset_samples = shard,
-            .sample_bytes = sc->dataset.sample_bytes,
-            .decode_ref_ns = sc->dataset.decode_us * 1e3,
-            .decode_cv = sc->dataset.decode_cv,
-            .input_bytes = sc->dataset.input_bytes,
-            .worker_start_ref_ns = sc->loader.worker_start_ms * 1e6,
-            .cached_samples = cached,
-            .seed = sc->seed * 1000003u + (uint64_t)i,
-            .cpu = w.cpu,
-            .mem = w.mem,
-            .storage = w.storage,
-            .rank = i,
-            .timeline = tl,
-        };
-        int lrc;
-        w.loader[i] = sim_loader_create(w.e, &lc, &lrc);
-        sim_trainer_config tc = {
-            .index = i,
-            .program = &sc->program,
-            .epochs = sc->training.epochs,
-            .non_blocking = sc->loader.non_blocking,
-            .pin_memory = sc->loader.pin_memory,
-            .sync_every_step = sc->training.sync_every_step,
-            .cuda_graphs = sc->training.cuda_graphs,
-            .input_bytes = sc->dataset.input_bytes,
-            .copy_dispatch_ref_ns = sc->copy_dispatch_ns,
-            .cpu = w.cpu,
-            .gpu = w.gpu[i],
-            .loader = w.loader[i],
-            .metrics = w.metrics,
-            .on_epoch_end = epoch_ended,
-            .ctx = &w,
-            .timeline = tl,
-        };
-        w.trainer[i] = (w.gpu[i] && w.loader[i]) ? sim_trainer_create(w.e, &tc) : NULL;
-        if (!w.trainer[i])
+    for (int i = 0; i < w.n; i++)
+        if (rank_create(&w, i, per_epoch, shard, cached))
             goto oom;
-    }
     for (int i = 0; i < w.n; i++)
         sim_trainer_start(w.trainer[i]);
     if (w.series)
         sim_engine_at(w.e, w.tick_ns, w.sampler_id, 0, 0);
     rc = run_engine(&w, opts, per_epoch);
     if (rc) {
-        if (rc == SIM_EBUDGET)
-            sim_err_set(err, rc, NULL, 0, 0,
-                        "report.util_window_ns %lld: the GPU-Util series of this run grows past "
-                        "the %.3g GiB memory budget (%lld windows); use a longer window (0 = the "
-                        "GPU's own) or raise EPOCHSIM_MEMORY_BUDGET_GB",
-                        (long long)window_ns, sc->memory_budget_bytes / 1073741824.0,
-                        (long long)(sc->memory_budget_bytes / SERIES_BYTES_PER_WINDOW));
-        else
-            sim_err_set(err, rc, NULL, 0, 0, "the simulation failed (out of memory)");
+        rc = engine_error(&w, rc, window_ns, err);
         goto fail;
     }
-    for (int i = 0; i < w.n; i++)
-        SIM_ASSERT(sim_trainer_done(w.trainer[i]));
-    SIM_ASSERT(!w.invariant_broken);
-    res->total_time_s = (double)sim_engine_now(w.e) / 1e9;
-    for (int i = 0; i < res->n_epochs; i++)
-        res->steps += res->epochs[i].steps;
-    res->events = sim_engine_events(w.e);
-    res->util_window_ns = window_ns;
-    res->util_series = sim_metrics_util_series(w.metrics, &res->n_util);
-    if (!res->util_series) {
-        rc = sim_err_set(err, SIM_ENOMEM, NULL, 0, 0, "out of memory");
-        goto fail;
-    }
-    if (w.series) {
-        /* The last, partial window (or the only one of a run shorter than a tick). */
-        int64_t end = sim_engine_now(w.e);
-        while (w.series->n < res->n_util) {
-            int64_t ws = w.series->n * window_ns;
-            if (series_push(&w, end - ws < window_ns ? end - ws : window_ns)) {
-                world_free(&w);
-                sim_run_series_free(opts->series);
-                sim_result_free(res);
-                return sim_err_set(err, SIM_ENOMEM, NULL, 0, 0, "out of memory");
-            }
-        }
-    }
-    mean_of_epochs(res);
-    verdict(sc, res);
+    if (results(&w, res, window_ns))
+        goto oom;
     world_free(&w);
     return SIM_OK;
 oom:

@@ -5,7 +5,6 @@
 #include "sim/core/pipeline.h"
 
 #include "sim/base/err.h"
-#include "sim/core/timeline.h"
 
 #include <stdlib.h>
 
@@ -31,53 +30,21 @@ struct sim_storage {
     int in_service;
     int64_t busy_since;
     double busy_ns;
-    /* Timeline only: per request its service start and slot lane (-1 = not recorded), and
-     * which slots are taken, so that concurrent reads sit on separate lanes. */
-    sim_timeline *tl;
-    int64_t *t_start;
-    int32_t *slot;
-    uint8_t *slot_busy;
-    int n_slots;
 };
 
-static void tl_begin(sim_storage *s, uint32_t r)
+/* Tells the observer that read r entered a service slot or is done. */
+static void report(sim_storage *s, sim_obs_kind kind, uint32_t r)
 {
-    int64_t now = sim_engine_now(s->e);
-    s->slot[r] = -1;
-    s->t_start[r] = now;
-    if (!sim_timeline_covers(s->tl, -1, now))
-        return;
-    int k = 0;
-    while (k < s->n_slots && s->slot_busy[k])
-        k++;
-    if (k == s->n_slots) {
-        uint8_t *b = realloc(s->slot_busy, (size_t)k + 1);
-        if (!b)
-            return;
-        s->slot_busy = b;
-        s->n_slots++;
-    }
-    s->slot_busy[k] = 1;
-    s->slot[r] = k;
-}
-
-static void tl_end(sim_storage *s, uint32_t r)
-{
-    int k = s->slot[r];
-    if (k < 0)
-        return;
-    s->slot_busy[k] = 0;
-    sim_timeline_span(s->tl, sim_timeline_lane(s->tl, -1, SIM_TL_LANE_STORAGE, k),
-                      SIM_TL_STORAGE_READ, s->t_start[r], sim_engine_now(s->e),
-                      (int64_t)s->req[r].bytes, 0);
+    sim_observation o = {.kind = kind, .rank = -1, .index = (int)r,
+                         .a = (int64_t)s->req[r].bytes};
+    sim_engine_observe(s->e, &o);
 }
 
 static void start(sim_storage *s, uint32_t r)
 {
     if (s->in_service++ == 0)
         s->busy_since = sim_engine_now(s->e);
-    if (s->tl)
-        tl_begin(s, r);
+    report(s, SIM_OBS_READ_BEGIN, r);
     sim_engine_after(s->e, (int64_t)(s->d.latency_us * 1e3), s->id, EV_LATENCY_DONE, r);
 }
 
@@ -93,8 +60,7 @@ static void handle(sim_engine *e, void *self, const sim_event *ev)
         }
     }
     /* The read is complete: answer, free the slot, admit the next waiting read. */
-    if (s->tl)
-        tl_end(s, r);
+    report(s, SIM_OBS_READ_END, r);
     sim_engine_after(e, 0, q->reply_to, q->kind, q->a);
     q->next = s->free_head;
     s->free_head = r;
@@ -138,27 +104,7 @@ void sim_storage_destroy(sim_storage *s)
         return;
     sim_ps_destroy(s->bw);
     free(s->req);
-    free(s->t_start);
-    free(s->slot);
-    free(s->slot_busy);
     free(s);
-}
-
-/* Sizes the timeline's per-request arrays to `cap` requests. */
-static int tl_grow(sim_storage *s, uint32_t cap)
-{
-    int64_t *t = realloc(s->t_start, (cap ? cap : 1) * sizeof *t);
-    if (t)
-        s->t_start = t;
-    int32_t *k = realloc(s->slot, (cap ? cap : 1) * sizeof *k);
-    if (k)
-        s->slot = k;
-    return t && k ? 0 : SIM_ENOMEM;
-}
-
-void sim_storage_set_timeline(sim_storage *s, sim_timeline *tl)
-{
-    s->tl = tl && tl_grow(s, s->cap_req) == 0 ? tl : NULL;
 }
 
 void sim_storage_read(sim_storage *s, double bytes, uint32_t reply_to, uint32_t kind, uint64_t a)
@@ -175,10 +121,6 @@ void sim_storage_read(sim_storage *s, double bytes, uint32_t reply_to, uint32_t 
                 return;
             }
             s->req = q;
-            if (s->tl && tl_grow(s, cap)) {
-                sim_engine_fail(s->e, SIM_ENOMEM);
-                return;
-            }
             s->cap_req = cap;
         }
         r = s->n_req++;

@@ -7,6 +7,7 @@
 
 #include "sim/base/json.h"
 #include "sim/base/outfile.h"
+#include "sim/core/pipeline.h"
 #include "sim/core/workload.h"
 
 #include <inttypes.h>
@@ -21,6 +22,28 @@
 #define HOST_PID 1
 #define RANK_PID 10
 
+/* One end of a flow arrow: from a launch on the main thread to its kernel on the stream. */
+typedef struct flow {
+    uint64_t id;
+    int64_t ts_ns; /* the start of the span it binds to */
+    int32_t lane;
+    bool finish;
+} flow;
+
+/* What the main thread put on the stream, by sequence number (for names and arguments). */
+typedef struct stream_item {
+    int64_t step;    /* global step */
+    int32_t op;      /* op index in the step's program; -1 = the input batch copy */
+    uint8_t op_kind; /* sim_op_kind */
+    uint8_t unit;    /* sim_unit of a kernel */
+} stream_item;
+
+/* A storage read in service: when it started and its slot lane (-1 = not recorded). */
+typedef struct read_slot {
+    int64_t start_ns;
+    int32_t slot;
+} read_slot;
+
 typedef struct lane {
     char name[48];
     int rank;
@@ -30,7 +53,7 @@ typedef struct lane {
 
 typedef struct rank_state {
     int64_t end_ns; /* OPEN until the main thread begins step `steps` */
-    sim_tl_item *items;
+    stream_item *items;
     uint64_t n_items, cap_items;
     int lane[SIM_TL_LANE_KINDS]; /* lanes of kinds with one per rank (-1 = none) */
     int *worker_lane;
@@ -45,8 +68,14 @@ struct sim_timeline {
     int n_lanes, cap_lanes;
     sim_tl_span *spans;
     size_t n_spans, cap_spans;
-    sim_tl_flow *flows;
+    flow *flows;
     size_t n_flows, cap_flows;
+    /* Storage reads by request id, and which slots are taken, so that concurrent reads sit on
+     * separate lanes. */
+    read_slot *reads;
+    size_t cap_reads;
+    uint8_t *slot_busy;
+    int n_slots;
     bool oom;
 };
 
@@ -69,6 +98,8 @@ void sim_timeline_destroy(sim_timeline *tl)
     free(tl->lanes);
     free(tl->spans);
     free(tl->flows);
+    free(tl->reads);
+    free(tl->slot_busy);
     free(tl);
 }
 
@@ -133,6 +164,8 @@ static int add_lane(sim_timeline *tl, int rank, sim_tl_lane_kind kind, int index
     return tl->n_lanes++;
 }
 
+static int lane_of(sim_timeline *tl, int rank, sim_tl_lane_kind kind, int index);
+
 int sim_timeline_attach(sim_timeline *tl, int n_ranks, int n_workers, bool pin)
 {
     if (tl->r || n_ranks < 1) return SIM_EINVAL;
@@ -158,21 +191,25 @@ int sim_timeline_attach(sim_timeline *tl, int n_ranks, int n_workers, bool pin)
         r->lane[SIM_TL_LANE_STREAM] = add_lane(tl, i, SIM_TL_LANE_STREAM, 0);
     }
     /* Storage slot 0 always exists, so the lane is named even before the first read. */
-    sim_timeline_lane(tl, -1, SIM_TL_LANE_STORAGE, 0);
+    lane_of(tl, -1, SIM_TL_LANE_STORAGE, 0);
     return tl->oom ? SIM_ENOMEM : SIM_OK;
 }
 
-void sim_timeline_step(sim_timeline *tl, int rank, int64_t step, int64_t now_ns)
+/* The main thread of `rank` begins global step `step` at now_ns: at step == steps the rank's
+ * window closes. */
+static void window_step(sim_timeline *tl, int rank, int64_t step, int64_t now_ns)
 {
     if (step >= tl->steps && tl->r[rank].end_ns == OPEN) tl->r[rank].end_ns = now_ns;
 }
 
-bool sim_timeline_on(const sim_timeline *tl, int rank)
+/* The rank's window is still open (its main thread has not begun step `steps`). */
+static bool window_open(const sim_timeline *tl, int rank)
 {
     return tl->r[rank].end_ns == OPEN;
 }
 
-bool sim_timeline_covers(const sim_timeline *tl, int rank, int64_t start_ns)
+/* Something of `rank` (-1: shared, e.g. storage) that started at start_ns is in the window. */
+static bool covers(const sim_timeline *tl, int rank, int64_t start_ns)
 {
     if (rank >= 0) return start_ns < tl->r[rank].end_ns;
     for (int i = 0; i < tl->n_ranks; i++)
@@ -180,7 +217,9 @@ bool sim_timeline_covers(const sim_timeline *tl, int rank, int64_t start_ns)
     return false;
 }
 
-int sim_timeline_lane(sim_timeline *tl, int rank, sim_tl_lane_kind kind, int index)
+/* The lane id of (rank, kind, index); storage slots are created on demand (rank ignored).
+ * Returns -1 if there is no such lane (e.g. a pin lane without pinning) or out of memory. */
+static int lane_of(sim_timeline *tl, int rank, sim_tl_lane_kind kind, int index)
 {
     if (kind == SIM_TL_LANE_STORAGE) {
         for (int i = 0; i < tl->n_lanes; i++)
@@ -194,8 +233,8 @@ int sim_timeline_lane(sim_timeline *tl, int rank, sim_tl_lane_kind kind, int ind
     return r->lane[kind];
 }
 
-void sim_timeline_span(sim_timeline *tl, int lane_id, sim_tl_what what, int64_t start_ns,
-                       int64_t end_ns, int64_t a, int64_t b)
+static void add_span(sim_timeline *tl, int lane_id, sim_tl_what what, int64_t start_ns,
+                     int64_t end_ns, int64_t a, int64_t b)
 {
     if (lane_id < 0) return;
     if (grow((void **)&tl->spans, &tl->cap_spans, tl->n_spans, sizeof *tl->spans)) {
@@ -205,22 +244,24 @@ void sim_timeline_span(sim_timeline *tl, int lane_id, sim_tl_what what, int64_t 
     tl->spans[tl->n_spans++] = (sim_tl_span){start_ns, end_ns, a, b, lane_id, (uint16_t)what};
 }
 
-void sim_timeline_flow(sim_timeline *tl, uint64_t id, int lane_id, int64_t ts_ns, bool finish)
+static void add_flow(sim_timeline *tl, uint64_t id, int lane_id, int64_t ts_ns, bool finish)
 {
     if (lane_id < 0) return;
     if (grow((void **)&tl->flows, &tl->cap_flows, tl->n_flows, sizeof *tl->flows)) {
         tl->oom = true;
         return;
     }
-    tl->flows[tl->n_flows++] = (sim_tl_flow){id, ts_ns, lane_id, finish};
+    tl->flows[tl->n_flows++] = (flow){id, ts_ns, lane_id, finish};
 }
 
-uint64_t sim_timeline_flow_id(int rank, uint64_t seq)
+/* The flow id of stream item `seq` (1, 2, ...) of rank `rank`: never 0. */
+static uint64_t flow_id(int rank, uint64_t seq)
 {
     return ((uint64_t)rank << 40) | seq;
 }
 
-void sim_timeline_item(sim_timeline *tl, int rank, uint64_t seq, const sim_tl_item *it)
+/* The main thread of `rank` queued stream item `seq`; the GPU reports each through gpu_item. */
+static void add_item(sim_timeline *tl, int rank, uint64_t seq, const stream_item *it)
 {
     rank_state *r = &tl->r[rank];
     if (seq != r->n_items + 1) return; /* only a gap-free prefix of the stream is recorded */
@@ -233,33 +274,35 @@ void sim_timeline_item(sim_timeline *tl, int rank, uint64_t seq, const sim_tl_it
     r->items[r->n_items++] = *it;
 }
 
-bool sim_timeline_has_item(const sim_timeline *tl, int rank, uint64_t seq)
+static bool has_item(const sim_timeline *tl, int rank, uint64_t seq)
 {
     return seq >= 1 && seq <= tl->r[rank].n_items;
 }
 
-void sim_timeline_gpu_item(sim_timeline *tl, int rank, uint64_t seq, int64_t start_ns,
-                           int64_t end_ns, int64_t link_end_ns)
+/* The GPU ran item `seq` from start_ns to end_ns; a copy moved its bytes on the link until
+ * link_end_ns. Records the stream span, the link span and the kernel's flow end. */
+static void gpu_item(sim_timeline *tl, int rank, uint64_t seq, int64_t start_ns, int64_t end_ns,
+                     int64_t link_end_ns)
 {
-    if (!sim_timeline_has_item(tl, rank, seq)) return;
+    if (!has_item(tl, rank, seq)) return;
     const rank_state *r = &tl->r[rank];
-    const sim_tl_item *it = &r->items[seq - 1];
+    const stream_item *it = &r->items[seq - 1];
     int stream = r->lane[SIM_TL_LANE_STREAM];
     switch ((sim_op_kind)it->op_kind) {
     case SIM_OP_KERNEL:
-        sim_timeline_span(tl, stream, SIM_TL_KERNEL, start_ns, end_ns, (int64_t)seq, 0);
-        sim_timeline_flow(tl, sim_timeline_flow_id(rank, seq), stream, start_ns, true);
+        add_span(tl, stream, SIM_TL_KERNEL, start_ns, end_ns, (int64_t)seq, 0);
+        add_flow(tl, flow_id(rank, seq), stream, start_ns, true);
         break;
     case SIM_OP_MEMCPY_H2D:
     case SIM_OP_MEMCPY_D2H: {
-        sim_timeline_span(tl, stream, SIM_TL_MEMCPY, start_ns, end_ns, (int64_t)seq, 0);
+        add_span(tl, stream, SIM_TL_MEMCPY, start_ns, end_ns, (int64_t)seq, 0);
         int link = r->lane[it->op_kind == SIM_OP_MEMCPY_D2H ? SIM_TL_LANE_D2H : SIM_TL_LANE_H2D];
-        sim_timeline_span(tl, link, SIM_TL_TRANSFER, start_ns,
+        add_span(tl, link, SIM_TL_TRANSFER, start_ns,
                           link_end_ns > start_ns ? link_end_ns : end_ns, (int64_t)seq, 0);
         break;
     }
     case SIM_OP_ALLREDUCE:
-        sim_timeline_span(tl, stream, SIM_TL_ALLREDUCE, start_ns, end_ns, (int64_t)seq, 0);
+        add_span(tl, stream, SIM_TL_ALLREDUCE, start_ns, end_ns, (int64_t)seq, 0);
         break;
     case SIM_OP_CPU:
     case SIM_OP_SYNC:
@@ -267,6 +310,80 @@ void sim_timeline_gpu_item(sim_timeline *tl, int rank, uint64_t seq, int64_t sta
         break;
     }
 }
+
+/* Storage request `req` enters service at now_ns: it takes the first free slot lane if it is in
+ * the window. */
+static void read_begin(sim_timeline *tl, int req, int64_t now_ns)
+{
+    size_t cap = tl->cap_reads;
+    while ((size_t)req >= tl->cap_reads) {
+        if (grow((void **)&tl->reads, &cap, tl->cap_reads, sizeof *tl->reads)) {
+            tl->oom = true;
+            return;
+        }
+        tl->cap_reads = cap;
+    }
+    read_slot *rs = &tl->reads[req];
+    rs->slot = -1;
+    rs->start_ns = now_ns;
+    if (!covers(tl, -1, now_ns)) return;
+    int k = 0;
+    while (k < tl->n_slots && tl->slot_busy[k])
+        k++;
+    if (k == tl->n_slots) {
+        uint8_t *b = realloc(tl->slot_busy, (size_t)k + 1);
+        if (!b) return;
+        tl->slot_busy = b;
+        tl->n_slots++;
+    }
+    tl->slot_busy[k] = 1;
+    rs->slot = k;
+}
+
+static void read_end(sim_timeline *tl, int req, int64_t bytes, int64_t now_ns)
+{
+    if ((size_t)req >= tl->cap_reads || tl->reads[req].slot < 0) return;
+    int k = tl->reads[req].slot;
+    tl->slot_busy[k] = 0;
+    add_span(tl, lane_of(tl, -1, SIM_TL_LANE_STORAGE, k), SIM_TL_STORAGE_READ,
+             tl->reads[req].start_ns, now_ns, bytes, 0);
+}
+
+static void observe(void *ctx, int64_t now_ns, const sim_observation *o)
+{
+    sim_timeline *tl = ctx;
+    switch (o->kind) {
+    case SIM_OBS_STEP:
+        window_step(tl, o->rank, o->a, now_ns);
+        break;
+    case SIM_OBS_SPAN:
+        if (covers(tl, o->rank, o->start_ns))
+            add_span(tl, lane_of(tl, o->rank, (sim_tl_lane_kind)o->thread, o->index),
+                     (sim_tl_what)o->what, o->start_ns, now_ns, o->a, o->b);
+        break;
+    case SIM_OBS_ITEM:
+        if (window_open(tl, o->rank))
+            add_item(tl, o->rank, o->seq,
+                     &(stream_item){o->a, o->index, (uint8_t)o->what, (uint8_t)o->unit});
+        break;
+    case SIM_OBS_LAUNCH:
+        if (window_open(tl, o->rank))
+            add_flow(tl, flow_id(o->rank, o->seq), lane_of(tl, o->rank, SIM_TL_LANE_MAIN, 0),
+                     o->start_ns, false);
+        break;
+    case SIM_OBS_GPU_DONE:
+        gpu_item(tl, o->rank, o->seq, o->start_ns, now_ns, o->a);
+        break;
+    case SIM_OBS_READ_BEGIN:
+        read_begin(tl, o->index, now_ns);
+        break;
+    case SIM_OBS_READ_END:
+        read_end(tl, o->index, o->a, now_ns);
+        break;
+    }
+}
+
+const sim_observer_ops sim_timeline_observer = {.name = "timeline", .observe = observe};
 
 const sim_tl_span *sim_timeline_spans(const sim_timeline *tl, size_t *n)
 {
@@ -338,34 +455,54 @@ static const char *op_kind_name(int64_t kind)
     return "?";
 }
 
-static const sim_tl_item *item_of(const sim_timeline *tl, const sim_tl_span *s)
+static const stream_item *item_of(const sim_timeline *tl, const sim_tl_span *s)
 {
     int rank = tl->lanes[s->lane].rank;
-    if (rank < 0 || !sim_timeline_has_item(tl, rank, (uint64_t)s->a)) return NULL;
+    if (rank < 0 || !has_item(tl, rank, (uint64_t)s->a)) return NULL;
     return &tl->r[rank].items[s->a - 1];
 }
 
+/* The name of a span of the GPU stream or a link: what its item was. */
+static void item_span_name(const sim_timeline *tl, const sim_tl_span *s, char *buf, size_t size)
+{
+    const stream_item *it = item_of(tl, s);
+    if (s->what == SIM_TL_KERNEL) {
+        if (it)
+            snprintf(buf, size, "op %d kernel (%s)", it->op, unit_name(it->unit));
+        else
+            snprintf(buf, size, "kernel");
+    } else if (s->what == SIM_TL_ALLREDUCE) {
+        snprintf(buf, size, "op %d all-reduce", it ? it->op : -1);
+    } else if (it && it->op < 0) {
+        snprintf(buf, size, "input batch H2D");
+    } else if (it) {
+        snprintf(buf, size, "op %d %s", it->op, op_kind_name(it->op_kind));
+    } else {
+        snprintf(buf, size, "memcpy");
+    }
+}
+
+/* The names of the spans whose name carries no figure. */
+static const char *const plain_names[SIM_TL_WHAT_COUNT] = {
+    [SIM_TL_DATA_WAIT] = "wait for batch",
+    [SIM_TL_COPY_ISSUE] = "input .to(cuda)",
+    [SIM_TL_COPY_WAIT] = "wait for input copy",
+    [SIM_TL_LAUNCH_WAIT] = "launch queue full",
+    [SIM_TL_GRAPH_LAUNCH] = "CUDA graph launch",
+    [SIM_TL_STEP_TAIL] = "python step overhead",
+    [SIM_TL_WORKER_START] = "worker start",
+    [SIM_TL_DECODE] = "decode",
+    [SIM_TL_COLLATE] = "collate",
+};
+
 void sim_timeline_span_name(const sim_timeline *tl, const sim_tl_span *s, char *buf, size_t size)
 {
-    const sim_tl_item *it;
     switch ((sim_tl_what)s->what) {
     case SIM_TL_STEP:
         snprintf(buf, size, "step %" PRId64, s->a);
         return;
-    case SIM_TL_DATA_WAIT:
-        snprintf(buf, size, "wait for batch");
-        return;
-    case SIM_TL_COPY_ISSUE:
-        snprintf(buf, size, "input .to(cuda)");
-        return;
-    case SIM_TL_COPY_WAIT:
-        snprintf(buf, size, "wait for input copy");
-        return;
     case SIM_TL_DISPATCH:
         snprintf(buf, size, "op %" PRId64 " %s", s->a, op_kind_name(s->b));
-        return;
-    case SIM_TL_LAUNCH_WAIT:
-        snprintf(buf, size, "launch queue full");
         return;
     case SIM_TL_SYNC:
         if (s->a >= 0)
@@ -373,26 +510,11 @@ void sim_timeline_span_name(const sim_timeline *tl, const sim_tl_span *s, char *
         else
             snprintf(buf, size, "synchronize");
         return;
-    case SIM_TL_GRAPH_LAUNCH:
-        snprintf(buf, size, "CUDA graph launch");
-        return;
-    case SIM_TL_STEP_TAIL:
-        snprintf(buf, size, "python step overhead");
-        return;
-    case SIM_TL_WORKER_START:
-        snprintf(buf, size, "worker start");
-        return;
     case SIM_TL_BATCH:
         snprintf(buf, size, "batch %" PRId64, s->a);
         return;
     case SIM_TL_READ:
         snprintf(buf, size, s->b ? "read (page cache)" : "read (storage)");
-        return;
-    case SIM_TL_DECODE:
-        snprintf(buf, size, "decode");
-        return;
-    case SIM_TL_COLLATE:
-        snprintf(buf, size, "collate");
         return;
     case SIM_TL_PIN_BATCH:
         snprintf(buf, size, "pin batch %" PRId64, s->a);
@@ -401,30 +523,16 @@ void sim_timeline_span_name(const sim_timeline *tl, const sim_tl_span *s, char *
         snprintf(buf, size, "read %.0f kB", (double)s->a / 1e3);
         return;
     case SIM_TL_KERNEL:
-        it = item_of(tl, s);
-        if (it)
-            snprintf(buf, size, "op %d kernel (%s)", it->op, unit_name(it->unit));
-        else
-            snprintf(buf, size, "kernel");
-        return;
     case SIM_TL_MEMCPY:
     case SIM_TL_TRANSFER:
-        it = item_of(tl, s);
-        if (it && it->op < 0)
-            snprintf(buf, size, "input batch H2D");
-        else if (it)
-            snprintf(buf, size, "op %d %s", it->op, op_kind_name(it->op_kind));
-        else
-            snprintf(buf, size, "memcpy");
-        return;
     case SIM_TL_ALLREDUCE:
-        it = item_of(tl, s);
-        snprintf(buf, size, "op %d all-reduce", it ? it->op : -1);
+        item_span_name(tl, s, buf, size);
         return;
-    case SIM_TL_WHAT_COUNT:
+    default:
         break;
     }
-    snprintf(buf, size, "?");
+    const char *name = s->what < SIM_TL_WHAT_COUNT ? plain_names[s->what] : NULL;
+    snprintf(buf, size, "%s", name ? name : "?");
 }
 
 const char *sim_timeline_category(sim_tl_what what)
@@ -538,7 +646,7 @@ static void span_args(yajl_gen g, const sim_timeline *tl, const sim_tl_span *s)
     case SIM_TL_MEMCPY:
     case SIM_TL_TRANSFER:
     case SIM_TL_ALLREDUCE: {
-        const sim_tl_item *it = item_of(tl, s);
+        const stream_item *it = item_of(tl, s);
         sim_json_int(g, "seq", s->a);
         if (it) {
             sim_json_int(g, "step", it->step);
@@ -556,6 +664,63 @@ static void span_args(yajl_gen g, const sim_timeline *tl, const sim_tl_span *s)
 static void write_cb(void *ctx, const char *str, size_t len)
 {
     fwrite(str, 1, len, (FILE *)ctx);
+}
+
+/* Names the processes (the host, one per rank) and threads (lanes), in display order. */
+static void write_metadata(yajl_gen g, const sim_timeline *tl)
+{
+    meta(g, "process_name", HOST_PID, 0, "name", "host (shared storage)", 0);
+    meta(g, "process_sort_index", HOST_PID, 0, "sort_index", NULL, 1000);
+    for (int r = 0; r < tl->n_ranks; r++) {
+        char name[48];
+        snprintf(name, sizeof name, "rank %d (GPU %d)", r, r);
+        meta(g, "process_name", RANK_PID + r, 0, "name", name, 0);
+        meta(g, "process_sort_index", RANK_PID + r, 0, "sort_index", NULL, r);
+    }
+    for (int i = 0; i < tl->n_lanes; i++) {
+        meta(g, "thread_name", pid_of(tl, i), i + 1, "name", tl->lanes[i].name, 0);
+        meta(g, "thread_sort_index", pid_of(tl, i), i + 1, "sort_index", NULL,
+             sim_timeline_lane_order(tl, i));
+    }
+}
+
+/* The spans as "X" complete events, in the order given. */
+static void write_spans(yajl_gen g, const sim_timeline *tl, const sim_tl_span *order)
+{
+    char name[96];
+    for (size_t k = 0; k < tl->n_spans; k++) {
+        const sim_tl_span *s = &order[k];
+        sim_timeline_span_name(tl, s, name, sizeof name);
+        yajl_gen_map_open(g);
+        sim_json_str(g, "ph", "X");
+        sim_json_str(g, "cat", CAT);
+        sim_json_str(g, "name", name);
+        sim_json_int(g, "pid", pid_of(tl, s->lane));
+        sim_json_int(g, "tid", s->lane + 1);
+        kus(g, "ts", s->start_ns);
+        kus(g, "dur", s->end_ns - s->start_ns);
+        span_args(g, tl, s);
+        yajl_gen_map_close(g);
+    }
+}
+
+/* The launch arrows as "s"/"f" flow events. */
+static void write_flows(yajl_gen g, const sim_timeline *tl)
+{
+    for (size_t k = 0; k < tl->n_flows; k++) {
+        const flow *f = &tl->flows[k];
+        yajl_gen_map_open(g);
+        sim_json_str(g, "ph", f->finish ? "f" : "s");
+        if (f->finish)
+            sim_json_str(g, "bp", "e"); /* bind to the enclosing slice (the kernel), not the next one */
+        sim_json_str(g, "cat", CAT);
+        sim_json_str(g, "name", "launch");
+        sim_json_int(g, "id", (long long)f->id);
+        sim_json_int(g, "pid", pid_of(tl, f->lane));
+        sim_json_int(g, "tid", f->lane + 1);
+        kus(g, "ts", f->ts_ns);
+        yajl_gen_map_close(g);
+    }
 }
 
 int sim_timeline_write_json(const sim_timeline *tl, const char *path, sim_err *err)
@@ -589,49 +754,9 @@ int sim_timeline_write_json(const sim_timeline *tl, const char *path, sim_err *e
     yajl_gen_map_close(g);
     sim_json_key(g, "traceEvents");
     yajl_gen_array_open(g);
-
-    meta(g, "process_name", HOST_PID, 0, "name", "host (shared storage)", 0);
-    meta(g, "process_sort_index", HOST_PID, 0, "sort_index", NULL, 1000);
-    for (int r = 0; r < tl->n_ranks; r++) {
-        char name[48];
-        snprintf(name, sizeof name, "rank %d (GPU %d)", r, r);
-        meta(g, "process_name", RANK_PID + r, 0, "name", name, 0);
-        meta(g, "process_sort_index", RANK_PID + r, 0, "sort_index", NULL, r);
-    }
-    for (int i = 0; i < tl->n_lanes; i++) {
-        meta(g, "thread_name", pid_of(tl, i), i + 1, "name", tl->lanes[i].name, 0);
-        meta(g, "thread_sort_index", pid_of(tl, i), i + 1, "sort_index", NULL,
-             sim_timeline_lane_order(tl, i));
-    }
-    char name[96];
-    for (size_t k = 0; k < tl->n_spans; k++) {
-        const sim_tl_span *s = &order[k];
-        sim_timeline_span_name(tl, s, name, sizeof name);
-        yajl_gen_map_open(g);
-        sim_json_str(g, "ph", "X");
-        sim_json_str(g, "cat", CAT);
-        sim_json_str(g, "name", name);
-        sim_json_int(g, "pid", pid_of(tl, s->lane));
-        sim_json_int(g, "tid", s->lane + 1);
-        kus(g, "ts", s->start_ns);
-        kus(g, "dur", s->end_ns - s->start_ns);
-        span_args(g, tl, s);
-        yajl_gen_map_close(g);
-    }
-    for (size_t k = 0; k < tl->n_flows; k++) {
-        const sim_tl_flow *f = &tl->flows[k];
-        yajl_gen_map_open(g);
-        sim_json_str(g, "ph", f->finish ? "f" : "s");
-        if (f->finish)
-            sim_json_str(g, "bp", "e"); /* bind to the enclosing slice (the kernel), not the next one */
-        sim_json_str(g, "cat", CAT);
-        sim_json_str(g, "name", "launch");
-        sim_json_int(g, "id", (long long)f->id);
-        sim_json_int(g, "pid", pid_of(tl, f->lane));
-        sim_json_int(g, "tid", f->lane + 1);
-        kus(g, "ts", f->ts_ns);
-        yajl_gen_map_close(g);
-    }
+    write_metadata(g, tl);
+    write_spans(g, tl, order);
+    write_flows(g, tl);
     yajl_gen_array_close(g);
     yajl_gen_status st = yajl_gen_map_close(g);
     yajl_gen_free(g);

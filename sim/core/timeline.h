@@ -1,12 +1,13 @@
 /* timeline.h — a recorder of what every thread, link and GPU stream of a run did, as spans on
  * named lanes, for the first N training steps only (so files stay small), and its export as
- * Chrome-trace JSON (Perfetto UI, chrome://tracing). Components get a borrowed pointer that is
- * NULL when nothing is recorded, so the hot path pays one predictable branch per hook. The
- * window: everything that *started* before the main thread of its rank began step N. */
+ * Chrome-trace JSON (Perfetto UI, chrome://tracing). It is the engine's observer: components
+ * report what they do (pipeline.h, sim_observation) and know nothing of it. The window:
+ * everything that *started* before the main thread of its rank began step N. */
 #ifndef SIM_TIMELINE_H
 #define SIM_TIMELINE_H
 
 #include "sim/base/err.h"
+#include "sim/core/engine.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -58,22 +59,6 @@ typedef struct sim_tl_span {
     uint16_t what; /* sim_tl_what */
 } sim_tl_span;
 
-/* One end of a flow arrow: from a launch on the main thread to its kernel on the stream. */
-typedef struct sim_tl_flow {
-    uint64_t id;
-    int64_t ts_ns; /* the start of the span it binds to */
-    int32_t lane;
-    bool finish;
-} sim_tl_flow;
-
-/* What the main thread put on the stream, by sequence number (for names and arguments). */
-typedef struct sim_tl_item {
-    int64_t step;    /* global step */
-    int32_t op;      /* op index in the step's program; -1 = the input batch copy */
-    uint8_t op_kind; /* sim_op_kind */
-    uint8_t unit;    /* sim_unit of a kernel */
-} sim_tl_item;
-
 /* A recorder for the first `steps` steps (>= 1) of each rank. NULL when out of memory. */
 sim_timeline *sim_timeline_create(int64_t steps);
 void sim_timeline_destroy(sim_timeline *tl);
@@ -83,36 +68,11 @@ int64_t sim_timeline_steps(const sim_timeline *tl);
  * each (0 = the main thread loads) and a pin-memory thread if `pin`. Returns 0 or SIM_ENOMEM. */
 int sim_timeline_attach(sim_timeline *tl, int n_ranks, int n_workers, bool pin);
 
-/* The main thread of `rank` begins global step `step` at now_ns: at step == steps the rank's
- * window closes. */
-void sim_timeline_step(sim_timeline *tl, int rank, int64_t step, int64_t now_ns);
-/* The rank's window is still open (its main thread has not begun step `steps`). */
-bool sim_timeline_on(const sim_timeline *tl, int rank);
-/* Something of `rank` (-1: shared, e.g. storage) that started at start_ns is in the window. */
-bool sim_timeline_covers(const sim_timeline *tl, int rank, int64_t start_ns);
+/* The observer ops (the context: the timeline, attached). run.c sets them on its engine when asked
+ * for a timeline; a recording that runs out of memory is reported by the writer. */
+extern const sim_observer_ops sim_timeline_observer;
 
-/* The lane id of (rank, kind, index); storage slots are created on demand (rank ignored).
- * Returns -1 if there is no such lane (e.g. a pin lane without pinning) or out of memory. */
-int sim_timeline_lane(sim_timeline *tl, int rank, sim_tl_lane_kind kind, int index);
-/* Records a span (out of memory is remembered and reported by the writer). */
-void sim_timeline_span(sim_timeline *tl, int lane, sim_tl_what what, int64_t start_ns,
-                       int64_t end_ns, int64_t a, int64_t b);
-/* Records one end of a flow. */
-void sim_timeline_flow(sim_timeline *tl, uint64_t id, int lane, int64_t ts_ns, bool finish);
-/* The flow id of stream item `seq` (1, 2, ...) of rank `rank`: never 0. */
-uint64_t sim_timeline_flow_id(int rank, uint64_t seq);
-
-/* The main thread of `rank` queued stream item `seq` (in the window). Items must be registered
- * in order 1, 2, ...; the GPU then reports each through sim_timeline_gpu_item. */
-void sim_timeline_item(sim_timeline *tl, int rank, uint64_t seq, const sim_tl_item *it);
-/* Stream item `seq` was registered (so the GPU records it). */
-bool sim_timeline_has_item(const sim_timeline *tl, int rank, uint64_t seq);
-/* The GPU ran item `seq` from start_ns to end_ns; a copy moved its bytes on the link until
- * link_end_ns. Records the stream span, the link span and the kernel's flow end. */
-void sim_timeline_gpu_item(sim_timeline *tl, int rank, uint64_t seq, int64_t start_ns,
-                           int64_t end_ns, int64_t link_end_ns);
-
-/* Read access, for tests and plots. Pointers are borrowed until the next record call. */
+/* Read access, for tests and plots. Pointers are borrowed until the next observation. */
 const sim_tl_span *sim_timeline_spans(const sim_timeline *tl, size_t *n);
 int sim_timeline_lanes(const sim_timeline *tl);
 /* The lane's name ("DataLoader worker 2", "GPU 0 stream", ...), its kind and rank (-1 shared),

@@ -43,56 +43,51 @@ struct sim_trainer {
     bool at_next_batch; /* the batch in flight was asked for by the NEXT_BATCH op at pc */
     int64_t batch;
     int64_t step_start_ns;
+    int64_t phase_ns; /* start of what the main thread is doing now (dispatch, a wait) */
     size_t pc;
     bool done;
-    int64_t tl_step_ns, tl_phase_ns; /* timeline only: step and phase starts */
 };
-
-/* ---- timeline hooks: only called when cfg.timeline is set ---- */
-static bool tl_on(const sim_trainer *t)
-{
-    return t->cfg.timeline && sim_timeline_on(t->cfg.timeline, t->cfg.index);
-}
 
 static int64_t global_step(const sim_trainer *t)
 {
     return (int64_t)t->epoch * t->batches + t->step;
 }
 
-/* A main-thread span from `start_ns` to now. */
-static void tl_main(sim_trainer *t, sim_tl_what what, int64_t start_ns, int64_t a, int64_t b)
+/* ---- what the main thread reports to the engine's observer (pipeline.h) ---- */
+
+/* The main thread did `what` from start_ns to now. */
+static void report(sim_trainer *t, sim_tl_what what, int64_t start_ns, int64_t a, int64_t b)
 {
-    if (!tl_on(t))
-        return;
-    sim_timeline *tl = t->cfg.timeline;
-    sim_timeline_span(tl, sim_timeline_lane(tl, t->cfg.index, SIM_TL_LANE_MAIN, 0), what,
-                      start_ns, sim_engine_now(t->e), a, b);
+    sim_observation o = {.kind = SIM_OBS_SPAN, .rank = t->cfg.index, .thread = SIM_TL_LANE_MAIN,
+                         .what = (int)what, .start_ns = start_ns, .a = a, .b = b};
+    sim_engine_observe(t->e, &o);
+}
+
+/* The phase that began at phase_ns, `what`, is over. */
+static void phase_done(sim_trainer *t, sim_tl_what what, int64_t a, int64_t b)
+{
+    report(t, what, t->phase_ns, a, b);
 }
 
 /* Stream item `seq` came from op `op` (-1: the input copy). */
-static void tl_item(sim_trainer *t, uint64_t seq, int op, sim_op_kind kind, int unit)
+static void report_item(sim_trainer *t, uint64_t seq, int op, sim_op_kind kind, int unit)
 {
-    if (!tl_on(t))
-        return;
-    sim_tl_item it = {global_step(t), op, (uint8_t)kind, (uint8_t)unit};
-    sim_timeline_item(t->cfg.timeline, t->cfg.index, seq, &it);
+    sim_observation o = {.kind = SIM_OBS_ITEM, .rank = t->cfg.index, .index = op,
+                         .what = (int)kind, .unit = unit, .seq = seq, .a = global_step(t)};
+    sim_engine_observe(t->e, &o);
 }
 
-/* The flow arrow out of the main thread for the kernel that will be item `seq`. */
-static void tl_flow(sim_trainer *t, uint64_t seq)
+/* The launch of the kernel that will be item `seq` began with the current phase. */
+static void report_launch(sim_trainer *t, uint64_t seq)
 {
-    if (!tl_on(t))
-        return;
-    sim_timeline *tl = t->cfg.timeline;
-    sim_timeline_flow(tl, sim_timeline_flow_id(t->cfg.index, seq),
-                      sim_timeline_lane(tl, t->cfg.index, SIM_TL_LANE_MAIN, 0), t->tl_phase_ns,
-                      false);
+    sim_observation o = {.kind = SIM_OBS_LAUNCH, .rank = t->cfg.index, .seq = seq,
+                         .start_ns = t->phase_ns};
+    sim_engine_observe(t->e, &o);
 }
 
-static void tl_phase(sim_trainer *t)
+static void begin_phase(sim_trainer *t)
 {
-    if (t->cfg.timeline)
-        t->tl_phase_ns = sim_engine_now(t->e);
+    t->phase_ns = sim_engine_now(t->e);
 }
 
 static void set_main(sim_trainer *t, sim_main_state s)
@@ -102,21 +97,20 @@ static void set_main(sim_trainer *t, sim_main_state s)
 
 static void cpu_job(sim_trainer *t, int64_t ref_ns, uint32_t kind)
 {
-    tl_phase(t);
+    begin_phase(t);
     sim_ps_submit(t->cfg.cpu, ref_ns > 0 ? (double)ref_ns : 0, t->id, kind, 0);
 }
 
 static void wait_gpu(sim_trainer *t, uint64_t seq, uint32_t kind)
 {
     set_main(t, SIM_MAIN_SYNC);
-    tl_phase(t);
+    begin_phase(t);
     sim_gpu_notify(t->cfg.gpu, seq, t->id, kind);
 }
 
 static void request_batch(sim_trainer *t)
 {
-    if (t->cfg.timeline)
-        t->tl_phase_ns = sim_engine_now(t->e);
+    begin_phase(t);
     set_main(t, SIM_MAIN_DATA);
     t->taken++;
     sim_loader_next(t->cfg.loader, t->id, EV_BATCH);
@@ -126,10 +120,8 @@ static void start_step(sim_trainer *t)
 {
     t->step_start_ns = sim_engine_now(t->e);
     t->pc = 0;
-    if (t->cfg.timeline) {
-        sim_timeline_step(t->cfg.timeline, t->cfg.index, global_step(t), t->step_start_ns);
-        t->tl_step_ns = t->step_start_ns;
-    }
+    sim_engine_observe(t->e, &(sim_observation){.kind = SIM_OBS_STEP, .rank = t->cfg.index,
+                                                .a = global_step(t)});
     request_batch(t);
 }
 
@@ -174,8 +166,7 @@ static void next_op(sim_trainer *t)
 static void launch(sim_trainer *t, const sim_op *op)
 {
     uint64_t seq = sim_gpu_kernel(t->cfg.gpu, op->gpu_ns, op->sm_fraction);
-    if (t->cfg.timeline)
-        tl_item(t, seq, (int)t->pc, SIM_OP_KERNEL, op->unit);
+    report_item(t, seq, (int)t->pc, SIM_OP_KERNEL, op->unit);
     t->pc++;
     next_op(t);
 }
@@ -184,11 +175,9 @@ static void op_dispatched(sim_trainer *t)
 {
     const sim_op *op = &t->cfg.program->ops[t->pc];
     sim_gpu *g = t->cfg.gpu;
-    if (t->cfg.timeline) {
-        tl_main(t, SIM_TL_DISPATCH, t->tl_phase_ns, (int64_t)t->pc, op->kind);
-        if (op->kind == SIM_OP_KERNEL)
-            tl_flow(t, sim_gpu_enqueued(g) + 1);
-    }
+    phase_done(t, SIM_TL_DISPATCH, (int64_t)t->pc, op->kind);
+    if (op->kind == SIM_OP_KERNEL)
+        report_launch(t, sim_gpu_enqueued(g) + 1);
     switch ((sim_op_kind)op->kind) {
     case SIM_OP_KERNEL:
         if (sim_gpu_queued(g) >= (uint64_t)sim_gpu_queue_depth(g)) {
@@ -199,11 +188,10 @@ static void op_dispatched(sim_trainer *t)
         return;
     case SIM_OP_MEMCPY_H2D: {
         uint64_t seq = sim_gpu_copy(g, op->bytes, op->pinned);
-        if (t->cfg.timeline)
-            tl_item(t, seq, (int)t->pc, SIM_OP_MEMCPY_H2D, 0);
+        report_item(t, seq, (int)t->pc, SIM_OP_MEMCPY_H2D, 0);
         if (!op->pinned) {
             set_main(t, SIM_MAIN_H2D);
-            tl_phase(t);
+            begin_phase(t);
             sim_gpu_notify(g, seq, t->id, EV_OP_WAITED);
             return;
         }
@@ -211,15 +199,13 @@ static void op_dispatched(sim_trainer *t)
     }
     case SIM_OP_MEMCPY_D2H: {
         uint64_t seq = sim_gpu_copy_d2h(g, op->bytes);
-        if (t->cfg.timeline)
-            tl_item(t, seq, (int)t->pc, SIM_OP_MEMCPY_D2H, 0);
+        report_item(t, seq, (int)t->pc, SIM_OP_MEMCPY_D2H, 0);
         wait_gpu(t, seq, EV_OP_WAITED);
         return;
     }
     case SIM_OP_ALLREDUCE: {
         uint64_t seq = sim_gpu_allreduce(g, op->bytes);
-        if (t->cfg.timeline)
-            tl_item(t, seq, (int)t->pc, SIM_OP_ALLREDUCE, 0);
+        report_item(t, seq, (int)t->pc, SIM_OP_ALLREDUCE, 0);
         break;
     }
     case SIM_OP_CPU:
@@ -235,8 +221,7 @@ static void op_dispatched(sim_trainer *t)
 static void graph_launched(sim_trainer *t)
 {
     const sim_program *p = t->cfg.program;
-    if (t->cfg.timeline)
-        tl_main(t, SIM_TL_GRAPH_LAUNCH, t->tl_phase_ns, 0, 0);
+    phase_done(t, SIM_TL_GRAPH_LAUNCH, 0, 0);
     for (size_t i = t->pc; i < p->n_ops && p->ops[i].kind != SIM_OP_NEXT_BATCH; i++) {
         const sim_op *op = &p->ops[i];
         uint64_t seq = 0;
@@ -246,10 +231,10 @@ static void graph_launched(sim_trainer *t)
             seq = sim_gpu_allreduce(t->cfg.gpu, op->bytes);
         else if (op->kind == SIM_OP_MEMCPY_H2D)
             seq = sim_gpu_copy(t->cfg.gpu, op->bytes, true);
-        if (seq && t->cfg.timeline) {
-            tl_item(t, seq, (int)i, (sim_op_kind)op->kind, op->unit);
+        if (seq) {
+            report_item(t, seq, (int)i, (sim_op_kind)op->kind, op->unit);
             if (op->kind == SIM_OP_KERNEL)
-                tl_flow(t, seq);
+                report_launch(t, seq);
         }
     }
     next_op(t);
@@ -282,8 +267,8 @@ static void begin_epoch(sim_trainer *t)
 
 static void step_end(sim_trainer *t)
 {
-    if (t->cfg.timeline && t->taken < t->batches) /* the epoch's last step ends at its sync */
-        tl_main(t, SIM_TL_STEP, t->tl_step_ns, global_step(t), 0);
+    if (t->taken < t->batches) /* the epoch's last step ends at its sync */
+        report(t, SIM_TL_STEP, t->step_start_ns, global_step(t), 0);
     t->step++;
     if (t->taken == t->batches) {
         wait_gpu(t, sim_gpu_enqueued(t->cfg.gpu), EV_EPOCH_SYNCED);
@@ -293,55 +278,82 @@ static void step_end(sim_trainer *t)
     start_step(t);
 }
 
+/* The batch is ready: x.to("cuda") costs its dispatch on the main thread. */
+static void batch_ready(sim_trainer *t, int64_t batch)
+{
+    phase_done(t, SIM_TL_DATA_WAIT, global_step(t), 0);
+    t->batch = batch;
+    set_main(t, SIM_MAIN_DISPATCH);
+    cpu_job(t, t->cfg.copy_dispatch_ref_ns, EV_COPY_ISSUED);
+}
+
+static void copy_issued(sim_trainer *t)
+{
+    double bytes = (double)sim_loader_batch_samples(t->cfg.loader, t->batch) * t->cfg.input_bytes;
+    uint64_t seq = sim_gpu_copy(t->cfg.gpu, bytes, t->cfg.pin_memory);
+    phase_done(t, SIM_TL_COPY_ISSUE, 0, 0);
+    report_item(t, seq, -1, SIM_OP_MEMCPY_H2D, 0);
+    if (t->cfg.pin_memory && t->cfg.non_blocking) {
+        run_ops(t);
+        return;
+    }
+    set_main(t, SIM_MAIN_H2D);
+    begin_phase(t);
+    sim_gpu_notify(t->cfg.gpu, seq, t->id, EV_COPY_DONE);
+}
+
+static void step_tail_done(sim_trainer *t)
+{
+    phase_done(t, SIM_TL_STEP_TAIL, 0, 0);
+    if (t->cfg.sync_every_step)
+        wait_gpu(t, sim_gpu_enqueued(t->cfg.gpu), EV_STEP_SYNCED);
+    else
+        step_end(t);
+}
+
+/* The GPU has drained at the epoch's end: its last step is over. */
+static void epoch_synced(sim_trainer *t)
+{
+    phase_done(t, SIM_TL_SYNC, -1, -1);
+    report(t, SIM_TL_STEP, t->step_start_ns, global_step(t) - 1, 0); /* step was counted on */
+    sim_metrics_step(t->cfg.metrics, t->cfg.index, sim_engine_now(t->e) - t->step_start_ns);
+    set_main(t, SIM_MAIN_OTHER);
+    if (t->cfg.on_epoch_end)
+        t->cfg.on_epoch_end(t->cfg.ctx, t->cfg.index, t->epoch);
+    if (++t->epoch < t->cfg.epochs)
+        begin_epoch(t);
+    else
+        t->done = true;
+}
+
 static void handle(sim_engine *e, void *self, const sim_event *ev)
 {
+    (void)e;
     sim_trainer *t = self;
     switch (ev->kind) {
     case EV_BEGIN_EPOCH:
         begin_epoch(t);
         break;
     case EV_BATCH:
-        if (t->cfg.timeline)
-            tl_main(t, SIM_TL_DATA_WAIT, t->tl_phase_ns, global_step(t), 0);
-        t->batch = (int64_t)ev->a;
-        set_main(t, SIM_MAIN_DISPATCH);
-        cpu_job(t, t->cfg.copy_dispatch_ref_ns, EV_COPY_ISSUED);
+        batch_ready(t, (int64_t)ev->a);
         break;
-    case EV_COPY_ISSUED: {
-        double bytes =
-            (double)sim_loader_batch_samples(t->cfg.loader, t->batch) * t->cfg.input_bytes;
-        uint64_t seq = sim_gpu_copy(t->cfg.gpu, bytes, t->cfg.pin_memory);
-        if (t->cfg.timeline) {
-            tl_main(t, SIM_TL_COPY_ISSUE, t->tl_phase_ns, 0, 0);
-            tl_item(t, seq, -1, SIM_OP_MEMCPY_H2D, 0);
-        }
-        if (t->cfg.pin_memory && t->cfg.non_blocking) {
-            run_ops(t);
-        } else {
-            set_main(t, SIM_MAIN_H2D);
-            tl_phase(t);
-            sim_gpu_notify(t->cfg.gpu, seq, t->id, EV_COPY_DONE);
-        }
+    case EV_COPY_ISSUED:
+        copy_issued(t);
         break;
-    }
     case EV_COPY_DONE:
-        if (t->cfg.timeline)
-            tl_main(t, SIM_TL_COPY_WAIT, t->tl_phase_ns, 0, 0);
+        phase_done(t, SIM_TL_COPY_WAIT, 0, 0);
         run_ops(t);
         break;
     case EV_OP_DISPATCHED:
         op_dispatched(t);
         break;
     case EV_ROOM:
-        if (t->cfg.timeline)
-            tl_main(t, SIM_TL_LAUNCH_WAIT, t->tl_phase_ns, (int64_t)t->pc, 0);
+        phase_done(t, SIM_TL_LAUNCH_WAIT, (int64_t)t->pc, 0);
         set_main(t, SIM_MAIN_DISPATCH);
         launch(t, &t->cfg.program->ops[t->pc]);
         break;
     case EV_OP_WAITED:
-        if (t->cfg.timeline)
-            tl_main(t, SIM_TL_SYNC, t->tl_phase_ns, (int64_t)t->pc,
-                    t->cfg.program->ops[t->pc].kind);
+        phase_done(t, SIM_TL_SYNC, (int64_t)t->pc, t->cfg.program->ops[t->pc].kind);
         t->pc++;
         next_op(t);
         break;
@@ -349,33 +361,14 @@ static void handle(sim_engine *e, void *self, const sim_event *ev)
         graph_launched(t);
         break;
     case EV_STEP_TAIL:
-        if (t->cfg.timeline)
-            tl_main(t, SIM_TL_STEP_TAIL, t->tl_phase_ns, 0, 0);
-        if (t->cfg.sync_every_step)
-            wait_gpu(t, sim_gpu_enqueued(t->cfg.gpu), EV_STEP_SYNCED);
-        else
-            step_end(t);
+        step_tail_done(t);
         break;
     case EV_STEP_SYNCED:
-        if (t->cfg.timeline)
-            tl_main(t, SIM_TL_SYNC, t->tl_phase_ns, -1, -1);
+        phase_done(t, SIM_TL_SYNC, -1, -1);
         step_end(t);
         break;
     case EV_EPOCH_SYNCED:
-        if (t->cfg.timeline) {
-            t->step--; /* the last step of the epoch ends with this sync */
-            tl_main(t, SIM_TL_SYNC, t->tl_phase_ns, -1, -1);
-            tl_main(t, SIM_TL_STEP, t->tl_step_ns, global_step(t), 0);
-            t->step++;
-        }
-        sim_metrics_step(t->cfg.metrics, t->cfg.index, sim_engine_now(e) - t->step_start_ns);
-        set_main(t, SIM_MAIN_OTHER);
-        if (t->cfg.on_epoch_end)
-            t->cfg.on_epoch_end(t->cfg.ctx, t->cfg.index, t->epoch);
-        if (++t->epoch < t->cfg.epochs)
-            begin_epoch(t);
-        else
-            t->done = true;
+        epoch_synced(t);
         break;
     }
 }

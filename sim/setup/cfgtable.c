@@ -93,56 +93,85 @@ static int parse_bool(const char *s, bool *out)
     return -1;
 }
 
+/* Integer fields (int, int64, u64) at p; on failure writes the reason into why. */
+static int parse_integer(const cfg_field *f, const char *s, char *p, char *why, size_t why_size)
+{
+    if (!*s) {
+        snprintf(why, why_size, "expected an integer, got nothing");
+        return SIM_EINVAL;
+    }
+    /* Accept 1281167, 1e6 and 1_000_000 style only when they are exact integers. */
+    char *end = NULL;
+    errno = 0;
+    long double v = strtold(s, &end);
+    if (*end || errno || v != floorl(v) || fabsl(v) > 9.0e18L) {
+        snprintf(why, why_size, "expected an integer, got '%s'", s);
+        return SIM_EINVAL;
+    }
+    if (has_range(f) && (v < f->min || v > f->max))
+        return range_error(f, why, why_size);
+    if (f->type == CFG_T_INT) {
+        if (v < INT32_MIN || v > INT32_MAX) {
+            snprintf(why, why_size, "'%s' is out of range", s);
+            return SIM_EINVAL;
+        }
+        *(int *)p = (int)v;
+    } else if (f->type == CFG_T_INT64) {
+        *(int64_t *)p = (int64_t)v;
+    } else {
+        if (v < 0) {
+            snprintf(why, why_size, "must not be negative");
+            return SIM_EINVAL;
+        }
+        *(uint64_t *)p = (uint64_t)v;
+    }
+    return 0;
+}
+
+static int parse_double(const cfg_field *f, const char *s, char *p, char *why, size_t why_size)
+{
+    char *end = NULL;
+    errno = 0;
+    double v = *s ? strtod(s, &end) : NAN;
+    if (!*s || *end || errno || !isfinite(v)) {
+        snprintf(why, why_size, "expected a number, got '%s'", s);
+        return SIM_EINVAL;
+    }
+    if (has_range(f) && (v < f->min || v > f->max))
+        return range_error(f, why, why_size);
+    *(double *)p = v;
+    return 0;
+}
+
+/* One of f->names, stored as its index; the error lists them. */
+static int parse_enum(const cfg_field *f, const char *s, char *p, char *why, size_t why_size)
+{
+    size_t used = (size_t)snprintf(why, why_size, "unknown value '%s' (", s);
+    for (int i = 0; f->names[i]; i++) {
+        if (!strcmp(s, f->names[i])) {
+            *(int *)p = i;
+            return 0;
+        }
+        if (used < why_size)
+            used += (size_t)snprintf(why + used, why_size - used, "%s%s", i ? ", " : "",
+                                     f->names[i]);
+    }
+    if (used < why_size)
+        snprintf(why + used, why_size - used, ")");
+    return SIM_EINVAL;
+}
+
 /* Parses one scalar into the field; on failure writes the reason into why. */
 static int parse_scalar(const cfg_field *f, const char *s, void *base, char *why, size_t why_size)
 {
     char *p = (char *)base + f->offset;
-    char *end = NULL;
-    errno = 0;
     switch (f->type) {
     case CFG_T_INT:
     case CFG_T_INT64:
-    case CFG_T_U64: {
-        if (!*s) {
-            snprintf(why, why_size, "expected an integer, got nothing");
-            return SIM_EINVAL;
-        }
-        /* Accept 1281167, 1e6 and 1_000_000 style only when they are exact integers. */
-        long double v = strtold(s, &end);
-        if (*end || errno || v != floorl(v) || fabsl(v) > 9.0e18L) {
-            snprintf(why, why_size, "expected an integer, got '%s'", s);
-            return SIM_EINVAL;
-        }
-        if (has_range(f) && (v < f->min || v > f->max))
-            return range_error(f, why, why_size);
-        if (f->type == CFG_T_INT) {
-            if (v < INT32_MIN || v > INT32_MAX) {
-                snprintf(why, why_size, "'%s' is out of range", s);
-                return SIM_EINVAL;
-            }
-            *(int *)p = (int)v;
-        } else if (f->type == CFG_T_INT64) {
-            *(int64_t *)p = (int64_t)v;
-        } else {
-            if (v < 0) {
-                snprintf(why, why_size, "must not be negative");
-                return SIM_EINVAL;
-            }
-            *(uint64_t *)p = (uint64_t)v;
-        }
-        return 0;
-    }
-    case CFG_T_DOUBLE: {
-        double v = *s ? strtod(s, &end) : NAN;
-        if (!*s || *end || errno || !isfinite(v)) {
-            snprintf(why, why_size, "expected a number, got '%s'", s);
-            return SIM_EINVAL;
-        }
-        if (has_range(f) && (v < f->min || v > f->max))
-            return range_error(f, why, why_size);
-        *(double *)p = v;
-        return 0;
-    }
+    case CFG_T_U64:
+        return parse_integer(f, s, p, why, why_size);
+    case CFG_T_DOUBLE:
+        return parse_double(f, s, p, why, why_size);
     case CFG_T_BOOL:
         if (parse_bool(s, (bool *)p)) {
             snprintf(why, why_size, "expected true or false, got '%s'", s);
@@ -166,21 +195,8 @@ static int parse_scalar(const cfg_field *f, const char *s, void *base, char *why
     case CFG_T_CURVE:
         snprintf(why, why_size, "expected a list of [x, y] pairs");
         return SIM_EINVAL;
-    case CFG_T_ENUM: {
-        size_t used = (size_t)snprintf(why, why_size, "unknown value '%s' (", s);
-        for (int i = 0; f->names[i]; i++) {
-            if (!strcmp(s, f->names[i])) {
-                *(int *)p = i;
-                return 0;
-            }
-            if (used < why_size)
-                used += (size_t)snprintf(why + used, why_size - used, "%s%s", i ? ", " : "",
-                                         f->names[i]);
-        }
-        if (used < why_size)
-            snprintf(why + used, why_size - used, ")");
-        return SIM_EINVAL;
-    }
+    case CFG_T_ENUM:
+        return parse_enum(f, s, p, why, why_size);
     }
     snprintf(why, why_size, "unsupported field type");
     return SIM_EINVAL;

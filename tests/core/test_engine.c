@@ -1,6 +1,7 @@
 /* test_engine.c — the event engine alone, against a recording neighbour: events fire in time
  * order and, at equal times, in the order they were scheduled; stop and fail end the run with
- * the first error; a run in slices (sim_engine_run_some) gives the same sequence as one run. */
+ * the first error; a run in slices (sim_engine_run_some) gives the same sequence as one run;
+ * the observer sees each observation once, at the time it is made, and only once it is set. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -9,6 +10,7 @@
 
 #include "recorder.h"
 #include "sim/base/err.h"
+#include "sim/core/pipeline.h"
 
 static void time_then_insertion_order(void **state)
 {
@@ -102,6 +104,54 @@ static void slices_give_the_same_run(void **state)
     sim_engine_destroy(sliced);
 }
 
+typedef struct seen {
+    int n;
+    int64_t t[4];
+    int64_t a[4];
+} seen;
+
+static void observe(void *ctx, int64_t now_ns, const sim_observation *o)
+{
+    seen *s = ctx;
+    if (s->n < 4) {
+        s->t[s->n] = now_ns;
+        s->a[s->n] = o->a;
+    }
+    s->n++;
+}
+
+static const sim_observer_ops watcher = {.name = "watcher", .observe = observe};
+
+/* Each event reports its payload; the observer is set by the event at t = 20. */
+static void report_payload(recorder *r, sim_engine *e, const sim_event *ev)
+{
+    if (ev->t_ns == 20)
+        sim_engine_set_observer(e, &watcher, r->ctx);
+    sim_engine_observe(e, &(sim_observation){.kind = SIM_OBS_STEP, .a = (int64_t)ev->a});
+}
+
+static void observer_sees_reports_once_set(void **state)
+{
+    (void)state;
+    sim_engine *e = sim_engine_create();
+    recorder r;
+    seen s = {0};
+    recorder_attach(&r, e);
+    r.react = report_payload;
+    r.ctx = &s;
+    sim_engine_at(e, 10, r.id, 0, 1); /* no observer yet: nobody sees payload 1 */
+    sim_engine_at(e, 20, r.id, 0, 2);
+    sim_engine_at(e, 30, r.id, 0, 3);
+    assert_int_equal(sim_engine_run(e), 0);
+    assert_int_equal(s.n, 2);
+    assert_int_equal(s.t[0], 20);
+    assert_int_equal(s.a[0], 2);
+    assert_int_equal(s.t[1], 30);
+    assert_int_equal(s.a[1], 3);
+    assert_int_equal(r.n, 3); /* observing schedules nothing */
+    sim_engine_destroy(e);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -109,6 +159,7 @@ int main(void)
         cmocka_unit_test(stop_ends_the_run),
         cmocka_unit_test(fail_reports_the_first_error),
         cmocka_unit_test(slices_give_the_same_run),
+        cmocka_unit_test(observer_sees_reports_once_set),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,5 +1,6 @@
 /* test_config.c — experiment files and --set: good input loads, bad input is a clear error
- * naming the file, line and column (1-based) or the --set argument, and never a crash. */
+ * naming the file, line and column (1-based) or the --set argument, and never a crash; keys that
+ * the scenario resolves from others (the batch copy's dispatch) resolve as documented. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -152,6 +153,75 @@ static void test_config_named_system_fills_only_unset_keys(void **state)
     sim_scenario_free(&sc);
 }
 
+/* Builds the scenario of `file` (NULL: the defaults on the test catalog) with the --set
+ * arguments `sets`, and returns the batch copy's CPU dispatch and the first op's. */
+static void copy_dispatch_of(const char *file, const char *const *sets, int64_t *copy_ns,
+                             int64_t *op_ns)
+{
+    sim_experiment x;
+    cfg_experiment_set set = {0};
+    sim_err err;
+    sim_err_clear(&err);
+    sim_experiment_defaults(&x);
+    const char *catalog = EPOCHSIM_SOURCE_DIR "/tests/data/catalog";
+    if (file) {
+        assert_int_equal(cfg_experiment_load(file, &x, &set, &err), 0);
+        catalog = EPOCHSIM_SOURCE_DIR "/configs/hardware";
+    } else {
+        strcpy(x.system.gpu, "test-gpu");
+        strcpy(x.system.cpu, "test-cpu-8c");
+        strcpy(x.system.storage, "test-nvme");
+    }
+    for (const char *const *s = sets; *s; s++)
+        assert_int_equal(cfg_experiment_apply(*s, &x, &set, &err), 0);
+    sim_scenario sc;
+    if (sim_scenario_build(&x, &set, catalog, &sc, &err))
+        fail_msg("build: %s", err.msg);
+    *copy_ns = sc.copy_dispatch_ns;
+    *op_ns = sc.program.ops[0].dispatch_ns;
+    sim_scenario_free(&sc);
+}
+
+static void test_config_copy_dispatch_is_its_own_key(void **state)
+{
+    (void)state;
+    sim_experiment x;
+    sim_err err;
+    assert_int_equal(load("loader:\n  copy_dispatch_us: 12.5\n", &x, &err), 0);
+    assert_true(x.copy_dispatch_us == 12.5);
+    assert_int_equal(load("loader:\n  copy_dispatch_us: -2\n", &x, &err), SIM_EINVAL);
+    assert_non_null(strstr(err.msg, "must be between"));
+    assert_int_equal(load("loader:\n  copy_dispatch_us: 2e9\n", &x, &err), SIM_EINVAL);
+
+    int64_t copy, op;
+    /* unset: the copy costs the per-kernel dispatch, as it did before the key (25 us default) */
+    copy_dispatch_of(NULL, (const char *const[]){NULL}, &copy, &op);
+    assert_int_equal(copy, 25000);
+    assert_int_equal(op, 25000);
+    copy_dispatch_of(NULL, (const char *const[]){"workload.dispatch_us=20", NULL}, &copy, &op);
+    assert_int_equal(copy, 20000);
+    /* set: the copy alone changes, the synthetic kernels keep workload.dispatch_us */
+    copy_dispatch_of(NULL,
+                     (const char *const[]){"workload.dispatch_us=20", "loader.copy_dispatch_us=7",
+                                           NULL},
+                     &copy, &op);
+    assert_int_equal(copy, 7000);
+    assert_int_equal(op, 20000);
+
+    /* a replay: the recorded copy's dispatch, which workload.dispatch_us no longer overrides
+     * (the trace's ops keep their recorded dispatch too); the key does */
+    const char *replay = EPOCHSIM_SOURCE_DIR "/configs/experiments/replay-resnet50-nw0.yaml";
+    int64_t recorded, recorded_op;
+    copy_dispatch_of(replay, (const char *const[]){NULL}, &recorded, &recorded_op);
+    assert_true(recorded > 0 && recorded != 25000);
+    copy_dispatch_of(replay, (const char *const[]){"workload.dispatch_us=3", NULL}, &copy, &op);
+    assert_int_equal(copy, recorded);
+    assert_int_equal(op, recorded_op);
+    copy_dispatch_of(replay, (const char *const[]){"loader.copy_dispatch_us=7", NULL}, &copy, &op);
+    assert_int_equal(copy, 7000);
+    assert_int_equal(op, recorded_op);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -162,6 +232,7 @@ int main(void)
         cmocka_unit_test(test_config_set_overrides_and_reports_the_argument),
         cmocka_unit_test(test_config_unknown_catalog_name_is_an_error),
         cmocka_unit_test(test_config_named_system_fills_only_unset_keys),
+        cmocka_unit_test(test_config_copy_dispatch_is_its_own_key),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
