@@ -65,8 +65,7 @@ static const cfg_field fields[] = {
     F("workload.kernel_us", CFG_T_DOUBLE, workload.kernel_us, 0, 1e9,
       "synthetic: GPU time per kernel, us (any GPU)"),
     F("workload.dispatch_us", CFG_T_DOUBLE, workload.dispatch_us, 0, 1e9,
-      "synthetic: CPU dispatch cost per kernel on the reference core, us (the batch copy's "
-      "too unless loader.copy_dispatch_us is given)"),
+      "synthetic: CPU dispatch cost per kernel on the reference core, us"),
     F("workload.graph_launch_us", CFG_T_DOUBLE, workload.graph_launch_us, 0, 1e9,
       "CPU cost of one CUDA-graph launch on the reference core, us"),
     F("workload.step_overhead_us", CFG_T_DOUBLE, workload.step_overhead_us, 0, 1e12,
@@ -117,11 +116,11 @@ static const cfg_field fields[] = {
       "keep workers alive across epochs"),
     F("loader.drop_last", CFG_T_BOOL, loader.drop_last, CFG_NO_RANGE,
       "drop the last partial batch"),
-    /* -1 = workload.dispatch_us (a replay: the recorded copy's), so experiments that set only
-     * that key keep their copy; 1e9 us (1000 s), as workload.dispatch_us: no dispatch comes near */
-    F("loader.copy_dispatch_us", CFG_T_DOUBLE, copy_dispatch_us, -1, 1e9,
-      "CPU dispatch of the batch's .to(device) on the reference core, us (-1 = "
-      "workload.dispatch_us; a replay: the recorded one)"),
+    /* 1e9 us (1000 s), as workload.dispatch_us: no dispatch comes near. A replay uses the
+     * recorded copy's unless this key is given. */
+    F("loader.copy_dispatch_us", CFG_T_DOUBLE, copy_dispatch_us, 0, 1e9,
+      "CPU dispatch of the batch's .to(device) on the reference core, us (a replay: the "
+      "recorded one unless given)"),
     F("loader.worker_start_ms", CFG_T_DOUBLE, loader.worker_start_ms, 0, 1e9,
       "start-up CPU time of one worker process, ms (reference core)"),
     /* 10,000 epochs: longer than any published schedule (ImageNet runs use 90-600) */
@@ -186,7 +185,7 @@ void sim_experiment_defaults(sim_experiment *x)
     x->loader.persistent_workers = false;
     x->loader.drop_last = false;
     x->loader.worker_start_ms = 50;
-    x->copy_dispatch_us = -1;
+    x->copy_dispatch_us = 25; /* one PyTorch op from Python, as workload.dispatch_us */
     x->training.epochs = 1;
     x->training.max_steps = 0;
     x->training.sync_every_step = true;

@@ -35,8 +35,7 @@ typedef struct sim_experiment {
         sim_precision precision;
         int kernels_per_step; /* synthetic */
         double kernel_us;     /* synthetic: GPU time per kernel, any GPU */
-        double dispatch_us;   /* synthetic: CPU dispatch cost per kernel on the reference core
-                                 (the batch copy's too while copy_dispatch_us < 0) */
+        double dispatch_us;   /* synthetic: CPU dispatch cost per kernel on the reference core */
         double graph_launch_us; /* CPU cost of one CUDA-graph launch on the reference core */
         double step_overhead_us; /* main-thread Python work per step outside the ops */
         /* model zoo (ignored for synthetic and trace workloads) */
@@ -63,7 +62,7 @@ typedef struct sim_experiment {
     sim_dataset_spec dataset;
     sim_loader_spec loader;
     /* loader.copy_dispatch_us: CPU dispatch of the batch's .to(device) on the reference core,
-     * us; < 0 = workload.dispatch_us (a replay: the recorded copy's) */
+     * us (a replay: the recorded copy's unless the key is given) */
     double copy_dispatch_us;
     sim_training_spec training;
     struct {

@@ -518,7 +518,7 @@ int trc_replay_scenario(const sim_experiment *x, const cfg_experiment_set *set,
         sc->dataset.input_bytes =
             info.input_copy_bytes > 0 ? (double)info.input_copy_bytes / b : 1.0;
     }
-    if (x->copy_dispatch_us < 0)
+    if (!cfg_experiment_was_set(set, "loader.copy_dispatch_us"))
         sc->copy_dispatch_ns = info.input_copy_dispatch_ns;
     snprintf(sc->workload.trace_gpu, sizeof sc->workload.trace_gpu, "%s", info.source_gpu);
     snprintf(sc->workload.trace_cpu, sizeof sc->workload.trace_cpu, "%s", info.source_cpu);

@@ -66,7 +66,7 @@ int trc_replay_program(const sim_experiment *x, const sim_hardware *hw, const ch
 /* The scenario hook: fills sc->program from the trace x->workload.trace and settles in sc what
  * a trace decides unless the user gave the key (see docs/replay.md): training.sync_every_step =
  * false (the trace has its own syncs), dataset.input_bytes = the recorded batch copy / batch,
- * the copy's dispatch = the recorded batch copy's (workload.dispatch_us); sc->workload's
+ * the copy's dispatch = the recorded batch copy's (loader.copy_dispatch_us); sc->workload's
  * trace_gpu / trace_cpu / trace_batch say what was used, so reports show them. */
 int trc_replay_scenario(const sim_experiment *x, const cfg_experiment_set *set,
                         const char *catalog_dir, sim_scenario *sc, sim_err *err);

@@ -156,8 +156,7 @@ static void resolve_job(const sim_experiment *x, sim_scenario *sc)
     sc->training = x->training;
     sc->host = (sim_host_spec){x->system.page_cache_gb, x->system.mem_copy_efficiency};
     sc->util_window_ns = x->report.util_window_ns;
-    double copy_us = x->copy_dispatch_us >= 0 ? x->copy_dispatch_us : x->workload.dispatch_us;
-    sc->copy_dispatch_ns = (int64_t)(copy_us * 1e3);
+    sc->copy_dispatch_ns = (int64_t)(x->copy_dispatch_us * 1e3);
 }
 
 int sim_scenario_build(const sim_experiment *x_in, const cfg_experiment_set *set,

@@ -189,17 +189,18 @@ static void test_config_copy_dispatch_is_its_own_key(void **state)
     sim_err err;
     assert_int_equal(load("loader:\n  copy_dispatch_us: 12.5\n", &x, &err), 0);
     assert_true(x.copy_dispatch_us == 12.5);
-    assert_int_equal(load("loader:\n  copy_dispatch_us: -2\n", &x, &err), SIM_EINVAL);
+    assert_int_equal(load("loader:\n  copy_dispatch_us: -1\n", &x, &err), SIM_EINVAL);
     assert_non_null(strstr(err.msg, "must be between"));
     assert_int_equal(load("loader:\n  copy_dispatch_us: 2e9\n", &x, &err), SIM_EINVAL);
 
     int64_t copy, op;
-    /* unset: the copy costs the per-kernel dispatch, as it did before the key (25 us default) */
+    /* defaults: 25 us each; the two keys are independent */
     copy_dispatch_of(NULL, (const char *const[]){NULL}, &copy, &op);
     assert_int_equal(copy, 25000);
     assert_int_equal(op, 25000);
     copy_dispatch_of(NULL, (const char *const[]){"workload.dispatch_us=20", NULL}, &copy, &op);
-    assert_int_equal(copy, 20000);
+    assert_int_equal(copy, 25000);
+    assert_int_equal(op, 20000);
     /* set: the copy alone changes, the synthetic kernels keep workload.dispatch_us */
     copy_dispatch_of(NULL,
                      (const char *const[]){"workload.dispatch_us=20", "loader.copy_dispatch_us=7",

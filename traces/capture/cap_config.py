@@ -136,6 +136,10 @@ KEYS = {
     "training.cuda_graphs": (_bool, False, "capture the whole step in a CUDA graph"),
     "workload.model": (_choice(MODELS), "resnet18", "model"),
     "workload.precision": (_choice(PRECISIONS), "fp32", "numeric format"),
+    "workload.memory_format": (_choice(("contiguous", "channels_last")), "contiguous",
+                               "layout of the model and of image batches (torch.channels_last)"),
+    "workload.attention": (_choice(("default", "eager", "sdpa")), "default",
+                           "attention implementation (the harness's models have no attention)"),
     "capture.storage": (_choice(STORAGES), "file", "file: one real file per sample; ram: bytes in RAM"),
     "capture.data_dir": (_str, "", "where file storage writes (\"\" = a temporary folder)"),
     "capture.cold_cache": (_bool, True,
@@ -158,7 +162,7 @@ IGNORED_EPOCHSIM_KEYS = (
     "system.cpu_threads", "system.storage", "system.host_memory_gb", "system.pcie_gen",
     "system.page_cache_gb", "system.mem_copy_efficiency", "workload.trace", "workload.kernels_per_step", "workload.kernel_us", "workload.dispatch_us",
     "workload.graph_launch_us", "workload.step_overhead_us",
-    "loader.worker_start_ms", "report.util_window_ns",
+    "loader.worker_start_ms", "loader.copy_dispatch_us", "report.util_window_ns",
 )
 
 # capture.* keys that do not change what is measured: left out of the run id.

@@ -323,6 +323,10 @@ class Run:
         model = model.to(self.dev)
         if self.cast is not None:
             model = model.to(self.cast)
+        # channels_last changes 4-d weights and image batches only (torch.channels_last)
+        self.layout = (torch.channels_last if cfg["workload.memory_format"] == "channels_last"
+                       else torch.contiguous_format)
+        model = model.to(memory_format=self.layout)
         self.model = model
         self.opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
         self.scaler = None
@@ -360,6 +364,8 @@ class Run:
         y = y.to(self.dev, non_blocking=self.nb)
         if self.cast is not None:
             x = x.to(self.cast)
+        if x.dim() == 4:
+            x = x.contiguous(memory_format=self.layout)
         with self.autocast(torch):
             loss = self.loss_fn(self.model, x, y)
         self.opt.zero_grad(set_to_none=True)
@@ -376,7 +382,9 @@ class Run:
     def capture_graph(self, torch, xb, yb):
         """Whole-step capture as in PyTorch's CUDA graphs notes: warm up on a side stream,
         capture forward+backward+step on static tensors, then replay per batch."""
-        self.static_x = torch.empty(xb.shape, device=self.dev, dtype=self.cast or torch.float32)
+        self.static_x = torch.empty(xb.shape, device=self.dev, dtype=self.cast or torch.float32,
+                                    memory_format=self.layout if len(xb.shape) == 4
+                                    else torch.contiguous_format)
         self.static_y = torch.empty(yb.shape, device=self.dev, dtype=yb.dtype)
         self.static_x.copy_(xb)
         self.static_y.copy_(yb)
