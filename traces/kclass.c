@@ -71,10 +71,12 @@ int trc_kernel_is_conv(const char *name)
 {
     static const char *const conv[] = {"conv", "cudnn", "wgrad", "dgrad", "fprop", "winograd",
                                        "implicit"};
-    for (const char *s = name; *s; s++)
+    for (const char *s = name; *s; s++) {
+        int c = tolower((unsigned char)*s); /* the patterns' first letters: few full compares */
         for (size_t i = 0; i < sizeof conv / sizeof conv[0]; i++)
-            if (!strncasecmp(s, conv[i], strlen(conv[i])))
+            if (c == conv[i][0] && !strncasecmp(s, conv[i], strlen(conv[i])))
                 return 1;
+    }
     return 0;
 }
 

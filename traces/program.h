@@ -35,7 +35,7 @@ typedef struct trc_op_extra {
  * (the reader reuses them for the next step), with the step's program and its extras (NULL
  * without opts.extras): a caller derives there what else it needs from the records, so that the
  * trace is read once. It may set *note to one malloc'd block; the picked step's block ends in
- * trc_program_info.note, the others are freed. Returns 0 or a negative SIM_E* code (filling
+ * trc_program_info.note (freed too when info is NULL), the others are freed. Returns 0 or a negative SIM_E* code (filling
  * err), which ends the conversion with that code. */
 typedef int (*trc_step_note_fn)(void *ctx, const trc_step *s, const sim_program *prog,
                                 const trc_op_extra *extra, void **note, sim_err *err);
@@ -87,9 +87,9 @@ void trc_program_info_free(trc_program_info *info);
 
 /* Reads the remaining steps of an open reader (opened with trc_reader_open, no step read yet)
  * and fills `out` (which must be zeroed or freshly sim_program_free'd; the caller owns its ops)
- * with the picked step, and `info` (may be NULL). Errors: those of the reader; SIM_EINVAL when
- * the trace has no steps, the step index is not in it, or TRC_PICK_MEAN meets steps of
- * different structure (the message names the first difference). */
+ * with the picked step, and `info` (may be NULL). Errors: those of the reader and of opts->note;
+ * SIM_EINVAL when the trace has no steps, the step index is not in it, or TRC_PICK_MEAN meets
+ * steps of different structure (the message names the first difference). */
 int trc_trace_to_program(trc_reader *r, const trc_program_opts *opts, sim_program *out,
                          trc_program_info *info, sim_err *err);
 

@@ -1,7 +1,9 @@
 /* replay_workload.c — a recorded trace replayed on simulated hardware (see replay_workload.h and docs/replay.md).
  * The median step of the trace becomes the program (traces/program.h); this file resolves the
  * source GPU and CPU, rescales dispatch, kernels, copies and collectives to the target machine
- * and the experiment's batch size, and folds side-stream overlap into the one simulated stream. */
+ * and the experiment's batch size, and folds side-stream overlap into the one simulated stream.
+ * The trace is read once: what the program does not carry (annotate) is taken from each step's
+ * records as the reader passes them (trc_program_opts.note). */
 #include "sim/setup/replay_workload.h"
 
 #include "models/cost.h"
@@ -139,11 +141,12 @@ int64_t trc_replay_kernel_ns(int64_t rec_ns, sim_unit unit, int conv, double flo
 
 /* ---- the trace's step -------------------------------------------------------------------- */
 
+/* Whether s contains needle (lower case, not empty) in any case. */
 static int has_ci(const char *s, const char *needle)
 {
     size_t m = strlen(needle);
-    for (; *s; s++)
-        if (!strncasecmp(s, needle, m))
+    for (; *s; s++) /* the first letter first: annotate runs on every record of every step */
+        if (tolower((unsigned char)*s) == needle[0] && !strncasecmp(s, needle, m))
             return 1;
     return 0;
 }
