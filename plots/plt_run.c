@@ -166,68 +166,78 @@ static void box(FILE *f, int64_t s_ns, int64_t e_ns, int y, double half_h)
     fprintf(f, "%.6f %d %.6f %.2f\n", (s + e) / 2, y, (e - s) / 2, half_h);
 }
 
-static int draw_timeline(const plt_run_plot *p, const sim_scenario *sc, const sim_timeline *tl,
-                         sim_err *err)
-{
-    size_t n;
-    const sim_tl_span *sp = tl ? sim_timeline_spans(tl, &n) : NULL;
-    if (!sp || n == 0)
-        return sim_err_set(err, SIM_EINVAL, p->path, 0, 0, "nothing was recorded to draw");
-    int n_lanes = sim_timeline_lanes(tl);
-    lane_pos *pos = malloc((size_t)n_lanes * sizeof *pos);
-    int *y_of = malloc((size_t)n_lanes * sizeof *y_of);
-    int64_t *stream_end = calloc((size_t)n_lanes, sizeof *stream_end);
-    double *idle_ns = calloc((size_t)n_lanes, sizeof *idle_ns);
-    if (!pos || !y_of || !stream_end || !idle_ns) {
-        free(pos);
-        free(y_of);
-        free(stream_end);
-        free(idle_ns);
-        return sim_err_set(err, SIM_ENOMEM, NULL, 0, 0, "out of memory");
-    }
-    for (int i = 0; i < n_lanes; i++)
-        pos[i] = (lane_pos){i, sim_timeline_lane_order(tl, i)};
-    qsort(pos, (size_t)n_lanes, sizeof *pos, cmp_lane);
-    for (int k = 0; k < n_lanes; k++)
-        y_of[pos[k].lane] = n_lanes - 1 - k; /* the first lane at the top */
-    int64_t end_ns = 0;
-    for (size_t i = 0; i < n; i++)
-        if (sp[i].end_ns > end_ns && category((sim_tl_what)sp[i].what) >= 0) end_ns = sp[i].end_ns;
+/* Per lane of the timeline: its place on the y axis and, for GPU streams, their idle gaps. */
+typedef struct lanes {
+    int n;
+    lane_pos *pos;       /* lanes in display order */
+    int *y_of;           /* y of each lane; the first in display order at the top */
+    int64_t *stream_end; /* GPU streams: end of the latest span so far (ns) */
+    double *idle_ns;     /* GPU streams: gaps between spans (ns) */
+} lanes;
 
-    plt_gnuplot g;
-    int rc = plt_gnuplot_open(&g, p->term, p->path, 1600, 160 + 22 * n_lanes, err);
-    if (rc) goto out;
-    FILE *f = g.fp;
-    bool any[C_COUNT] = {0};
-    for (int c = 0; c < C_COUNT; c++) {
-        fprintf(f, "$c%d << EOD\n", c);
-        if (c == C_IDLE) {
-            /* Gaps on each GPU stream: spans there are in order (one in-order stream). */
-            for (size_t i = 0; i < n; i++) {
-                int l = sp[i].lane;
-                if (sim_timeline_lane_kind(tl, l) != SIM_TL_LANE_STREAM) continue;
-                if (sp[i].start_ns > stream_end[l]) {
-                    box(f, stream_end[l], sp[i].start_ns, y_of[l], 0.35);
-                    idle_ns[l] += (double)(sp[i].start_ns - stream_end[l]);
-                    any[c] = true;
-                }
-                if (sp[i].end_ns > stream_end[l]) stream_end[l] = sp[i].end_ns;
+static void lanes_free(lanes *ln)
+{
+    free(ln->pos);
+    free(ln->y_of);
+    free(ln->stream_end);
+    free(ln->idle_ns);
+}
+
+/* Allocates ln for the timeline's lanes and places them on the y axis. */
+static int place_lanes(const sim_timeline *tl, lanes *ln, sim_err *err)
+{
+    ln->n = sim_timeline_lanes(tl);
+    ln->pos = malloc((size_t)ln->n * sizeof *ln->pos);
+    ln->y_of = malloc((size_t)ln->n * sizeof *ln->y_of);
+    ln->stream_end = calloc((size_t)ln->n, sizeof *ln->stream_end);
+    ln->idle_ns = calloc((size_t)ln->n, sizeof *ln->idle_ns);
+    if (!ln->pos || !ln->y_of || !ln->stream_end || !ln->idle_ns)
+        return sim_err_set(err, SIM_ENOMEM, NULL, 0, 0, "out of memory");
+    for (int i = 0; i < ln->n; i++)
+        ln->pos[i] = (lane_pos){i, sim_timeline_lane_order(tl, i)};
+    qsort(ln->pos, (size_t)ln->n, sizeof *ln->pos, cmp_lane);
+    for (int k = 0; k < ln->n; k++)
+        ln->y_of[ln->pos[k].lane] = ln->n - 1 - k; /* the first lane at the top */
+    return SIM_OK;
+}
+
+/* The boxes of category c (C_IDLE: the gaps on each GPU stream, summed into ln); returns whether
+ * there was any. */
+static bool write_boxes(FILE *f, const sim_timeline *tl, const sim_tl_span *sp, size_t n, int c,
+                        lanes *ln)
+{
+    bool any = false;
+    if (c == C_IDLE) {
+        /* Gaps on each GPU stream: spans there are in order (one in-order stream). */
+        for (size_t i = 0; i < n; i++) {
+            int l = sp[i].lane;
+            if (sim_timeline_lane_kind(tl, l) != SIM_TL_LANE_STREAM) continue;
+            if (sp[i].start_ns > ln->stream_end[l]) {
+                box(f, ln->stream_end[l], sp[i].start_ns, ln->y_of[l], 0.35);
+                ln->idle_ns[l] += (double)(sp[i].start_ns - ln->stream_end[l]);
+                any = true;
             }
-        } else {
-            for (size_t i = 0; i < n; i++) {
-                if (category((sim_tl_what)sp[i].what) != c) continue;
-                box(f, sp[i].start_ns, sp[i].end_ns, y_of[sp[i].lane], c == C_WAIT ? 0.15 : 0.35);
-                any[c] = true;
-            }
+            if (sp[i].end_ns > ln->stream_end[l]) ln->stream_end[l] = sp[i].end_ns;
         }
-        fprintf(f, "EOD\n");
+    } else {
+        for (size_t i = 0; i < n; i++) {
+            if (category((sim_tl_what)sp[i].what) != c) continue;
+            box(f, sp[i].start_ns, sp[i].end_ns, ln->y_of[sp[i].lane], c == C_WAIT ? 0.15 : 0.35);
+            any = true;
+        }
     }
+    return any;
+}
+
+/* The title: the hardware and how idle GPU 0's stream was. */
+static void write_title(FILE *f, const sim_scenario *sc, const sim_timeline *tl, const lanes *ln)
+{
     double idle0 = 0, busy_end = 0;
-    for (int l = 0; l < n_lanes; l++)
+    for (int l = 0; l < ln->n; l++)
         if (sim_timeline_lane_kind(tl, l) == SIM_TL_LANE_STREAM &&
             sim_timeline_lane_rank(tl, l) == 0) {
-            idle0 = idle_ns[l];
-            busy_end = (double)stream_end[l];
+            idle0 = ln->idle_ns[l];
+            busy_end = (double)ln->stream_end[l];
         }
     char hw[512], title[800];
     title_hw(hw, sizeof hw, sc);
@@ -237,16 +247,23 @@ static int draw_timeline(const plt_run_plot *p, const sim_scenario *sc, const si
              busy_end / 1e6);
     fprintf(f, "set title ");
     plt_quote(f, title);
+    fprintf(f, " noenhanced\n");
+}
+
+/* Axes and lane names, then the plot command for the categories that have boxes. */
+static void write_axes_plot(FILE *f, const sim_timeline *tl, const lanes *ln, int64_t end_ns,
+                            const bool *any)
+{
     fprintf(f,
-            " noenhanced\nset xlabel 'time since the run started [ms]'\n"
+            "set xlabel 'time since the run started [ms]'\n"
             "set ylabel 'lane (thread, link, GPU stream, storage slot)'\n"
             "set yrange [-0.7:%f]\nset xrange [0:%f]\nset grid x\n"
             "set key outside bottom center horizontal noenhanced\nset ytics (",
-            n_lanes - 0.3, (double)end_ns / 1e6);
-    for (int k = 0; k < n_lanes; k++) {
+            ln->n - 0.3, (double)end_ns / 1e6);
+    for (int k = 0; k < ln->n; k++) {
         if (k) fputs(", ", f);
-        plt_quote(f, sim_timeline_lane_name(tl, pos[k].lane));
-        fprintf(f, " %d", y_of[pos[k].lane]);
+        plt_quote(f, sim_timeline_lane_name(tl, ln->pos[k].lane));
+        fprintf(f, " %d", ln->y_of[ln->pos[k].lane]);
     }
     fprintf(f, ") noenhanced\nplot ");
     bool first = true;
@@ -259,12 +276,36 @@ static int draw_timeline(const plt_run_plot *p, const sim_scenario *sc, const si
         first = false;
     }
     fputc('\n', f);
+}
+
+static int draw_timeline(const plt_run_plot *p, const sim_scenario *sc, const sim_timeline *tl,
+                         sim_err *err)
+{
+    size_t n;
+    const sim_tl_span *sp = tl ? sim_timeline_spans(tl, &n) : NULL;
+    if (!sp || n == 0)
+        return sim_err_set(err, SIM_EINVAL, p->path, 0, 0, "nothing was recorded to draw");
+    lanes ln = {0};
+    int rc = place_lanes(tl, &ln, err);
+    if (rc) goto out;
+    int64_t end_ns = 0;
+    for (size_t i = 0; i < n; i++)
+        if (sp[i].end_ns > end_ns && category((sim_tl_what)sp[i].what) >= 0) end_ns = sp[i].end_ns;
+
+    plt_gnuplot g;
+    rc = plt_gnuplot_open(&g, p->term, p->path, 1600, 160 + 22 * ln.n, err);
+    if (rc) goto out;
+    bool any[C_COUNT] = {0};
+    for (int c = 0; c < C_COUNT; c++) {
+        fprintf(g.fp, "$c%d << EOD\n", c);
+        any[c] = write_boxes(g.fp, tl, sp, n, c, &ln);
+        fprintf(g.fp, "EOD\n");
+    }
+    write_title(g.fp, sc, tl, &ln);
+    write_axes_plot(g.fp, tl, &ln, end_ns, any);
     rc = plt_gnuplot_close(&g, err);
 out:
-    free(pos);
-    free(y_of);
-    free(stream_end);
-    free(idle_ns);
+    lanes_free(&ln);
     return rc;
 }
 

@@ -71,10 +71,12 @@ int trc_kernel_is_conv(const char *name)
 {
     static const char *const conv[] = {"conv", "cudnn", "wgrad", "dgrad", "fprop", "winograd",
                                        "implicit"};
-    for (const char *s = name; *s; s++)
+    for (const char *s = name; *s; s++) {
+        int c = tolower((unsigned char)*s); /* the patterns' first letters: few full compares */
         for (size_t i = 0; i < sizeof conv / sizeof conv[0]; i++)
-            if (!strncasecmp(s, conv[i], strlen(conv[i])))
+            if (c == conv[i][0] && !strncasecmp(s, conv[i], strlen(conv[i])))
                 return 1;
+    }
     return 0;
 }
 
@@ -227,7 +229,8 @@ static double conv_flops_per_pixel(const trc_tensor *x, const trc_tensor *w)
            (double)w->dim[3];
 }
 
-trc_cost trc_op_cost(const char *name, const trc_tensor *in, int n_in)
+/* Convolution forward and backward into *out; returns 0 when name is not one. */
+static int conv_cost(const char *name, const trc_tensor *in, int n_in, trc_cost *out)
 {
     trc_cost c = {0};
     if (name_in(name, conv_fwd, sizeof conv_fwd / sizeof conv_fwd[0])) {
@@ -239,9 +242,11 @@ trc_cost trc_op_cost(const char *name, const trc_tensor *in, int n_in)
             c.bytes = (double)x->dim[0] * (double)w->dim[0] * (x->elem_bytes ? x->elem_bytes : 4);
             c.n = x->dim[0];
             c.k = w->dim[0];
-            return c;
+            *out = c;
+            return 1;
         }
-        return memory_cost(in, n_in);
+        *out = memory_cost(in, n_in);
+        return 1;
     }
     /* Backward of a conv: input gradient and weight gradient, each as many FLOPs as forward.
      * aten::convolution_backward(grad_output, input, weight, ...) is PyTorch >= 1.11;
@@ -261,15 +266,23 @@ trc_cost trc_op_cost(const char *name, const trc_tensor *in, int n_in)
         c.flops = 2.0 * conv_flops_per_pixel(x, w) * (double)go->dim[2] * (double)go->dim[3];
         /* reads grad_output, input, weight; writes grad_input, grad_weight */
         c.bytes = tbytes(go) + 2.0 * tbytes(x) + 2.0 * tbytes(w);
-        return c;
+        *out = c;
+        return 1;
     }
-    /* Matrix products. */
+    return 0;
+}
+
+/* Matrix products into *out; returns 0 when name is not one (or its shapes do not fit). */
+static int matmul_cost(const char *name, const trc_tensor *in, int n_in, trc_cost *cost)
+{
+    trc_cost c = {0};
     if (!strcmp(name, "aten::mm") && is_t(in, n_in, 0, 2) && is_t(in, n_in, 1, 2)) {
         double m = (double)in[0].dim[0], k = (double)in[0].dim[1], n = (double)in[1].dim[1];
         c.kind = TRC_COST_COMPUTE;
         c.flops = 2.0 * m * k * n;
         c.bytes = tbytes(&in[0]) + tbytes(&in[1]) + m * n * (in[0].elem_bytes ? in[0].elem_bytes : 4);
-        return c;
+        *cost = c;
+        return 1;
     }
     if (!strcmp(name, "aten::addmm") && is_t(in, n_in, 1, 2) && is_t(in, n_in, 2, 2)) {
         double m = (double)in[1].dim[0], k = (double)in[1].dim[1], n = (double)in[2].dim[1];
@@ -277,7 +290,8 @@ trc_cost trc_op_cost(const char *name, const trc_tensor *in, int n_in)
         c.flops = 2.0 * m * k * n + m * n;
         c.bytes = tbytes(&in[0]) + tbytes(&in[1]) + tbytes(&in[2]) +
                   m * n * (in[1].elem_bytes ? in[1].elem_bytes : 4);
-        return c;
+        *cost = c;
+        return 1;
     }
     if ((!strcmp(name, "aten::bmm") && is_t(in, n_in, 0, 3) && is_t(in, n_in, 1, 3)) ||
         (!strcmp(name, "aten::baddbmm") && is_t(in, n_in, 1, 3) && is_t(in, n_in, 2, 3))) {
@@ -288,7 +302,8 @@ trc_cost trc_op_cost(const char *name, const trc_tensor *in, int n_in)
         c.kind = TRC_COST_COMPUTE;
         c.flops = 2.0 * bt * m * k * n;
         c.bytes = tbytes(a) + tbytes(b) + bt * m * n * (a->elem_bytes ? a->elem_bytes : 4);
-        return c;
+        *cost = c;
+        return 1;
     }
     if (!strcmp(name, "aten::matmul") && n_in >= 2 && in[0].ndim >= 2 && in[0].ndim <= TRC_MAXDIM &&
         in[1].ndim == 2) {
@@ -298,7 +313,8 @@ trc_cost trc_op_cost(const char *name, const trc_tensor *in, int n_in)
         c.kind = TRC_COST_COMPUTE;
         c.flops = 2.0 * rows * k * n;
         c.bytes = tbytes(&in[0]) + tbytes(&in[1]) + rows * n * (in[0].elem_bytes ? in[0].elem_bytes : 4);
-        return c;
+        *cost = c;
+        return 1;
     }
     if (!strcmp(name, "aten::linear") && n_in >= 2 && in[0].ndim >= 1 && in[1].ndim == 2) {
         /* x [..., in] times W^T, W = [out, in] */
@@ -308,8 +324,17 @@ trc_cost trc_op_cost(const char *name, const trc_tensor *in, int n_in)
         c.flops = 2.0 * rows * kin * out + (n_in >= 3 && in[2].ndim == 1 ? rows * out : 0);
         c.bytes = tbytes(&in[0]) + tbytes(&in[1]) + (n_in >= 3 ? tbytes(&in[2]) : 0) +
                   rows * out * (in[0].elem_bytes ? in[0].elem_bytes : 4);
-        return c;
+        *cost = c;
+        return 1;
     }
+    return 0;
+}
+
+trc_cost trc_op_cost(const char *name, const trc_tensor *in, int n_in)
+{
+    trc_cost c;
+    if (conv_cost(name, in, n_in, &c) || matmul_cost(name, in, n_in, &c))
+        return c;
     return memory_cost(in, n_in);
 }
 

@@ -20,12 +20,6 @@ typedef enum trc_pick {
     TRC_PICK_INDEX = 2,  /* the step with ProfilerStep number `step_index` */
 } trc_pick;
 
-typedef struct trc_program_opts {
-    int pick;           /* trc_pick */
-    int64_t step_index; /* TRC_PICK_INDEX */
-    int extras;         /* 1: also fill trc_program_info.extra */
-} trc_program_opts;
-
 /* What sim_op does not carry but a what-if needs, one per op of the program (same index):
  * FLOPs to rescale a kernel by its roofline on another GPU, the recorded duration of a
  * collective, the stream, and where the op came from. */
@@ -36,6 +30,24 @@ typedef struct trc_op_extra {
     int32_t stream;         /* CUDA stream it ran on; -1 none */
     int32_t record;         /* index of its record in the step; -1 for the closing SIM_OP_CPU */
 } trc_op_extra;
+
+/* Called by trc_trace_to_program for each step it converts, while the step's records are at hand
+ * (the reader reuses them for the next step), with the step's program and its extras (NULL
+ * without opts.extras): a caller derives there what else it needs from the records, so that the
+ * trace is read once. It may set *note to one malloc'd block; the picked step's block ends in
+ * trc_program_info.note (freed too when info is NULL), the others are freed. Returns 0 or a negative SIM_E* code (filling
+ * err), which ends the conversion with that code. */
+typedef int (*trc_step_note_fn)(void *ctx, const trc_step *s, const sim_program *prog,
+                                const trc_op_extra *extra, void **note, sim_err *err);
+
+typedef struct trc_program_opts {
+    int pick;              /* trc_pick */
+    int64_t step_index;    /* TRC_PICK_INDEX */
+    int extras;            /* 1: also fill trc_program_info.extra */
+    trc_step_note_fn note; /* NULL: none; not called for TRC_PICK_MEAN (no step is used as
+                              recorded) */
+    void *note_ctx;        /* passed to note */
+} trc_program_opts;
 
 /* What the engine needs beside the program, and what was left out of it. Times are ns on the
  * source machine; "the step" is the step picked (means over steps for TRC_PICK_MEAN). */
@@ -65,18 +77,19 @@ typedef struct trc_program_info {
     int64_t collective_gpu_ns;  /* their recorded GPU time (the program does not carry it) */
     size_t kernels;             /* SIM_OP_KERNEL ops (kernels, memsets, device copies) */
     trc_op_extra *extra;        /* with opts.extras: one per op; owned, see trc_program_info_free */
+    void *note;                 /* with opts.note: the picked step's block; owned, as extra */
 } trc_program_info;
 
 void trc_program_opts_init(trc_program_opts *o);
 
-/* Frees info->extra (the rest of info is plain values). */
+/* Frees info->extra and info->note (the rest of info is plain values). */
 void trc_program_info_free(trc_program_info *info);
 
 /* Reads the remaining steps of an open reader (opened with trc_reader_open, no step read yet)
  * and fills `out` (which must be zeroed or freshly sim_program_free'd; the caller owns its ops)
- * with the picked step, and `info` (may be NULL). Errors: those of the reader; SIM_EINVAL when
- * the trace has no steps, the step index is not in it, or TRC_PICK_MEAN meets steps of
- * different structure (the message names the first difference). */
+ * with the picked step, and `info` (may be NULL). Errors: those of the reader and of opts->note;
+ * SIM_EINVAL when the trace has no steps, the step index is not in it, or TRC_PICK_MEAN meets
+ * steps of different structure (the message names the first difference). */
 int trc_trace_to_program(trc_reader *r, const trc_program_opts *opts, sim_program *out,
                          trc_program_info *info, sim_err *err);
 

@@ -20,6 +20,87 @@ static int cmp_span(const void *x, const void *y)
     return p->a < q->a ? -1 : p->a > q->a ? 1 : (p->b < q->b ? -1 : p->b > q->b);
 }
 
+/* Adds record r to the counts in o (*wait_end: end of the latest data wait so far); returns 1
+ * when r is GPU work, whose interval counts towards GPU busy. */
+static int count_record(const trc_record *r, trc_step_stat *o, int64_t *wait_end)
+{
+    switch (r->kind) {
+    case TRC_REC_OP:
+        o->ops++;
+        o->op_cpu_ns += r->cpu_dur_ns;
+        break;
+    case TRC_REC_KERNEL:
+        o->kernels++;
+        o->launch_cpu_ns += r->cpu_dur_ns;
+        if (r->gpu_dur_ns > 0) {
+            o->kernel_ns += r->gpu_dur_ns;
+            if (r->unit == SIM_UNIT_TENSOR)
+                o->tensor_kernel_ns += r->gpu_dur_ns;
+            else if (r->unit == SIM_UNIT_CUDA)
+                o->cuda_kernel_ns += r->gpu_dur_ns;
+        }
+        if (r->flops > 0) {
+            o->flops += r->flops;
+            o->kernels_with_flops++;
+        }
+        return 1;
+    case TRC_REC_MEMCPY:
+        o->memcpys++;
+        if (r->gpu_dur_ns > 0)
+            o->memcpy_ns += r->gpu_dur_ns;
+        if (r->sub == TRC_MEMCPY_H2D)
+            o->h2d_bytes += (int64_t)r->bytes;
+        return 1;
+    case TRC_REC_MEMSET:
+        o->memsets++;
+        return 1;
+    case TRC_REC_SYNC:
+        o->syncs++;
+        o->sync_ns += r->cpu_dur_ns;
+        break;
+    case TRC_REC_WAIT:
+        /* records are in start order, so a wait inside another starts before it ends */
+        if (r->cpu_start_ns >= *wait_end) {
+            o->data_wait_ns += r->cpu_dur_ns;
+            *wait_end = r->cpu_start_ns + r->cpu_dur_ns;
+        } else if (r->cpu_start_ns + r->cpu_dur_ns > *wait_end) {
+            o->data_wait_ns += r->cpu_start_ns + r->cpu_dur_ns - *wait_end;
+            *wait_end = r->cpu_start_ns + r->cpu_dur_ns;
+        }
+        break;
+    case TRC_REC_COLLECTIVE:
+        o->collectives++;
+        o->collective_bytes += (int64_t)r->bytes;
+        if (r->gpu_dur_ns > 0)
+            o->collective_gpu_ns += r->gpu_dur_ns;
+        return 1;
+    default:
+        break;
+    }
+    return 0;
+}
+
+/* GPU busy (the union of the n intervals sp[], sorted here), first start and last end into o. */
+static void gpu_span_figures(span *sp, size_t n, trc_step_stat *o)
+{
+    qsort(sp, n, sizeof *sp, cmp_span);
+    int64_t a = sp[0].a, b = sp[0].b, last = sp[0].b;
+    o->gpu_first_ns = sp[0].a;
+    for (size_t i = 1; i < n; i++) {
+        if (sp[i].a > b) {
+            o->gpu_busy_ns += b - a;
+            a = sp[i].a;
+            b = sp[i].b;
+        } else if (sp[i].b > b) {
+            b = sp[i].b;
+        }
+        if (sp[i].b > last)
+            last = sp[i].b;
+    }
+    o->gpu_busy_ns += b - a;
+    o->gpu_last_ns = last;
+}
+
 int trc_step_stats(const trc_step *s, trc_step_stat *o)
 {
     memset(o, 0, sizeof *o);
@@ -32,88 +113,14 @@ int trc_step_stats(const trc_step *s, trc_step_stat *o)
     int64_t wait_end = INT64_MIN;
     for (size_t i = 0; i < s->n_recs; i++) {
         const trc_record *r = &s->recs[i];
-        int gpu = 0;
-        switch (r->kind) {
-        case TRC_REC_OP:
-            o->ops++;
-            o->op_cpu_ns += r->cpu_dur_ns;
-            break;
-        case TRC_REC_KERNEL:
-            o->kernels++;
-            o->launch_cpu_ns += r->cpu_dur_ns;
-            if (r->gpu_dur_ns > 0) {
-                o->kernel_ns += r->gpu_dur_ns;
-                if (r->unit == SIM_UNIT_TENSOR)
-                    o->tensor_kernel_ns += r->gpu_dur_ns;
-                else if (r->unit == SIM_UNIT_CUDA)
-                    o->cuda_kernel_ns += r->gpu_dur_ns;
-            }
-            if (r->flops > 0) {
-                o->flops += r->flops;
-                o->kernels_with_flops++;
-            }
-            gpu = 1;
-            break;
-        case TRC_REC_MEMCPY:
-            o->memcpys++;
-            if (r->gpu_dur_ns > 0)
-                o->memcpy_ns += r->gpu_dur_ns;
-            if (r->sub == TRC_MEMCPY_H2D)
-                o->h2d_bytes += (int64_t)r->bytes;
-            gpu = 1;
-            break;
-        case TRC_REC_MEMSET:
-            o->memsets++;
-            gpu = 1;
-            break;
-        case TRC_REC_SYNC:
-            o->syncs++;
-            o->sync_ns += r->cpu_dur_ns;
-            break;
-        case TRC_REC_WAIT:
-            /* records are in start order, so a wait inside another starts before it ends */
-            if (r->cpu_start_ns >= wait_end) {
-                o->data_wait_ns += r->cpu_dur_ns;
-                wait_end = r->cpu_start_ns + r->cpu_dur_ns;
-            } else if (r->cpu_start_ns + r->cpu_dur_ns > wait_end) {
-                o->data_wait_ns += r->cpu_start_ns + r->cpu_dur_ns - wait_end;
-                wait_end = r->cpu_start_ns + r->cpu_dur_ns;
-            }
-            break;
-        case TRC_REC_COLLECTIVE:
-            o->collectives++;
-            o->collective_bytes += (int64_t)r->bytes;
-            if (r->gpu_dur_ns > 0)
-                o->collective_gpu_ns += r->gpu_dur_ns;
-            gpu = 1;
-            break;
-        default:
-            break;
-        }
-        if (gpu && r->gpu_dur_ns >= 0) {
+        if (count_record(r, o, &wait_end) && r->gpu_dur_ns >= 0) {
             sp[n].a = r->gpu_start_ns;
             sp[n].b = r->gpu_start_ns + r->gpu_dur_ns;
             n++;
         }
     }
-    if (n) {
-        qsort(sp, n, sizeof *sp, cmp_span);
-        int64_t a = sp[0].a, b = sp[0].b, last = sp[0].b;
-        o->gpu_first_ns = sp[0].a;
-        for (size_t i = 1; i < n; i++) {
-            if (sp[i].a > b) {
-                o->gpu_busy_ns += b - a;
-                a = sp[i].a;
-                b = sp[i].b;
-            } else if (sp[i].b > b) {
-                b = sp[i].b;
-            }
-            if (sp[i].b > last)
-                last = sp[i].b;
-        }
-        o->gpu_busy_ns += b - a;
-        o->gpu_last_ns = last;
-    }
+    if (n)
+        gpu_span_figures(sp, n, o);
     free(sp);
     return SIM_OK;
 }

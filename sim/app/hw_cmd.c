@@ -650,6 +650,98 @@ static int show_parts(const char *dir, const sim_system_desc *s, FILE *out)
     return exit_code;
 }
 
+/* `hw show --json`: the entry, its units, comments, notes and sources as one object. */
+static int show_json(cfg_catalog_kind kind, const cfg_table *t, const hw_entry *e,
+                     const hw_file_info *fi)
+{
+    yajl_gen g = json_open();
+    if (!g) {
+        fprintf(stderr, "epochsim hw: out of memory\n");
+        return SIM_EXIT_ERROR;
+    }
+    yajl_gen_map_open(g);
+    json_str(g, "kind");
+    json_str(g, cfg_catalog_kind_dir(kind));
+    json_str(g, "entry");
+    json_entry(g, kind, e);
+    json_str(g, "units");
+    yajl_gen_map_open(g);
+    for (size_t i = 0; i < t->n; i++) {
+        json_str(g, t->fields[i].key);
+        json_str(g, unit_of(t->fields[i].key));
+    }
+    yajl_gen_map_close(g);
+    json_str(g, "comments");
+    yajl_gen_map_open(g);
+    for (size_t i = 0; i < t->n && i < MAX_FIELDS; i++)
+        if (fi->comment[i]) {
+            json_str(g, t->fields[i].key);
+            json_str(g, fi->comment[i]);
+        }
+    yajl_gen_map_close(g);
+    json_str(g, "notes");
+    if (fi->notes)
+        json_str(g, fi->notes);
+    else
+        yajl_gen_null(g);
+    json_str(g, "sources");
+    yajl_gen_map_open(g);
+    for (size_t i = 0; i < fi->n_sources; i++) {
+        json_str(g, fi->source_key[i]);
+        json_str(g, fi->source_text[i]);
+    }
+    yajl_gen_map_close(g);
+    yajl_gen_map_close(g);
+    json_close(g);
+    return SIM_EXIT_OK;
+}
+
+/* `hw show`: the table of fields, value, unit and comment; returns an exit code. */
+static int field_table(cfg_catalog_kind kind, const cfg_table *t, const hw_entry *e,
+                       const hw_file_info *fi)
+{
+    table tab = {.cols = 4};
+    const char *row[4] = {"field", "value", "unit", "source / note"};
+    int rc = table_add(&tab, row);
+    for (size_t i = 0; i < t->n && rc == SIM_OK; i++) {
+        const cfg_field *f = &t->fields[i];
+        char val[VALUE_MAX];
+        if (is_unset(kind, f, e))
+            snprintf(val, sizeof val, f->type == CFG_T_CURVE ? "(model default)" : "-");
+        else
+            format_value(f, e, val, sizeof val);
+        row[0] = f->key;
+        row[1] = val;
+        row[2] = unit_of(f->key);
+        row[3] = i < MAX_FIELDS && fi->comment[i] ? fi->comment[i] : "";
+        rc = table_add(&tab, row);
+    }
+    if (rc == SIM_OK)
+        table_print(&tab, stdout);
+    table_free(&tab);
+    return rc == SIM_OK ? SIM_EXIT_OK : SIM_EXIT_ERROR;
+}
+
+/* `hw show` as text: heading, field table, a system's parts, notes and sources. */
+static int show_text(const char *dir, const char *name, cfg_catalog_kind kind, const char *path,
+                     const hw_entry *e, const hw_file_info *fi)
+{
+    printf("%s (%s)\nfile: %s\n\n", name, cfg_catalog_kind_dir(kind), path);
+    int exit_code = field_table(kind, cfg_catalog_table(kind), e, fi);
+    if (kind == CFG_CAT_SYSTEM)
+        exit_code |= show_parts(dir, &e->system, stdout);
+    if (fi->notes) {
+        printf("\nnotes:\n");
+        print_wrapped(fi->notes, 2, 100, stdout);
+    }
+    if (fi->n_sources) {
+        printf("\nsources:\n");
+        for (size_t i = 0; i < fi->n_sources; i++)
+            printf("  %-4s %s\n", fi->source_key[i], fi->source_text[i]);
+    }
+    return exit_code;
+}
+
 static int cmd_show(const char *dir, const char *name, int kind_filter, bool json)
 {
     cfg_catalog_kind kind = CFG_CAT_GPU;
@@ -674,104 +766,34 @@ static int cmd_show(const char *dir, const char *name, int kind_filter, bool jso
         file_info_free(&fi);
         return SIM_EXIT_ERROR;
     }
-    if (json) {
-        yajl_gen g = json_open();
-        if (!g) {
-            file_info_free(&fi);
-            fprintf(stderr, "epochsim hw: out of memory\n");
-            return SIM_EXIT_ERROR;
-        }
-        yajl_gen_map_open(g);
-        json_str(g, "kind");
-        json_str(g, cfg_catalog_kind_dir(kind));
-        json_str(g, "entry");
-        json_entry(g, kind, &e);
-        json_str(g, "units");
-        yajl_gen_map_open(g);
-        for (size_t i = 0; i < t->n; i++) {
-            json_str(g, t->fields[i].key);
-            json_str(g, unit_of(t->fields[i].key));
-        }
-        yajl_gen_map_close(g);
-        json_str(g, "comments");
-        yajl_gen_map_open(g);
-        for (size_t i = 0; i < t->n && i < MAX_FIELDS; i++)
-            if (fi.comment[i]) {
-                json_str(g, t->fields[i].key);
-                json_str(g, fi.comment[i]);
-            }
-        yajl_gen_map_close(g);
-        json_str(g, "notes");
-        if (fi.notes)
-            json_str(g, fi.notes);
-        else
-            yajl_gen_null(g);
-        json_str(g, "sources");
-        yajl_gen_map_open(g);
-        for (size_t i = 0; i < fi.n_sources; i++) {
-            json_str(g, fi.source_key[i]);
-            json_str(g, fi.source_text[i]);
-        }
-        yajl_gen_map_close(g);
-        yajl_gen_map_close(g);
-        json_close(g);
-        file_info_free(&fi);
-        return SIM_EXIT_OK;
-    }
-
-    printf("%s (%s)\nfile: %s\n\n", name, cfg_catalog_kind_dir(kind), path);
-    table tab = {.cols = 4};
-    const char *row[4] = {"field", "value", "unit", "source / note"};
-    int rc = table_add(&tab, row);
-    for (size_t i = 0; i < t->n && rc == SIM_OK; i++) {
-        const cfg_field *f = &t->fields[i];
-        char val[VALUE_MAX];
-        if (is_unset(kind, f, &e))
-            snprintf(val, sizeof val, f->type == CFG_T_CURVE ? "(model default)" : "-");
-        else
-            format_value(f, &e, val, sizeof val);
-        row[0] = f->key;
-        row[1] = val;
-        row[2] = unit_of(f->key);
-        row[3] = i < MAX_FIELDS && fi.comment[i] ? fi.comment[i] : "";
-        rc = table_add(&tab, row);
-    }
-    if (rc == SIM_OK)
-        table_print(&tab, stdout);
+    if (json)
+        exit_code = show_json(kind, t, &e, &fi);
     else
-        exit_code = SIM_EXIT_ERROR;
-    table_free(&tab);
-    if (kind == CFG_CAT_SYSTEM)
-        exit_code |= show_parts(dir, &e.system, stdout);
-    if (fi.notes) {
-        printf("\nnotes:\n");
-        print_wrapped(fi.notes, 2, 100, stdout);
-    }
-    if (fi.n_sources) {
-        printf("\nsources:\n");
-        for (size_t i = 0; i < fi.n_sources; i++)
-            printf("  %-4s %s\n", fi.source_key[i], fi.source_text[i]);
-    }
+        exit_code = show_text(dir, name, kind, path, &e, &fi);
     file_info_free(&fi);
     return exit_code;
 }
 
 /* ---------------------------------------------------------------- entry point */
 
-int sim_hw_cmd(int argc, char **argv)
+/* The command line: the options and up to three words (action, name or kind, one too many). */
+typedef struct hw_args {
+    const char *catalog, *kind;
+    bool json;
+    const char *pos[3];
+    int npos;
+} hw_args;
+
+/* Returns 0, -1 after --help, or an exit code. */
+static int parse_hw_args(int argc, char **argv, hw_args *h)
 {
-    const char *catalog_flag = NULL;
-    const char *kind_arg = NULL;
-    bool json = false;
-    const char *pos[3] = {NULL, NULL, NULL};
-    int npos = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
             usage(stdout);
-            return SIM_EXIT_OK;
+            return -1;
         } else if (!strcmp(a, "--json")) {
-            json = true;
+            h->json = true;
         } else if (!strcmp(a, "--catalog") || !strcmp(a, "--kind")) {
             if (i + 1 >= argc) {
                 fprintf(stderr, "epochsim hw: %s needs a value\n", a);
@@ -779,68 +801,82 @@ int sim_hw_cmd(int argc, char **argv)
                 return SIM_EXIT_USAGE;
             }
             if (!strcmp(a, "--catalog"))
-                catalog_flag = argv[++i];
+                h->catalog = argv[++i];
             else
-                kind_arg = argv[++i];
+                h->kind = argv[++i];
         } else if (!strncmp(a, "--catalog=", 10)) {
-            catalog_flag = a + 10;
+            h->catalog = a + 10;
         } else if (!strncmp(a, "--kind=", 7)) {
-            kind_arg = a + 7;
+            h->kind = a + 7;
         } else if (a[0] == '-' && a[1]) {
             fprintf(stderr, "epochsim hw: unknown option '%s'\n", a);
             usage(stderr);
             return SIM_EXIT_USAGE;
-        } else if (npos < 3) {
-            pos[npos++] = a;
+        } else if (h->npos < 3) {
+            h->pos[h->npos++] = a;
         } else {
             fprintf(stderr, "epochsim hw: unexpected argument '%s'\n", a);
             usage(stderr);
             return SIM_EXIT_USAGE;
         }
     }
-    if (npos == 0) {
+    if (h->npos == 0) {
         usage(stderr);
         return SIM_EXIT_USAGE;
     }
-    int kind_filter = -1;
-    if (kind_arg) {
+    return 0;
+}
+
+/* `hw list [KIND]`; kind_filter is --kind's (-1: none), which a KIND word replaces. */
+static int hw_list(const char *dir, const hw_args *h, int kind_filter)
+{
+    if (h->npos > 2) {
+        fprintf(stderr, "epochsim hw list: unexpected argument '%s'\n", h->pos[2]);
+        return SIM_EXIT_USAGE;
+    }
+    if (h->npos == 2) {
         cfg_catalog_kind k;
-        if (!parse_kind(kind_arg, &k)) {
+        if (!parse_kind(h->pos[1], &k)) {
             fprintf(stderr,
-                    "epochsim hw: unknown kind '%s' (gpus, cpus, storage, links, systems)\n",
-                    kind_arg);
+                    "epochsim hw list: unknown kind '%s' (gpus, cpus, storage, links, "
+                    "systems)\n",
+                    h->pos[1]);
             return SIM_EXIT_USAGE;
         }
         kind_filter = (int)k;
     }
-    const char *dir = sim_cli_catalog_dir(catalog_flag);
-    if (!strcmp(pos[0], "list")) {
-        if (npos > 2) {
-            fprintf(stderr, "epochsim hw list: unexpected argument '%s'\n", pos[2]);
+    return cmd_list(dir, kind_filter, h->json);
+}
+
+int sim_hw_cmd(int argc, char **argv)
+{
+    hw_args h = {0};
+    int rc = parse_hw_args(argc, argv, &h);
+    if (rc)
+        return rc < 0 ? SIM_EXIT_OK : rc;
+    int kind_filter = -1;
+    if (h.kind) {
+        cfg_catalog_kind k;
+        if (!parse_kind(h.kind, &k)) {
+            fprintf(stderr,
+                    "epochsim hw: unknown kind '%s' (gpus, cpus, storage, links, systems)\n",
+                    h.kind);
             return SIM_EXIT_USAGE;
         }
-        if (npos == 2) {
-            cfg_catalog_kind k;
-            if (!parse_kind(pos[1], &k)) {
-                fprintf(stderr,
-                        "epochsim hw list: unknown kind '%s' (gpus, cpus, storage, links, "
-                        "systems)\n",
-                        pos[1]);
-                return SIM_EXIT_USAGE;
-            }
-            kind_filter = (int)k;
-        }
-        return cmd_list(dir, kind_filter, json);
+        kind_filter = (int)k;
     }
-    if (!strcmp(pos[0], "show")) {
-        if (npos != 2) {
+    const char *dir = sim_cli_catalog_dir(h.catalog);
+    if (!strcmp(h.pos[0], "list"))
+        return hw_list(dir, &h, kind_filter);
+    if (!strcmp(h.pos[0], "show")) {
+        if (h.npos != 2) {
             fprintf(stderr, "epochsim hw show: expected exactly one NAME\n");
             usage(stderr);
             return SIM_EXIT_USAGE;
         }
-        return cmd_show(dir, pos[1], kind_filter, json);
+        return cmd_show(dir, h.pos[1], kind_filter, h.json);
     }
-    fprintf(stderr, "epochsim hw: unknown action '%s' (list or show)\n", pos[0]);
+    fprintf(stderr, "epochsim hw: unknown action '%s' (list or show)\n", h.pos[0]);
     usage(stderr);
     return SIM_EXIT_USAGE;
 }

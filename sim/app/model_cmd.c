@@ -197,7 +197,134 @@ static int parse_image(const char *s, int *h, int *w)
     return 0;
 }
 
-/* Returns 0, or an exit code. */
+/* What an option helper below returns for an option that is not one of its own. */
+#define NOT_MINE (-2)
+
+/* Inside an option helper: fails when option f has no value v. */
+#define NEED_VALUE(f, v)                                                                           \
+    do {                                                                                           \
+        if (!(v)) {                                                                                \
+            fprintf(stderr, "epochsim model show: %s needs a value\n", f);                         \
+            return SIM_EXIT_USAGE;                                                                 \
+        }                                                                                          \
+    } while (0)
+
+/* Option f with value v (NULL when f is last) for the model's batch, precision and input shape;
+ * returns 0 (v used), an exit code, or NOT_MINE. */
+static int shape_option(const char *f, const char *v, show_args *a)
+{
+    long n;
+    if (!strcmp(f, "--batch")) {
+        NEED_VALUE(f, v);
+        if (parse_long(f, v, 1, 1L << 24, &n))
+            return SIM_EXIT_USAGE;
+        a->opt.batch = (int)n;
+    } else if (!strcmp(f, "--precision")) {
+        NEED_VALUE(f, v);
+        if (sim_precision_parse(v, &a->opt.precision)) {
+            fprintf(stderr,
+                    "epochsim model show: unknown precision '%s' (fp32, tf32, fp16, bf16, "
+                    "amp_fp16, amp_bf16)\n",
+                    v);
+            return SIM_EXIT_USAGE;
+        }
+    } else if (!strcmp(f, "--image")) {
+        NEED_VALUE(f, v);
+        if (parse_image(v, &a->opt.shape.h, &a->opt.shape.w)) {
+            fprintf(stderr, "epochsim model show: --image expects HxW or N in 1..8192, got "
+                            "'%s'\n",
+                    v);
+            return SIM_EXIT_USAGE;
+        }
+    } else if (!strcmp(f, "--seq")) {
+        NEED_VALUE(f, v);
+        if (parse_long(f, v, 1, 1L << 20, &n))
+            return SIM_EXIT_USAGE;
+        a->opt.shape.seq = (int)n;
+    } else if (!strcmp(f, "--features")) {
+        NEED_VALUE(f, v);
+        if (parse_long(f, v, 1, 1L << 24, &n))
+            return SIM_EXIT_USAGE;
+        a->opt.shape.features = (int)n;
+    } else {
+        return NOT_MINE;
+    }
+    return 0;
+}
+
+/* Option f with value v for the optimizer, accumulation, GPU and capacity; as shape_option. */
+static int step_option(const char *f, const char *v, show_args *a)
+{
+    long n;
+    if (!strcmp(f, "--optimizer")) {
+        NEED_VALUE(f, v);
+        if (mdl_optimizer_parse(v, &a->opt.optimizer)) {
+            fprintf(stderr, "epochsim model show: unknown optimizer '%s' (sgd, adam)\n", v);
+            return SIM_EXIT_USAGE;
+        }
+    } else if (!strcmp(f, "--opt-impl")) {
+        NEED_VALUE(f, v);
+        if (mdl_opt_impl_parse(v, &a->opt.opt_impl)) {
+            fprintf(stderr,
+                    "epochsim model show: unknown --opt-impl '%s' (foreach, fused, forloop)\n", v);
+            return SIM_EXIT_USAGE;
+        }
+    } else if (!strcmp(f, "--accum")) {
+        NEED_VALUE(f, v);
+        if (parse_long(f, v, 1, 255, &n))
+            return SIM_EXIT_USAGE;
+        a->opt.accum_steps = (int)n;
+    } else if (!strcmp(f, "--gpu")) {
+        NEED_VALUE(f, v);
+        a->gpu = v;
+    } else if (!strcmp(f, "--catalog")) {
+        NEED_VALUE(f, v);
+        a->catalog = v;
+    } else if (!strcmp(f, "--capacity-gb")) {
+        NEED_VALUE(f, v);
+        char *end;
+        errno = 0;
+        double g = strtod(v, &end);
+        if (errno || end == v || *end || !(g > 0 && g < 1e6)) {
+            fprintf(stderr, "epochsim model show: --capacity-gb expects a number > 0, got "
+                            "'%s'\n",
+                    v);
+            return SIM_EXIT_USAGE;
+        }
+        a->capacity_gb = g;
+    } else {
+        return NOT_MINE;
+    }
+    return 0;
+}
+#undef NEED_VALUE
+
+/* Option f without a value; returns 0, an exit code, or NOT_MINE. */
+static int flag_option(const char *f, show_args *a)
+{
+    long n;
+    if (!strcmp(f, "--no-weight-decay")) {
+        a->opt.weight_decay = false;
+    } else if (!strcmp(f, "--checkpoint")) {
+        a->opt.checkpointing = true;
+    } else if (!strncmp(f, "--checkpoint=", 13)) {
+        if (parse_long("--checkpoint", f + 13, 1, 100000, &n))
+            return SIM_EXIT_USAGE;
+        a->opt.checkpointing = true;
+        a->opt.ckpt_segments = (int)n;
+    } else if (!strcmp(f, "--cuda-graphs")) {
+        a->opt.cuda_graphs = true;
+    } else if (!strcmp(f, "--kernels")) {
+        a->kernels = true;
+    } else if (!strcmp(f, "--json")) {
+        a->json = true;
+    } else {
+        return NOT_MINE;
+    }
+    return 0;
+}
+
+/* Returns 0, -1 after --help, or an exit code. */
 static int parse_show(int argc, char **argv, show_args *a)
 {
     memset(a, 0, sizeof *a);
@@ -205,102 +332,22 @@ static int parse_show(int argc, char **argv, show_args *a)
     for (int i = 1; i < argc; i++) {
         const char *f = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-        long n;
-#define NEED_VALUE                                                                                 \
-    do {                                                                                           \
-        if (!v) {                                                                                  \
-            fprintf(stderr, "epochsim model show: %s needs a value\n", f);                         \
-            return SIM_EXIT_USAGE;                                                                 \
-        }                                                                                          \
-        i++;                                                                                       \
-    } while (0)
         if (!strcmp(f, "--help") || !strcmp(f, "-h")) {
             usage(stdout);
             return -1;
-        } else if (!strcmp(f, "--batch")) {
-            NEED_VALUE;
-            if (parse_long(f, v, 1, 1L << 24, &n))
-                return SIM_EXIT_USAGE;
-            a->opt.batch = (int)n;
-        } else if (!strcmp(f, "--precision")) {
-            NEED_VALUE;
-            if (sim_precision_parse(v, &a->opt.precision)) {
-                fprintf(stderr,
-                        "epochsim model show: unknown precision '%s' (fp32, tf32, fp16, bf16, "
-                        "amp_fp16, amp_bf16)\n",
-                        v);
-                return SIM_EXIT_USAGE;
-            }
-        } else if (!strcmp(f, "--image")) {
-            NEED_VALUE;
-            if (parse_image(v, &a->opt.shape.h, &a->opt.shape.w)) {
-                fprintf(stderr, "epochsim model show: --image expects HxW or N in 1..8192, got "
-                                "'%s'\n",
-                        v);
-                return SIM_EXIT_USAGE;
-            }
-        } else if (!strcmp(f, "--seq")) {
-            NEED_VALUE;
-            if (parse_long(f, v, 1, 1L << 20, &n))
-                return SIM_EXIT_USAGE;
-            a->opt.shape.seq = (int)n;
-        } else if (!strcmp(f, "--features")) {
-            NEED_VALUE;
-            if (parse_long(f, v, 1, 1L << 24, &n))
-                return SIM_EXIT_USAGE;
-            a->opt.shape.features = (int)n;
-        } else if (!strcmp(f, "--optimizer")) {
-            NEED_VALUE;
-            if (mdl_optimizer_parse(v, &a->opt.optimizer)) {
-                fprintf(stderr, "epochsim model show: unknown optimizer '%s' (sgd, adam)\n", v);
-                return SIM_EXIT_USAGE;
-            }
-        } else if (!strcmp(f, "--opt-impl")) {
-            NEED_VALUE;
-            if (mdl_opt_impl_parse(v, &a->opt.opt_impl)) {
-                fprintf(stderr,
-                        "epochsim model show: unknown --opt-impl '%s' (foreach, fused, forloop)\n",
-                        v);
-                return SIM_EXIT_USAGE;
-            }
-        } else if (!strcmp(f, "--no-weight-decay")) {
-            a->opt.weight_decay = false;
-        } else if (!strcmp(f, "--accum")) {
-            NEED_VALUE;
-            if (parse_long(f, v, 1, 255, &n))
-                return SIM_EXIT_USAGE;
-            a->opt.accum_steps = (int)n;
-        } else if (!strcmp(f, "--checkpoint")) {
-            a->opt.checkpointing = true;
-        } else if (!strncmp(f, "--checkpoint=", 13)) {
-            if (parse_long("--checkpoint", f + 13, 1, 100000, &n))
-                return SIM_EXIT_USAGE;
-            a->opt.checkpointing = true;
-            a->opt.ckpt_segments = (int)n;
-        } else if (!strcmp(f, "--cuda-graphs")) {
-            a->opt.cuda_graphs = true;
-        } else if (!strcmp(f, "--gpu")) {
-            NEED_VALUE;
-            a->gpu = v;
-        } else if (!strcmp(f, "--catalog")) {
-            NEED_VALUE;
-            a->catalog = v;
-        } else if (!strcmp(f, "--capacity-gb")) {
-            NEED_VALUE;
-            char *end;
-            errno = 0;
-            double g = strtod(v, &end);
-            if (errno || end == v || *end || !(g > 0 && g < 1e6)) {
-                fprintf(stderr, "epochsim model show: --capacity-gb expects a number > 0, got "
-                                "'%s'\n",
-                        v);
-                return SIM_EXIT_USAGE;
-            }
-            a->capacity_gb = g;
-        } else if (!strcmp(f, "--kernels")) {
-            a->kernels = true;
-        } else if (!strcmp(f, "--json")) {
-            a->json = true;
+        }
+        int rc = shape_option(f, v, a);
+        if (rc == NOT_MINE)
+            rc = step_option(f, v, a);
+        if (rc != NOT_MINE) {
+            if (rc)
+                return rc;
+            i++; /* its value */
+            continue;
+        }
+        if ((rc = flag_option(f, a)) != NOT_MINE) {
+            if (rc)
+                return rc;
         } else if (f[0] == '-') {
             fprintf(stderr, "epochsim model show: unknown option '%s' (see --help)\n", f);
             return SIM_EXIT_USAGE;
@@ -310,7 +357,6 @@ static int parse_show(int argc, char **argv, show_args *a)
             fprintf(stderr, "epochsim model show: unexpected argument '%s'\n", f);
             return SIM_EXIT_USAGE;
         }
-#undef NEED_VALUE
     }
     if (!a->model) {
         fprintf(stderr, "epochsim model show: which model? (epochsim model list)\n");
@@ -318,6 +364,7 @@ static int parse_show(int argc, char **argv, show_args *a)
     }
     return 0;
 }
+#undef NOT_MINE
 
 static const char *unit_name(sim_unit u)
 {
@@ -374,6 +421,243 @@ static int mem_rows(const mdl_memory *m, mem_row *r)
 
 #define GIB 1073741824.0
 
+/* Everything `model show` reports, built once and printed as text or JSON. */
+typedef struct show_report {
+    const show_args *a;
+    const mdl_zoo_entry *e;
+    mdl_net net;
+    mdl_step step;
+    mdl_memory mem;
+    mdl_step_totals t;
+    sim_gpu_desc gpu;
+    bool have_gpu;
+    double capacity;                     /* bytes; 0 = none given */
+    double samples;                      /* per step: batch x micro-batches */
+    double fwd_flops, train_flops;       /* per step */
+    double params, macs;                 /* macs: forward, per sample */
+    int64_t gpu_ns, dispatch_ns;         /* per step */
+    char shape_txt[48];
+    mem_row rows[12];
+    int nrows;
+} show_report;
+
+/* Builds the model, its step and its memory into r (r->a, gpu and capacity set). */
+static int build_report(show_report *r, sim_err *err)
+{
+    const show_args *a = r->a;
+    if (mdl_zoo_build(a->model, &a->opt.shape, &r->net, err))
+        return -1;
+    r->e = mdl_zoo_find(a->model);
+    mdl_shape shape = a->opt.shape;
+    mdl_zoo_resolve_shape(r->e, &shape);
+    if (mdl_expand(&r->net, &a->opt, NULL, &r->step, err) ||
+        mdl_memory_estimate(&r->net, &a->opt, r->capacity, &r->mem, err))
+        return -1;
+    mdl_step_totals_get(&r->step, &r->t);
+    r->samples = (double)a->opt.batch * a->opt.accum_steps;
+    r->fwd_flops = r->t.flops[MDL_PH_FWD] + r->t.flops[MDL_PH_LOSS];
+    for (int p = 0; p < MDL_PH_COUNT; p++)
+        r->train_flops += r->t.flops[p];
+    r->params = mdl_net_params(&r->net);
+    r->macs = mdl_net_fwd_macs(&r->net);
+    r->gpu_ns = r->have_gpu ? mdl_step_gpu_ns(&r->step, &r->gpu) : 0;
+    r->dispatch_ns = a->opt.cuda_graphs ? r->step.graph_launch_ns : r->t.dispatch_ns;
+    if (r->e->input == MDL_IN_IMAGE)
+        snprintf(r->shape_txt, sizeof r->shape_txt, "3x%dx%d image", shape.h, shape.w);
+    else if (r->e->input == MDL_IN_TOKENS)
+        snprintf(r->shape_txt, sizeof r->shape_txt, "%d tokens", shape.seq);
+    else
+        snprintf(r->shape_txt, sizeof r->shape_txt, "%d features", shape.features);
+    r->nrows = mem_rows(&r->mem, r->rows);
+    return 0;
+}
+
+/* JSON: the model, the step's options and its counts. */
+static void json_summary(yajl_gen g, const show_report *r)
+{
+    const show_args *a = r->a;
+    sim_json_str(g, "model", r->e->name);
+    sim_json_str(g, "label", r->e->label);
+    sim_json_str(g, "source", r->e->source);
+    sim_json_str(g, "input", r->shape_txt);
+    sim_json_int(g, "batch", a->opt.batch);
+    sim_json_str(g, "precision", sim_precision_name(a->opt.precision));
+    sim_json_str(g, "optimizer", mdl_optimizer_name(a->opt.optimizer));
+    sim_json_str(g, "opt_impl", mdl_opt_impl_name(a->opt.opt_impl));
+    sim_json_int(g, "accum_steps", a->opt.accum_steps);
+    sim_json_int(g, "checkpoint_segments", r->step.ckpt_segments);
+    sim_json_bool(g, "cuda_graphs", a->opt.cuda_graphs);
+    sim_json_num(g, "params", r->params);
+    sim_json_int(g, "param_tensors", mdl_net_param_tensors(&r->net));
+    sim_json_num(g, "fwd_macs_per_sample", r->macs);
+    sim_json_num(g, "fwd_flops_per_sample", r->fwd_flops / r->samples);
+    sim_json_num(g, "train_flops_per_sample", r->train_flops / r->samples);
+    sim_json_int(g, "kernels_per_step", (long long)r->t.kernels);
+    js(g, "kernels_by_phase");
+    yajl_gen_map_open(g);
+    for (int p = 0; p < MDL_PH_COUNT; p++)
+        sim_json_int(g, mdl_phase_name((mdl_phase)p), (long long)r->t.kernels_phase[p]);
+    yajl_gen_map_close(g);
+    sim_json_int(g, "cpu_ops_per_step", (long long)r->t.cpu_ops);
+    sim_json_int(g, "syncs_per_step", (long long)r->t.syncs);
+    sim_json_num(g, "dispatch_ms_per_step", r->dispatch_ns / 1e6);
+    sim_json_num(g, "graph_launch_us", r->step.graph_launch_ns / 1e3);
+}
+
+/* JSON: the step on the GPU (when one is given) and the memory footprint. */
+static void json_gpu_memory(yajl_gen g, const show_report *r)
+{
+    if (r->have_gpu) {
+        js(g, "gpu");
+        yajl_gen_map_open(g);
+        sim_json_str(g, "name", r->gpu.name);
+        sim_json_num(g, "step_gpu_ms", r->gpu_ns / 1e6);
+        sim_json_num(g, "samples_per_s_gpu_bound",
+                     r->gpu_ns > 0 ? r->samples / (r->gpu_ns / 1e9) : 0);
+        yajl_gen_map_close(g);
+    }
+    js(g, "memory");
+    yajl_gen_map_open(g);
+    for (int i = 0; i < r->nrows; i++)
+        sim_json_num(g, r->rows[i].key, r->rows[i].bytes / GIB);
+    sim_json_num(g, "peak_gb", r->mem.peak_bytes / GIB);
+    js(g, "capacity_gb");
+    if (r->capacity > 0)
+        yajl_gen_double(g, r->capacity / GIB);
+    else
+        yajl_gen_null(g);
+    sim_json_bool(g, "oom", r->mem.oom);
+    js(g, "max_batch");
+    if (r->mem.max_batch >= 0)
+        yajl_gen_integer(g, r->mem.max_batch);
+    else
+        yajl_gen_null(g);
+    yajl_gen_map_close(g);
+}
+
+/* JSON: one object per kernel of the step (--kernels). */
+static void json_kernels(yajl_gen g, const show_report *r)
+{
+    js(g, "kernels");
+    yajl_gen_array_open(g);
+    for (size_t i = 0; i < r->step.n; i++) {
+        const mdl_kernel *k = &r->step.k[i];
+        yajl_gen_map_open(g);
+        sim_json_str(g, "op", k->op);
+        sim_json_str(g, "kind", kind_name(k->kind));
+        sim_json_str(g, "phase", mdl_phase_name((mdl_phase)k->phase));
+        sim_json_str(g, "layer", k->layer >= 0 ? r->net.layers[k->layer].name : "");
+        sim_json_int(g, "micro", k->micro);
+        sim_json_num(g, "flops", k->flops);
+        sim_json_num(g, "bytes", k->bytes);
+        sim_json_num(g, "dispatch_us", k->dispatch_ns / 1e3);
+        if (r->have_gpu && k->kind == SIM_OP_KERNEL) {
+            mdl_cost c;
+            mdl_kernel_cost(k, &r->gpu, r->a->opt.precision, &c);
+            sim_json_num(g, "gpu_us", c.total_ns / 1e3);
+            sim_json_str(g, "unit", unit_name(c.unit));
+            sim_json_num(g, "blocks", c.blocks);
+        }
+        yajl_gen_map_close(g);
+    }
+    yajl_gen_array_close(g);
+}
+
+/* The report as one JSON object on stdout; -1 when the generator cannot be made. */
+static int show_json(const show_report *r)
+{
+    yajl_gen g = jnew();
+    if (!g)
+        return -1;
+    yajl_gen_map_open(g);
+    json_summary(g, r);
+    json_gpu_memory(g, r);
+    if (r->a->kernels)
+        json_kernels(g, r);
+    yajl_gen_map_close(g);
+    jflush(g);
+    return 0;
+}
+
+/* Text: the model, the step's options and its counts, its time on the GPU. */
+static void text_summary(const show_report *r)
+{
+    const show_args *a = r->a;
+    const mdl_step_totals *t = &r->t;
+    printf("model          %s - %s\n", r->e->name, r->e->label);
+    printf("source         %s\n", r->e->source);
+    printf("input          %s\n", r->shape_txt);
+    printf("parameters     %.2f M in %d tensors\n", r->params / 1e6,
+           mdl_net_param_tensors(&r->net));
+    printf("forward        %.3f GMAC per sample (conv/linear/attention matmuls)\n", r->macs / 1e9);
+    printf("training step  batch %d x %d micro-batches, %s, %s (%s)%s%s\n", a->opt.batch,
+           a->opt.accum_steps, sim_precision_name(a->opt.precision),
+           mdl_optimizer_name(a->opt.optimizer), mdl_opt_impl_name(a->opt.opt_impl),
+           r->step.ckpt_segments ? ", activation checkpointing" : "",
+           a->opt.cuda_graphs ? ", CUDA graphs" : "");
+    printf("FLOPs/sample   forward %.3f GFLOP, training step %.3f GFLOP (all kernels)\n",
+           r->fwd_flops / r->samples / 1e9, r->train_flops / r->samples / 1e9);
+    printf("kernels/step   %zu (forward %zu, loss %zu, backward %zu, recompute %zu, "
+           "optimizer %zu); CPU-only ops %zu; syncs %zu\n",
+           t->kernels, t->kernels_phase[MDL_PH_FWD], t->kernels_phase[MDL_PH_LOSS],
+           t->kernels_phase[MDL_PH_BWD], t->kernels_phase[MDL_PH_RECOMPUTE],
+           t->kernels_phase[MDL_PH_OPT], t->cpu_ops, t->syncs);
+    if (a->opt.cuda_graphs)
+        printf("dispatch/step  %.3f ms (one CUDA-graph launch; eager would be %.2f ms)\n",
+               r->dispatch_ns / 1e6, t->dispatch_ns / 1e6);
+    else
+        printf("dispatch/step  %.2f ms of CPU on the reference core (eager)\n",
+               r->dispatch_ns / 1e6);
+    if (r->have_gpu)
+        printf("GPU time/step  %.2f ms on %s -> %.1f samples/s if GPU-bound\n", r->gpu_ns / 1e6,
+               r->gpu.name, r->gpu_ns > 0 ? r->samples / (r->gpu_ns / 1e9) : 0);
+}
+
+/* Text: the memory footprint. */
+static void text_memory(const show_report *r)
+{
+    printf("memory (GiB)\n");
+    for (int i = 0; i < r->nrows; i++)
+        printf("  %-24s %9.3f\n", r->rows[i].label, r->rows[i].bytes / GIB);
+    printf("  %-24s %9.3f\n", "peak", r->mem.peak_bytes / GIB);
+    if (r->capacity > 0)
+        printf("  %-24s %9.3f  -> %s; largest batch that fits: %d\n", "capacity",
+               r->capacity / GIB, r->mem.oom ? "OUT OF MEMORY" : "fits", r->mem.max_batch);
+}
+
+/* Text: a table of the step's kernels (--kernels). */
+static void text_kernels(const show_report *r)
+{
+    printf("\n%5s %-9s %-6s %-44s %-34s %12s %12s %9s", "#", "phase", "kind", "layer", "op",
+           "MFLOP", "MB", "disp_us");
+    if (r->have_gpu)
+        printf(" %9s %-7s %8s", "gpu_us", "unit", "blocks");
+    printf("\n");
+    for (size_t i = 0; i < r->step.n; i++) {
+        const mdl_kernel *k = &r->step.k[i];
+        printf("%5zu %-9s %-6s %-44s %-34s %12.3f %12.3f %9.1f", i,
+               mdl_phase_name((mdl_phase)k->phase), kind_name(k->kind),
+               k->layer >= 0 ? r->net.layers[k->layer].name : "-", k->op, k->flops / 1e6,
+               k->bytes / 1e6, k->dispatch_ns / 1e3);
+        if (r->have_gpu && k->kind == SIM_OP_KERNEL) {
+            mdl_cost c;
+            mdl_kernel_cost(k, &r->gpu, r->a->opt.precision, &c);
+            printf(" %9.1f %-7s %8.0f", c.total_ns / 1e3, unit_name(c.unit), c.blocks);
+        }
+        printf("\n");
+    }
+}
+
+/* The report as text on stdout. */
+static int show_text(const show_report *r)
+{
+    text_summary(r);
+    text_memory(r);
+    if (r->a->kernels)
+        text_kernels(r);
+    return 0;
+}
+
 static int cmd_show(int argc, char **argv)
 {
     show_args a;
@@ -388,201 +672,32 @@ static int cmd_show(int argc, char **argv)
         fprintf(stderr, "epochsim model show: %s\n", err.msg);
         return SIM_EXIT_USAGE;
     }
-    sim_gpu_desc gpu;
-    bool have_gpu = false;
+    show_report r;
+    memset(&r, 0, sizeof r);
+    r.a = &a;
     if (a.gpu) {
-        if (cfg_catalog_load(sim_cli_catalog_dir(a.catalog), CFG_CAT_GPU, a.gpu, &gpu, &err)) {
+        if (cfg_catalog_load(sim_cli_catalog_dir(a.catalog), CFG_CAT_GPU, a.gpu, &r.gpu, &err)) {
             fprintf(stderr, "epochsim model show: ");
             sim_err_print(&err, stderr);
             return SIM_EXIT_ERROR;
         }
-        have_gpu = true;
+        r.have_gpu = true;
     }
-    double capacity = have_gpu ? mdl_gpu_capacity_bytes(&gpu) : a.capacity_gb * GIB;
-
-    mdl_net net;
-    mdl_step step = {0};
+    r.capacity = r.have_gpu ? mdl_gpu_capacity_bytes(&r.gpu) : a.capacity_gb * GIB;
     int exit_code = SIM_EXIT_ERROR;
-    if (mdl_zoo_build(a.model, &a.opt.shape, &net, &err))
-        goto fail;
-    const mdl_zoo_entry *e = mdl_zoo_find(a.model);
-    mdl_shape shape = a.opt.shape;
-    mdl_zoo_resolve_shape(e, &shape);
-    if (mdl_expand(&net, &a.opt, NULL, &step, &err))
-        goto fail;
-    mdl_memory mem;
-    if (mdl_memory_estimate(&net, &a.opt, capacity, &mem, &err))
-        goto fail;
-    mdl_step_totals t;
-    mdl_step_totals_get(&step, &t);
-    double samples = (double)a.opt.batch * a.opt.accum_steps;
-    double fwd_flops = t.flops[MDL_PH_FWD] + t.flops[MDL_PH_LOSS];
-    double train_flops = 0;
-    for (int p = 0; p < MDL_PH_COUNT; p++)
-        train_flops += t.flops[p];
-    double params = mdl_net_params(&net), macs = mdl_net_fwd_macs(&net);
-    int64_t gpu_ns = have_gpu ? mdl_step_gpu_ns(&step, &gpu) : 0;
-    int64_t dispatch_ns = a.opt.cuda_graphs ? step.graph_launch_ns : t.dispatch_ns;
-    char shape_txt[48];
-    if (e->input == MDL_IN_IMAGE)
-        snprintf(shape_txt, sizeof shape_txt, "3x%dx%d image", shape.h, shape.w);
-    else if (e->input == MDL_IN_TOKENS)
-        snprintf(shape_txt, sizeof shape_txt, "%d tokens", shape.seq);
-    else
-        snprintf(shape_txt, sizeof shape_txt, "%d features", shape.features);
-    mem_row rows[12];
-    int nrows = mem_rows(&mem, rows);
-
-    if (a.json) {
-        yajl_gen g = jnew();
-        if (!g)
-            goto fail;
-        yajl_gen_map_open(g);
-        sim_json_str(g, "model", e->name);
-        sim_json_str(g, "label", e->label);
-        sim_json_str(g, "source", e->source);
-        sim_json_str(g, "input", shape_txt);
-        sim_json_int(g, "batch", a.opt.batch);
-        sim_json_str(g, "precision", sim_precision_name(a.opt.precision));
-        sim_json_str(g, "optimizer", mdl_optimizer_name(a.opt.optimizer));
-        sim_json_str(g, "opt_impl", mdl_opt_impl_name(a.opt.opt_impl));
-        sim_json_int(g, "accum_steps", a.opt.accum_steps);
-        sim_json_int(g, "checkpoint_segments", step.ckpt_segments);
-        sim_json_bool(g, "cuda_graphs", a.opt.cuda_graphs);
-        sim_json_num(g, "params", params);
-        sim_json_int(g, "param_tensors", mdl_net_param_tensors(&net));
-        sim_json_num(g, "fwd_macs_per_sample", macs);
-        sim_json_num(g, "fwd_flops_per_sample", fwd_flops / samples);
-        sim_json_num(g, "train_flops_per_sample", train_flops / samples);
-        sim_json_int(g, "kernels_per_step", (long long)t.kernels);
-        js(g, "kernels_by_phase");
-        yajl_gen_map_open(g);
-        for (int p = 0; p < MDL_PH_COUNT; p++)
-            sim_json_int(g, mdl_phase_name((mdl_phase)p), (long long)t.kernels_phase[p]);
-        yajl_gen_map_close(g);
-        sim_json_int(g, "cpu_ops_per_step", (long long)t.cpu_ops);
-        sim_json_int(g, "syncs_per_step", (long long)t.syncs);
-        sim_json_num(g, "dispatch_ms_per_step", dispatch_ns / 1e6);
-        sim_json_num(g, "graph_launch_us", step.graph_launch_ns / 1e3);
-        if (have_gpu) {
-            js(g, "gpu");
-            yajl_gen_map_open(g);
-            sim_json_str(g, "name", gpu.name);
-            sim_json_num(g, "step_gpu_ms", gpu_ns / 1e6);
-            sim_json_num(g, "samples_per_s_gpu_bound", gpu_ns > 0 ? samples / (gpu_ns / 1e9) : 0);
-            yajl_gen_map_close(g);
-        }
-        js(g, "memory");
-        yajl_gen_map_open(g);
-        for (int i = 0; i < nrows; i++)
-            sim_json_num(g, rows[i].key, rows[i].bytes / GIB);
-        sim_json_num(g, "peak_gb", mem.peak_bytes / GIB);
-        js(g, "capacity_gb");
-        if (capacity > 0)
-            yajl_gen_double(g, capacity / GIB);
-        else
-            yajl_gen_null(g);
-        sim_json_bool(g, "oom", mem.oom);
-        js(g, "max_batch");
-        if (mem.max_batch >= 0)
-            yajl_gen_integer(g, mem.max_batch);
-        else
-            yajl_gen_null(g);
-        yajl_gen_map_close(g);
-        if (a.kernels) {
-            js(g, "kernels");
-            yajl_gen_array_open(g);
-            for (size_t i = 0; i < step.n; i++) {
-                const mdl_kernel *k = &step.k[i];
-                yajl_gen_map_open(g);
-                sim_json_str(g, "op", k->op);
-                sim_json_str(g, "kind", kind_name(k->kind));
-                sim_json_str(g, "phase", mdl_phase_name((mdl_phase)k->phase));
-                sim_json_str(g, "layer", k->layer >= 0 ? net.layers[k->layer].name : "");
-                sim_json_int(g, "micro", k->micro);
-                sim_json_num(g, "flops", k->flops);
-                sim_json_num(g, "bytes", k->bytes);
-                sim_json_num(g, "dispatch_us", k->dispatch_ns / 1e3);
-                if (have_gpu && k->kind == SIM_OP_KERNEL) {
-                    mdl_cost c;
-                    mdl_kernel_cost(k, &gpu, a.opt.precision, &c);
-                    sim_json_num(g, "gpu_us", c.total_ns / 1e3);
-                    sim_json_str(g, "unit", unit_name(c.unit));
-                    sim_json_num(g, "blocks", c.blocks);
-                }
-                yajl_gen_map_close(g);
-            }
-            yajl_gen_array_close(g);
-        }
-        yajl_gen_map_close(g);
-        jflush(g);
+    if (build_report(&r, &err) || (a.json ? show_json(&r) : show_text(&r))) {
+        fprintf(stderr, "epochsim model show: %s\n", err.msg[0] ? err.msg : "out of memory");
     } else {
-        printf("model          %s - %s\n", e->name, e->label);
-        printf("source         %s\n", e->source);
-        printf("input          %s\n", shape_txt);
-        printf("parameters     %.2f M in %d tensors\n", params / 1e6, mdl_net_param_tensors(&net));
-        printf("forward        %.3f GMAC per sample (conv/linear/attention matmuls)\n", macs / 1e9);
-        printf("training step  batch %d x %d micro-batches, %s, %s (%s)%s%s\n", a.opt.batch,
-               a.opt.accum_steps, sim_precision_name(a.opt.precision),
-               mdl_optimizer_name(a.opt.optimizer), mdl_opt_impl_name(a.opt.opt_impl),
-               step.ckpt_segments ? ", activation checkpointing" : "",
-               a.opt.cuda_graphs ? ", CUDA graphs" : "");
-        printf("FLOPs/sample   forward %.3f GFLOP, training step %.3f GFLOP (all kernels)\n",
-               fwd_flops / samples / 1e9, train_flops / samples / 1e9);
-        printf("kernels/step   %zu (forward %zu, loss %zu, backward %zu, recompute %zu, "
-               "optimizer %zu); CPU-only ops %zu; syncs %zu\n",
-               t.kernels, t.kernels_phase[MDL_PH_FWD], t.kernels_phase[MDL_PH_LOSS],
-               t.kernels_phase[MDL_PH_BWD], t.kernels_phase[MDL_PH_RECOMPUTE],
-               t.kernels_phase[MDL_PH_OPT], t.cpu_ops, t.syncs);
-        if (a.opt.cuda_graphs)
-            printf("dispatch/step  %.3f ms (one CUDA-graph launch; eager would be %.2f ms)\n",
-                   dispatch_ns / 1e6, t.dispatch_ns / 1e6);
-        else
-            printf("dispatch/step  %.2f ms of CPU on the reference core (eager)\n",
-                   dispatch_ns / 1e6);
-        if (have_gpu)
-            printf("GPU time/step  %.2f ms on %s -> %.1f samples/s if GPU-bound\n", gpu_ns / 1e6,
-                   gpu.name, gpu_ns > 0 ? samples / (gpu_ns / 1e9) : 0);
-        printf("memory (GiB)\n");
-        for (int i = 0; i < nrows; i++)
-            printf("  %-24s %9.3f\n", rows[i].label, rows[i].bytes / GIB);
-        printf("  %-24s %9.3f\n", "peak", mem.peak_bytes / GIB);
-        if (capacity > 0)
-            printf("  %-24s %9.3f  -> %s; largest batch that fits: %d\n", "capacity",
-                   capacity / GIB, mem.oom ? "OUT OF MEMORY" : "fits", mem.max_batch);
-        if (a.kernels) {
-            printf("\n%5s %-9s %-6s %-44s %-34s %12s %12s %9s", "#", "phase", "kind", "layer",
-                   "op", "MFLOP", "MB", "disp_us");
-            if (have_gpu)
-                printf(" %9s %-7s %8s", "gpu_us", "unit", "blocks");
-            printf("\n");
-            for (size_t i = 0; i < step.n; i++) {
-                const mdl_kernel *k = &step.k[i];
-                printf("%5zu %-9s %-6s %-44s %-34s %12.3f %12.3f %9.1f", i,
-                       mdl_phase_name((mdl_phase)k->phase), kind_name(k->kind),
-                       k->layer >= 0 ? net.layers[k->layer].name : "-", k->op, k->flops / 1e6,
-                       k->bytes / 1e6, k->dispatch_ns / 1e3);
-                if (have_gpu && k->kind == SIM_OP_KERNEL) {
-                    mdl_cost c;
-                    mdl_kernel_cost(k, &gpu, a.opt.precision, &c);
-                    printf(" %9.1f %-7s %8.0f", c.total_ns / 1e3, unit_name(c.unit), c.blocks);
-                }
-                printf("\n");
-            }
-        }
+        if (r.mem.oom)
+            fprintf(stderr,
+                    "epochsim model show: %s at batch %d does not fit: peak %.2f GiB > %.2f GiB; "
+                    "largest batch that fits: %d\n",
+                    r.e->name, a.opt.batch, r.mem.peak_bytes / GIB, r.capacity / GIB,
+                    r.mem.max_batch);
+        exit_code = SIM_EXIT_OK;
     }
-    if (mem.oom)
-        fprintf(stderr,
-                "epochsim model show: %s at batch %d does not fit: peak %.2f GiB > %.2f GiB; "
-                "largest batch that fits: %d\n",
-                e->name, a.opt.batch, mem.peak_bytes / GIB, capacity / GIB, mem.max_batch);
-    exit_code = SIM_EXIT_OK;
-    goto out;
-fail:
-    fprintf(stderr, "epochsim model show: %s\n", err.msg[0] ? err.msg : "out of memory");
-out:
-    mdl_step_free(&step);
-    mdl_net_free(&net);
+    mdl_step_free(&r.step);
+    mdl_net_free(&r.net);
     return exit_code;
 }
 

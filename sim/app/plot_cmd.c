@@ -121,148 +121,212 @@ static int bad_column(const plt_csv *t, const char *path, const char *opt, const
     return SIM_EXIT_ERROR;
 }
 
-static int plot(const char *path, const char *xc, const char *yc, const char *byc, const char *out,
-                plt_term term, const char *title, bool logx)
+/* What to plot: the command line. */
+typedef struct plot_spec {
+    const char *path, *xc, *yc, *byc; /* the CSV and its columns (byc may be NULL) */
+    const char *out, *title;          /* title NULL: "y vs x by by" */
+    plt_term term;
+    bool logx;
+} plot_spec;
+
+/* The CSV's column indexes: x, y, by (-1: none), error and oom (-1: absent). */
+typedef struct plot_cols {
+    int x, y, by, err, oom;
+} plot_cols;
+
+/* The points to plot, and the names of categorical x values and of the series. */
+typedef struct plot_data {
+    point *pts;
+    size_t n, skipped;   /* skipped: rows of failed points */
+    const char **xnames; /* categorical x values, n_x of them */
+    const char **series; /* values of the --by column, n_series of them */
+    int n_x, n_series;
+    bool categorical; /* x is categorical: some kept row's x is not a number */
+} plot_data;
+
+/* The columns of ps in t; returns 0 or an exit code (the column named is missing). */
+static int find_columns(const plt_csv *t, const plot_spec *ps, plot_cols *c)
 {
-    plt_csv t;
-    sim_err err;
-    sim_err_clear(&err);
-    if (plt_csv_read(path, &t, &err)) {
-        fputs("epochsim plot: ", stderr);
-        sim_err_print(&err, stderr);
-        return SIM_EXIT_ERROR;
-    }
-    int rc = SIM_EXIT_ERROR;
-    point *pts = NULL;
-    const char **xnames = NULL, **series = NULL;
-    int cx = plt_csv_col(&t, xc), cy = plt_csv_col(&t, yc), cb = byc ? plt_csv_col(&t, byc) : -1;
-    if (cx < 0) {
-        rc = bad_column(&t, path, "--x", xc);
-        goto out;
-    }
-    if (cy < 0) {
-        rc = bad_column(&t, path, "--y", yc);
-        goto out;
-    }
-    if (byc && cb < 0) {
-        rc = bad_column(&t, path, "--by", byc);
-        goto out;
-    }
-    int c_err = plt_csv_col(&t, "error"), c_oom = plt_csv_col(&t, "oom");
-    size_t nr = t.n_rows ? t.n_rows : 1;
-    pts = malloc(nr * sizeof *pts);
-    xnames = malloc(nr * sizeof *xnames);
-    series = malloc(nr * sizeof *series);
-    if (!pts || !xnames || !series) {
-        fprintf(stderr, "epochsim plot: out of memory\n");
-        goto out;
-    }
-    /* A categorical x as soon as one kept row's x is not a number. */
+    c->x = plt_csv_col(t, ps->xc);
+    c->y = plt_csv_col(t, ps->yc);
+    c->by = ps->byc ? plt_csv_col(t, ps->byc) : -1;
+    if (c->x < 0) return bad_column(t, ps->path, "--x", ps->xc);
+    if (c->y < 0) return bad_column(t, ps->path, "--y", ps->yc);
+    if (ps->byc && c->by < 0) return bad_column(t, ps->path, "--by", ps->byc);
+    c->err = plt_csv_col(t, "error");
+    c->oom = plt_csv_col(t, "oom");
+    return 0;
+}
+
+/* Whether one kept row's x is not a number. */
+static bool categorical_x(const plt_csv *t, const plot_cols *c)
+{
     bool categorical = false;
-    size_t skipped = 0;
-    for (size_t r = 0; r < t.n_rows; r++) {
+    for (size_t r = 0; r < t->n_rows; r++) {
         const char *why;
         double v;
-        if (!failed_row(&t, r, c_err, c_oom, &why) && !number(plt_csv_cell(&t, r, cx), &v))
+        if (!failed_row(t, r, c->err, c->oom, &why) && !number(plt_csv_cell(t, r, c->x), &v))
             categorical = true;
     }
-    int n_x = 0, n_series = 0;
-    size_t n = 0;
-    for (size_t r = 0; r < t.n_rows; r++) {
+    return categorical;
+}
+
+/* The kept rows of t as points in d (arrays of t's row count); false after an error said. */
+static bool collect_points(const plt_csv *t, const plot_spec *ps, const plot_cols *c, plot_data *d)
+{
+    for (size_t r = 0; r < t->n_rows; r++) {
         const char *why;
-        if (failed_row(&t, r, c_err, c_oom, &why)) {
+        if (failed_row(t, r, c->err, c->oom, &why)) {
             /* Line numbers assume one line per row (sweep files have no quoted newlines). */
-            fprintf(stderr, "epochsim plot: %s:%zu: row skipped: %s\n", path, r + 2, why);
-            skipped++;
+            fprintf(stderr, "epochsim plot: %s:%zu: row skipped: %s\n", ps->path, r + 2, why);
+            d->skipped++;
             continue;
         }
         point p;
-        if (!number(plt_csv_cell(&t, r, cy), &p.y)) {
-            fprintf(stderr, "epochsim plot: %s:%zu: error: %s is '%s', not a number\n", path, r + 2,
-                    yc, plt_csv_cell(&t, r, cy));
-            goto out;
+        if (!number(plt_csv_cell(t, r, c->y), &p.y)) {
+            fprintf(stderr, "epochsim plot: %s:%zu: error: %s is '%s', not a number\n", ps->path,
+                    r + 2, ps->yc, plt_csv_cell(t, r, c->y));
+            return false;
         }
-        if (categorical)
-            p.x = intern(xnames, &n_x, plt_csv_cell(&t, r, cx));
+        if (d->categorical)
+            p.x = intern(d->xnames, &d->n_x, plt_csv_cell(t, r, c->x));
         else
-            number(plt_csv_cell(&t, r, cx), &p.x);
-        if (logx && p.x <= 0) {
-            fprintf(stderr, "epochsim plot: %s:%zu: error: --logx needs x > 0, not %g\n", path,
+            number(plt_csv_cell(t, r, c->x), &p.x);
+        if (ps->logx && p.x <= 0) {
+            fprintf(stderr, "epochsim plot: %s:%zu: error: --logx needs x > 0, not %g\n", ps->path,
                     r + 2, p.x);
-            goto out;
+            return false;
         }
-        p.series = cb >= 0 ? intern(series, &n_series, plt_csv_cell(&t, r, cb)) : 0;
-        pts[n++] = p;
+        p.series = c->by >= 0 ? intern(d->series, &d->n_series, plt_csv_cell(t, r, c->by)) : 0;
+        d->pts[d->n++] = p;
     }
-    if (cb < 0) n_series = n ? 1 : 0;
-    if (n == 0) {
-        fprintf(stderr, "epochsim plot: %s: no rows to plot (%zu skipped)\n", path, skipped);
-        goto out;
-    }
-    if (logx && categorical) {
-        fprintf(stderr, "epochsim plot: --logx needs a numeric --x column\n");
-        goto out;
-    }
-    qsort(pts, n, sizeof *pts, cmp_point);
-    plt_gnuplot g;
-    if (plt_gnuplot_open(&g, term, out, 0, 0, &err)) {
-        fputs("epochsim plot: ", stderr);
-        sim_err_print(&err, stderr);
-        goto out;
-    }
-    FILE *f = g.fp;
+    if (c->by < 0) d->n_series = d->n ? 1 : 0;
+    return true;
+}
+
+/* The gnuplot settings: title, axis labels, grid, key, log scale, categorical x tics. */
+static void write_axes(FILE *f, const plot_spec *ps, const plot_data *d)
+{
     char def_title[600];
+    const char *title = ps->title;
     if (!title) {
-        snprintf(def_title, sizeof def_title, "%s vs %s%s%s", yc, xc, byc ? " by " : "",
-                 byc ? byc : "");
+        snprintf(def_title, sizeof def_title, "%s vs %s%s%s", ps->yc, ps->xc, ps->byc ? " by " : "",
+                 ps->byc ? ps->byc : "");
         title = def_title;
     }
     fprintf(f, "set title ");
     plt_quote(f, title);
     fprintf(f, " noenhanced\n");
-    axis_label(f, "x", xc, categorical);
-    axis_label(f, "y", yc, false);
+    axis_label(f, "x", ps->xc, d->categorical);
+    axis_label(f, "y", ps->yc, false);
     fprintf(f, "set grid\nset key outside right top noenhanced\n");
-    if (logx) fprintf(f, "set logscale x 2\n");
-    if (categorical) {
-        fprintf(f, "set xrange [-0.5:%f]\nset xtics (", n_x - 0.5);
-        for (int i = 0; i < n_x; i++) {
+    if (ps->logx) fprintf(f, "set logscale x 2\n");
+    if (d->categorical) {
+        fprintf(f, "set xrange [-0.5:%f]\nset xtics (", d->n_x - 0.5);
+        for (int i = 0; i < d->n_x; i++) {
             fprintf(f, "%s", i ? ", " : "");
-            plt_quote(f, xnames[i]);
+            plt_quote(f, d->xnames[i]);
             fprintf(f, " %d", i);
         }
         fprintf(f, ") noenhanced\n");
     }
-    for (int s = 0; s < n_series; s++) {
+}
+
+/* One data block per series and the plot command that draws them. */
+static void write_series(FILE *f, const plot_spec *ps, const plot_cols *c, const plot_data *d)
+{
+    for (int s = 0; s < d->n_series; s++) {
         fprintf(f, "$s%d << EOD\n", s);
-        for (size_t i = 0; i < n; i++)
-            if (pts[i].series == s) fprintf(f, "%.17g %.17g\n", pts[i].x, pts[i].y);
+        for (size_t i = 0; i < d->n; i++)
+            if (d->pts[i].series == s) fprintf(f, "%.17g %.17g\n", d->pts[i].x, d->pts[i].y);
         fprintf(f, "EOD\n");
     }
     fprintf(f, "plot ");
-    for (int s = 0; s < n_series; s++) {
+    for (int s = 0; s < d->n_series; s++) {
         char key[600];
-        if (cb >= 0)
-            snprintf(key, sizeof key, "%s = %s", byc, series[s]);
+        if (c->by >= 0)
+            snprintf(key, sizeof key, "%s = %s", ps->byc, d->series[s]);
         else
-            snprintf(key, sizeof key, "%s", yc);
+            snprintf(key, sizeof key, "%s", ps->yc);
         fprintf(f, "%s$s%d using 1:2 with linespoints lw 2 pt 7 title ", s ? ", \\\n     " : "", s);
         plt_quote(f, key);
     }
     fputc('\n', f);
+}
+
+/* Draws the points through gnuplot; false after an error said. */
+static bool draw(const plot_spec *ps, const plot_cols *c, const plot_data *d)
+{
+    sim_err err;
+    sim_err_clear(&err);
+    plt_gnuplot g;
+    if (plt_gnuplot_open(&g, ps->term, ps->out, 0, 0, &err)) {
+        fputs("epochsim plot: ", stderr);
+        sim_err_print(&err, stderr);
+        return false;
+    }
+    write_axes(g.fp, ps, d);
+    write_series(g.fp, ps, c, d);
     if (plt_gnuplot_close(&g, &err)) {
         fputs("epochsim plot: ", stderr);
         sim_err_print(&err, stderr);
+        return false;
+    }
+    return true;
+}
+
+/* Plots the points of t (read from ps->path); returns an exit code. */
+static int plot_table(const plt_csv *t, const plot_spec *ps)
+{
+    plot_cols c = {-1, -1, -1, -1, -1};
+    int rc = find_columns(t, ps, &c);
+    if (rc) return rc;
+    rc = SIM_EXIT_ERROR;
+    size_t nr = t->n_rows ? t->n_rows : 1;
+    plot_data d = {
+        .pts = malloc(nr * sizeof *d.pts),
+        .xnames = malloc(nr * sizeof *d.xnames),
+        .series = malloc(nr * sizeof *d.series),
+    };
+    if (!d.pts || !d.xnames || !d.series) {
+        fprintf(stderr, "epochsim plot: out of memory\n");
         goto out;
     }
-    if (skipped)
-        fprintf(stderr, "epochsim plot: %zu row%s skipped (error or oom)\n", skipped,
-                skipped == 1 ? "" : "s");
+    d.categorical = categorical_x(t, &c);
+    if (!collect_points(t, ps, &c, &d)) goto out;
+    if (d.n == 0) {
+        fprintf(stderr, "epochsim plot: %s: no rows to plot (%zu skipped)\n", ps->path, d.skipped);
+        goto out;
+    }
+    if (ps->logx && d.categorical) {
+        fprintf(stderr, "epochsim plot: --logx needs a numeric --x column\n");
+        goto out;
+    }
+    qsort(d.pts, d.n, sizeof *d.pts, cmp_point);
+    if (!draw(ps, &c, &d)) goto out;
+    if (d.skipped)
+        fprintf(stderr, "epochsim plot: %zu row%s skipped (error or oom)\n", d.skipped,
+                d.skipped == 1 ? "" : "s");
     rc = SIM_EXIT_OK;
 out:
-    free(pts);
-    free(xnames);
-    free(series);
+    free(d.pts);
+    free(d.xnames);
+    free(d.series);
+    return rc;
+}
+
+/* Reads the CSV of ps and plots it; returns an exit code. */
+static int plot(const plot_spec *ps)
+{
+    plt_csv t;
+    sim_err err;
+    sim_err_clear(&err);
+    if (plt_csv_read(ps->path, &t, &err)) {
+        fputs("epochsim plot: ", stderr);
+        sim_err_print(&err, stderr);
+        return SIM_EXIT_ERROR;
+    }
+    int rc = plot_table(&t, ps);
     plt_csv_free(&t);
     return rc;
 }
@@ -335,5 +399,6 @@ int sim_plot_cmd(int argc, char **argv)
         fprintf(stderr, "epochsim plot: --term %s needs -o FILE\n", term_name);
         return SIM_EXIT_USAGE;
     }
-    return plot(argv[optind], xc, yc, byc, out, term, title, logx);
+    plot_spec ps = {argv[optind], xc, yc, byc, out, title, term, logx};
+    return plot(&ps);
 }

@@ -45,148 +45,205 @@ static void usage(FILE *out)
             PLT_TIMELINE_STEPS_DEFAULT);
 }
 
-int sim_run_cmd(int argc, char **argv)
+static const struct option run_opts[] = {
+    {"set", required_argument, 0, 's'},      {"json", required_argument, 0, 'j'},
+    {"util-csv", required_argument, 0, 'u'}, {"catalog", required_argument, 0, 'c'},
+    {"quiet", no_argument, 0, 'q'},          {"help", no_argument, 0, 'h'},
+    {"timeline", required_argument, 0, 't'}, {"timeline-steps", required_argument, 0, 'n'},
+    {"plot", required_argument, 0, 'p'},     {0, 0, 0, 0},
+};
+
+/* The command line. */
+typedef struct run_args {
+    const char *json, *util_csv, *catalog, *timeline;
+    long long tl_steps;
+    bool quiet;
+    char **sets;          /* --set values (argc of room) */
+    plt_run_plot *plots;  /* --plot values (argc of room) */
+    int n_sets, n_plots;
+    bool want_tl;         /* a timeline is recorded (--timeline or a timeline plot) */
+    bool want_series;     /* the run's series are kept (a series plot) */
+} run_args;
+
+/* Option c of getopt_long (its value in optarg) into a; returns 0, -1 after --help, or
+ * SIM_EXIT_USAGE. */
+static int run_option(int c, char **argv, run_args *a)
 {
-    static const struct option opts[] = {
-        {"set", required_argument, 0, 's'},      {"json", required_argument, 0, 'j'},
-        {"util-csv", required_argument, 0, 'u'}, {"catalog", required_argument, 0, 'c'},
-        {"quiet", no_argument, 0, 'q'},          {"help", no_argument, 0, 'h'},
-        {"timeline", required_argument, 0, 't'}, {"timeline-steps", required_argument, 0, 'n'},
-        {"plot", required_argument, 0, 'p'},     {0, 0, 0, 0},
-    };
-    const char *json = NULL, *util_csv = NULL, *catalog = NULL, *timeline = NULL;
-    long long tl_steps = PLT_TIMELINE_STEPS_DEFAULT;
-    bool quiet = false;
-    char **sets = calloc((size_t)argc, sizeof *sets);
-    plt_run_plot *plots = calloc((size_t)argc, sizeof *plots);
-    int n_sets = 0, n_plots = 0, c;
-    bool want_tl = false, want_series = false;
-    if (!sets || !plots) {
-        free(sets);
-        free(plots);
-        return SIM_EXIT_ERROR;
+    switch (c) {
+    case 's':
+        a->sets[a->n_sets++] = optarg;
+        break;
+    case 'j':
+        a->json = optarg;
+        break;
+    case 'u':
+        a->util_csv = optarg;
+        break;
+    case 'c':
+        a->catalog = optarg;
+        break;
+    case 'q':
+        a->quiet = true;
+        break;
+    case 't':
+        a->timeline = optarg;
+        a->want_tl = true;
+        break;
+    case 'n': {
+        char *end;
+        errno = 0;
+        a->tl_steps = strtoll(optarg, &end, 10);
+        if (errno || end == optarg || *end || a->tl_steps < 1 || a->tl_steps > 1000000) {
+            fprintf(stderr, "epochsim run: --timeline-steps wants a whole number from 1 to "
+                            "1000000, not '%s'\n", optarg);
+            return SIM_EXIT_USAGE;
+        }
+        break;
     }
+    case 'p': {
+        sim_err perr;
+        sim_err_clear(&perr);
+        if (plt_run_plot_parse(optarg, &a->plots[a->n_plots], &perr)) {
+            fprintf(stderr, "epochsim run: --plot: ");
+            sim_err_print(&perr, stderr);
+            return SIM_EXIT_USAGE;
+        }
+        if (a->plots[a->n_plots].kind == PLT_RUN_TIMELINE)
+            a->want_tl = true;
+        else
+            a->want_series = true;
+        a->n_plots++;
+        break;
+    }
+    case 'h':
+        usage(stdout);
+        return -1;
+    default:
+        fprintf(stderr, "epochsim run: bad option '%s'\n", argv[optind - 1]);
+        usage(stderr);
+        return SIM_EXIT_USAGE;
+    }
+    return 0;
+}
+
+/* The options into a; returns as run_option. */
+static int parse_run_args(int argc, char **argv, run_args *a)
+{
+    int c, rc;
     optind = 1;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, "s:j:u:c:qh", opts, NULL)) != -1) {
-        switch (c) {
-        case 's':
-            sets[n_sets++] = optarg;
-            break;
-        case 'j':
-            json = optarg;
-            break;
-        case 'u':
-            util_csv = optarg;
-            break;
-        case 'c':
-            catalog = optarg;
-            break;
-        case 'q':
-            quiet = true;
-            break;
-        case 't':
-            timeline = optarg;
-            want_tl = true;
-            break;
-        case 'n': {
-            char *end;
-            errno = 0;
-            tl_steps = strtoll(optarg, &end, 10);
-            if (errno || end == optarg || *end || tl_steps < 1 || tl_steps > 1000000) {
-                fprintf(stderr, "epochsim run: --timeline-steps wants a whole number from 1 to "
-                                "1000000, not '%s'\n", optarg);
-                goto usage_error;
-            }
-            break;
-        }
-        case 'p': {
-            sim_err perr;
-            sim_err_clear(&perr);
-            if (plt_run_plot_parse(optarg, &plots[n_plots], &perr)) {
-                fprintf(stderr, "epochsim run: --plot: ");
-                sim_err_print(&perr, stderr);
-                goto usage_error;
-            }
-            if (plots[n_plots].kind == PLT_RUN_TIMELINE)
-                want_tl = true;
-            else
-                want_series = true;
-            n_plots++;
-            break;
-        }
-        case 'h':
-            usage(stdout);
-            free(sets);
-            free(plots);
-            return SIM_EXIT_OK;
-        default:
-            fprintf(stderr, "epochsim run: bad option '%s'\n", argv[optind - 1]);
-            usage(stderr);
-            goto usage_error;
-        }
-    }
+    while ((c = getopt_long(argc, argv, "s:j:u:c:qh", run_opts, NULL)) != -1)
+        if ((rc = run_option(c, argv, a)))
+            return rc;
     if (argc - optind > 1) {
         fprintf(stderr, "epochsim run: one experiment file at most\n");
-        goto usage_error;
+        return SIM_EXIT_USAGE;
     }
+    return 0;
+}
+
+/* The scenario of the experiment file (NULL: none) with --set applied. */
+static int load_scenario(const char *file, const run_args *a, cfg_experiment_set *set,
+                         sim_scenario *sc, sim_err *err)
+{
     sim_experiment x;
+    sim_experiment_defaults(&x);
+    int rc = 0;
+    if (file)
+        rc = cfg_experiment_load(file, &x, set, err);
+    for (int i = 0; !rc && i < a->n_sets; i++)
+        rc = cfg_experiment_apply(a->sets[i], &x, set, err);
+    if (!rc)
+        rc = sim_scenario_build(&x, set, sim_cli_catalog_dir(a->catalog), sc, err);
+    return rc;
+}
+
+/* Runs the scenario (when rc is 0) with the recorders the outputs want, under a progress line. */
+static int simulate(int rc, const run_args *a, const cfg_experiment_set *set,
+                    const sim_scenario *sc, sim_run_opts *ro, sim_run_series *series,
+                    sim_result *res, sim_err *err)
+{
+    if (!rc && a->want_tl) {
+        ro->timeline = sim_timeline_create(a->tl_steps);
+        if (!ro->timeline)
+            rc = sim_err_set(err, SIM_ENOMEM, NULL, 0, 0, "out of memory");
+    }
+    if (a->want_series)
+        ro->series = series;
+    sim_progress progress;
+    sim_progress_begin(&progress, "simulating", a->quiet);
+    ro->progress = sim_progress_update;
+    ro->progress_ctx = &progress;
+    if (!rc) {
+        rc = sim_run_ex(sc, ro, res, err);
+        if (rc == SIM_EBUDGET) /* the window the user chose made the series too long */
+            cfg_experiment_locate(set, "report.util_window_ns", rc, err);
+    }
+    sim_progress_end(&progress);
+    return rc;
+}
+
+/* The timeline, plots, JSON, utilisation CSV and text report that a asks for. */
+static int write_outputs(const run_args *a, const sim_scenario *sc, const sim_result *res,
+                         const sim_run_opts *ro, sim_err *err)
+{
+    int rc = 0;
+    if (a->timeline)
+        rc = sim_timeline_write_json(ro->timeline, a->timeline, err);
+    for (int i = 0; !rc && i < a->n_plots; i++)
+        rc = plt_run_draw(&a->plots[i], sc, res, ro->series, ro->timeline, err);
+    if (!rc && a->json)
+        rc = sim_report_json(a->json, sc, res, err);
+    if (!rc && a->util_csv)
+        rc = sim_report_util_csv(a->util_csv, res, err);
+    if (!rc && !a->quiet)
+        sim_report_text(a->json && !strcmp(a->json, "-") ? stderr : stdout, sc, res);
+    return rc;
+}
+
+/* The memory report of a scenario that does not fit: not simulated, this is the answer. */
+static void report_oom(const run_args *a, const sim_scenario *sc)
+{
+    sim_report_memory_text(stderr, sc);
+    if (a->json) {
+        sim_err jerr;
+        if (sim_report_json(a->json, sc, NULL, &jerr))
+            sim_err_print(&jerr, stderr);
+    }
+}
+
+int sim_run_cmd(int argc, char **argv)
+{
+    run_args a = {
+        .tl_steps = PLT_TIMELINE_STEPS_DEFAULT,
+        .sets = calloc((size_t)argc, sizeof *a.sets),
+        .plots = calloc((size_t)argc, sizeof *a.plots),
+    };
+    int status = SIM_EXIT_ERROR;
+    if (!a.sets || !a.plots)
+        goto done;
+    status = parse_run_args(argc, argv, &a);
+    if (status) {
+        if (status == -1)
+            status = SIM_EXIT_OK; /* --help */
+        goto done;
+    }
     cfg_experiment_set set = {0};
     sim_err err;
     sim_err_clear(&err);
-    sim_experiment_defaults(&x);
-    int rc = 0;
-    if (optind < argc)
-        rc = cfg_experiment_load(argv[optind], &x, &set, &err);
-    for (int i = 0; !rc && i < n_sets; i++)
-        rc = cfg_experiment_apply(sets[i], &x, &set, &err);
-    free(sets);
-    sets = NULL;
     sim_scenario sc;
     memset(&sc, 0, sizeof sc);
-    if (!rc)
-        rc = sim_scenario_build(&x, &set, sim_cli_catalog_dir(catalog), &sc, &err);
+    int rc = load_scenario(optind < argc ? argv[optind] : NULL, &a, &set, &sc, &err);
     sim_result res;
     memset(&res, 0, sizeof res);
     sim_run_series series;
     memset(&series, 0, sizeof series);
     sim_run_opts ro = {0};
-    if (!rc && want_tl) {
-        ro.timeline = sim_timeline_create(tl_steps);
-        if (!ro.timeline)
-            rc = sim_err_set(&err, SIM_ENOMEM, NULL, 0, 0, "out of memory");
-    }
-    if (want_series)
-        ro.series = &series;
-    sim_progress progress;
-    sim_progress_begin(&progress, "simulating", quiet);
-    ro.progress = sim_progress_update;
-    ro.progress_ctx = &progress;
-    if (!rc) {
-        rc = sim_run_ex(&sc, &ro, &res, &err);
-        if (rc == SIM_EBUDGET) /* the window the user chose made the series too long */
-            cfg_experiment_locate(&set, "report.util_window_ns", rc, &err);
-    }
-    sim_progress_end(&progress);
-    if (!rc && timeline)
-        rc = sim_timeline_write_json(ro.timeline, timeline, &err);
-    for (int i = 0; !rc && i < n_plots; i++)
-        rc = plt_run_draw(&plots[i], &sc, &res, ro.series, ro.timeline, &err);
-    if (!rc && json)
-        rc = sim_report_json(json, &sc, &res, &err);
-    if (!rc && util_csv)
-        rc = sim_report_util_csv(util_csv, &res, &err);
-    if (!rc && !quiet)
-        sim_report_text(json && !strcmp(json, "-") ? stderr : stdout, &sc, &res);
-    if (rc == SIM_EOOM && sc.memory.known) {
-        /* Not simulated: the report of what does not fit is the answer. */
-        sim_report_memory_text(stderr, &sc);
-        if (json) {
-            sim_err jerr;
-            if (sim_report_json(json, &sc, NULL, &jerr))
-                sim_err_print(&jerr, stderr);
-        }
-    }
+    rc = simulate(rc, &a, &set, &sc, &ro, &series, &res, &err);
+    if (!rc)
+        rc = write_outputs(&a, &sc, &res, &ro, &err);
+    if (rc == SIM_EOOM && sc.memory.known)
+        report_oom(&a, &sc);
     if (rc) {
         fputs("epochsim: ", stderr);
         sim_err_print(&err, stderr);
@@ -195,10 +252,9 @@ int sim_run_cmd(int argc, char **argv)
     sim_run_series_free(&series);
     sim_timeline_destroy(ro.timeline);
     sim_scenario_free(&sc);
-    free(plots);
-    return rc ? SIM_EXIT_ERROR : SIM_EXIT_OK;
-usage_error:
-    free(sets);
-    free(plots);
-    return SIM_EXIT_USAGE;
+    status = rc ? SIM_EXIT_ERROR : SIM_EXIT_OK;
+done:
+    free(a.sets);
+    free(a.plots);
+    return status;
 }

@@ -91,114 +91,193 @@ static int parse_int(const char *s, int lo, int hi, int *out)
     return 0;
 }
 
-int sim_sweep_cmd(int argc, char **argv)
+enum { O_SWEEP = 1000, O_ZIP, O_SET, O_FORMAT, O_RESUME, O_FORCE, O_REPS, O_CATALOG, O_QUIET };
+
+static const struct option sweep_opts[] = {
+    {"sweep", required_argument, 0, O_SWEEP},
+    {"zip", required_argument, 0, O_ZIP},
+    {"set", required_argument, 0, O_SET},
+    {"output", required_argument, 0, 'o'},
+    {"format", required_argument, 0, O_FORMAT},
+    {"jobs", required_argument, 0, 'j'},
+    {"resume", no_argument, 0, O_RESUME},
+    {"force", no_argument, 0, O_FORCE},
+    {"replications", required_argument, 0, O_REPS},
+    {"catalog", required_argument, 0, O_CATALOG},
+    {"quiet", no_argument, 0, O_QUIET},
+    {"help", no_argument, 0, 'h'},
+    {0, 0, 0, 0},
+};
+
+/* The command line. Arguments are kept in order: --sweep/--zip after the file's axes, --set
+ * after the file. */
+typedef struct sweep_args {
+    const char **axes; /* --sweep and --zip values (argc of room) */
+    int *axis_zip;     /* 1 where axes[i] came from --zip */
+    const char **sets; /* --set values (argc of room) */
+    int n_axes, n_sets;
+    sim_sweep_opts o;
+    bool quiet;
+    const char *catalog;
+} sweep_args;
+
+/* Option c of getopt_long (its value in optarg) into a; returns 0, -1 after --help, or an exit
+ * code. */
+static int sweep_option(int c, char **argv, sweep_args *a)
 {
-    enum { O_SWEEP = 1000, O_ZIP, O_SET, O_FORMAT, O_RESUME, O_FORCE, O_REPS, O_CATALOG, O_QUIET };
-    static const struct option opts[] = {
-        {"sweep", required_argument, 0, O_SWEEP},
-        {"zip", required_argument, 0, O_ZIP},
-        {"set", required_argument, 0, O_SET},
-        {"output", required_argument, 0, 'o'},
-        {"format", required_argument, 0, O_FORMAT},
-        {"jobs", required_argument, 0, 'j'},
-        {"resume", no_argument, 0, O_RESUME},
-        {"force", no_argument, 0, O_FORCE},
-        {"replications", required_argument, 0, O_REPS},
-        {"catalog", required_argument, 0, O_CATALOG},
-        {"quiet", no_argument, 0, O_QUIET},
-        {"help", no_argument, 0, 'h'},
-        {0, 0, 0, 0},
-    };
-    /* Arguments are kept in order: --sweep/--zip after the file's axes, --set after the file. */
-    const char **axes = calloc((size_t)argc + 1, sizeof *axes);
-    int *axis_zip = calloc((size_t)argc + 1, sizeof *axis_zip);
-    const char **sets = calloc((size_t)argc + 1, sizeof *sets);
-    int n_axes = 0, n_sets = 0, c, status = SIM_EXIT_OK;
-    sim_sweep_opts o = {.format = SIM_SWEEP_CSV, .threads = 1, .replications = 1};
-    bool quiet = false;
-    const char *catalog = NULL;
-    if (!axes || !axis_zip || !sets) {
-        free(axes);
-        free(axis_zip);
-        free(sets);
-        return SIM_EXIT_ERROR;
+    switch (c) {
+    case O_SWEEP:
+    case O_ZIP:
+        a->axis_zip[a->n_axes] = c == O_ZIP;
+        a->axes[a->n_axes++] = optarg;
+        return 0;
+    case O_SET:
+        a->sets[a->n_sets++] = optarg;
+        return 0;
+    case 'o':
+        a->o.out_path = optarg;
+        return 0;
+    case O_FORMAT:
+        if (!strcmp(optarg, "csv"))
+            a->o.format = SIM_SWEEP_CSV;
+        else if (!strcmp(optarg, "jsonl"))
+            a->o.format = SIM_SWEEP_JSONL;
+        else
+            return bad_usage("--format takes csv or jsonl, not '%s'", optarg);
+        return 0;
+    case 'j':
+        if (parse_int(optarg, 1, 1024, &a->o.threads))
+            return bad_usage("-j takes a thread count from 1 to 1024, not '%s'", optarg);
+        return 0;
+    case O_RESUME:
+        a->o.resume = true;
+        return 0;
+    case O_FORCE:
+        a->o.force = true;
+        return 0;
+    case O_REPS:
+        if (parse_int(optarg, 1, 100000, &a->o.replications))
+            return bad_usage("--replications takes a count from 1 to 100000, not '%s'", optarg);
+        return 0;
+    case O_CATALOG:
+        a->catalog = optarg;
+        return 0;
+    case O_QUIET:
+        a->quiet = true;
+        return 0;
+    case 'h':
+        usage(stdout);
+        return -1;
+    case ':':
+        return bad_usage("option '%s' needs a value", argv[optind - 1]);
+    default:
+        return bad_usage("unknown option '%s'", argv[optind - 1]);
     }
+}
+
+/* The options into a, then the checks between them; returns as sweep_option. */
+static int parse_sweep_args(int argc, char **argv, sweep_args *a)
+{
+    int c, status = SIM_EXIT_OK;
     optind = 1;
     opterr = 0;
-    while (status == SIM_EXIT_OK &&
-           (c = getopt_long(argc, argv, ":o:j:h", opts, NULL)) != -1) {
-        switch (c) {
-        case O_SWEEP:
-        case O_ZIP:
-            axis_zip[n_axes] = c == O_ZIP;
-            axes[n_axes++] = optarg;
-            break;
-        case O_SET:
-            sets[n_sets++] = optarg;
-            break;
-        case 'o':
-            o.out_path = optarg;
-            break;
-        case O_FORMAT:
-            if (!strcmp(optarg, "csv"))
-                o.format = SIM_SWEEP_CSV;
-            else if (!strcmp(optarg, "jsonl"))
-                o.format = SIM_SWEEP_JSONL;
-            else
-                status = bad_usage("--format takes csv or jsonl, not '%s'", optarg);
-            break;
-        case 'j':
-            if (parse_int(optarg, 1, 1024, &o.threads))
-                status = bad_usage("-j takes a thread count from 1 to 1024, not '%s'", optarg);
-            break;
-        case O_RESUME:
-            o.resume = true;
-            break;
-        case O_FORCE:
-            o.force = true;
-            break;
-        case O_REPS:
-            if (parse_int(optarg, 1, 100000, &o.replications))
-                status = bad_usage("--replications takes a count from 1 to 100000, not '%s'",
-                                   optarg);
-            break;
-        case O_CATALOG:
-            catalog = optarg;
-            break;
-        case O_QUIET:
-            quiet = true;
-            break;
-        case 'h':
-            usage(stdout);
-            status = -1;
-            break;
-        case ':':
-            status = bad_usage("option '%s' needs a value", argv[optind - 1]);
-            break;
-        default:
-            status = bad_usage("unknown option '%s'", argv[optind - 1]);
-        }
-    }
-    if (status == -1) {
-        status = SIM_EXIT_OK;
-        goto done;
-    }
+    while (status == SIM_EXIT_OK && (c = getopt_long(argc, argv, ":o:j:h", sweep_opts, NULL)) != -1)
+        status = sweep_option(c, argv, a);
     if (status)
-        goto done;
-    if (argc - optind > 1) {
-        status = bad_usage("one experiment file at most (got '%s' too)", argv[optind + 1]);
-        goto done;
-    }
-    bool to_stdout = !o.out_path || !strcmp(o.out_path, "-");
-    if (o.resume && to_stdout) {
-        status = bad_usage("%s", "--resume needs an output file (-o OUT)");
-        goto done;
-    }
-    if (o.resume && o.force) {
-        status = bad_usage("%s", "--resume and --force exclude each other");
-        goto done;
-    }
+        return status;
+    if (argc - optind > 1)
+        return bad_usage("one experiment file at most (got '%s' too)", argv[optind + 1]);
+    bool to_stdout = !a->o.out_path || !strcmp(a->o.out_path, "-");
+    if (a->o.resume && to_stdout)
+        return bad_usage("%s", "--resume needs an output file (-o OUT)");
+    if (a->o.resume && a->o.force)
+        return bad_usage("%s", "--resume and --force exclude each other");
+    return SIM_EXIT_OK;
+}
 
+/* The experiment and its sweep: the file (NULL: none), then --set, then --sweep/--zip. */
+static int load_sweep(const char *file, const sweep_args *a, sim_sweep_spec *spec,
+                      sim_experiment *x, cfg_experiment_set *set, sim_err *err)
+{
+    int rc = SIM_OK;
+    if (file) {
+        rc = sim_sweep_load_experiment(file, x, set, err);
+        if (!rc)
+            rc = sim_sweep_spec_load(spec, file, err);
+    }
+    for (int i = 0; !rc && i < a->n_sets; i++)
+        rc = cfg_experiment_apply(a->sets[i], x, set, err);
+    for (int i = 0; !rc && i < a->n_axes; i++)
+        rc = sim_sweep_spec_add(spec, a->axes[i], a->axis_zip[i], err);
+    if (!rc)
+        rc = sim_sweep_spec_check(spec, err);
+    return rc;
+}
+
+/* Runs the sweep with SIGINT/SIGTERM asking it to stop. */
+static int run_sweep(const sim_sweep_spec *spec, const sim_experiment *x,
+                     const cfg_experiment_set *set, sweep_args *a, sim_sweep_stats *st,
+                     sim_err *err)
+{
+    a->o.catalog_dir = sim_cli_catalog_dir(a->catalog);
+    a->o.progress = !a->quiet && isatty(STDERR_FILENO);
+    a->o.stop = &stop_requested;
+    stop_requested = 0;
+    struct sigaction sa, old_int, old_term;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sa.sa_flags = SA_RESETHAND | SA_RESTART; /* a second signal takes the default action */
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, &old_int);
+    sigaction(SIGTERM, &sa, &old_term);
+    int rc = sim_sweep_run(spec, x, set, &a->o, st, err);
+    sigaction(SIGINT, &old_int, NULL);
+    sigaction(SIGTERM, &old_term, NULL);
+    return rc;
+}
+
+/* The exit status of a sweep that returned rc, said on stderr when it is not a success. */
+static int sweep_status(int rc, const sim_err *err, const sim_sweep_stats *st,
+                        const sim_sweep_opts *o)
+{
+    if (rc) {
+        fputs("epochsim: ", stderr);
+        sim_err_print(err, stderr);
+        return SIM_EXIT_ERROR;
+    }
+    if (st->interrupted) {
+        fprintf(stderr,
+                "epochsim sweep: interrupted; %llu of %llu rows are in %s (rerun with --resume "
+                "to finish)\n",
+                (unsigned long long)(st->skipped + st->written), (unsigned long long)st->points,
+                o->out_path ? o->out_path : "the output");
+        return SIM_EXIT_ERROR;
+    }
+    if (st->failed) {
+        fprintf(stderr, "epochsim sweep: %llu of %llu points failed (see their error column)\n",
+                (unsigned long long)st->failed, (unsigned long long)st->points);
+        return SIM_EXIT_ERROR;
+    }
+    return SIM_EXIT_OK;
+}
+
+int sim_sweep_cmd(int argc, char **argv)
+{
+    sweep_args a = {
+        .axes = calloc((size_t)argc + 1, sizeof *a.axes),
+        .axis_zip = calloc((size_t)argc + 1, sizeof *a.axis_zip),
+        .sets = calloc((size_t)argc + 1, sizeof *a.sets),
+        .o = {.format = SIM_SWEEP_CSV, .threads = 1, .replications = 1},
+    };
+    int status = SIM_EXIT_ERROR;
+    if (!a.axes || !a.axis_zip || !a.sets)
+        goto done;
+    status = parse_sweep_args(argc, argv, &a);
+    if (status) {
+        if (status == -1)
+            status = SIM_EXIT_OK; /* --help */
+        goto done;
+    }
     sim_sweep_spec spec;
     sim_sweep_spec_init(&spec);
     sim_experiment x;
@@ -206,56 +285,16 @@ int sim_sweep_cmd(int argc, char **argv)
     sim_err err;
     sim_err_clear(&err);
     sim_experiment_defaults(&x);
-    int rc = SIM_OK;
-    if (optind < argc) {
-        rc = sim_sweep_load_experiment(argv[optind], &x, &set, &err);
-        if (!rc)
-            rc = sim_sweep_spec_load(&spec, argv[optind], &err);
-    }
-    for (int i = 0; !rc && i < n_sets; i++)
-        rc = cfg_experiment_apply(sets[i], &x, &set, &err);
-    for (int i = 0; !rc && i < n_axes; i++)
-        rc = sim_sweep_spec_add(&spec, axes[i], axis_zip[i], &err);
-    if (!rc)
-        rc = sim_sweep_spec_check(&spec, &err);
     sim_sweep_stats st;
     memset(&st, 0, sizeof st);
-    if (!rc) {
-        o.catalog_dir = sim_cli_catalog_dir(catalog);
-        o.progress = !quiet && isatty(STDERR_FILENO);
-        o.stop = &stop_requested;
-        stop_requested = 0;
-        struct sigaction sa, old_int, old_term;
-        memset(&sa, 0, sizeof sa);
-        sa.sa_handler = on_signal;
-        sa.sa_flags = SA_RESETHAND | SA_RESTART; /* a second signal takes the default action */
-        sigemptyset(&sa.sa_mask);
-        sigaction(SIGINT, &sa, &old_int);
-        sigaction(SIGTERM, &sa, &old_term);
-        rc = sim_sweep_run(&spec, &x, &set, &o, &st, &err);
-        sigaction(SIGINT, &old_int, NULL);
-        sigaction(SIGTERM, &old_term, NULL);
-    }
-    if (rc) {
-        fputs("epochsim: ", stderr);
-        sim_err_print(&err, stderr);
-        status = SIM_EXIT_ERROR;
-    } else if (st.interrupted) {
-        fprintf(stderr,
-                "epochsim sweep: interrupted; %llu of %llu rows are in %s (rerun with --resume "
-                "to finish)\n",
-                (unsigned long long)(st.skipped + st.written), (unsigned long long)st.points,
-                o.out_path ? o.out_path : "the output");
-        status = SIM_EXIT_ERROR;
-    } else if (st.failed) {
-        fprintf(stderr, "epochsim sweep: %llu of %llu points failed (see their error column)\n",
-                (unsigned long long)st.failed, (unsigned long long)st.points);
-        status = SIM_EXIT_ERROR;
-    }
+    int rc = load_sweep(optind < argc ? argv[optind] : NULL, &a, &spec, &x, &set, &err);
+    if (!rc)
+        rc = run_sweep(&spec, &x, &set, &a, &st, &err);
+    status = sweep_status(rc, &err, &st, &a.o);
     sim_sweep_spec_free(&spec);
 done:
-    free(axes);
-    free(axis_zip);
-    free(sets);
+    free(a.axes);
+    free(a.axis_zip);
+    free(a.sets);
     return status;
 }

@@ -375,12 +375,114 @@ static void progress(const ctx *c, uint64_t done, uint64_t total, double t0, boo
     (void)c;
 }
 
+/* Starts up to `threads` workers; returns how many started. */
+static int start_workers(ctx *c, pthread_t *tids, int threads)
+{
+    int started = 0;
+    pthread_mutex_lock(&c->mu); /* workers wait here until `active` counts them all */
+    for (; started < threads; started++) {
+        c->active++;
+        if (pthread_create(&tids[started], NULL, worker, c)) {
+            c->active--;
+            break;
+        }
+    }
+    pthread_mutex_unlock(&c->mu);
+    return started;
+}
+
+/* The writer's side: where rows go, and when it last synced the file and drew the bar. */
+typedef struct writer {
+    int fd;
+    bool to_stdout;
+    const char *where; /* the output, for messages */
+    uint64_t todo;     /* rows this run has to write, for the bar */
+    double t0, last_sync, last_bar; /* s */
+} writer;
+
+/* Writes the finished row of s (freeing it) and counts it in st. */
+static int put_row(const writer *w, slot *s, sim_sweep_stats *st, sim_err *err)
+{
+    int rc = SIM_OK;
+    if (!s->row)
+        rc = sim_err_set(err, SIM_ENOMEM, NULL, 0, 0, "out of memory formatting a row");
+    else if (write_all(w->fd, s->row, s->len))
+        rc = sim_err_set(err, SIM_EIO, w->where, 0, 0, "cannot write: %s", strerror(errno));
+    free(s->row);
+    if (!rc) {
+        st->written++;
+        st->failed += s->failed;
+        st->oom += s->oom;
+        st->events += s->events;
+    }
+    return rc;
+}
+
+/* After a row: syncs the file at most once a second, redraws the bar at most ten times. */
+static void pace(const ctx *c, writer *w, const sim_sweep_stats *st)
+{
+    double t = now_s();
+    if (!w->to_stdout && t - w->last_sync >= 1.0) { /* bound the loss on power failure */
+        fsync(w->fd);
+        w->last_sync = t;
+    }
+    if (c->o->progress && t - w->last_bar >= 0.1) {
+        progress(c, st->written, w->todo, w->t0, false);
+        w->last_bar = t;
+    }
+}
+
+/* Writes the rows in point order as the workers finish them, until all are written, one fails
+ * to be written, or the workers have stopped. Called and returns with c->mu held. */
+static int write_rows(ctx *c, writer *w, sim_sweep_stats *st, sim_err *err)
+{
+    int rc = SIM_OK;
+    while (!rc) {
+        while (c->wpos < c->n && c->done[c->wpos])
+            c->wpos++;
+        if (c->wpos >= c->n)
+            break;
+        slot *sl = &c->slots[c->wpos % c->window];
+        if (sl->ready) {
+            slot s = *sl;
+            memset(sl, 0, sizeof *sl);
+            c->wpos++;
+            pthread_cond_broadcast(&c->cv_space);
+            pthread_mutex_unlock(&c->mu);
+            rc = put_row(w, &s, st, err);
+            pace(c, w, st);
+            pthread_mutex_lock(&c->mu);
+            if (rc)
+                c->abort = true;
+            continue;
+        }
+        if (c->active == 0)
+            break; /* stopped: the next row will not come */
+        wait_a_little(&c->cv_done, &c->mu);
+    }
+    return rc;
+}
+
+/* Stops the workers (they see c->abort when rc failed) and frees what they shared. */
+static void stop_workers(ctx *c, pthread_t *tids, int started, int rc)
+{
+    c->abort = c->abort || rc;
+    pthread_mutex_unlock(&c->mu);
+    for (int t = 0; t < started; t++)
+        pthread_join(tids[t], NULL);
+    for (uint64_t k = 0; k < c->window; k++)
+        free(c->slots[k].row);
+    pthread_cond_destroy(&c->cv_space);
+    pthread_cond_destroy(&c->cv_done);
+    pthread_mutex_destroy(&c->mu);
+}
+
 int sim_sweep_run(const sim_sweep_spec *spec, const sim_experiment *base,
                   const cfg_experiment_set *base_set, const sim_sweep_opts *o,
                   sim_sweep_stats *st, sim_err *err)
 {
     memset(st, 0, sizeof *st);
-    double t0 = now_s();
+    writer w = {.fd = -1, .t0 = now_s()};
     ctx c = {.spec = spec, .base = base, .base_set = base_set, .o = o};
     int threads = o->threads > 0 ? o->threads : 1;
     int rc = sim_sweep_layout_init(&c.L, spec, o->format, o->replications, err);
@@ -392,94 +494,36 @@ int sim_sweep_run(const sim_sweep_spec *spec, const sim_experiment *base,
     c.done = calloc(c.n ? c.n : 1, 1);
     c.slots = calloc(c.window, sizeof *c.slots);
     pthread_t *tids = calloc((size_t)threads, sizeof *tids);
-    int fd = -1;
-    bool to_stdout = false;
     if (!c.done || !c.slots || !tids) {
         rc = sim_err_set(err, SIM_ENOMEM, NULL, 0, 0, "out of memory");
         goto out;
     }
-    if ((rc = open_output(&c, &fd, &to_stdout, err)))
+    if ((rc = open_output(&c, &w.fd, &w.to_stdout, err)))
         goto out;
     for (uint64_t i = 0; i < c.n; i++)
         st->skipped += c.done[i];
     pthread_mutex_init(&c.mu, NULL);
     pthread_cond_init(&c.cv_done, NULL);
     pthread_cond_init(&c.cv_space, NULL);
-    int started = 0;
-    pthread_mutex_lock(&c.mu); /* workers wait here until `active` counts them all */
-    for (; started < threads; started++) {
-        c.active++;
-        if (pthread_create(&tids[started], NULL, worker, &c)) {
-            c.active--;
-            break;
-        }
-    }
-    pthread_mutex_unlock(&c.mu);
-    const char *where = to_stdout ? "stdout" : o->out_path;
+    int started = start_workers(&c, tids, threads);
+    w.where = w.to_stdout ? "stdout" : o->out_path;
+    w.todo = c.n - st->skipped;
+    w.last_sync = now_s();
+    pthread_mutex_lock(&c.mu);
     if (!started)
         rc = sim_err_set(err, SIM_ENOMEM, NULL, 0, 0, "cannot start a thread");
-    uint64_t todo = c.n - st->skipped;
-    double last_sync = now_s(), last_bar = 0;
-    pthread_mutex_lock(&c.mu);
-    while (started && !rc) {
-        while (c.wpos < c.n && c.done[c.wpos])
-            c.wpos++;
-        if (c.wpos >= c.n)
-            break;
-        slot *sl = &c.slots[c.wpos % c.window];
-        if (sl->ready) {
-            slot s = *sl;
-            memset(sl, 0, sizeof *sl);
-            c.wpos++;
-            pthread_cond_broadcast(&c.cv_space);
-            pthread_mutex_unlock(&c.mu);
-            if (!s.row)
-                rc = sim_err_set(err, SIM_ENOMEM, NULL, 0, 0, "out of memory formatting a row");
-            else if (write_all(fd, s.row, s.len))
-                rc = sim_err_set(err, SIM_EIO, where, 0, 0, "cannot write: %s", strerror(errno));
-            free(s.row);
-            if (!rc) {
-                st->written++;
-                st->failed += s.failed;
-                st->oom += s.oom;
-                st->events += s.events;
-            }
-            double t = now_s();
-            if (!to_stdout && t - last_sync >= 1.0) { /* bound the loss on power failure */
-                fsync(fd);
-                last_sync = t;
-            }
-            if (o->progress && t - last_bar >= 0.1) {
-                progress(&c, st->written, todo, t0, false);
-                last_bar = t;
-            }
-            pthread_mutex_lock(&c.mu);
-            if (rc)
-                c.abort = true;
-            continue;
-        }
-        if (c.active == 0)
-            break; /* stopped: the next row will not come */
-        wait_a_little(&c.cv_done, &c.mu);
-    }
-    c.abort = c.abort || rc;
-    pthread_mutex_unlock(&c.mu);
-    for (int t = 0; t < started; t++)
-        pthread_join(tids[t], NULL);
-    for (uint64_t k = 0; k < c.window; k++)
-        free(c.slots[k].row);
-    pthread_cond_destroy(&c.cv_space);
-    pthread_cond_destroy(&c.cv_done);
-    pthread_mutex_destroy(&c.mu);
-    if (!to_stdout && fsync(fd) && errno != EINVAL && !rc)
-        rc = sim_err_set(err, SIM_EIO, where, 0, 0, "cannot sync: %s", strerror(errno));
+    else
+        rc = write_rows(&c, &w, st, err);
+    stop_workers(&c, tids, started, rc);
+    if (!w.to_stdout && fsync(w.fd) && errno != EINVAL && !rc)
+        rc = sim_err_set(err, SIM_EIO, w.where, 0, 0, "cannot sync: %s", strerror(errno));
     st->interrupted = !rc && st->skipped + st->written < c.n;
     if (o->progress)
-        progress(&c, st->written, todo, t0, true);
+        progress(&c, st->written, w.todo, w.t0, true);
 out:
-    if (fd >= 0 && !to_stdout)
-        close(fd);
-    st->wall_s = now_s() - t0;
+    if (w.fd >= 0 && !w.to_stdout)
+        close(w.fd);
+    st->wall_s = now_s() - w.t0;
     free(tids);
     free(c.slots);
     free(c.done);

@@ -170,11 +170,9 @@ static void js_dist(yajl_gen g, const char *k, const trc_dist *d)
     yajl_gen_map_close(g);
 }
 
-static void js_summary(yajl_gen g, const trc_header *h, const trc_step_stat *st, int n,
-                       const trc_dist *launch, const trc_dist *op,
-                       const trc_kineto_summary *imp, const char *out_path)
+/* The header's fields, the step count and the dropped steps. */
+static void js_header(yajl_gen g, const trc_header *h, int n)
 {
-    yajl_gen_map_open(g);
     sim_json_str(g, "source", h->source);
     sim_json_str(g, "source_schema", h->source_schema);
     sim_json_str(g, "gpu_name", h->gpu_name);
@@ -195,59 +193,76 @@ static void js_summary(yajl_gen g, const trc_header *h, const trc_step_stat *st,
         yajl_gen_map_close(g);
     }
     yajl_gen_array_close(g);
-    if (imp) {
-        sim_json_str(g, "output", out_path);
-        sim_json_int(g, "file_bytes", imp->file_bytes);
-        sim_json_int(g, "json_bytes", imp->json_bytes);
-        sim_json_num(g, "import_s", imp->total_s);
-        sim_json_num(g, "parse_s", imp->parse_s);
-        sim_json_num(g, "import_mb_per_s", imp->total_s > 0 ? imp->json_bytes / 1e6 / imp->total_s : 0);
-        sim_json_int(g, "events", imp->events);
-        sim_json_int(g, "gpu_events", imp->gpu_events);
-        sim_json_int(g, "unlinked_gpu_events", imp->unlinked_gpu);
-        sim_json_int(g, "launches_without_gpu", imp->launches_without_gpu);
-        sim_json_int(g, "steps_found", imp->steps_found);
-        sim_json_str(g, "steps_from", trc_kineto_step_source_name(imp->step_source));
-        sim_json_key(g, "dropped_events"); /* per trc_bad_time reason */
-        yajl_gen_map_open(g);
-        for (int i = 0; i < TRC_BAD_TIME_COUNT; i++)
-            sim_json_int(g, trc_kineto_bad_time_name(i), imp->bad_time[i]);
-        yajl_gen_map_close(g);
-        sim_json_int(g, "threads", imp->threads);
-    }
+}
+
+/* What the import did: output, sizes, speed, events and what was dropped. */
+static void js_import(yajl_gen g, const trc_kineto_summary *imp, const char *out_path)
+{
+    sim_json_str(g, "output", out_path);
+    sim_json_int(g, "file_bytes", imp->file_bytes);
+    sim_json_int(g, "json_bytes", imp->json_bytes);
+    sim_json_num(g, "import_s", imp->total_s);
+    sim_json_num(g, "parse_s", imp->parse_s);
+    sim_json_num(g, "import_mb_per_s", imp->total_s > 0 ? imp->json_bytes / 1e6 / imp->total_s : 0);
+    sim_json_int(g, "events", imp->events);
+    sim_json_int(g, "gpu_events", imp->gpu_events);
+    sim_json_int(g, "unlinked_gpu_events", imp->unlinked_gpu);
+    sim_json_int(g, "launches_without_gpu", imp->launches_without_gpu);
+    sim_json_int(g, "steps_found", imp->steps_found);
+    sim_json_str(g, "steps_from", trc_kineto_step_source_name(imp->step_source));
+    sim_json_key(g, "dropped_events"); /* per trc_bad_time reason */
+    yajl_gen_map_open(g);
+    for (int i = 0; i < TRC_BAD_TIME_COUNT; i++)
+        sim_json_int(g, trc_kineto_bad_time_name(i), imp->bad_time[i]);
+    yajl_gen_map_close(g);
+    sim_json_int(g, "threads", imp->threads);
+}
+
+/* One step's figures. */
+static void js_step(yajl_gen g, const trc_step_stat *s)
+{
+    yajl_gen_map_open(g);
+    sim_json_int(g, "index", s->index);
+    sim_json_num(g, "step_ms", ms(s->step_ns));
+    sim_json_num(g, "gpu_busy_ms", ms(s->gpu_busy_ns));
+    sim_json_num(g, "kernel_ms", ms(s->kernel_ns));
+    sim_json_int(g, "kernels", s->kernels);
+    sim_json_num(g, "tensor_kernel_ms", ms(s->tensor_kernel_ns));
+    sim_json_num(g, "cuda_kernel_ms", ms(s->cuda_kernel_ns));
+    sim_json_int(g, "memcpys", s->memcpys);
+    sim_json_num(g, "memcpy_ms", ms(s->memcpy_ns));
+    sim_json_int(g, "h2d_bytes", s->h2d_bytes);
+    sim_json_int(g, "memsets", s->memsets);
+    sim_json_int(g, "syncs", s->syncs);
+    sim_json_num(g, "sync_ms", ms(s->sync_ns));
+    sim_json_num(g, "data_wait_ms", ms(s->data_wait_ns));
+    sim_json_int(g, "collectives", s->collectives);
+    sim_json_num(g, "collective_gpu_ms", ms(s->collective_gpu_ns));
+    sim_json_int(g, "collective_bytes", s->collective_bytes);
+    sim_json_int(g, "ops", s->ops);
+    sim_json_num(g, "op_cpu_ms", ms(s->op_cpu_ns));
+    sim_json_num(g, "launch_cpu_ms", ms(s->launch_cpu_ns));
+    sim_json_num(g, "gpu_first_ms", ms(s->gpu_first_ns));
+    sim_json_num(g, "gpu_last_ms", ms(s->gpu_last_ns));
+    sim_json_num(g, "gflops", s->flops / 1e9);
+    sim_json_int(g, "kernels_with_flops", s->kernels_with_flops);
+    yajl_gen_map_close(g);
+}
+
+static void js_summary(yajl_gen g, const trc_header *h, const trc_step_stat *st, int n,
+                       const trc_dist *launch, const trc_dist *op,
+                       const trc_kineto_summary *imp, const char *out_path)
+{
+    yajl_gen_map_open(g);
+    js_header(g, h, n);
+    if (imp)
+        js_import(g, imp, out_path);
     js_dist(g, "launch_cpu", launch);
     js_dist(g, "op_cpu", op);
     sim_json_key(g, "per_step");
     yajl_gen_array_open(g);
-    for (int i = 0; i < n; i++) {
-        const trc_step_stat *s = &st[i];
-        yajl_gen_map_open(g);
-        sim_json_int(g, "index", s->index);
-        sim_json_num(g, "step_ms", ms(s->step_ns));
-        sim_json_num(g, "gpu_busy_ms", ms(s->gpu_busy_ns));
-        sim_json_num(g, "kernel_ms", ms(s->kernel_ns));
-        sim_json_int(g, "kernels", s->kernels);
-        sim_json_num(g, "tensor_kernel_ms", ms(s->tensor_kernel_ns));
-        sim_json_num(g, "cuda_kernel_ms", ms(s->cuda_kernel_ns));
-        sim_json_int(g, "memcpys", s->memcpys);
-        sim_json_num(g, "memcpy_ms", ms(s->memcpy_ns));
-        sim_json_int(g, "h2d_bytes", s->h2d_bytes);
-        sim_json_int(g, "memsets", s->memsets);
-        sim_json_int(g, "syncs", s->syncs);
-        sim_json_num(g, "sync_ms", ms(s->sync_ns));
-        sim_json_num(g, "data_wait_ms", ms(s->data_wait_ns));
-        sim_json_int(g, "collectives", s->collectives);
-        sim_json_num(g, "collective_gpu_ms", ms(s->collective_gpu_ns));
-        sim_json_int(g, "collective_bytes", s->collective_bytes);
-        sim_json_int(g, "ops", s->ops);
-        sim_json_num(g, "op_cpu_ms", ms(s->op_cpu_ns));
-        sim_json_num(g, "launch_cpu_ms", ms(s->launch_cpu_ns));
-        sim_json_num(g, "gpu_first_ms", ms(s->gpu_first_ns));
-        sim_json_num(g, "gpu_last_ms", ms(s->gpu_last_ns));
-        sim_json_num(g, "gflops", s->flops / 1e9);
-        sim_json_int(g, "kernels_with_flops", s->kernels_with_flops);
-        yajl_gen_map_close(g);
-    }
+    for (int i = 0; i < n; i++)
+        js_step(g, &st[i]);
     yajl_gen_array_close(g);
     yajl_gen_map_close(g);
 }
@@ -311,25 +326,29 @@ static void print_import_notes(FILE *out, const trc_kineto_summary *sum)
     fprintf(out, "\n");
 }
 
-int sim_import_cmd(int argc, char **argv)
-{
-    const char *fmt = NULL, *in = NULL, *out = NULL, *json = NULL;
-    int quiet = 0;
+/* The command line of `epochsim import`. */
+typedef struct import_args {
+    const char *fmt, *in, *out, *json;
+    int quiet;
     trc_kineto_options opt;
-    trc_kineto_options_init(&opt);
+} import_args;
+
+/* Returns 0, -1 after --help, or an exit code. */
+static int parse_import_args(int argc, char **argv, import_args *ia)
+{
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
             import_usage(stdout);
-            return SIM_EXIT_OK;
+            return -1;
         } else if (!strcmp(a, "-o") || !strcmp(a, "--output")) {
             if (++i >= argc)
                 goto missing;
-            out = argv[i];
+            ia->out = argv[i];
         } else if (!strcmp(a, "--summary-json")) {
             if (++i >= argc)
                 goto missing;
-            json = argv[i];
+            ia->json = argv[i];
         } else if (!strcmp(a, "--batch-size")) {
             if (++i >= argc)
                 goto missing;
@@ -340,19 +359,19 @@ int sim_import_cmd(int argc, char **argv)
                         argv[i]);
                 return SIM_EXIT_USAGE;
             }
-            opt.batch_size = (int)v;
+            ia->opt.batch_size = (int)v;
         } else if (!strcmp(a, "--keep-warmup")) {
-            opt.keep_warmup = 1;
+            ia->opt.keep_warmup = 1;
         } else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
-            quiet = 1;
+            ia->quiet = 1;
         } else if (a[0] == '-' && a[1]) {
             fprintf(stderr, "epochsim import: unknown option '%s'\n", a);
             import_usage(stderr);
             return SIM_EXIT_USAGE;
-        } else if (!fmt) {
-            fmt = a;
-        } else if (!in) {
-            in = a;
+        } else if (!ia->fmt) {
+            ia->fmt = a;
+        } else if (!ia->in) {
+            ia->in = a;
         } else {
             fprintf(stderr, "epochsim import: unexpected argument '%s'\n", a);
             import_usage(stderr);
@@ -363,21 +382,57 @@ int sim_import_cmd(int argc, char **argv)
         fprintf(stderr, "epochsim import: %s needs a value\n", a);
         return SIM_EXIT_USAGE;
     }
-    if (!fmt || strcmp(fmt, "kineto") != 0) {
+    return 0;
+}
+
+/* The format, input and output are all given; returns 0 or an exit code. */
+static int check_import_args(const import_args *ia)
+{
+    if (!ia->fmt || strcmp(ia->fmt, "kineto") != 0) {
         fprintf(stderr, "epochsim import: %s '%s'; the only format is 'kineto'\n",
-                fmt ? "unknown format" : "missing format", fmt ? fmt : "");
+                ia->fmt ? "unknown format" : "missing format", ia->fmt ? ia->fmt : "");
         import_usage(stderr);
         return SIM_EXIT_USAGE;
     }
-    if (!in || !out) {
-        fprintf(stderr, "epochsim import: %s\n", !in ? "missing input file" : "missing -o OUT");
+    if (!ia->in || !ia->out) {
+        fprintf(stderr, "epochsim import: %s\n", !ia->in ? "missing input file" : "missing -o OUT");
         import_usage(stderr);
         return SIM_EXIT_USAGE;
     }
+    return 0;
+}
+
+/* The import's report on stdout: the header written, the notes, the speed, steps and CPU times. */
+static void print_import(const trc_header *h, const char *out, const trc_kineto_summary *sum)
+{
+    print_header(stdout, h);
+    printf("output      %s\n", out);
+    print_import_notes(stdout, sum);
+    printf("import      %.2f s, %.1f MB of JSON (%.1f MB on disk), %.1f MB/s; %lld events, "
+           "%lld GPU events (%lld unlinked), %d thread%s kept\n\n",
+           sum->total_s, sum->json_bytes / 1e6, sum->file_bytes / 1e6,
+           sum->total_s > 0 ? sum->json_bytes / 1e6 / sum->total_s : 0.0, (long long)sum->events,
+           (long long)sum->gpu_events, (long long)sum->unlinked_gpu, sum->threads,
+           sum->threads == 1 ? "" : "s");
+    print_steps(stdout, sum->steps, sum->n_steps);
+    printf("\n");
+    print_dist(stdout, "launch CPU time (cudaLaunchKernel)", &sum->launch_ns);
+    print_dist(stdout, "top-level op CPU time", &sum->op_ns);
+}
+
+int sim_import_cmd(int argc, char **argv)
+{
+    import_args ia = {0};
+    trc_kineto_options_init(&ia.opt);
+    int rc = parse_import_args(argc, argv, &ia);
+    if (rc)
+        return rc < 0 ? SIM_EXIT_OK : rc;
+    if ((rc = check_import_args(&ia)))
+        return rc;
     trc_kineto_summary sum;
     sim_err err;
     sim_err_clear(&err);
-    int rc = trc_kineto_import(in, out, &opt, &sum, &err);
+    rc = trc_kineto_import(ia.in, ia.out, &ia.opt, &sum, &err);
     if (rc) {
         sim_err_print(&err, stderr);
         print_import_notes(stderr, &sum);
@@ -386,30 +441,17 @@ int sim_import_cmd(int argc, char **argv)
     }
     /* the header as written, read back */
     trc_reader *r = NULL;
-    rc = trc_reader_open(out, &r, &err);
+    rc = trc_reader_open(ia.out, &r, &err);
     if (rc) {
         sim_err_print(&err, stderr);
         trc_kineto_summary_free(&sum);
         return SIM_EXIT_ERROR;
     }
     const trc_header *h = trc_reader_header(r);
-    if (!quiet) {
-        print_header(stdout, h);
-        printf("output      %s\n", out);
-        print_import_notes(stdout, &sum);
-        printf("import      %.2f s, %.1f MB of JSON (%.1f MB on disk), %.1f MB/s; %lld events, "
-               "%lld GPU events (%lld unlinked), %d thread%s kept\n\n",
-               sum.total_s, sum.json_bytes / 1e6, sum.file_bytes / 1e6,
-               sum.total_s > 0 ? sum.json_bytes / 1e6 / sum.total_s : 0.0, (long long)sum.events,
-               (long long)sum.gpu_events, (long long)sum.unlinked_gpu, sum.threads,
-               sum.threads == 1 ? "" : "s");
-        print_steps(stdout, sum.steps, sum.n_steps);
-        printf("\n");
-        print_dist(stdout, "launch CPU time (cudaLaunchKernel)", &sum.launch_ns);
-        print_dist(stdout, "top-level op CPU time", &sum.op_ns);
-    }
+    if (!ia.quiet)
+        print_import(h, ia.out, &sum);
     int status = SIM_EXIT_OK;
-    if (json && write_summary(json, h, &sum, out)) status = SIM_EXIT_ERROR;
+    if (ia.json && write_summary(ia.json, h, &sum, ia.out)) status = SIM_EXIT_ERROR;
     trc_reader_close(r);
     trc_kineto_summary_free(&sum);
     return status;
@@ -507,23 +549,28 @@ static void print_records(FILE *out, const trc_step *s)
     fputc('\n', out);
 }
 
-int sim_trace_cmd(int argc, char **argv)
+/* The command line of `epochsim trace`. */
+typedef struct trace_args {
+    const char *sub, *path;
+    int json, program;
+    long long dump; /* --records: the step whose records to print; -1: none */
+} trace_args;
+
+/* Returns 0 (a `show FILE`), -1 after --help, or an exit code. */
+static int parse_trace_args(int argc, char **argv, trace_args *ta)
 {
-    const char *sub = NULL, *path = NULL;
-    int json = 0, program = 0;
-    long long dump = -1;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
             trace_usage(stdout);
-            return SIM_EXIT_OK;
+            return -1;
         } else if (!strcmp(a, "--json")) {
-            json = 1;
+            ta->json = 1;
         } else if (!strcmp(a, "--program")) {
-            program = 1;
+            ta->program = 1;
         } else if (!strcmp(a, "--records")) {
             char *end;
-            if (++i >= argc || (dump = strtoll(argv[i], &end, 10), *end) || dump < 0) {
+            if (++i >= argc || (ta->dump = strtoll(argv[i], &end, 10), *end) || ta->dump < 0) {
                 fprintf(stderr, "epochsim trace: --records wants a step number\n");
                 return SIM_EXIT_USAGE;
             }
@@ -531,76 +578,100 @@ int sim_trace_cmd(int argc, char **argv)
             fprintf(stderr, "epochsim trace: unknown option '%s'\n", a);
             trace_usage(stderr);
             return SIM_EXIT_USAGE;
-        } else if (!sub) {
-            sub = a;
-        } else if (!path) {
-            path = a;
+        } else if (!ta->sub) {
+            ta->sub = a;
+        } else if (!ta->path) {
+            ta->path = a;
         } else {
             fprintf(stderr, "epochsim trace: unexpected argument '%s'\n", a);
             return SIM_EXIT_USAGE;
         }
     }
-    if (!sub || strcmp(sub, "show") != 0 || !path) {
+    if (!ta->sub || strcmp(ta->sub, "show") != 0 || !ta->path) {
         fprintf(stderr, "epochsim trace: %s\n",
-                !sub ? "missing subcommand" : strcmp(sub, "show") ? "unknown subcommand" : "missing FILE");
+                !ta->sub ? "missing subcommand" : strcmp(ta->sub, "show") ? "unknown subcommand" : "missing FILE");
         trace_usage(stderr);
         return SIM_EXIT_USAGE;
     }
+    return 0;
+}
+
+/* The steps of a trace: their figures and their CPU-time samples. */
+typedef struct trace_stats {
+    trc_step_stat *st;
+    int n, cap;
+    trc_sample launch, ops;
+} trace_stats;
+
+/* Reads every step of r into ts, printing the records of step --records on the way (text only);
+ * returns what trc_reader_next_step last did (negative: an error, in err). */
+static int read_stats(trc_reader *r, const trace_args *ta, trace_stats *ts, sim_err *err)
+{
+    const trc_step *s;
+    int rc;
+    while ((rc = trc_reader_next_step(r, &s, err)) > 0) {
+        if (ts->n == ts->cap) {
+            ts->cap = ts->cap ? 2 * ts->cap : 16;
+            trc_step_stat *p = realloc(ts->st, (size_t)ts->cap * sizeof *p);
+            if (!p)
+                return sim_err_set(err, SIM_ENOMEM, ta->path, 0, 0, "out of memory");
+            ts->st = p;
+        }
+        if (s->index == ta->dump && !ta->json)
+            print_records(stdout, s);
+        if ((rc = trc_step_stats(s, &ts->st[ts->n])) ||
+            (rc = trc_step_sample_cpu(s, &ts->launch, &ts->ops))) {
+            sim_err_set(err, rc, ta->path, 0, 0, "out of memory");
+            return rc;
+        }
+        ts->n++;
+    }
+    return rc;
+}
+
+/* The header, per-step figures and CPU-time distributions, as text or JSON; an exit code. */
+static int print_stats(const trc_header *h, trace_stats *ts, int json)
+{
+    trc_dist dl, dop;
+    trc_sample_dist(&ts->launch, &dl);
+    trc_sample_dist(&ts->ops, &dop);
+    if (json)
+        return write_json(stdout, h, ts->st, ts->n, &dl, &dop, NULL, NULL) ? SIM_EXIT_ERROR
+                                                                            : SIM_EXIT_OK;
+    print_header(stdout, h);
+    printf("\n");
+    print_steps(stdout, ts->st, ts->n);
+    printf("\n");
+    print_dist(stdout, "launch CPU time (cudaLaunchKernel)", &dl);
+    print_dist(stdout, "top-level op CPU time", &dop);
+    return SIM_EXIT_OK;
+}
+
+int sim_trace_cmd(int argc, char **argv)
+{
+    trace_args ta = {.dump = -1};
+    int status = parse_trace_args(argc, argv, &ta);
+    if (status)
+        return status < 0 ? SIM_EXIT_OK : status;
     sim_err err;
     sim_err_clear(&err);
     trc_reader *r = NULL;
-    if (trc_reader_open(path, &r, &err)) {
+    if (trc_reader_open(ta.path, &r, &err)) {
         sim_err_print(&err, stderr);
         return SIM_EXIT_ERROR;
     }
-    trc_step_stat *st = NULL;
-    int n = 0, cap = 0, status = SIM_EXIT_OK;
-    trc_sample launch = {0}, ops = {0};
-    const trc_step *s;
-    int rc;
-    while ((rc = trc_reader_next_step(r, &s, &err)) > 0) {
-        if (n == cap) {
-            cap = cap ? 2 * cap : 16;
-            trc_step_stat *p = realloc(st, (size_t)cap * sizeof *p);
-            if (!p) {
-                rc = sim_err_set(&err, SIM_ENOMEM, path, 0, 0, "out of memory");
-                break;
-            }
-            st = p;
-        }
-        if (s->index == dump && !json)
-            print_records(stdout, s);
-        if ((rc = trc_step_stats(s, &st[n])) || (rc = trc_step_sample_cpu(s, &launch, &ops))) {
-            sim_err_set(&err, rc, path, 0, 0, "out of memory");
-            break;
-        }
-        n++;
-    }
-    if (rc < 0) {
+    trace_stats ts = {0};
+    if (read_stats(r, &ta, &ts, &err) < 0) {
         sim_err_print(&err, stderr);
         status = SIM_EXIT_ERROR;
     } else {
-        trc_dist dl, dop;
-        trc_sample_dist(&launch, &dl);
-        trc_sample_dist(&ops, &dop);
-        const trc_header *h = trc_reader_header(r);
-        if (json) {
-            if (write_json(stdout, h, st, n, &dl, &dop, NULL, NULL))
-                status = SIM_EXIT_ERROR;
-        } else {
-            print_header(stdout, h);
-            printf("\n");
-            print_steps(stdout, st, n);
-            printf("\n");
-            print_dist(stdout, "launch CPU time (cudaLaunchKernel)", &dl);
-            print_dist(stdout, "top-level op CPU time", &dop);
-        }
+        status = print_stats(trc_reader_header(r), &ts, ta.json);
     }
-    if (status == SIM_EXIT_OK && program && !json)
-        status = print_program(stdout, path);
-    free(st);
-    trc_sample_free(&launch);
-    trc_sample_free(&ops);
+    if (status == SIM_EXIT_OK && ta.program && !ta.json)
+        status = print_program(stdout, ta.path);
+    free(ts.st);
+    trc_sample_free(&ts.launch);
+    trc_sample_free(&ts.ops);
     trc_reader_close(r);
     return status;
 }

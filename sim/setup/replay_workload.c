@@ -1,7 +1,9 @@
 /* replay_workload.c — a recorded trace replayed on simulated hardware (see replay_workload.h and docs/replay.md).
  * The median step of the trace becomes the program (traces/program.h); this file resolves the
  * source GPU and CPU, rescales dispatch, kernels, copies and collectives to the target machine
- * and the experiment's batch size, and folds side-stream overlap into the one simulated stream. */
+ * and the experiment's batch size, and folds side-stream overlap into the one simulated stream.
+ * The trace is read once: what the program does not carry (annotate) is taken from each step's
+ * records as the reader passes them (trc_program_opts.note). */
 #include "sim/setup/replay_workload.h"
 
 #include "models/cost.h"
@@ -139,11 +141,12 @@ int64_t trc_replay_kernel_ns(int64_t rec_ns, sim_unit unit, int conv, double flo
 
 /* ---- the trace's step -------------------------------------------------------------------- */
 
+/* Whether s contains needle (lower case, not empty) in any case. */
 static int has_ci(const char *s, const char *needle)
 {
     size_t m = strlen(needle);
-    for (; *s; s++)
-        if (!strncasecmp(s, needle, m))
+    for (; *s; s++) /* the first letter first: annotate runs on every record of every step */
+        if (tolower((unsigned char)*s) == needle[0] && !strncasecmp(s, needle, m))
             return 1;
     return 0;
 }
@@ -193,100 +196,6 @@ static size_t merge(span *u, size_t n)
     return o + 1;
 }
 
-/* Per op of the program: what the picked step's records say beyond trc_op_extra. */
-typedef struct op_note {
-    int conv;            /* a conv kernel (cuDNN rules) rather than a GEMM */
-    int fixed;           /* launched inside the optimizer / zero_grad: work does not scale with
-                            batch */
-    double bytes;        /* the record's bytes estimate (KERNEL) */
-    double exposed;      /* share of its recorded GPU time not overlapped by other GPU work
-                            (side streams only; 1 on the main stream) */
-} op_note;
-
-/* Reads step `index` of the trace again and fills notes[] for the program's ops. */
-static int annotate(const char *path, const trc_program_info *pi, const sim_program *prog,
-                    int main_stream, op_note *notes, trc_replay_info *info, sim_err *err)
-{
-    trc_reader *r;
-    int rc = trc_reader_open(path, &r, err);
-    if (rc)
-        return rc;
-    const trc_step *s = NULL;
-    while ((rc = trc_reader_next_step(r, &s, err)) == 1 && s->index != pi->step_index)
-        ;
-    if (rc != 1) {
-        trc_reader_close(r);
-        return rc < 0 ? rc
-                      : sim_err_set(err, SIM_EFORMAT, path, 0, 0,
-                                    "step %lld vanished on re-reading",
-                                    (long long)pi->step_index);
-    }
-    span *opt = malloc((s->n_recs + 1) * sizeof *opt);
-    span *u = malloc((s->n_recs + prog->n_ops + 1) * sizeof *u);
-    size_t *side = malloc((prog->n_ops + 1) * sizeof *side);
-    if (!opt || !u || !side) {
-        free(opt);
-        free(u);
-        free(side);
-        trc_reader_close(r);
-        return sim_err_set(err, SIM_ENOMEM, NULL, 0, 0, "out of memory");
-    }
-    size_t n_opt = 0, n_u = 0, n_side = 0;
-    for (size_t i = 0; i < s->n_recs; i++) {
-        const trc_record *rec = &s->recs[i];
-        if (rec->kind == TRC_REC_OP && is_optimizer_name(trc_step_rec_name(s, rec)))
-            opt[n_opt++] = (span){rec->cpu_start_ns, rec->cpu_start_ns + rec->cpu_dur_ns};
-        if (rec->gpu_dur_ns > 0 && rec->stream == main_stream)
-            u[n_u++] = (span){rec->gpu_start_ns, rec->gpu_start_ns + rec->gpu_dur_ns};
-    }
-    n_u = merge(u, n_u);
-    for (size_t i = 0; i < prog->n_ops; i++) {
-        const trc_op_extra *ex = &pi->extra[i];
-        op_note *nt = &notes[i];
-        nt->exposed = 1;
-        if (ex->record < 0 || (size_t)ex->record >= s->n_recs)
-            continue;
-        const trc_record *rec = &s->recs[ex->record];
-        nt->conv = trc_kernel_is_conv(trc_step_rec_name(s, rec));
-        nt->bytes = rec->bytes;
-        for (size_t k = 0; k < n_opt; k++)
-            if (rec->cpu_start_ns >= opt[k].a && rec->cpu_start_ns < opt[k].b)
-                nt->fixed = 1;
-        if (rec->kind == TRC_REC_COLLECTIVE)
-            nt->fixed = 1; /* gradient bytes do not grow with the batch */
-        if (ex->stream >= 0 && ex->stream != main_stream && rec->gpu_dur_ns > 0)
-            side[n_side++] = i;
-    }
-    /* Side-stream ops in GPU start order: each keeps the part of its interval that neither the
-     * main stream nor an earlier side-stream op covered, so the kept parts and the main stream
-     * add up to the recorded union (GPU busy). */
-    for (size_t a = 1; a < n_side; a++) /* insertion sort by GPU start: few side ops */
-        for (size_t b = a; b > 0; b--) {
-            const trc_record *p = &s->recs[pi->extra[side[b - 1]].record];
-            const trc_record *q = &s->recs[pi->extra[side[b]].record];
-            if (p->gpu_start_ns <= q->gpu_start_ns)
-                break;
-            size_t t = side[b - 1];
-            side[b - 1] = side[b];
-            side[b] = t;
-        }
-    for (size_t j = 0; j < n_side; j++) {
-        const trc_record *rec = &s->recs[pi->extra[side[j]].record];
-        int64_t a = rec->gpu_start_ns, b = a + rec->gpu_dur_ns;
-        int64_t hid = covered(u, n_u, a, b);
-        notes[side[j]].exposed = 1.0 - (double)hid / (double)rec->gpu_dur_ns;
-        info->side_stream_ns += rec->gpu_dur_ns;
-        info->side_hidden_ns += hid;
-        u[n_u++] = (span){a, b};
-        n_u = merge(u, n_u);
-    }
-    free(u);
-    free(side);
-    free(opt);
-    trc_reader_close(r);
-    return SIM_OK;
-}
-
 /* Main stream: the one with the most recorded kernel time. */
 static int main_stream_of(const sim_program *p, const trc_op_extra *ex)
 {
@@ -314,6 +223,114 @@ static int main_stream_of(const sim_program *p, const trc_op_extra *ex)
     return best < 0 ? -1 : id[best];
 }
 
+/* Per op of the program: what the step's records say beyond trc_op_extra. */
+typedef struct op_note {
+    int conv;            /* a conv kernel (cuDNN rules) rather than a GEMM */
+    int fixed;           /* launched inside the optimizer / zero_grad: work does not scale with
+                            batch */
+    double bytes;        /* the record's bytes estimate (KERNEL) */
+    double exposed;      /* share of its recorded GPU time not overlapped by other GPU work
+                            (side streams only; 1 on the main stream) */
+} op_note;
+
+/* What annotate finds in one step's records: one block per step (trc_step_note_fn). */
+typedef struct step_note {
+    int main_stream;
+    int64_t side_stream_ns; /* recorded GPU time of side-stream ops */
+    int64_t side_hidden_ns; /* the part of it that overlapped other GPU work */
+    op_note op[];           /* one per op of the step's program */
+} step_note;
+
+/* The step's spans: the optimizer's CPU time (opt) and the main stream's GPU time (u, merged). */
+static void step_spans(const trc_step *s, int main_stream, span *opt, size_t *n_opt, span *u,
+                       size_t *n_u)
+{
+    for (size_t i = 0; i < s->n_recs; i++) {
+        const trc_record *rec = &s->recs[i];
+        if (rec->kind == TRC_REC_OP && is_optimizer_name(trc_step_rec_name(s, rec)))
+            opt[(*n_opt)++] = (span){rec->cpu_start_ns, rec->cpu_start_ns + rec->cpu_dur_ns};
+        if (rec->gpu_dur_ns > 0 && rec->stream == main_stream)
+            u[(*n_u)++] = (span){rec->gpu_start_ns, rec->gpu_start_ns + rec->gpu_dur_ns};
+    }
+    *n_u = merge(u, *n_u);
+}
+
+/* Op i's note from its record; appends i to side[] when it ran on a side stream. */
+static void note_op(const trc_step *s, const trc_op_extra *ex, size_t i, int main_stream,
+                    const span *opt, size_t n_opt, op_note *nt, size_t *side, size_t *n_side)
+{
+    nt->exposed = 1;
+    if (ex->record < 0 || (size_t)ex->record >= s->n_recs)
+        return;
+    const trc_record *rec = &s->recs[ex->record];
+    nt->conv = trc_kernel_is_conv(trc_step_rec_name(s, rec));
+    nt->bytes = rec->bytes;
+    for (size_t k = 0; k < n_opt; k++)
+        if (rec->cpu_start_ns >= opt[k].a && rec->cpu_start_ns < opt[k].b)
+            nt->fixed = 1;
+    if (rec->kind == TRC_REC_COLLECTIVE)
+        nt->fixed = 1; /* gradient bytes do not grow with the batch */
+    if (ex->stream >= 0 && ex->stream != main_stream && rec->gpu_dur_ns > 0)
+        side[(*n_side)++] = i;
+}
+
+/* Side-stream ops in GPU start order: each keeps the part of its interval that neither the main
+ * stream nor an earlier side-stream op covered, so the kept parts and the main stream add up to
+ * the recorded union (GPU busy). u[] holds the merged main-stream spans and room for the rest. */
+static void expose_side_ops(const trc_step *s, const trc_op_extra *extra, size_t *side,
+                            size_t n_side, span *u, size_t n_u, step_note *note)
+{
+    for (size_t a = 1; a < n_side; a++) /* insertion sort by GPU start: few side ops */
+        for (size_t b = a; b > 0; b--) {
+            const trc_record *p = &s->recs[extra[side[b - 1]].record];
+            const trc_record *q = &s->recs[extra[side[b]].record];
+            if (p->gpu_start_ns <= q->gpu_start_ns)
+                break;
+            size_t t = side[b - 1];
+            side[b - 1] = side[b];
+            side[b] = t;
+        }
+    for (size_t j = 0; j < n_side; j++) {
+        const trc_record *rec = &s->recs[extra[side[j]].record];
+        int64_t a = rec->gpu_start_ns, b = a + rec->gpu_dur_ns;
+        int64_t hid = covered(u, n_u, a, b);
+        note->op[side[j]].exposed = 1.0 - (double)hid / (double)rec->gpu_dur_ns;
+        note->side_stream_ns += rec->gpu_dur_ns;
+        note->side_hidden_ns += hid;
+        u[n_u++] = (span){a, b};
+        n_u = merge(u, n_u);
+    }
+}
+
+/* trc_step_note_fn: the step_note of one step of the trace, from its records. */
+static int annotate(void *ctx, const trc_step *s, const sim_program *prog,
+                    const trc_op_extra *extra, void **out, sim_err *err)
+{
+    (void)ctx;
+    step_note *note = calloc(1, sizeof *note + prog->n_ops * sizeof note->op[0]);
+    span *opt = malloc((s->n_recs + 1) * sizeof *opt);
+    span *u = malloc((s->n_recs + prog->n_ops + 1) * sizeof *u);
+    size_t *side = malloc((prog->n_ops + 1) * sizeof *side);
+    if (!note || !opt || !u || !side) {
+        free(note);
+        free(opt);
+        free(u);
+        free(side);
+        return sim_err_set(err, SIM_ENOMEM, NULL, 0, 0, "out of memory");
+    }
+    note->main_stream = main_stream_of(prog, extra);
+    size_t n_opt = 0, n_u = 0, n_side = 0;
+    step_spans(s, note->main_stream, opt, &n_opt, u, &n_u);
+    for (size_t i = 0; i < prog->n_ops; i++)
+        note_op(s, &extra[i], i, note->main_stream, opt, n_opt, &note->op[i], side, &n_side);
+    expose_side_ops(s, extra, side, n_side, u, n_u, note);
+    free(u);
+    free(side);
+    free(opt);
+    *out = note;
+    return SIM_OK;
+}
+
 /* ---- the program ------------------------------------------------------------------------- */
 
 static int prefixed(int rc, const char *key, sim_err *err)
@@ -331,175 +348,203 @@ static int prefixed(int rc, const char *key, sim_err *err)
 }
 
 
-int trc_replay_program(const sim_experiment *x, const sim_hardware *hw, const char *catalog_dir,
-                       sim_program *out, trc_replay_info *info_out, sim_err *err)
+/* The trace's program with its extras and the picked step's step_note, in one pass over the
+ * trace (a Kineto JSON is imported into a temporary native trace first). */
+static int read_trace(const char *trace, sim_program *rec, trc_program_info *pi, sim_err *err)
 {
-    memset(out, 0, sizeof *out);
-    trc_replay_info info_local, *info = info_out ? info_out : &info_local;
-    memset(info, 0, sizeof *info);
     char tmp[SIM_PATH_MAX + 64];
-    /* A Kineto JSON is imported into a temporary native trace first. */
-    int rc = trc_import_temp(x->workload.trace, "replay", tmp, sizeof tmp, err);
+    int rc = trc_import_temp(trace, "replay", tmp, sizeof tmp, err);
     if (rc)
         return prefixed(rc, "workload.trace", err);
-    const char *path = tmp[0] ? tmp : x->workload.trace;
     trc_program_opts o;
     trc_program_opts_init(&o);
     o.extras = 1;
-    sim_program rec = {0};
-    trc_program_info pi;
-    memset(&pi, 0, sizeof pi);
-    op_note *notes = NULL;
-    rc = trc_trace_file_to_program(path, &o, &rec, &pi, err);
-    if (rc) {
-        prefixed(rc, "workload.trace", err);
-        goto done;
-    }
-    snprintf(info->gpu_name, sizeof info->gpu_name, "%s", pi.gpu_name);
-    info->world_size = pi.world_size;
-    info->step_index = pi.step_index;
-    info->steps = pi.steps;
-    info->recorded_step_ns = pi.step_ns_median;
-    info->recorded_busy_ns = pi.gpu_busy_ns;
-    info->recorded_wait_ns = pi.data_wait_ns;
-    info->recorded_collective_ns = pi.collective_gpu_ns;
+    o.note = annotate;
+    rc = trc_trace_file_to_program(tmp[0] ? tmp : trace, &o, rec, pi, err);
+    trc_import_temp_drop(tmp);
+    return prefixed(rc, "workload.trace", err);
+}
 
-    /* source GPU */
-    sim_gpu_desc src;
+/* The figures of the recorded step that the report shows. */
+static void copy_recorded(const trc_program_info *pi, trc_replay_info *info)
+{
+    const step_note *note = pi->note;
+    snprintf(info->gpu_name, sizeof info->gpu_name, "%s", pi->gpu_name);
+    info->world_size = pi->world_size;
+    info->step_index = pi->step_index;
+    info->steps = pi->steps;
+    info->recorded_step_ns = pi->step_ns_median;
+    info->recorded_busy_ns = pi->gpu_busy_ns;
+    info->recorded_wait_ns = pi->data_wait_ns;
+    info->recorded_collective_ns = pi->collective_gpu_ns;
+    info->main_stream = note->main_stream;
+    info->side_stream_ns = note->side_stream_ns;
+    info->side_hidden_ns = note->side_hidden_ns;
+}
+
+/* The catalog GPU the trace was recorded on: workload.trace_gpu, else the recorded name's. */
+static int source_gpu(const sim_experiment *x, const trc_program_info *pi, const char *catalog_dir,
+                      trc_replay_info *info, sim_gpu_desc *src, sim_err *err)
+{
     if (x->workload.trace_gpu[0]) {
         snprintf(info->source_gpu, sizeof info->source_gpu, "%s", x->workload.trace_gpu);
-        if ((rc = cfg_catalog_load(catalog_dir, CFG_CAT_GPU, info->source_gpu, &src, err))) {
-            prefixed(rc, "workload.trace_gpu", err);
-            goto done;
-        }
-    } else {
-        trc_replay_gpu_candidate(pi.gpu_name, info->source_gpu);
-        sim_err ignored;
-        if (!pi.gpu_name[0] ||
-            cfg_catalog_load(catalog_dir, CFG_CAT_GPU, info->source_gpu, &src, &ignored)) {
-            rc = sim_err_set(err, SIM_EINVAL, x->workload.trace, 0, 0,
-                             "workload.trace_gpu: the trace's GPU '%s' is not in the catalog "
-                             "(tried '%s'); set workload.trace_gpu to the catalog GPU it was "
-                             "recorded on (epochsim hw list gpus)",
-                             pi.gpu_name[0] ? pi.gpu_name : "(not recorded)", info->source_gpu);
-            goto done;
-        }
+        return prefixed(cfg_catalog_load(catalog_dir, CFG_CAT_GPU, info->source_gpu, src, err),
+                        "workload.trace_gpu", err);
     }
-    /* source CPU */
-    sim_cpu_desc cpu;
+    trc_replay_gpu_candidate(pi->gpu_name, info->source_gpu);
+    sim_err ignored;
+    if (!pi->gpu_name[0] ||
+        cfg_catalog_load(catalog_dir, CFG_CAT_GPU, info->source_gpu, src, &ignored))
+        return sim_err_set(err, SIM_EINVAL, x->workload.trace, 0, 0,
+                           "workload.trace_gpu: the trace's GPU '%s' is not in the catalog "
+                           "(tried '%s'); set workload.trace_gpu to the catalog GPU it was "
+                           "recorded on (epochsim hw list gpus)",
+                           pi->gpu_name[0] ? pi->gpu_name : "(not recorded)", info->source_gpu);
+    return SIM_OK;
+}
+
+/* The catalog CPU the trace was recorded on: workload.trace_cpu, a documented guess from the GPU
+ * name, or (old-schema traces only) system.cpu. */
+static int source_cpu(const sim_experiment *x, const trc_program_info *pi, const char *catalog_dir,
+                      trc_replay_info *info, sim_cpu_desc *cpu, sim_err *err)
+{
     const char *why = "workload.trace_cpu";
     if (x->workload.trace_cpu[0]) {
         snprintf(info->source_cpu, sizeof info->source_cpu, "%s", x->workload.trace_cpu);
     } else {
-        const char *g = trc_replay_cpu_guess(pi.gpu_name, &why);
-        if (!g && x->system.cpu[0] && !strcmp(pi.source_schema, "kineto-old")) {
+        const char *g = trc_replay_cpu_guess(pi->gpu_name, &why);
+        if (!g && x->system.cpu[0] && !strcmp(pi->source_schema, "kineto-old")) {
             /* PyTorch 1.8/1.9 traces have no field for the CPU at all: the experiment's own
              * CPU is the only one named. A new-schema trace of another box must name its CPU
              * (its distributed and device fields show it ran elsewhere). */
             g = x->system.cpu;
             why = "system.cpu (the trace records no CPU and has no documented guess)";
         }
-        if (!g) {
-            rc = sim_err_set(err, SIM_EINVAL, x->workload.trace, 0, 0,
-                             "workload.trace_cpu: the trace does not record its CPU and there is "
-                             "no documented guess for a box with '%s'; set workload.trace_cpu to "
-                             "the catalog CPU it was recorded on (epochsim hw list cpus)",
-                             pi.gpu_name[0] ? pi.gpu_name : "(unknown GPU)");
-            goto done;
-        }
+        if (!g)
+            return sim_err_set(err, SIM_EINVAL, x->workload.trace, 0, 0,
+                               "workload.trace_cpu: the trace does not record its CPU and there "
+                               "is no documented guess for a box with '%s'; set "
+                               "workload.trace_cpu to the catalog CPU it was recorded on "
+                               "(epochsim hw list cpus)",
+                               pi->gpu_name[0] ? pi->gpu_name : "(unknown GPU)");
         snprintf(info->source_cpu, sizeof info->source_cpu, "%s", g);
     }
     info->source_cpu_why = why;
-    if ((rc = cfg_catalog_load(catalog_dir, CFG_CAT_CPU, info->source_cpu, &cpu, err))) {
-        prefixed(rc, "workload.trace_cpu", err);
-        goto done;
-    }
+    return prefixed(cfg_catalog_load(catalog_dir, CFG_CAT_CPU, info->source_cpu, cpu, err),
+                    "workload.trace_cpu", err);
+}
 
-    /* batch and precision */
-    int src_batch = x->workload.trace_batch > 0 ? x->workload.trace_batch : pi.batch_size;
-    info->source_batch = src_batch;
-    double ratio = src_batch > 0 ? (double)x->loader.batch_size / src_batch : 1.0;
-    sim_precision prec;
-    if (sim_precision_parse(pi.precision, &prec))
-        prec = SIM_PREC_FP32; /* "unknown": kernels ran as recorded; fp32 is PyTorch's default */
+/* What rescaling the recorded ops to the target machine and batch needs. */
+typedef struct rescale {
+    const sim_experiment *x;
+    const sim_hardware *hw;
+    const trc_program_info *pi; /* its extra and note: one per recorded op */
+    sim_gpu_desc src;
+    double cpu_st;      /* source-CPU ns -> reference-core ns */
+    double ratio;       /* the experiment's batch over the recorded one */
+    sim_precision prec; /* the kernels' */
+    int seen_kernel;    /* a kernel came before the op at hand */
+} rescale;
 
-    notes = calloc(rec.n_ops + 1, sizeof *notes);
-    if (!notes) {
-        rc = sim_err_set(err, SIM_ENOMEM, NULL, 0, 0, "out of memory");
-        goto done;
-    }
-    info->main_stream = main_stream_of(&rec, pi.extra);
-    if ((rc = annotate(path, &pi, &rec, info->main_stream, notes, info, err)))
-        goto done;
-
-    double st = cpu.single_thread; /* source-CPU ns -> reference-core ns */
-    int64_t carry = 0;
-    int seen_kernel = 0;
-    for (size_t i = 0; i < rec.n_ops; i++) {
-        sim_op op = rec.ops[i];
-        const trc_op_extra *ex = &pi.extra[i];
-        const op_note *nt = &notes[i];
-        op.dispatch_ns = (int64_t)llround((double)op.dispatch_ns * st) + carry;
-        carry = 0;
-        int side = ex->stream >= 0 && ex->stream != info->main_stream;
-        double keep = side && !x->workload.trace_serialize ? nt->exposed : 1.0;
-        switch ((sim_op_kind)op.kind) {
-        case SIM_OP_MEMCPY_H2D:
-            if (!seen_kernel) { /* the batch copy: the trainer issues it (input_bytes x batch) */
-                info->input_copy_bytes += (int64_t)op.bytes;
-                info->input_copy_dispatch_ns += op.dispatch_ns;
-                continue;
-            }
-            op.bytes *= ratio;
-            break;
-        case SIM_OP_KERNEL:
-            seen_kernel = 1;
-            op.gpu_ns = trc_replay_kernel_ns(op.gpu_ns, (sim_unit)op.unit, nt->conv, ex->flops,
-                                             nt->bytes, ex->blocks, &src, &hw->gpu, prec,
-                                             nt->fixed ? 1.0 : ratio);
-            op.gpu_ns = (int64_t)llround((double)op.gpu_ns * keep);
-            break;
-        case SIM_OP_ALLREDUCE:
-            if (hw->gpu_count > 1)
-                break; /* simulated across the GPUs */
-            /* One simulated GPU: the recorded NCCL time stays on the stream as a kernel. */
-            if (ex->recorded_gpu_ns > 0) {
-                op.kind = SIM_OP_KERNEL;
-                op.unit = SIM_UNIT_NONE;
-                op.gpu_ns = (int64_t)llround((double)ex->recorded_gpu_ns * keep);
-                op.sm_fraction = 1.0f;
-            } else {
-                op.kind = SIM_OP_CPU;
-            }
-            op.bytes = 0;
-            break;
-        case SIM_OP_CPU:
-            if (i + 1 == rec.n_ops) { /* the CPU time after the last action: the loop's tail */
-                out->step_overhead_ns = op.dispatch_ns;
-                continue;
-            }
-            break;
-        case SIM_OP_SYNC:
-        case SIM_OP_MEMCPY_D2H:
-        case SIM_OP_NEXT_BATCH: /* traces record one batch per step */
-            break;
+/* Recorded op i (of n) rescaled in place; returns 0 when it leaves the program (the batch copy,
+ * the loop's tail: both go to info or out). */
+static int rescale_op(rescale *rs, size_t i, size_t n, sim_op *op, sim_program *out,
+                      trc_replay_info *info)
+{
+    const trc_op_extra *ex = &rs->pi->extra[i];
+    const op_note *nt = &((const step_note *)rs->pi->note)->op[i];
+    op->dispatch_ns = (int64_t)llround((double)op->dispatch_ns * rs->cpu_st);
+    int side = ex->stream >= 0 && ex->stream != info->main_stream;
+    double keep = side && !rs->x->workload.trace_serialize ? nt->exposed : 1.0;
+    switch ((sim_op_kind)op->kind) {
+    case SIM_OP_MEMCPY_H2D:
+        if (!rs->seen_kernel) { /* the batch copy: the trainer issues it (input_bytes x batch) */
+            info->input_copy_bytes += (int64_t)op->bytes;
+            info->input_copy_dispatch_ns += op->dispatch_ns;
+            return 0;
         }
-        if (sim_program_push(out, &op)) {
-            rc = sim_err_set(err, SIM_ENOMEM, NULL, 0, 0, "out of memory");
-            goto done;
+        op->bytes *= rs->ratio;
+        break;
+    case SIM_OP_KERNEL:
+        rs->seen_kernel = 1;
+        op->gpu_ns = trc_replay_kernel_ns(op->gpu_ns, (sim_unit)op->unit, nt->conv, ex->flops,
+                                          nt->bytes, ex->blocks, &rs->src, &rs->hw->gpu, rs->prec,
+                                          nt->fixed ? 1.0 : rs->ratio);
+        op->gpu_ns = (int64_t)llround((double)op->gpu_ns * keep);
+        break;
+    case SIM_OP_ALLREDUCE:
+        if (rs->hw->gpu_count > 1)
+            break; /* simulated across the GPUs */
+        /* One simulated GPU: the recorded NCCL time stays on the stream as a kernel. */
+        if (ex->recorded_gpu_ns > 0) {
+            op->kind = SIM_OP_KERNEL;
+            op->unit = SIM_UNIT_NONE;
+            op->gpu_ns = (int64_t)llround((double)ex->recorded_gpu_ns * keep);
+            op->sm_fraction = 1.0f;
+        } else {
+            op->kind = SIM_OP_CPU;
         }
+        op->bytes = 0;
+        break;
+    case SIM_OP_CPU:
+        if (i + 1 == n) { /* the CPU time after the last action: the loop's tail */
+            out->step_overhead_ns = op->dispatch_ns;
+            return 0;
+        }
+        break;
+    case SIM_OP_SYNC:
+    case SIM_OP_MEMCPY_D2H:
+    case SIM_OP_NEXT_BATCH: /* traces record one batch per step */
+        break;
     }
-    out->step_overhead_ns += carry;
-    out->graph_launch_ns = (int64_t)llround(x->workload.graph_launch_us * 1e3);
+    return 1;
+}
+
+/* The recorded program rec rescaled into out. */
+static int rescale_program(rescale *rs, const sim_program *rec, sim_program *out,
+                           trc_replay_info *info, sim_err *err)
+{
+    for (size_t i = 0; i < rec->n_ops; i++) {
+        sim_op op = rec->ops[i];
+        if (rescale_op(rs, i, rec->n_ops, &op, out, info) && sim_program_push(out, &op))
+            return sim_err_set(err, SIM_ENOMEM, NULL, 0, 0, "out of memory");
+    }
+    out->graph_launch_ns = (int64_t)llround(rs->x->workload.graph_launch_us * 1e3);
     info->kernel_ns = sim_program_gpu_ns(out);
     info->dispatch_ns = sim_program_dispatch_ns(out) + out->step_overhead_ns;
+    return SIM_OK;
+}
+
+int trc_replay_program(const sim_experiment *x, const sim_hardware *hw, const char *catalog_dir,
+                       sim_program *out, trc_replay_info *info_out, sim_err *err)
+{
+    memset(out, 0, sizeof *out);
+    trc_replay_info info_local, *info = info_out ? info_out : &info_local;
+    memset(info, 0, sizeof *info);
+    sim_program rec = {0};
+    trc_program_info pi;
+    memset(&pi, 0, sizeof pi);
+    rescale rs = {.x = x, .hw = hw, .pi = &pi};
+    sim_cpu_desc cpu;
+    int rc = read_trace(x->workload.trace, &rec, &pi, err);
+    if (rc)
+        goto done;
+    copy_recorded(&pi, info);
+    if ((rc = source_gpu(x, &pi, catalog_dir, info, &rs.src, err)) ||
+        (rc = source_cpu(x, &pi, catalog_dir, info, &cpu, err)))
+        goto done;
+    rs.cpu_st = cpu.single_thread;
+    int src_batch = x->workload.trace_batch > 0 ? x->workload.trace_batch : pi.batch_size;
+    info->source_batch = src_batch;
+    rs.ratio = src_batch > 0 ? (double)x->loader.batch_size / src_batch : 1.0;
+    if (sim_precision_parse(pi.precision, &rs.prec))
+        rs.prec = SIM_PREC_FP32; /* "unknown": kernels ran as recorded; fp32 is PyTorch's default */
+    rc = rescale_program(&rs, &rec, out, info, err);
 done:
     if (rc)
         sim_program_free(out);
-    free(notes);
     trc_program_info_free(&pi);
     sim_program_free(&rec);
-    trc_import_temp_drop(tmp);
     return rc;
 }
 

@@ -197,13 +197,19 @@ static void write_trace(const char *path, const int64_t *durs_us, int n, int odd
     assert_int_equal(trc_writer_close(w, &err), 0);
 }
 
+/* Writes steps 100..103 lasting durs_us[] (four) into a temporary file named by tag, path. */
+static void write_four_steps(char *path, size_t size, const char *tag, const int64_t *durs_us)
+{
+    snprintf(path, size, "/tmp/epochsim_test_program_%ld%s.trace", (long)getpid(), tag);
+    write_trace(path, durs_us, 4, -1);
+}
+
 static void test_program_picks(void **state)
 {
     (void)state;
     char path[256];
-    snprintf(path, sizeof path, "/tmp/epochsim_test_program_%ld.trace", (long)getpid());
     const int64_t durs[4] = {900, 1200, 1000, 1100};
-    write_trace(path, durs, 4, -1);
+    write_four_steps(path, sizeof path, "", durs);
     sim_program p;
     memset(&p, 0, sizeof p);
     trc_program_info info;
@@ -258,6 +264,76 @@ static void test_program_picks(void **state)
     write_trace(path, durs, 4, 2);
     assert_int_equal(trc_trace_file_to_program(path, &o, &p, &info, &err), SIM_EINVAL);
     assert_non_null(strstr(err.msg, "differ"));
+    assert_null(p.ops);
+    remove(path);
+}
+
+/* trc_step_note_fn of the test: notes each step's index and op count, counts its calls. */
+typedef struct seen_note {
+    int64_t step_index;
+    size_t n_ops, n_recs;
+    int had_extra;
+} seen_note;
+
+static int note_step(void *ctx, const trc_step *s, const sim_program *prog,
+                     const trc_op_extra *extra, void **note, sim_err *err)
+{
+    int *calls = ctx;
+    seen_note *n = malloc(sizeof *n);
+    if (!n)
+        return SIM_ENOMEM;
+    *n = (seen_note){s->index, prog->n_ops, s->n_recs, extra != NULL};
+    *note = n;
+    if (++*calls == 99) /* the hook's error ends the read */
+        return sim_err_set(err, SIM_EFORMAT, NULL, 0, 0, "note %d failed", *calls);
+    return SIM_OK;
+}
+
+static void test_program_step_note(void **state)
+{
+    (void)state;
+    char path[256];
+    write_four_steps(path, sizeof path, "_note", (const int64_t[4]){900, 1200, 1000, 1100});
+    sim_program p;
+    memset(&p, 0, sizeof p);
+    trc_program_info info;
+    sim_err err;
+    sim_err_clear(&err);
+    int calls = 0;
+    trc_program_opts o;
+    trc_program_opts_init(&o);
+    o.extras = 1;
+    o.note = note_step;
+    o.note_ctx = &calls;
+
+    /* one call per step; the median step's (102) note is handed over, the rest freed */
+    assert_int_equal(trc_trace_file_to_program(path, &o, &p, &info, &err), 0);
+    assert_int_equal(calls, 4);
+    const seen_note *n = info.note;
+    assert_non_null(n);
+    assert_int_equal(n->step_index, 102);
+    assert_int_equal(n->n_ops, p.n_ops);
+    assert_true(n->n_recs > 0);
+    assert_true(n->had_extra);
+    trc_program_info_free(&info);
+    assert_null(info.note);
+    sim_program_free(&p);
+
+    /* TRC_PICK_MEAN uses no step as recorded: no calls, no note */
+    calls = 0;
+    o.pick = TRC_PICK_MEAN;
+    assert_int_equal(trc_trace_file_to_program(path, &o, &p, &info, &err), 0);
+    assert_int_equal(calls, 0);
+    assert_null(info.note);
+    trc_program_info_free(&info);
+    sim_program_free(&p);
+
+    /* an error of the hook ends the conversion with its code */
+    calls = 97;
+    o.pick = TRC_PICK_MEDIAN;
+    assert_int_equal(trc_trace_file_to_program(path, &o, &p, &info, &err), SIM_EFORMAT);
+    assert_int_equal(calls, 99);
+    assert_non_null(strstr(err.msg, "note 99 failed"));
     assert_null(p.ops);
     remove(path);
 }
@@ -321,6 +397,7 @@ int main(void)
         cmocka_unit_test(test_program_dispatch_and_left_out),
         cmocka_unit_test(test_program_op_kinds),
         cmocka_unit_test(test_program_picks),
+        cmocka_unit_test(test_program_step_note),
         cmocka_unit_test(test_program_old_fixture),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
