@@ -30,7 +30,6 @@ typedef struct snapshot {
     double cpu_busy;
     double storage_busy;
     double h2d_busy;
-    int64_t reads, hits;
 } snapshot;
 
 typedef struct world {
@@ -50,6 +49,7 @@ typedef struct world {
     sim_loader **loader;
     sim_trainer **trainer;
     int *epochs_ended;
+    int64_t *epoch_reads, *epoch_hits; /* per epoch, summed over the ranks that ended it */
     snapshot last;
     sim_result *res;
     bool invariant_broken;
@@ -140,11 +140,6 @@ static void take_snapshot(world *w, snapshot *s)
     s->cpu_busy = sim_ps_busy_integral(w->cpu) + sim_ps_busy_integral(w->mem);
     s->storage_busy = sim_storage_busy_ns(w->storage);
     s->h2d_busy = sim_ps_busy_time(w->h2d[0]);
-    s->reads = s->hits = 0;
-    for (int i = 0; i < w->n; i++) {
-        s->reads += sim_loader_reads(w->loader[i]);
-        s->hits += sim_loader_cache_hits(w->loader[i]);
-    }
 }
 
 /* The median and 99th percentile of n step times, in ms (0 for no steps); SIM_ENOMEM when the
@@ -166,13 +161,17 @@ static int step_quantiles_ms(const int64_t *steps, int64_t n, double *p50, doubl
 
 static void epoch_ended(void *ctx, int trainer, int epoch)
 {
-    (void)trainer;
     world *w = ctx;
+    /* Each rank's loader is read when its own trainer ends the epoch: the trainer begins its
+     * next epoch (and its loader counts afresh) right after this call, while another rank may
+     * end this epoch much later. */
+    const sim_loader *l = w->loader[trainer];
+    if (!sim_loader_each_sample_once(l))
+        w->invariant_broken = true;
+    w->epoch_reads[epoch] += sim_loader_reads(l);
+    w->epoch_hits[epoch] += sim_loader_cache_hits(l);
     if (++w->epochs_ended[epoch] < w->n)
         return;
-    for (int i = 0; i < w->n; i++)
-        if (!sim_loader_each_sample_once(w->loader[i]))
-            w->invariant_broken = true;
     snapshot now = {.gpu = calloc((size_t)w->n, sizeof(sim_gpu_totals))};
     if (!now.gpu) {
         sim_engine_fail(w->e, SIM_ENOMEM);
@@ -184,7 +183,7 @@ static void epoch_ended(void *ctx, int trainer, int epoch)
     r->time_s = dt / 1e9;
     int bps = w->batches_per_step;
     r->steps = (sim_loader_batches(w->loader[0]) + bps - 1) / bps; /* optimizer steps */
-    r->samples = now.reads; /* the loaders count per epoch */
+    r->samples = w->epoch_reads[epoch];
     r->samples_per_s = dt > 0 ? r->samples / (dt / 1e9) : 0;
     int64_t n_steps;
     const int64_t *steps = sim_metrics_take_steps(w->metrics, &n_steps);
@@ -205,7 +204,7 @@ static void epoch_ended(void *ctx, int trainer, int epoch)
         r->cpu_util_pct = 100;
     r->storage_busy_pct = 100.0 * (now.storage_busy - w->last.storage_busy) / dt;
     r->h2d_busy_pct = 100.0 * (now.h2d_busy - w->last.h2d_busy) / dt;
-    r->cache_hit_pct = r->samples ? 100.0 * (double)now.hits / (double)r->samples : 0;
+    r->cache_hit_pct = r->samples ? 100.0 * (double)w->epoch_hits[epoch] / (double)r->samples : 0;
     free(w->last.gpu);
     w->last = now;
     if (w->series && epoch == w->sc->training.epochs - 1) {
@@ -363,6 +362,8 @@ static void world_free(world *w)
     free(w->h2d);
     free(w->d2h);
     free(w->epochs_ended);
+    free(w->epoch_reads);
+    free(w->epoch_hits);
     free(w->last.gpu);
     sim_collective_destroy(w->coll);
     sim_metrics_destroy(w->metrics);
@@ -421,9 +422,11 @@ static int world_create(world *w, int64_t window_ns)
     w->loader = calloc((size_t)w->n, sizeof *w->loader);
     w->trainer = calloc((size_t)w->n, sizeof *w->trainer);
     w->epochs_ended = calloc((size_t)sc->training.epochs, sizeof *w->epochs_ended);
+    w->epoch_reads = calloc((size_t)sc->training.epochs, sizeof *w->epoch_reads);
+    w->epoch_hits = calloc((size_t)sc->training.epochs, sizeof *w->epoch_hits);
     w->last.gpu = calloc((size_t)w->n, sizeof *w->last.gpu);
     if (!w->e || !w->h2d || !w->d2h || !w->gpu || !w->loader || !w->trainer ||
-        !w->epochs_ended || !w->last.gpu)
+        !w->epochs_ended || !w->epoch_reads || !w->epoch_hits || !w->last.gpu)
         return SIM_ENOMEM;
     w->cpu = sim_cpu_create(w->e, &w->cpu_model);
     /* Host memory: copies share the DRAM bandwidth (a memcpy moves each byte twice, read and

@@ -50,10 +50,12 @@ static void run(const char *const *sets, sim_scenario *sc, sim_result *res)
             sum += e->stall_pct[k];
         assert_true(e->gpu_util_pct >= 0 && e->gpu_util_pct <= 100);
         assert_true(fabs(sum - 100) < 1e-6);
-        /* Every sample read and decoded once per epoch (the loader also asserts it per id). */
-        int64_t per_epoch = x.dataset.samples;
+        /* Every sample read and decoded once per epoch (the loader also asserts it per id): each
+         * GPU's DistributedSampler shard of ceil(N / GPUs), or max_steps batches of it. */
+        int64_t g = x.system.gpu_count;
+        int64_t per_epoch = g * ((x.dataset.samples + g - 1) / g);
         if (x.training.max_steps)
-            per_epoch = x.training.max_steps * x.loader.batch_size;
+            per_epoch = g * x.training.max_steps * x.loader.batch_size;
         assert_int_equal(e->samples, per_epoch);
         /* No epoch is shorter than the GPU's own work in it. */
         double gpu_s = (double)e->steps * sim_program_gpu_ns(&sc->program) / 1e9;
@@ -330,6 +332,30 @@ static void test_scenario_data_parallel_gpus_share_the_host(void **state)
     sim_scenario_free(&s4);
 }
 
+/* Several GPUs over several epochs, each epoch cut by max_steps: every rank ends an epoch on its
+ * own and starts the next at once, so each loader's counts are taken at its own rank's epoch end
+ * (a run once summed them when the last rank ended, reading the faster ranks' next epoch, and
+ * stopped on its each-sample-once check). Epoch 1 reads 2 x 5 x 64 samples from the disk; epoch 2
+ * draws another 320 of each 1280-sample shard: about a quarter are in the page cache. */
+static void test_scenario_gpus_end_epochs_apart(void **state)
+{
+    (void)state;
+    static const char *const sets[] = {"system.gpu_count=2", "training.epochs=2",
+                                       "training.max_steps=5", "loader.num_workers=2",
+                                       "dataset.decode_cv=0.5", NULL};
+    sim_scenario sc;
+    sim_result r;
+    run(sets, &sc, &r);
+    assert_int_equal(r.n_epochs, 2);
+    assert_int_equal(r.epochs[0].samples, 640);
+    assert_int_equal(r.epochs[1].samples, 640);
+    assert_true(r.epochs[0].cache_hit_pct == 0);
+    /* 320 of 1280 cached per shard: 25 % expected, +-10 points for a 320-sample draw */
+    near(r.epochs[1].cache_hit_pct, 25, 0.4, "epoch-2 cache hits");
+    sim_result_free(&r);
+    sim_scenario_free(&sc);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -343,6 +369,7 @@ int main(void)
         cmocka_unit_test(test_scenario_host_memory_bus_bound),
         cmocka_unit_test(test_scenario_same_seed_same_result_other_seed_differs),
         cmocka_unit_test(test_scenario_data_parallel_gpus_share_the_host),
+        cmocka_unit_test(test_scenario_gpus_end_epochs_apart),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
