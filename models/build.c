@@ -11,21 +11,17 @@ int mdl_build_program(const char *model, const mdl_options *opt, const mdl_dispa
 {
     memset(prog, 0, sizeof *prog);
     mdl_memory local;
-    if (!mem)
-        mem = &local;
+    if (!mem) mem = &local;
     memset(mem, 0, sizeof *mem);
     int rc = mdl_options_check(opt, err);
-    if (rc)
-        return rc;
+    if (rc) return rc;
     mdl_net net;
     rc = mdl_zoo_build(model, &opt->shape, &net, err);
-    if (rc)
-        goto out;
+    if (rc) goto out;
     if (opt->attention != MDL_ATTN_MODEL)
         mdl_net_set_attention(&net, opt->attention == MDL_ATTN_SDPA);
     rc = mdl_memory_estimate(&net, opt, mdl_gpu_capacity_bytes(gpu), mem, err);
-    if (rc)
-        goto out;
+    if (rc) goto out;
     if (mem->oom) {
         rc = sim_err_set(err, SIM_EOOM, NULL, 0, 0,
                          "%s at batch %d (%s) needs %.1f GiB but %s has %.1f GiB; the largest "
@@ -39,8 +35,7 @@ int mdl_build_program(const char *model, const mdl_options *opt, const mdl_dispa
     o.conv_tensor_cores = mdl_conv_tensor_cores(gpu, opt->precision);
     mdl_step step;
     rc = mdl_expand(&net, &o, d, &step, err);
-    if (rc)
-        goto out;
+    if (rc) goto out;
     rc = mdl_step_program(&step, gpu, prog, err);
     mdl_step_free(&step);
 out:

@@ -43,25 +43,19 @@ const sim_curve *mdl_default_curve(mdl_curve_id id)
 
 static int curve_valid(const sim_curve *c)
 {
-    if (!c || c->n < 1 || c->n > SIM_CURVE_MAX)
-        return 0;
+    if (!c || c->n < 1 || c->n > SIM_CURVE_MAX) return 0;
     for (int i = 1; i < c->n; i++)
-        if (!(c->x[i] > c->x[i - 1]))
-            return 0;
+        if (!(c->x[i] > c->x[i - 1])) return 0;
     for (int i = 0; i < c->n; i++)
-        if (!isfinite(c->x[i]) || !isfinite(c->y[i]))
-            return 0;
+        if (!isfinite(c->x[i]) || !isfinite(c->y[i])) return 0;
     return 1;
 }
 
 double mdl_curve_eval(const sim_curve *c, double x)
 {
-    if (!curve_valid(c))
-        return -1;
-    if (c->n == 1 || x <= c->x[0])
-        return c->y[0];
-    if (x >= c->x[c->n - 1])
-        return c->y[c->n - 1];
+    if (!curve_valid(c)) return -1;
+    if (c->n == 1 || x <= c->x[0]) return c->y[0];
+    if (x >= c->x[c->n - 1]) return c->y[c->n - 1];
     /* Checked above: n >= 2, x strictly increasing and x inside the range, so GSL's error
      * handler (which aborts by default) cannot fire. */
     gsl_interp *in = gsl_interp_alloc(gsl_interp_linear, (size_t)c->n);
@@ -80,8 +74,7 @@ double mdl_curve_eval(const sim_curve *c, double x)
 double mdl_efficiency(const sim_curve *gpu_curve, mdl_curve_id fallback, double x)
 {
     double e = mdl_curve_eval(gpu_curve, x);
-    if (e < 0)
-        e = mdl_curve_eval(mdl_default_curve(fallback), x);
+    if (e < 0) e = mdl_curve_eval(mdl_default_curve(fallback), x);
     if (!(e >= 0.001)) /* also catches NaN */
         e = 0.001;
     return e > 1 ? 1 : e;
@@ -113,19 +106,15 @@ int mdl_blocks_per_sm(const sim_gpu_desc *gpu)
 
 double mdl_kernel_blocks(const mdl_kernel *k, double slots)
 {
-    if (!(k->gemm_m > 0))
-        return k->blocks > 1 ? k->blocks : 1;
+    if (!(k->gemm_m > 0)) return k->blocks > 1 ? k->blocks : 1;
     double batch = k->gemm_batch >= 1 ? k->gemm_batch : 1;
     double t128 = ceil(k->gemm_m / 128) * ceil(k->gemm_n / 128) * batch;
-    if (t128 >= slots)
-        return t128;
+    if (t128 >= slots) return t128;
     double blocks = ceil(k->gemm_m / 64) * ceil(k->gemm_n / 64) * batch;
     if (blocks < slots) {
         double split = floor(slots / blocks), max_split = floor(k->gemm_k / 256);
-        if (split > max_split)
-            split = max_split;
-        if (split > 1)
-            blocks *= split;
+        if (split > max_split) split = max_split;
+        if (split > 1) blocks *= split;
     }
     return blocks;
 }
@@ -154,8 +143,7 @@ double mdl_peak_flops(const sim_gpu_desc *gpu, sim_precision p, mdl_math math, i
             break;
         }
     }
-    if (tensor)
-        *tensor = t > 0;
+    if (tensor) *tensor = t > 0;
     /* SM units run at the clock the board's power limit lets them hold (catalog.c). */
     double clock = gpu->clock_factor > 0 ? gpu->clock_factor : 1;
     return (t > 0 ? t : gpu->fp32_tflops) * 1e12 * clock;
@@ -171,8 +159,7 @@ bool mdl_conv_tensor_cores(const sim_gpu_desc *gpu, sim_precision p)
 void mdl_kernel_cost(const mdl_kernel *k, const sim_gpu_desc *gpu, sim_precision p, mdl_cost *o)
 {
     *o = (mdl_cost){.wave_factor = 1, .unit = SIM_UNIT_NONE};
-    if (k->kind != SIM_OP_KERNEL)
-        return;
+    if (k->kind != SIM_OP_KERNEL) return;
     int tensor = 0;
     o->peak_flops = mdl_peak_flops(gpu, p, (mdl_math)k->math, &tensor);
     int sms = gpu->sms > 0 ? gpu->sms : 1;

@@ -23,9 +23,9 @@ typedef enum mdl_math {
 } mdl_math;
 
 typedef enum mdl_phase {
-    MDL_PH_STEP,      /* training-loop work outside the model (zero_grad) */
+    MDL_PH_STEP, /* training-loop work outside the model (zero_grad) */
     MDL_PH_FWD,
-    MDL_PH_LOSS,      /* loss and its scaling */
+    MDL_PH_LOSS, /* loss and its scaling */
     MDL_PH_BWD,
     MDL_PH_RECOMPUTE, /* forward re-run inside backward (activation checkpointing) */
     MDL_PH_OPT,       /* unscale, optimizer step, scaler update */
@@ -34,30 +34,30 @@ typedef enum mdl_phase {
 
 /* One record of an expanded step: a kernel (kind SIM_OP_KERNEL) or a CPU-only op / sync. */
 typedef struct mdl_kernel {
-    const char *op;   /* static name: "conv_fwd", "foreach_add_", ... */
-    int layer;        /* index into the net's layers; -1 = optimizer, scaler, loop */
-    uint8_t kind;     /* sim_op_kind */
-    uint8_t phase;    /* mdl_phase */
-    uint8_t math;     /* mdl_math */
-    uint8_t micro;    /* micro-batch index under gradient accumulation */
-    double flops;     /* floating-point operations (a multiply-add counts 2) */
-    double bytes;     /* DRAM bytes read + written, each operand once */
-    double blocks;    /* thread blocks of a non-GEMM kernel (elementwise: 512 elements each) */
+    const char *op; /* static name: "conv_fwd", "foreach_add_", ... */
+    int layer;      /* index into the net's layers; -1 = optimizer, scaler, loop */
+    uint8_t kind;   /* sim_op_kind */
+    uint8_t phase;  /* mdl_phase */
+    uint8_t math;   /* mdl_math */
+    uint8_t micro;  /* micro-batch index under gradient accumulation */
+    double flops;   /* floating-point operations (a multiply-add counts 2) */
+    double bytes;   /* DRAM bytes read + written, each operand once */
+    double blocks;  /* thread blocks of a non-GEMM kernel (elementwise: 512 elements each) */
     double gemm_m, gemm_n, gemm_k, gemm_batch; /* GEMM problem; gemm_m = 0: not a GEMM */
     int64_t dispatch_ns; /* CPU time on the reference core before the launch (or the CPU op) */
 } mdl_kernel;
 
 /* The cost model's working, for `model show` and the tests. */
 typedef struct mdl_cost {
-    double peak_flops;    /* FLOP/s of the unit chosen */
-    double blocks;        /* thread blocks (GEMM: from 128x128 / 64x64 tiles and split-K) */
-    double wave_factor;   /* ceil(w)/w >= 1; 1 for CUDA-core kernels */
+    double peak_flops;  /* FLOP/s of the unit chosen */
+    double blocks;      /* thread blocks (GEMM: from 128x128 / 64x64 tiles and split-K) */
+    double wave_factor; /* ceil(w)/w >= 1; 1 for CUDA-core kernels */
     double eff_compute, eff_memory;
     double compute_ns, memory_ns;
     double overhead_ns;
     int64_t total_ns;
-    sim_unit unit;        /* TENSOR or CUDA when compute-bound, MEMORY when bandwidth-bound */
-    float sm_fraction;    /* min(1, blocks / SMs) */
+    sim_unit unit;     /* TENSOR or CUDA when compute-bound, MEMORY when bandwidth-bound */
+    float sm_fraction; /* min(1, blocks / SMs) */
 } mdl_cost;
 
 /* Which default efficiency curve. */
@@ -95,9 +95,10 @@ void mdl_kernel_cost(const mdl_kernel *k, const sim_gpu_desc *gpu, sim_precision
 int64_t mdl_kernel_time_ns(const mdl_kernel *k, const sim_gpu_desc *gpu, sim_precision p);
 
 /* Peak FLOP/s a GEMM-class or SIMT kernel gets under precision p, and whether that is a
- * tensor-core rate: the datasheet rate at the clock the card holds (gpu->clock_factor). Encodes PyTorch's defaults: cuDNN convolutions use TF32 in fp32
- * (torch.backends.cudnn.allow_tf32 = True), cuBLAS matmuls do not (torch.backends.cuda.matmul.
- * allow_tf32 = False since PyTorch 1.12); tf32 precision turns both on. */
+ * tensor-core rate: the datasheet rate at the clock the card holds (gpu->clock_factor). Encodes
+ * PyTorch's defaults: cuDNN convolutions use TF32 in fp32 (torch.backends.cudnn.allow_tf32 = True),
+ * cuBLAS matmuls do not (torch.backends.cuda.matmul. allow_tf32 = False since PyTorch 1.12); tf32
+ * precision turns both on. */
 double mdl_peak_flops(const sim_gpu_desc *gpu, sim_precision p, mdl_math math, int *tensor);
 
 /* Whether cuDNN runs convolutions on tensor cores on this GPU under precision p (half precision

@@ -58,7 +58,7 @@ static const int mta_max_tensors[5] = {110, 64, 48, 36, 30};
 #define ELEMS_PER_BLOCK 512.0
 
 static const char *const phase_names[MDL_PH_COUNT] = {
-    [MDL_PH_STEP] = "step", [MDL_PH_FWD] = "forward", [MDL_PH_LOSS] = "loss",
+    [MDL_PH_STEP] = "step",    [MDL_PH_FWD] = "forward",         [MDL_PH_LOSS] = "loss",
     [MDL_PH_BWD] = "backward", [MDL_PH_RECOMPUTE] = "recompute", [MDL_PH_OPT] = "optimizer",
 };
 
@@ -162,11 +162,11 @@ typedef struct ctx {
     const mdl_options *o;
     const mdl_dispatch *d;
     mdl_step *s;
-    double B;          /* batch */
-    double act;        /* bytes of an activation element */
-    double act32;      /* bytes of an ACT32 element */
-    double wb;         /* bytes of a stored parameter / gradient / optimizer-state element */
-    double cb;         /* bytes of a weight as the GEMM reads it (AMP: the half copy) */
+    double B;     /* batch */
+    double act;   /* bytes of an activation element */
+    double act32; /* bytes of an ACT32 element */
+    double wb;    /* bytes of a stored parameter / gradient / optimizer-state element */
+    double cb;    /* bytes of a weight as the GEMM reads it (AMP: the half copy) */
     bool amp, scaler;
     uint8_t phase, micro;
     int layer;
@@ -177,8 +177,7 @@ static mdl_kernel *push(ctx *c, const char *op, uint8_t kind, uint8_t math, doub
                         double bytes, double blocks, int64_t dispatch_ns)
 {
     mdl_step *s = c->s;
-    if (c->oom)
-        return NULL;
+    if (c->oom) return NULL;
     if (s->n == s->cap) {
         size_t cap = s->cap ? 2 * s->cap : 256;
         mdl_kernel *k = realloc(s->k, cap * sizeof *k);
@@ -190,9 +189,16 @@ static mdl_kernel *push(ctx *c, const char *op, uint8_t kind, uint8_t math, doub
         s->cap = cap;
     }
     mdl_kernel *k = &s->k[s->n++];
-    *k = (mdl_kernel){.op = op, .layer = c->layer, .kind = kind, .phase = c->phase,
-                      .math = math, .micro = c->micro, .flops = flops, .bytes = bytes,
-                      .blocks = blocks, .dispatch_ns = dispatch_ns};
+    *k = (mdl_kernel){.op = op,
+                      .layer = c->layer,
+                      .kind = kind,
+                      .phase = c->phase,
+                      .math = math,
+                      .micro = c->micro,
+                      .flops = flops,
+                      .bytes = bytes,
+                      .blocks = blocks,
+                      .dispatch_ns = dispatch_ns};
     return k;
 }
 
@@ -208,8 +214,8 @@ static void rowk(ctx *c, const char *op, double rows, double bytes, double flops
     push(c, op, SIM_OP_KERNEL, MDL_MATH_SIMT, flops, bytes, rows, ns);
 }
 
-static void gemm(ctx *c, const char *op, uint8_t math, double m, double n, double k,
-                 double batch, double bytes, int64_t ns)
+static void gemm(ctx *c, const char *op, uint8_t math, double m, double n, double k, double batch,
+                 double bytes, int64_t ns)
 {
     mdl_kernel *g = push(c, op, SIM_OP_KERNEL, math, 2.0 * m * n * k * batch, bytes, 0, ns);
     if (g) {
@@ -222,8 +228,7 @@ static void gemm(ctx *c, const char *op, uint8_t math, double m, double n, doubl
 
 static void cpu(ctx *c, const char *op, int64_t ns)
 {
-    if (ns > 0)
-        push(c, op, SIM_OP_CPU, MDL_MATH_NONE, 0, 0, 0, ns);
+    if (ns > 0) push(c, op, SIM_OP_CPU, MDL_MATH_NONE, 0, 0, 0, ns);
 }
 
 static double tbytes(const ctx *c, int t)
@@ -247,10 +252,8 @@ static bool casts_input(const ctx *c, const mdl_layer *l)
  * serves later uses of the same leaf within the autocast region). */
 static bool casts_weights(const ctx *c, const mdl_layer *l)
 {
-    if (!c->amp)
-        return false;
-    if (l->shares < 0)
-        return true;
+    if (!c->amp) return false;
+    if (l->shares < 0) return true;
     int kind = c->net->layers[l->shares].kind;
     return kind != MDL_L_CONV && kind != MDL_L_LINEAR;
 }
@@ -270,16 +273,14 @@ static bool depthwise(const mdl_layer *l)
 static int param_sizes(const mdl_layer *l, double *out, int max)
 {
     int n = 0;
-    if (l->param_tensors <= 0)
-        return 0;
+    if (l->param_tensors <= 0) return 0;
     if (l->kind == MDL_L_CONV || l->kind == MDL_L_LINEAR) {
         int parts = (l->flags & MDL_F_SPLIT3) ? 3 : 1;
         double bias = (l->flags & MDL_F_BIAS) ? (double)l->n / parts : 0;
         double w = l->params / parts - bias;
         for (int p = 0; p < parts && n < max; p++) {
             out[n++] = w;
-            if (bias > 0 && n < max)
-                out[n++] = bias;
+            if (bias > 0 && n < max) out[n++] = bias;
         }
         return n;
     }
@@ -292,8 +293,7 @@ static int param_sizes(const mdl_layer *l, double *out, int max)
 
 static void fwd_weight_casts(ctx *c, const mdl_layer *l, double params, int tensors)
 {
-    if (!casts_weights(c, l))
-        return;
+    if (!casts_weights(c, l)) return;
     for (int i = 0; i < tensors; i++)
         elem(c, "autocast_weight_cast", params / tensors, params / tensors * (4 + 2), 0,
              c->d->aten_op_ns);
@@ -342,15 +342,13 @@ static void fwd_conv(ctx *c, const mdl_layer *l)
     double bytes = c->act * B * (in + out) + c->cb * l->params;
     double flops = 2.0 * B * l->m * (double)l->n * (double)l->k;
     int64_t ns = c->d->module_op_ns;
-    if (tr)
-        ns = transposes_in(c, l, B * in, ns);
+    if (tr) ns = transposes_in(c, l, B * in, ns);
     if (depthwise(l))
         push(c, "conv_depthwise_fwd", SIM_OP_KERNEL, MDL_MATH_SIMT, flops, bytes,
              ceil(B * out / ELEMS_PER_BLOCK), ns);
     else
         gemm(c, "conv_fwd", MDL_MATH_CONV, B * l->m, (double)l->n, (double)l->k, 1, bytes, ns);
-    if (tr)
-        transpose(c, "nhwc_to_nchw", B * out, c->act, c->d->extra_launch_ns);
+    if (tr) transpose(c, "nhwc_to_nchw", B * out, c->act, c->d->extra_launch_ns);
     if (l->flags & MDL_F_BIAS)
         elem(c, "conv_bias_add", B * out, c->act * B * out * 2, B * out, c->d->extra_launch_ns);
 }
@@ -389,13 +387,11 @@ static void fwd_attention(ctx *c, const mdl_layer *l)
         sm = c->act32; /* fp16 scores + fp32 mask promote to fp32 */
         elem(c, "attention_mask_add", ss, ss * (c->act + sm) + 4 * B * s, ss, D->py_op_ns);
     }
-    if (c->amp)
-        sm = c->act32; /* autocast runs softmax in fp32 */
+    if (c->amp) sm = c->act32; /* autocast runs softmax in fp32 */
     rowk(c, "softmax_fwd", Bh * s, ss * 2 * sm, 5 * ss, D->py_op_ns);
     if (l->flags & MDL_F_DROPOUT)
         elem(c, "attention_dropout_fwd", ss, ss * (2 * sm + 1), 2 * ss, D->module_op_ns);
-    if (c->amp)
-        elem(c, "autocast_input_cast", ss, ss * (sm + c->act), 0, D->aten_op_ns);
+    if (c->amp) elem(c, "autocast_input_cast", ss, ss * (sm + c->act), 0, D->aten_op_ns);
     gemm(c, "bmm_pv", MDL_MATH_GEMM, s, d, s, Bh, c->act * Bh * (s * s + 2 * s * d), D->py_op_ns);
 }
 
@@ -413,8 +409,7 @@ static void fwd_rmsnorm(ctx *c, const mdl_layer *l)
     elem(c, "rmsnorm_add_eps", rows, rows * 8, rows, D->py_op_ns);
     elem(c, "rmsnorm_rsqrt", rows, rows * 8, rows, D->py_op_ns);
     elem(c, "rmsnorm_mul", n, n * 8 + rows * 4, n, D->py_op_ns);
-    if (in_b != 4)
-        elem(c, "rmsnorm_to_input_dtype", n, n * (4 + in_b), 0, D->py_op_ns);
+    if (in_b != 4) elem(c, "rmsnorm_to_input_dtype", n, n * (4 + in_b), 0, D->py_op_ns);
     elem(c, "rmsnorm_weight_mul", n, n * 2 * in_b + l->params * c->wb, n, D->py_op_ns);
 }
 
@@ -515,8 +510,7 @@ static void fwd_layer(ctx *c, const mdl_layer *l)
         elem(c, "activation_fwd", in, in * ib * 2, 8 * in, D->module_op_ns);
         break;
     case MDL_L_MAXPOOL:
-        elem(c, "maxpool_fwd", out, in * ib + out * (ob + 8), out * l->kh * l->kw,
-             D->module_op_ns);
+        elem(c, "maxpool_fwd", out, in * ib + out * (ob + 8), out * l->kh * l->kw, D->module_op_ns);
         break;
     case MDL_L_AVGPOOL:
         rowk(c, "avgpool_fwd", out, in * ib + out * ob, in, D->module_op_ns);
@@ -583,8 +577,7 @@ static void accumulate(ctx *c, const mdl_layer *l)
 
 static void bwd_weight_casts(ctx *c, const mdl_layer *l, double params, int tensors)
 {
-    if (!casts_weights(c, l))
-        return;
+    if (!casts_weights(c, l)) return;
     for (int i = 0; i < tensors; i++)
         elem(c, "weight_grad_cast", params / tensors, params / tensors * (2 + 4), 0,
              c->d->bwd_op_ns);
@@ -614,12 +607,10 @@ static void bwd_conv(ctx *c, const mdl_layer *l)
         bool tr = nchw_transposes(c, l);
         if (!(l->flags & MDL_F_NO_DGRAD)) {
             double M = B * l->in_h * l->in_w;
-            if (tr)
-                ns = transposes_in(c, l, B * out, ns);
+            if (tr) ns = transposes_in(c, l, B * out, ns);
             gemm(c, "conv_dgrad", MDL_MATH_CONV, M, cin, flops / (2 * M * cin), 1, bytes, ns);
             ns = D->extra_launch_ns;
-            if (tr)
-                transpose(c, "nhwc_to_nchw", B * in, c->act, ns);
+            if (tr) transpose(c, "nhwc_to_nchw", B * in, c->act, ns);
         }
         if (tr) {
             transpose(c, "nchw_to_nhwc", B * in, c->act, ns);
@@ -627,11 +618,9 @@ static void bwd_conv(ctx *c, const mdl_layer *l)
             ns = D->extra_launch_ns;
         }
         gemm(c, "conv_wgrad", MDL_MATH_CONV, (double)l->n, (double)l->k, B * l->m, 1, bytes, ns);
-        if (tr)
-            transpose(c, "nhwc_to_nchw_filter", l->params, c->cb, D->extra_launch_ns);
+        if (tr) transpose(c, "nhwc_to_nchw_filter", l->params, c->cb, D->extra_launch_ns);
     }
-    if (casts_input(c, l))
-        elem(c, "input_grad_cast", B * in, B * in * (2 + 4), 0, D->bwd_op_ns);
+    if (casts_input(c, l)) elem(c, "input_grad_cast", B * in, B * in * (2 + 4), 0, D->bwd_op_ns);
     bwd_weight_casts(c, l, l->params, l->param_tensors);
 }
 
@@ -680,8 +669,7 @@ static void bwd_attention(ctx *c, const mdl_layer *l)
          D->bwd_op_ns);
     gemm(c, "bmm_pv_dgrad_v", MDL_MATH_GEMM, s, d, s, Bh, c->act * Bh * (s * s + 2 * s * d),
          D->extra_launch_ns);
-    if (c->amp)
-        elem(c, "input_grad_cast", ss, ss * (c->act + sm), 0, D->bwd_op_ns);
+    if (c->amp) elem(c, "input_grad_cast", ss, ss * (c->act + sm), 0, D->bwd_op_ns);
     if (l->flags & MDL_F_DROPOUT)
         elem(c, "attention_dropout_bwd", ss, ss * (2 * sm + 1), ss, D->bwd_op_ns);
     rowk(c, "softmax_bwd", Bh * s, ss * 3 * sm, 3 * ss, D->bwd_op_ns);
@@ -698,21 +686,19 @@ static void bwd_layernorm(ctx *c, const mdl_layer *l, layer_io x)
     double rows = c->B * l->rows;
     bool cast = c->amp && x.ib != 4;
     double lb = cast ? 4 : x.ib;
-    rowk(c, "layernorm_bwd_input", rows, x.in * (lb + 2 * x.ob) + 8 * rows, 8 * x.in,
-         D->bwd_op_ns);
+    rowk(c, "layernorm_bwd_input", rows, x.in * (lb + 2 * x.ob) + 8 * rows, 8 * x.in, D->bwd_op_ns);
     rowk(c, "layernorm_bwd_params", ceil(x.in / ELEMS_PER_BLOCK), x.in * (lb + x.ob), 4 * x.in,
          D->extra_launch_ns);
-    if (cast)
-        elem(c, "input_grad_cast", x.in, x.in * (4 + x.ib), 0, D->bwd_op_ns);
+    if (cast) elem(c, "input_grad_cast", x.in, x.in * (4 + x.ib), 0, D->bwd_op_ns);
 }
 
 /* RMSNorm written in Python: autograd runs one node per elementwise op of its forward. */
 static void bwd_rmsnorm(ctx *c, layer_io x)
 {
-    static const char *const ops[8] = {
-        "rmsnorm_bwd_weight_mul", "rmsnorm_bwd_weight_grad", "rmsnorm_bwd_mul_x",
-        "rmsnorm_bwd_mul_rstd",   "rmsnorm_bwd_rsqrt",       "rmsnorm_bwd_mean",
-        "rmsnorm_bwd_pow",        "rmsnorm_bwd_sum"};
+    static const char *const ops[8] = {"rmsnorm_bwd_weight_mul", "rmsnorm_bwd_weight_grad",
+                                       "rmsnorm_bwd_mul_x",      "rmsnorm_bwd_mul_rstd",
+                                       "rmsnorm_bwd_rsqrt",      "rmsnorm_bwd_mean",
+                                       "rmsnorm_bwd_pow",        "rmsnorm_bwd_sum"};
     for (int i = 0; i < 8; i++)
         elem(c, ops[i], x.in, x.in * 3 * 4, 2 * x.in, c->d->bwd_op_ns);
 }
@@ -759,8 +745,7 @@ static void bwd_loss_ce(ctx *c, const mdl_layer *l, layer_io x)
     elem(c, "nll_loss_bwd_zero", n, n * lb, 0, D->bwd_op_ns);
     elem(c, "nll_loss_bwd_scatter", rows, rows * (8 + lb), 0, D->extra_launch_ns);
     rowk(c, "log_softmax_bwd", rows, n * 3 * lb, 3 * n, D->bwd_op_ns);
-    if (c->amp)
-        elem(c, "input_grad_cast", n, n * (4 + x.ib), 0, D->bwd_op_ns);
+    if (c->amp) elem(c, "input_grad_cast", n, n * (4 + x.ib), 0, D->bwd_op_ns);
 }
 
 static void bwd_loss_triplet(ctx *c, const mdl_layer *l, layer_io x)
@@ -859,8 +844,7 @@ static int segment_of(int block, int n_blocks, int segments)
 
 static int resolve_segments(const mdl_net *net, const mdl_options *o)
 {
-    if (!o->checkpointing || net->n_blocks == 0)
-        return 0;
+    if (!o->checkpointing || net->n_blocks == 0) return 0;
     int seg = o->ckpt_segments > 0 ? o->ckpt_segments : (int)ceil(sqrt((double)net->n_blocks));
     return seg > net->n_blocks ? net->n_blocks : seg;
 }
@@ -874,22 +858,18 @@ static void micro_step(ctx *c, int segments)
     for (int i = 0; i < net->n_layers; i++) {
         const mdl_layer *l = &net->layers[i];
         c->layer = i;
-        if (l->kind == MDL_L_LOSS_CE || l->kind == MDL_L_LOSS_TRIPLET)
-            c->phase = MDL_PH_LOSS;
+        if (l->kind == MDL_L_LOSS_CE || l->kind == MDL_L_LOSS_TRIPLET) c->phase = MDL_PH_LOSS;
         if (segments && l->block >= 0) {
             int sg = segment_of(l->block, net->n_blocks, segments);
-            if (sg != last_seg)
-                cpu(c, "checkpoint_enter", D->ckpt_segment_ns / 2);
+            if (sg != last_seg) cpu(c, "checkpoint_enter", D->ckpt_segment_ns / 2);
             last_seg = sg;
         }
         fwd_layer(c, l);
     }
     c->layer = -1;
     c->phase = MDL_PH_LOSS;
-    if (c->scaler)
-        elem(c, "grad_scaler_scale_loss", 1, 8, 1, D->py_op_ns);
-    if (c->o->accum_steps > 1)
-        elem(c, "loss_div_accum_steps", 1, 8, 1, D->py_op_ns);
+    if (c->scaler) elem(c, "grad_scaler_scale_loss", 1, 8, 1, D->py_op_ns);
+    if (c->o->accum_steps > 1) elem(c, "loss_div_accum_steps", 1, 8, 1, D->py_op_ns);
     c->phase = MDL_PH_BWD;
     elem(c, "backward_seed_ones", 1, 4, 0, D->py_op_ns);
     int cur_seg = -1;
@@ -932,8 +912,7 @@ static int param_list(const mdl_net *net, plist *p)
     p->size = malloc((size_t)cap * sizeof *p->size);
     p->n = 0;
     p->total = 0;
-    if (!p->size)
-        return SIM_ENOMEM;
+    if (!p->size) return SIM_ENOMEM;
     for (int i = 0; i < net->n_layers; i++) {
         double sz[8];
         int n = param_sizes(&net->layers[i], sz, 8);
@@ -1009,8 +988,7 @@ static void optimizer(ctx *c, const plist *p, int tensors)
             foreach_op(c, p, "foreach_add_ (eps)", 1, 2, 1, wb);
             foreach_op(c, p, "foreach_addcdiv_ (update)", 3, 4, 3, wb);
         } else {
-            if (o->weight_decay)
-                foreach_op(c, p, "foreach_add (weight decay)", 3, 3, 2, wb);
+            if (o->weight_decay) foreach_op(c, p, "foreach_add (weight decay)", 3, 3, 2, wb);
             foreach_op(c, p, "foreach_mul_ (momentum)", 1, 2, 1, wb);
             foreach_op(c, p, "foreach_add_ (momentum buffer)", 2, 3, 2, wb);
             foreach_op(c, p, "foreach_add_ (update)", 2, 3, 2, wb);
@@ -1021,9 +999,13 @@ static void optimizer(ctx *c, const plist *p, int tensors)
             double n = p->size[t];
             int k = 0;
             static const char *const adam_ops[8] = {"mul_ (decoupled weight decay)",
-                                                    "lerp_ (exp_avg)", "mul_ (exp_avg_sq)",
-                                                    "addcmul_ (exp_avg_sq)", "sqrt", "div",
-                                                    "add_ (eps)", "addcdiv_ (update)"};
+                                                    "lerp_ (exp_avg)",
+                                                    "mul_ (exp_avg_sq)",
+                                                    "addcmul_ (exp_avg_sq)",
+                                                    "sqrt",
+                                                    "div",
+                                                    "add_ (eps)",
+                                                    "addcdiv_ (update)"};
             static const double adam_rw[8] = {2, 3, 2, 3, 2, 2, 2, 4};
             static const char *const sgd_ops[4] = {"add (weight decay)", "mul_ (momentum)",
                                                    "add_ (momentum buffer)", "add_ (update)"};
@@ -1039,8 +1021,7 @@ static void optimizer(ctx *c, const plist *p, int tensors)
     case MDL_IMPL_COUNT:
         break;
     }
-    if (c->scaler)
-        elem(c, "grad_scaler_update_scale", 1, 16, 1, D->py_op_ns);
+    if (c->scaler) elem(c, "grad_scaler_update_scale", 1, 16, 1, D->py_op_ns);
 }
 
 int mdl_expand(const mdl_net *net, const mdl_options *opt, const mdl_dispatch *d, mdl_step *step,
@@ -1048,12 +1029,15 @@ int mdl_expand(const mdl_net *net, const mdl_options *opt, const mdl_dispatch *d
 {
     memset(step, 0, sizeof *step);
     int rc = mdl_options_check(opt, err);
-    if (rc)
-        return rc;
+    if (rc) return rc;
     if (!net || net->error || net->n_layers == 0)
         return sim_err_set(err, SIM_EINVAL, NULL, 0, 0, "expanding an empty or broken net");
     sim_precision p = opt->precision;
-    ctx c = {.net = net, .o = opt, .d = d ? d : &dispatch_default, .s = step, .B = opt->batch,
+    ctx c = {.net = net,
+             .o = opt,
+             .d = d ? d : &dispatch_default,
+             .s = step,
+             .B = opt->batch,
              .layer = -1};
     c.amp = p == SIM_PREC_AMP_FP16 || p == SIM_PREC_AMP_BF16;
     bool half = p == SIM_PREC_FP16 || p == SIM_PREC_BF16;
@@ -1122,8 +1106,7 @@ void mdl_step_totals_get(const mdl_step *s, mdl_step_totals *t)
 
 static int push_op(sim_program *prog, const sim_op *op, sim_err *err)
 {
-    if (!sim_program_push(prog, op))
-        return SIM_OK;
+    if (!sim_program_push(prog, op)) return SIM_OK;
     sim_program_free(prog);
     return sim_err_set(err, SIM_ENOMEM, NULL, 0, 0, "out of memory building the program");
 }
@@ -1141,8 +1124,7 @@ int mdl_step_program(const mdl_step *s, const sim_gpu_desc *gpu, sim_program *pr
          * `for x, y in loader` with the optimizer step every accum_steps batches). */
         for (; micro < k->micro; micro++) {
             sim_op next = {.kind = SIM_OP_NEXT_BATCH};
-            if (push_op(prog, &next, err))
-                return SIM_ENOMEM;
+            if (push_op(prog, &next, err)) return SIM_ENOMEM;
         }
         /* DDP: gradients are all-reduced once, after the last micro-batch's backward (no_sync()
          * before it). Real DDP overlaps its 25 MB buckets with backward; one reduction of all
@@ -1150,8 +1132,7 @@ int mdl_step_program(const mdl_step *s, const sim_gpu_desc *gpu, sim_program *pr
         if (s->world_size > 1 && k->phase == MDL_PH_OPT && !reduced) {
             sim_op ar = {.kind = SIM_OP_ALLREDUCE, .bytes = s->grad_bytes};
             reduced = true;
-            if (push_op(prog, &ar, err))
-                return SIM_ENOMEM;
+            if (push_op(prog, &ar, err)) return SIM_ENOMEM;
         }
         sim_op op = {.dispatch_ns = k->dispatch_ns, .kind = k->kind};
         if (k->kind == SIM_OP_KERNEL) {
@@ -1163,8 +1144,7 @@ int mdl_step_program(const mdl_step *s, const sim_gpu_desc *gpu, sim_program *pr
         } else if (k->kind == SIM_OP_MEMCPY_D2H || k->kind == SIM_OP_MEMCPY_H2D) {
             op.bytes = k->bytes;
         }
-        if (push_op(prog, &op, err))
-            return SIM_ENOMEM;
+        if (push_op(prog, &op, err)) return SIM_ENOMEM;
     }
     return SIM_OK;
 }
@@ -1173,7 +1153,6 @@ int64_t mdl_step_gpu_ns(const mdl_step *s, const sim_gpu_desc *gpu)
 {
     int64_t sum = 0;
     for (size_t i = 0; i < s->n; i++)
-        if (s->k[i].kind == SIM_OP_KERNEL)
-            sum += mdl_kernel_time_ns(&s->k[i], gpu, s->precision);
+        if (s->k[i].kind == SIM_OP_KERNEL) sum += mdl_kernel_time_ns(&s->k[i], gpu, s->precision);
     return sum;
 }

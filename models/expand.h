@@ -21,28 +21,33 @@ typedef enum mdl_optimizer { MDL_OPT_SGD, MDL_OPT_ADAMW, MDL_OPT_COUNT } mdl_opt
 
 /* How the optimizer runs: torch.optim's default on CUDA since 2.0 is foreach (multi-tensor
  * kernels); fused=True is one kernel family for the whole update; foreach=False loops in Python. */
-typedef enum mdl_opt_impl { MDL_IMPL_FOREACH, MDL_IMPL_FUSED, MDL_IMPL_FORLOOP, MDL_IMPL_COUNT } mdl_opt_impl;
+typedef enum mdl_opt_impl {
+    MDL_IMPL_FOREACH,
+    MDL_IMPL_FUSED,
+    MDL_IMPL_FORLOOP,
+    MDL_IMPL_COUNT
+} mdl_opt_impl;
 
 /* Which attention implementation a transformer runs (workload.attention). */
 enum { MDL_ATTN_MODEL, MDL_ATTN_EAGER, MDL_ATTN_SDPA };
 
 typedef struct mdl_options {
-    int batch;               /* samples per micro-batch, >= 1 */
+    int batch; /* samples per micro-batch, >= 1 */
     sim_precision precision;
     mdl_shape shape;         /* input shape; zeros = the model's default */
     mdl_optimizer optimizer; /* SGD with momentum, or Adam/AdamW */
     mdl_opt_impl opt_impl;
-    bool weight_decay;       /* adds the weight-decay op of the optimizer */
-    int accum_steps;         /* micro-batches per optimizer step (gradient accumulation), >= 1 */
-    bool checkpointing;      /* activation checkpointing over the net's blocks */
-    int ckpt_segments;       /* checkpoint segments; 0 = ceil(sqrt(blocks)) */
-    bool cuda_graphs;        /* the step is replayed as one CUDA graph (dispatch only) */
-    bool channels_last;      /* activations in torch.channels_last (NHWC); false = contiguous NCHW */
-    int attention;           /* MDL_ATTN_*: the model's own attention, eager, or SDPA */
-    bool conv_tensor_cores;  /* convolutions run on tensor cores (set from the GPU and precision by
-                                mdl_build_program; see mdl_conv_tensor_cores in cost.h) */
-    int grad_scaler;         /* GradScaler: -1 = auto (on for amp_fp16 and fp16), 0 off, 1 on */
-    int world_size;          /* data-parallel GPUs (DDP); 0 or 1 = one GPU, no all-reduce */
+    bool weight_decay;      /* adds the weight-decay op of the optimizer */
+    int accum_steps;        /* micro-batches per optimizer step (gradient accumulation), >= 1 */
+    bool checkpointing;     /* activation checkpointing over the net's blocks */
+    int ckpt_segments;      /* checkpoint segments; 0 = ceil(sqrt(blocks)) */
+    bool cuda_graphs;       /* the step is replayed as one CUDA graph (dispatch only) */
+    bool channels_last;     /* activations in torch.channels_last (NHWC); false = contiguous NCHW */
+    int attention;          /* MDL_ATTN_*: the model's own attention, eager, or SDPA */
+    bool conv_tensor_cores; /* convolutions run on tensor cores (set from the GPU and precision by
+                               mdl_build_program; see mdl_conv_tensor_cores in cost.h) */
+    int grad_scaler;        /* GradScaler: -1 = auto (on for amp_fp16 and fp16), 0 off, 1 on */
+    int world_size;         /* data-parallel GPUs (DDP); 0 or 1 = one GPU, no all-reduce */
 } mdl_options;
 
 /* Defaults: batch 32, fp32, default shape, SGD momentum foreach with weight decay, no
@@ -58,21 +63,21 @@ int mdl_opt_impl_parse(const char *s, mdl_opt_impl *out);
 /* CPU costs on the reference core (ns) of what PyTorch eager does per op. See expand.c for the
  * reasoning behind each figure; tests and sweeps may pass their own. */
 typedef struct mdl_dispatch {
-    int64_t module_op_ns;     /* nn.Module call running one aten op: Python, dispatcher, autograd
-                                 node, cudaLaunchKernel */
-    int64_t py_op_ns;         /* a tensor op written in Python inside forward (x + y, softmax) */
-    int64_t aten_op_ns;       /* an aten op dispatched from C++ (autocast cast, nll_loss) */
-    int64_t extra_launch_ns;  /* each further kernel launched by the same op */
-    int64_t bwd_op_ns;        /* one autograd node run by the C++ engine, with its first launch */
-    int64_t view_op_ns;       /* a view/permute/reshape from Python (no kernel) */
-    int64_t foreach_op_ns;    /* one torch._foreach_* / _fused_* call from the optimizer */
-    int64_t opt_param_sgd_ns; /* optimizer Python bookkeeping per parameter tensor, SGD */
-    int64_t opt_param_adam_ns;/* ... Adam (state lookups, step counters, bias-correction lists) */
+    int64_t module_op_ns;       /* nn.Module call running one aten op: Python, dispatcher, autograd
+                                   node, cudaLaunchKernel */
+    int64_t py_op_ns;           /* a tensor op written in Python inside forward (x + y, softmax) */
+    int64_t aten_op_ns;         /* an aten op dispatched from C++ (autocast cast, nll_loss) */
+    int64_t extra_launch_ns;    /* each further kernel launched by the same op */
+    int64_t bwd_op_ns;          /* one autograd node run by the C++ engine, with its first launch */
+    int64_t view_op_ns;         /* a view/permute/reshape from Python (no kernel) */
+    int64_t foreach_op_ns;      /* one torch._foreach_* / _fused_* call from the optimizer */
+    int64_t opt_param_sgd_ns;   /* optimizer Python bookkeeping per parameter tensor, SGD */
+    int64_t opt_param_adam_ns;  /* ... Adam (state lookups, step counters, bias-correction lists) */
     int64_t zero_grad_param_ns; /* zero_grad(set_to_none=True) per parameter tensor */
-    int64_t ckpt_segment_ns;  /* torch.utils.checkpoint wrapper per segment (forward+backward) */
-    int64_t step_overhead_ns; /* Python training loop per step outside the ops */
-    int64_t graph_launch_ns;  /* g.replay(): Python call + cudaGraphLaunch */
-    int64_t sync_ns;          /* .item() call before it waits */
+    int64_t ckpt_segment_ns;    /* torch.utils.checkpoint wrapper per segment (forward+backward) */
+    int64_t step_overhead_ns;   /* Python training loop per step outside the ops */
+    int64_t graph_launch_ns;    /* g.replay(): Python call + cudaGraphLaunch */
+    int64_t sync_ns;            /* .item() call before it waits */
 } mdl_dispatch;
 
 /* One expanded optimizer step: zero_grad, accum_steps x (forward, loss, backward), optimizer. */
@@ -84,8 +89,8 @@ typedef struct mdl_step {
     bool cuda_graphs;
     double params;
     int param_tensors;
-    int world_size;          /* > 1: one gradient all-reduce before the optimizer */
-    double grad_bytes;       /* gradient bytes all-reduced per GPU */
+    int world_size;    /* > 1: one gradient all-reduce before the optimizer */
+    double grad_bytes; /* gradient bytes all-reduced per GPU */
     int64_t step_overhead_ns, graph_launch_ns;
 } mdl_step;
 
@@ -101,12 +106,12 @@ double mdl_dtype_bytes(mdl_dtype dt, sim_precision p);
 
 /* Sums over a step. */
 typedef struct mdl_step_totals {
-    double flops[MDL_PH_COUNT];     /* per phase */
+    double flops[MDL_PH_COUNT]; /* per phase */
     double bytes;
     size_t kernels;
     size_t kernels_phase[MDL_PH_COUNT];
     size_t cpu_ops, syncs;
-    int64_t dispatch_ns;            /* CPU cost of all records on the reference core */
+    int64_t dispatch_ns; /* CPU cost of all records on the reference core */
 } mdl_step_totals;
 void mdl_step_totals_get(const mdl_step *step, mdl_step_totals *t);
 

@@ -35,13 +35,11 @@ static int log_residuals(const gsl_vector *u, void *data, gsl_vector *r)
      * buffer and copy. */
     int rc = c->f(theta, c->buf, c->user);
     if (rc) {
-        if (!c->error)
-            c->error = rc;
+        if (!c->error) c->error = rc;
         return GSL_EBADFUNC;
     }
     for (size_t i = 0; i < r->size; i++) {
-        if (!isfinite(c->buf[i]))
-            return GSL_EBADFUNC;
+        if (!isfinite(c->buf[i])) return GSL_EBADFUNC;
         gsl_vector_set(r, i, c->buf[i]);
     }
     return GSL_SUCCESS;
@@ -58,8 +56,7 @@ static int standard_errors(gsl_multifit_nlinear_workspace *w, size_t n, size_t p
                            mdl_fit_result *out)
 {
     gsl_matrix *covar = gsl_matrix_alloc(p, p);
-    if (!covar)
-        return SIM_ENOMEM;
+    if (!covar) return SIM_ENOMEM;
     gsl_multifit_nlinear_covar(gsl_multifit_nlinear_jac(w), 0.0, covar);
     double chi = gsl_blas_dnrm2(gsl_multifit_nlinear_residual(w));
     double var = n > p ? chi * chi / (double)(n - p) : NAN;
@@ -102,8 +99,8 @@ int mdl_fit(size_t p, const double *theta0, size_t n, mdl_fit_residuals f, void 
     int status = gsl_multifit_nlinear_init(u, &fdf, w);
     if (status == GSL_SUCCESS) {
         out->rms_start = rms(gsl_multifit_nlinear_residual(w));
-        status = gsl_multifit_nlinear_driver(FIT_MAXITER, FIT_XTOL, GSL_ROOT3_DBL_EPSILON,
-                                             FIT_FTOL, NULL, NULL, &info, w);
+        status = gsl_multifit_nlinear_driver(FIT_MAXITER, FIT_XTOL, GSL_ROOT3_DBL_EPSILON, FIT_FTOL,
+                                             NULL, NULL, &info, w);
     }
     gsl_set_error_handler(old);
     if (c.error)
@@ -119,8 +116,7 @@ int mdl_fit(size_t p, const double *theta0, size_t n, mdl_fit_residuals f, void 
         out->iterations = (int)gsl_multifit_nlinear_niter(w);
         out->converged = status == GSL_SUCCESS;
         rc = standard_errors(w, n, p, out);
-        if (rc)
-            sim_err_set(err, rc, NULL, 0, 0, "out of memory");
+        if (rc) sim_err_set(err, rc, NULL, 0, 0, "out of memory");
     }
     gsl_multifit_nlinear_free(w);
     gsl_vector_free(u);

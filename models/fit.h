@@ -21,7 +21,7 @@ typedef struct mdl_fit_result {
     double sigma[MDL_FIT_MAX_PARAMS]; /* standard errors (same units); NaN when not defined */
     double rms_start, rms_end;        /* root-mean-square residual before and after */
     int iterations;
-    int converged;                    /* 1 = the solver met its tolerances */
+    int converged; /* 1 = the solver met its tolerances */
 } mdl_fit_result;
 
 /* Fits p parameters (start values theta0, > 0) to n >= p residuals. Returns 0 with out filled;

@@ -34,8 +34,7 @@ typedef struct saved {
 
 static void add_id(saved *s, int id)
 {
-    if (id >= 0 && s->n < 3)
-        s->ids[s->n++] = id;
+    if (id >= 0 && s->n < 3) s->ids[s->n++] = id;
 }
 
 /* What backward of layer l keeps, per sample. */
@@ -64,9 +63,8 @@ static void attention_saved(const mdl_layer *l, bool amp, double act, double act
         return;
     }
     double ss = hs * l->seq, sm = (amp || (l->flags & MDL_F_MASK)) ? act32 : act;
-    s->aux_bytes += ss * sm; /* softmax output, for softmax backward */
-    if (l->flags & MDL_F_DROPOUT)
-        s->aux_bytes += ss; /* bool mask */
+    s->aux_bytes += ss * sm;                          /* softmax output, for softmax backward */
+    if (l->flags & MDL_F_DROPOUT) s->aux_bytes += ss; /* bool mask */
     /* The PV matmul keeps its left operand: under autocast the half copy it made, otherwise
      * the dropped probabilities (the softmax output itself without dropout). */
     if (amp)
@@ -156,8 +154,7 @@ static double saved_bytes(const mdl_net *net, sim_precision p, unsigned char *se
     for (int i = 0; i < net->n_layers; i++) {
         const mdl_layer *l = &net->layers[i];
         int my = (segments && l->block >= 0) ? segment_of(l->block, net->n_blocks, segments) : -1;
-        if (my != seg)
-            continue;
+        if (my != seg) continue;
         saved s;
         layer_saved(net, l, p, &s);
         sum += s.aux_bytes;
@@ -183,8 +180,7 @@ static double activations_per_sample(const mdl_net *net, const mdl_options *o, i
     int segments = 0;
     if (o->checkpointing && net->n_blocks > 0) {
         segments = o->ckpt_segments > 0 ? o->ckpt_segments : (int)ceil(sqrt((double)net->n_blocks));
-        if (segments > net->n_blocks)
-            segments = net->n_blocks;
+        if (segments > net->n_blocks) segments = net->n_blocks;
     }
     double sum = saved_bytes(net, p, seen, -1, segments); /* stem and head, or everything */
     if (segments) {
@@ -192,8 +188,7 @@ static double activations_per_sample(const mdl_net *net, const mdl_options *o, i
         int last = -1;
         for (int i = 0; i < net->n_layers; i++) {
             const mdl_layer *l = &net->layers[i];
-            if (l->block < 0)
-                continue;
+            if (l->block < 0) continue;
             int sg = segment_of(l->block, net->n_blocks, segments);
             if (sg != last && !seen[l->in]) {
                 seen[l->in] = 1;
@@ -213,8 +208,7 @@ static double activations_per_sample(const mdl_net *net, const mdl_options *o, i
         for (int sg = 0; sg < segments; sg++) {
             memcpy(tmp, seen, (size_t)net->n_tensors + 1);
             double b = saved_bytes(net, p, tmp, sg, segments);
-            if (b > worst)
-                worst = b;
+            if (b > worst) worst = b;
         }
         free(tmp);
         sum += worst;
@@ -232,16 +226,15 @@ static double transient_per_sample(const mdl_net *net, sim_precision p)
         const mdl_layer *l = &net->layers[i];
         double b = 0;
         if (l->in >= 0)
-            b += net->tensors[l->in].elems * mdl_dtype_bytes((mdl_dtype)net->tensors[l->in].dtype, p);
+            b += net->tensors[l->in].elems *
+                 mdl_dtype_bytes((mdl_dtype)net->tensors[l->in].dtype, p);
         if (l->out >= 0)
             b += net->tensors[l->out].elems *
                  mdl_dtype_bytes((mdl_dtype)net->tensors[l->out].dtype, p);
         if (l->kind == MDL_L_ATTN && !(l->flags & MDL_F_FLASH))
             b = 2.0 * l->heads * l->seq * l->seq * 4;
-        if (l->kind == MDL_L_LOSS_CE)
-            b = 2.0 * l->rows * l->aux * 4;
-        if (b > worst)
-            worst = b;
+        if (l->kind == MDL_L_LOSS_CE) b = 2.0 * l->rows * l->aux * 4;
+        if (b > worst) worst = b;
     }
     return worst;
 }
@@ -249,8 +242,7 @@ static double transient_per_sample(const mdl_net *net, sim_precision p)
 static bool has_conv(const mdl_net *net)
 {
     for (int i = 0; i < net->n_layers; i++)
-        if (net->layers[i].kind == MDL_L_CONV)
-            return true;
+        if (net->layers[i].kind == MDL_L_CONV) return true;
     return false;
 }
 
@@ -287,8 +279,7 @@ static int compute_fixed(const mdl_net *net, const mdl_options *o, fixed *f)
     m->optimizer_bytes = params * wb * (o->optimizer == MDL_OPT_ADAMW ? 2 : 1);
     switch (o->opt_impl) {
     case MDL_IMPL_FOREACH:
-        if (o->optimizer == MDL_OPT_ADAMW || o->weight_decay)
-            m->optimizer_temp_bytes = params * wb;
+        if (o->optimizer == MDL_OPT_ADAMW || o->weight_decay) m->optimizer_temp_bytes = params * wb;
         break;
     case MDL_IMPL_FORLOOP:
         m->optimizer_temp_bytes = largest_param_tensor(net) * wb;
@@ -296,7 +287,8 @@ static int compute_fixed(const mdl_net *net, const mdl_options *o, fixed *f)
     default:
         break;
     }
-    m->workspace_bytes = MDL_CUBLAS_WORKSPACE_BYTES + (has_conv(net) ? MDL_CUDNN_WORKSPACE_BYTES : 0);
+    m->workspace_bytes =
+        MDL_CUBLAS_WORKSPACE_BYTES + (has_conv(net) ? MDL_CUDNN_WORKSPACE_BYTES : 0);
     m->context_bytes = MDL_CUDA_CONTEXT_BYTES;
     int err = 0;
     f->per_sample_act = activations_per_sample(net, o, &err);
@@ -328,17 +320,14 @@ static int search_max_batch(const fixed *f, double cap)
 {
     mdl_memory m;
     fill(f, 1, &m);
-    if (m.peak_bytes > cap)
-        return 0;
+    if (m.peak_bytes > cap) return 0;
     long lo = 1, hi = 2;
     const long limit = 1L << 24;
     for (;;) {
         fill(f, (int)hi, &m);
-        if (m.peak_bytes > cap)
-            break;
+        if (m.peak_bytes > cap) break;
         lo = hi;
-        if (hi >= limit)
-            return (int)limit;
+        if (hi >= limit) return (int)limit;
         hi *= 2;
     }
     while (hi - lo > 1) { /* peak(lo) fits, peak(hi) does not */
@@ -357,8 +346,7 @@ int mdl_memory_estimate(const mdl_net *net, const mdl_options *opt, double capac
 {
     memset(out, 0, sizeof *out);
     int rc = mdl_options_check(opt, err);
-    if (rc)
-        return rc;
+    if (rc) return rc;
     if (!net || net->error || net->n_layers == 0)
         return sim_err_set(err, SIM_EINVAL, NULL, 0, 0, "memory of an empty or broken net");
     fixed f;

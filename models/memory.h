@@ -25,8 +25,8 @@
 
 typedef struct mdl_memory {
     int batch;
-    double weights_bytes;        /* parameters as stored: fp32, or half in pure fp16/bf16 */
-    double weight_copies_bytes;  /* AMP: the half copies autocast makes and backward keeps */
+    double weights_bytes;       /* parameters as stored: fp32, or half in pure fp16/bf16 */
+    double weight_copies_bytes; /* AMP: the half copies autocast makes and backward keeps */
     double grads_bytes;
     double optimizer_bytes;      /* SGD momentum: 1 x params; Adam: exp_avg + exp_avg_sq */
     double activations_bytes;    /* saved for backward, x batch (checkpointing: segment inputs
@@ -37,10 +37,10 @@ typedef struct mdl_memory {
     double context_bytes;        /* CUDA context, kernels and library handles */
     double fragmentation_bytes;  /* caching-allocator slack on the dynamic part */
     double peak_bytes;
-    double capacity_bytes;       /* 0 = not checked */
-    bool oom;                    /* peak > capacity */
-    int max_batch;               /* largest batch with peak <= capacity; 0 = not even 1;
-                                    -1 = no capacity given */
+    double capacity_bytes; /* 0 = not checked */
+    bool oom;              /* peak > capacity */
+    int max_batch;         /* largest batch with peak <= capacity; 0 = not even 1;
+                              -1 = no capacity given */
 } mdl_memory;
 
 /* The figures a report needs (`--json` "memory"). GB = GiB. */

@@ -10,11 +10,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-static void fail(mdl_net *net, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void fail(mdl_net *net, int code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 static void fail(mdl_net *net, int code, const char *fmt, ...)
 {
-    if (net->error)
-        return;
+    if (net->error) return;
     net->error = code;
     va_list ap;
     va_start(ap, fmt);
@@ -24,8 +24,7 @@ static void fail(mdl_net *net, int code, const char *fmt, ...)
 
 static int new_tensor(mdl_net *net, double elems, mdl_dtype dt)
 {
-    if (net->error)
-        return -1;
+    if (net->error) return -1;
     if (net->n_tensors == net->cap_tensors) {
         int cap = net->cap_tensors ? 2 * net->cap_tensors : 64;
         mdl_tensor *t = realloc(net->tensors, (size_t)cap * sizeof *t);
@@ -43,8 +42,7 @@ static int new_tensor(mdl_net *net, double elems, mdl_dtype dt)
 /* Appends a layer (copied from proto, named NAME) and returns it, or NULL after a failure. */
 static mdl_layer *new_layer(mdl_net *net, const char *name, mdl_layer_kind kind)
 {
-    if (net->error)
-        return NULL;
+    if (net->error) return NULL;
     if (net->n_layers == net->cap_layers) {
         int cap = net->cap_layers ? 2 * net->cap_layers : 64;
         mdl_layer *l = realloc(net->layers, (size_t)cap * sizeof *l);
@@ -78,8 +76,7 @@ static double elems(mdl_val v)
 
 static bool check_in(mdl_net *net, const char *name, mdl_val x)
 {
-    if (net->error)
-        return false;
+    if (net->error) return false;
     if (x.t < 0 || x.t >= net->n_tensors || x.c <= 0 || x.h <= 0 || x.w <= 0) {
         fail(net, SIM_EINVAL, "%s: input has an invalid shape %dx%dx%d", name, x.c, x.h, x.w);
         return false;
@@ -91,8 +88,7 @@ static bool check_in(mdl_net *net, const char *name, mdl_val x)
 static mdl_val out_val(mdl_net *net, mdl_layer *l, int c, int h, int w, mdl_dtype dt)
 {
     int t = new_tensor(net, (double)c * h * w, dt);
-    if (t < 0)
-        return bad();
+    if (t < 0) return bad();
     l->out = t;
     return (mdl_val){.t = t, .c = c, .h = h, .w = w};
 }
@@ -125,8 +121,7 @@ void mdl_net_set_attention(mdl_net *net, bool sdpa)
 {
     for (int i = 0; i < net->n_layers; i++) {
         mdl_layer *l = &net->layers[i];
-        if (l->kind != MDL_L_ATTN)
-            continue;
+        if (l->kind != MDL_L_ATTN) continue;
         l->flags = (uint16_t)(sdpa ? l->flags | MDL_F_FLASH : l->flags & ~MDL_F_FLASH);
     }
 }
@@ -145,11 +140,9 @@ void mdl_net_end_block(mdl_net *net)
  * the rows (spatial positions) it works over. NULL when x is bad or the net is out of memory. */
 static mdl_layer *layer_on(mdl_net *net, const char *name, mdl_val x, mdl_layer_kind kind)
 {
-    if (!check_in(net, name, x))
-        return NULL;
+    if (!check_in(net, name, x)) return NULL;
     mdl_layer *l = new_layer(net, name, kind);
-    if (!l)
-        return NULL;
+    if (!l) return NULL;
     l->in = x.t;
     l->rows = (double)x.h * x.w;
     return l;
@@ -158,8 +151,7 @@ static mdl_layer *layer_on(mdl_net *net, const char *name, mdl_val x, mdl_layer_
 mdl_val mdl_conv(mdl_net *net, const char *name, mdl_val x, int c_out, int k, int stride, int pad,
                  int groups, bool bias)
 {
-    if (!check_in(net, name, x))
-        return bad();
+    if (!check_in(net, name, x)) return bad();
     if (groups < 1 || x.c % groups || c_out % groups || stride < 1 || k < 1) {
         fail(net, SIM_EINVAL, "%s: bad convolution (c_in %d, c_out %d, groups %d)", name, x.c,
              c_out, groups);
@@ -167,13 +159,12 @@ mdl_val mdl_conv(mdl_net *net, const char *name, mdl_val x, int c_out, int k, in
     }
     int ho = (x.h + 2 * pad - k) / stride + 1, wo = (x.w + 2 * pad - k) / stride + 1;
     if (x.h + 2 * pad < k || x.w + 2 * pad < k || ho < 1 || wo < 1) {
-        fail(net, SIM_EINVAL, "%s: input %dx%d is too small for a %dx%d window", name, x.h, x.w,
-             k, k);
+        fail(net, SIM_EINVAL, "%s: input %dx%d is too small for a %dx%d window", name, x.h, x.w, k,
+             k);
         return bad();
     }
     mdl_layer *l = new_layer(net, name, MDL_L_CONV);
-    if (!l)
-        return bad();
+    if (!l) return bad();
     l->in = x.t;
     l->flags = (uint16_t)((bias ? MDL_F_BIAS : 0) | (x.t == 0 ? MDL_F_NO_DGRAD : 0));
     l->m = (double)ho * wo;
@@ -193,8 +184,7 @@ mdl_val mdl_conv(mdl_net *net, const char *name, mdl_val x, int c_out, int k, in
 mdl_val mdl_bn(mdl_net *net, const char *name, mdl_val x)
 {
     mdl_layer *l = layer_on(net, name, x, MDL_L_BATCHNORM);
-    if (!l)
-        return bad();
+    if (!l) return bad();
     l->n = x.c;
     l->params = 2.0 * x.c;
     l->param_tensors = 2;
@@ -204,8 +194,7 @@ mdl_val mdl_bn(mdl_net *net, const char *name, mdl_val x)
 mdl_val mdl_act_layer(mdl_net *net, const char *name, mdl_val x, mdl_act act, bool inplace)
 {
     mdl_layer *l = layer_on(net, name, x, MDL_L_ACT);
-    if (!l)
-        return bad();
+    if (!l) return bad();
     l->act = (uint8_t)act;
     if (inplace) {
         l->flags |= MDL_F_INPLACE;
@@ -217,8 +206,7 @@ mdl_val mdl_act_layer(mdl_net *net, const char *name, mdl_val x, mdl_act act, bo
 
 mdl_val mdl_maxpool(mdl_net *net, const char *name, mdl_val x, int k, int stride, int pad)
 {
-    if (!check_in(net, name, x))
-        return bad();
+    if (!check_in(net, name, x)) return bad();
     int ho = (x.h + 2 * pad - k) / stride + 1, wo = (x.w + 2 * pad - k) / stride + 1;
     if (x.h + 2 * pad < k || x.w + 2 * pad < k || ho < 1 || wo < 1) {
         fail(net, SIM_EINVAL, "%s: input %dx%d is too small for a %dx%d pool", name, x.h, x.w, k,
@@ -226,8 +214,7 @@ mdl_val mdl_maxpool(mdl_net *net, const char *name, mdl_val x, int k, int stride
         return bad();
     }
     mdl_layer *l = new_layer(net, name, MDL_L_MAXPOOL);
-    if (!l)
-        return bad();
+    if (!l) return bad();
     l->in = x.t;
     l->kh = l->kw = k;
     l->stride = stride;
@@ -240,8 +227,7 @@ mdl_val mdl_maxpool(mdl_net *net, const char *name, mdl_val x, int k, int stride
 mdl_val mdl_avgpool(mdl_net *net, const char *name, mdl_val x)
 {
     mdl_layer *l = layer_on(net, name, x, MDL_L_AVGPOOL);
-    if (!l)
-        return bad();
+    if (!l) return bad();
     return out_val(net, l, x.c, 1, 1, dtype_of(net, x));
 }
 
@@ -253,15 +239,13 @@ static mdl_dtype wider(mdl_dtype a, mdl_dtype b)
 
 mdl_val mdl_add(mdl_net *net, const char *name, mdl_val a, mdl_val b, bool inplace)
 {
-    if (!check_in(net, name, a) || !check_in(net, name, b))
-        return bad();
+    if (!check_in(net, name, a) || !check_in(net, name, b)) return bad();
     if (elems(a) != elems(b)) {
         fail(net, SIM_EINVAL, "%s: adding %g to %g elements", name, elems(a), elems(b));
         return bad();
     }
     mdl_layer *l = new_layer(net, name, MDL_L_ADD);
-    if (!l)
-        return bad();
+    if (!l) return bad();
     l->in = a.t;
     l->in2 = b.t;
     l->rows = (double)a.h * a.w;
@@ -275,8 +259,7 @@ mdl_val mdl_add(mdl_net *net, const char *name, mdl_val a, mdl_val b, bool inpla
 
 mdl_val mdl_mul(mdl_net *net, const char *name, mdl_val a, mdl_val b)
 {
-    if (!check_in(net, name, a) || !check_in(net, name, b))
-        return bad();
+    if (!check_in(net, name, a) || !check_in(net, name, b)) return bad();
     bool bcast = elems(b) != elems(a);
     if (bcast && !(b.c == a.c && b.h == 1 && b.w == 1)) {
         fail(net, SIM_EINVAL, "%s: cannot broadcast %dx%dx%d over %dx%dx%d", name, b.c, b.h, b.w,
@@ -284,27 +267,23 @@ mdl_val mdl_mul(mdl_net *net, const char *name, mdl_val a, mdl_val b)
         return bad();
     }
     mdl_layer *l = new_layer(net, name, MDL_L_MUL);
-    if (!l)
-        return bad();
+    if (!l) return bad();
     l->in = a.t;
     l->in2 = b.t;
     l->rows = (double)a.h * a.w;
-    if (bcast)
-        l->flags |= MDL_F_BROADCAST;
+    if (bcast) l->flags |= MDL_F_BROADCAST;
     return out_val(net, l, a.c, a.h, a.w, dtype_of(net, a));
 }
 
 static mdl_val linear(mdl_net *net, const char *name, mdl_val x, int out, bool bias, bool split3)
 {
-    if (!check_in(net, name, x))
-        return bad();
+    if (!check_in(net, name, x)) return bad();
     if (out < 1) {
         fail(net, SIM_EINVAL, "%s: %d outputs", name, out);
         return bad();
     }
     mdl_layer *l = new_layer(net, name, MDL_L_LINEAR);
-    if (!l)
-        return bad();
+    if (!l) return bad();
     int parts = split3 ? 3 : 1;
     l->in = x.t;
     l->flags = (uint16_t)((bias ? MDL_F_BIAS : 0) | (split3 ? MDL_F_SPLIT3 : 0) |
@@ -330,8 +309,7 @@ mdl_val mdl_linear_qkv(mdl_net *net, const char *name, mdl_val x, int out_each, 
 mdl_val mdl_layernorm(mdl_net *net, const char *name, mdl_val x)
 {
     mdl_layer *l = layer_on(net, name, x, MDL_L_LAYERNORM);
-    if (!l)
-        return bad();
+    if (!l) return bad();
     l->n = x.c;
     l->params = 2.0 * x.c;
     l->param_tensors = 2;
@@ -341,8 +319,7 @@ mdl_val mdl_layernorm(mdl_net *net, const char *name, mdl_val x)
 mdl_val mdl_rmsnorm(mdl_net *net, const char *name, mdl_val x)
 {
     mdl_layer *l = layer_on(net, name, x, MDL_L_RMSNORM);
-    if (!l)
-        return bad();
+    if (!l) return bad();
     l->n = x.c;
     l->params = x.c;
     l->param_tensors = 1;
@@ -353,8 +330,7 @@ mdl_val mdl_rmsnorm(mdl_net *net, const char *name, mdl_val x)
 mdl_val mdl_embed(mdl_net *net, const char *name, mdl_val ids, int vocab, int dim)
 {
     mdl_layer *l = layer_on(net, name, ids, MDL_L_EMBED);
-    if (!l)
-        return bad();
+    if (!l) return bad();
     l->flags = MDL_F_NO_DGRAD;
     l->rows = elems(ids);
     l->n = dim;
@@ -366,16 +342,14 @@ mdl_val mdl_embed(mdl_net *net, const char *name, mdl_val ids, int vocab, int di
 
 mdl_val mdl_attention(mdl_net *net, const char *name, mdl_val qkv, int heads, unsigned flags)
 {
-    if (!check_in(net, name, qkv))
-        return bad();
+    if (!check_in(net, name, qkv)) return bad();
     if (qkv.c % 3 || heads < 1 || (qkv.c / 3) % heads) {
         fail(net, SIM_EINVAL, "%s: %d packed features do not split into q,k,v of %d heads", name,
              qkv.c, heads);
         return bad();
     }
     mdl_layer *l = new_layer(net, name, MDL_L_ATTN);
-    if (!l)
-        return bad();
+    if (!l) return bad();
     int dim = qkv.c / 3;
     l->in = qkv.t;
     l->flags = (uint16_t)flags;
@@ -389,8 +363,7 @@ mdl_val mdl_attention(mdl_net *net, const char *name, mdl_val qkv, int heads, un
 mdl_val mdl_rope(mdl_net *net, const char *name, mdl_val qkv)
 {
     mdl_layer *l = layer_on(net, name, qkv, MDL_L_ROPE);
-    if (!l)
-        return bad();
+    if (!l) return bad();
     l->n = qkv.c / 3; /* q and k are rotated, v passes through */
     return out_val(net, l, qkv.c, qkv.h, qkv.w, dtype_of(net, qkv));
 }
@@ -398,24 +371,21 @@ mdl_val mdl_rope(mdl_net *net, const char *name, mdl_val qkv)
 mdl_val mdl_dropout(mdl_net *net, const char *name, mdl_val x)
 {
     mdl_layer *l = layer_on(net, name, x, MDL_L_DROPOUT);
-    if (!l)
-        return bad();
+    if (!l) return bad();
     return out_val(net, l, x.c, x.h, x.w, dtype_of(net, x));
 }
 
 mdl_val mdl_stochdepth(mdl_net *net, const char *name, mdl_val x)
 {
     mdl_layer *l = layer_on(net, name, x, MDL_L_STOCHDEPTH);
-    if (!l)
-        return bad();
+    if (!l) return bad();
     return out_val(net, l, x.c, x.h, x.w, dtype_of(net, x));
 }
 
 mdl_val mdl_copy(mdl_net *net, const char *name, mdl_val x, int c, int h, int w)
 {
     mdl_layer *l = layer_on(net, name, x, MDL_L_COPY);
-    if (!l)
-        return bad();
+    if (!l) return bad();
     l->rows = (double)h * w;
     return out_val(net, l, c, h, w, dtype_of(net, x));
 }
@@ -427,15 +397,13 @@ mdl_val mdl_view(mdl_val x, int c, int h, int w)
 
 mdl_val mdl_loss_ce(mdl_net *net, const char *name, mdl_val logits, int classes)
 {
-    if (!check_in(net, name, logits))
-        return bad();
+    if (!check_in(net, name, logits)) return bad();
     if (logits.c != classes) {
         fail(net, SIM_EINVAL, "%s: %d logits for %d classes", name, logits.c, classes);
         return bad();
     }
     mdl_layer *l = new_layer(net, name, MDL_L_LOSS_CE);
-    if (!l)
-        return bad();
+    if (!l) return bad();
     l->in = logits.t;
     l->rows = (double)logits.h * logits.w;
     l->aux = classes;
@@ -447,8 +415,7 @@ mdl_val mdl_loss_triplet(mdl_net *net, const char *name, mdl_val anchor, mdl_val
     if (!check_in(net, name, anchor) || !check_in(net, name, pos) || !check_in(net, name, neg))
         return bad();
     mdl_layer *l = new_layer(net, name, MDL_L_LOSS_TRIPLET);
-    if (!l)
-        return bad();
+    if (!l) return bad();
     l->in = anchor.t;
     l->in2 = pos.t;
     l->rows = 1;
@@ -458,8 +425,7 @@ mdl_val mdl_loss_triplet(mdl_net *net, const char *name, mdl_val anchor, mdl_val
 
 void mdl_share_last(mdl_net *net, int owner)
 {
-    if (net->error || net->n_layers == 0)
-        return;
+    if (net->error || net->n_layers == 0) return;
     mdl_layer *l = &net->layers[net->n_layers - 1];
     if (owner < 0 || owner >= net->n_layers - 1) {
         fail(net, SIM_EINVAL, "%s: shares weights with a layer that does not exist", l->name);
@@ -472,8 +438,7 @@ void mdl_share_last(mdl_net *net, int owner)
 
 void mdl_extra_params(mdl_net *net, double params, int tensors)
 {
-    if (net->error || net->n_layers == 0)
-        return;
+    if (net->error || net->n_layers == 0) return;
     mdl_layer *l = &net->layers[net->n_layers - 1];
     l->params += params;
     l->param_tensors += tensors;
@@ -504,8 +469,7 @@ double mdl_net_fwd_macs(const mdl_net *net)
             macs += l->m * (double)l->n * (double)l->k;
         else if (l->kind == MDL_L_ATTN) {
             double s = l->seq, a = 2.0 * l->heads * s * s * l->head_dim;
-            if ((l->flags & MDL_F_CAUSAL) && (l->flags & MDL_F_FLASH))
-                a *= 0.5;
+            if ((l->flags & MDL_F_CAUSAL) && (l->flags & MDL_F_FLASH)) a *= 0.5;
             macs += a;
         }
     }

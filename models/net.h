@@ -25,10 +25,10 @@ typedef enum mdl_layer_kind {
     MDL_L_EMBED,     /* embedding gather; aux = vocabulary size */
     MDL_L_ATTN,      /* attention core over a packed q|k|v input; FLASH = one SDPA kernel */
     MDL_L_DROPOUT,
-    MDL_L_ROPE,      /* rotary embedding of q and k, HF Python: neg/cat/mul/mul/add per tensor */
-    MDL_L_COPY,      /* a layout copy: permute().contiguous(), cat of a class token */
-    MDL_L_STOCHDEPTH,/* torchvision stochastic depth: bernoulli_, div_, mul */
-    MDL_L_LOSS_CE,   /* cross-entropy over aux classes per row (log_softmax + nll_loss) */
+    MDL_L_ROPE,         /* rotary embedding of q and k, HF Python: neg/cat/mul/mul/add per tensor */
+    MDL_L_COPY,         /* a layout copy: permute().contiguous(), cat of a class token */
+    MDL_L_STOCHDEPTH,   /* torchvision stochastic depth: bernoulli_, div_, mul */
+    MDL_L_LOSS_CE,      /* cross-entropy over aux classes per row (log_softmax + nll_loss) */
     MDL_L_LOSS_TRIPLET, /* triplet margin loss: distance/dot, square, margin compare */
     MDL_L_KIND_COUNT
 } mdl_layer_kind;
@@ -64,7 +64,7 @@ enum {
 };
 
 typedef struct mdl_tensor {
-    double elems; /* per sample */
+    double elems;  /* per sample */
     uint8_t dtype; /* mdl_dtype */
 } mdl_tensor;
 
@@ -81,13 +81,13 @@ typedef struct mdl_layer {
     double m;
     int64_t n, k;
     int groups;
-    int kh, kw, stride;            /* CONV/MAXPOOL window */
-    int in_h, in_w;                /* CONV/MAXPOOL input spatial size */
-    double params;                 /* trainable parameters owned by this layer */
-    int param_tensors;             /* how many tensors they live in (weight, bias, gamma, beta) */
-    int heads, seq, head_dim;      /* ATTN */
-    double rows;                   /* rows of a sample the layer works on (tokens, positions) */
-    double aux;                    /* EMBED: vocab; LOSS_CE: classes; TRIPLET: embedding dim */
+    int kh, kw, stride;       /* CONV/MAXPOOL window */
+    int in_h, in_w;           /* CONV/MAXPOOL input spatial size */
+    double params;            /* trainable parameters owned by this layer */
+    int param_tensors;        /* how many tensors they live in (weight, bias, gamma, beta) */
+    int heads, seq, head_dim; /* ATTN */
+    double rows;              /* rows of a sample the layer works on (tokens, positions) */
+    double aux;               /* EMBED: vocab; LOSS_CE: classes; TRIPLET: embedding dim */
 } mdl_layer;
 
 /* A network for one sample. Builder calls never fail loudly: an allocation failure or a bad
@@ -99,8 +99,8 @@ typedef struct mdl_net {
     int n_layers, cap_layers;
     mdl_tensor *tensors;
     int n_tensors, cap_tensors;
-    int n_blocks;     /* checkpointable blocks (ids 0 .. n_blocks-1) */
-    int cur_block;    /* block the builder assigns to new layers; -1 = none */
+    int n_blocks;  /* checkpointable blocks (ids 0 .. n_blocks-1) */
+    int cur_block; /* block the builder assigns to new layers; -1 = none */
     int error;
     char error_msg[160];
 } mdl_net;
@@ -113,7 +113,8 @@ typedef struct mdl_val {
 } mdl_val;
 
 /* Starts an empty net whose input is a c x h x w tensor of dtype dt (tensor 0). */
-void mdl_net_init(mdl_net *net, const char *name, int c, int h, int w, mdl_dtype dt, mdl_val *input);
+void mdl_net_init(mdl_net *net, const char *name, int c, int h, int w, mdl_dtype dt,
+                  mdl_val *input);
 /* Releases the arrays and zeroes the net. */
 void mdl_net_free(mdl_net *net);
 /* Opens a new checkpointable block for the layers that follow; mdl_net_end_block closes it. */

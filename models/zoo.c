@@ -12,7 +12,8 @@
 #include <string.h>
 
 /* Formats a layer name; names longer than the layer's field are cut by new_layer on purpose. */
-static const char *nm(char *buf, size_t n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static const char *nm(char *buf, size_t n, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 static const char *nm(char *buf, size_t n, const char *fmt, ...)
 {
     va_list ap;
@@ -114,8 +115,7 @@ static mdl_val conv_bn_act(mdl_net *net, const char *p, mdl_val x, int c_out, in
     x = mdl_bn(net, NM(b, "%s.1", p), x);
     /* SiLU(inplace=True) still keeps its input for backward (autograd saves the original
      * value), so it is modelled as out-of-place. */
-    if (act)
-        x = mdl_act_layer(net, NM(b, "%s.2", p), x, MDL_ACT_SILU, false);
+    if (act) x = mdl_act_layer(net, NM(b, "%s.2", p), x, MDL_ACT_SILU, false);
     return x;
 }
 
@@ -123,9 +123,8 @@ static int build_efficientnet_b0(mdl_net *net, const mdl_shape *s)
 {
     /* expand ratio, kernel, stride, in, out, layers: torchvision _efficientnet_conf("b0") */
     static const int cfg[7][6] = {
-        {1, 3, 1, 32, 16, 1},  {6, 3, 2, 16, 24, 2},  {6, 5, 2, 24, 40, 2},
-        {6, 3, 2, 40, 80, 3},  {6, 5, 1, 80, 112, 3}, {6, 5, 2, 112, 192, 4},
-        {6, 3, 1, 192, 320, 1},
+        {1, 3, 1, 32, 16, 1},  {6, 3, 2, 16, 24, 2},   {6, 5, 2, 24, 40, 2},   {6, 3, 2, 40, 80, 3},
+        {6, 5, 1, 80, 112, 3}, {6, 5, 2, 112, 192, 4}, {6, 3, 1, 192, 320, 1},
     };
     char b[96], p[64];
     mdl_val x;
@@ -144,8 +143,7 @@ static int build_efficientnet_b0(mdl_net *net, const mdl_shape *s)
             mdl_net_begin_block(net);
             mdl_val y = x;
             int j = 0;
-            if (e != 1)
-                y = conv_bn_act(net, NM(b, "%s.block.%d", p, j++), y, exp, 1, 1, 1, true);
+            if (e != 1) y = conv_bn_act(net, NM(b, "%s.block.%d", p, j++), y, exp, 1, 1, 1, true);
             y = conv_bn_act(net, NM(b, "%s.block.%d", p, j++), y, exp, k, stride, exp, true);
             /* SqueezeExcitation: avgpool, fc1 (1x1 conv, bias), SiLU, fc2, Sigmoid, scale */
             mdl_val se = mdl_avgpool(net, NM(b, "%s.block.%d.avgpool", p, j), y);
@@ -157,8 +155,7 @@ static int build_efficientnet_b0(mdl_net *net, const mdl_shape *s)
             y = conv_bn_act(net, NM(b, "%s.block.%d", p, j), y, c_out, 1, 1, 1, false);
             if (stride == 1 && c_in == c_out) {
                 /* StochasticDepth with p = 0 returns its input without a kernel. */
-                if (sd_prob > 0)
-                    y = mdl_stochdepth(net, NM(b, "%s.stochastic_depth", p), y);
+                if (sd_prob > 0) y = mdl_stochdepth(net, NM(b, "%s.stochastic_depth", p), y);
                 y = mdl_add(net, NM(b, "%s.add", p), y, x, true); /* result += input */
             }
             mdl_net_end_block(net);
@@ -217,8 +214,7 @@ static int build_vit_b16(mdl_net *net, const mdl_shape *s)
 
 /* ---- BERT (Hugging Face BertModel with pooler + a 2-way classifier, eager attention) ---- */
 
-static int bert(mdl_net *net, const mdl_shape *s, const char *name, int dim, int layers,
-                int heads)
+static int bert(mdl_net *net, const mdl_shape *s, const char *name, int dim, int layers, int heads)
 {
     char b[96];
     const int vocab = 30522, max_pos = 512, types = 2, inter = 4 * dim;
@@ -234,8 +230,8 @@ static int bert(mdl_net *net, const mdl_shape *s, const char *name, int dim, int
     for (int i = 0; i < layers; i++) {
         mdl_net_begin_block(net);
         mdl_val in = x;
-        mdl_val y = mdl_linear_qkv(net, NM(b, "encoder.layer.%d.attention.self.qkv", i), x, dim,
-                                   true);
+        mdl_val y =
+            mdl_linear_qkv(net, NM(b, "encoder.layer.%d.attention.self.qkv", i), x, dim, true);
         y = mdl_attention(net, NM(b, "encoder.layer.%d.attention.self", i), y, heads,
                           MDL_F_MASK | MDL_F_DROPOUT);
         y = mdl_copy(net, NM(b, "encoder.layer.%d.attention.self.permute", i), y, y.c, y.h, y.w);
@@ -375,8 +371,7 @@ static mdl_val encoder(mdl_net *net, const char *p, mdl_val x, const int *owners
             mdl_share_last(net, owners[i]);
         else if (ids)
             ids[i] = net->n_layers - 1;
-        if (i < 2)
-            x = mdl_act_layer(net, NM(b, "%s.relu%d", p, i + 1), x, MDL_ACT_RELU, false);
+        if (i < 2) x = mdl_act_layer(net, NM(b, "%s.relu%d", p, i + 1), x, MDL_ACT_RELU, false);
     }
     return x;
 }
@@ -398,22 +393,18 @@ static const mdl_zoo_entry zoo[] = {
     {"resnet18", "ResNet-18", MDL_IN_IMAGE, 224, 224, 0, 0, 0,
      "torchvision.models.resnet18 (BasicBlock [2,2,2,2])", build_resnet18},
     {"resnet50", "ResNet-50 v1.5", MDL_IN_IMAGE, 224, 224, 0, 0, 0,
-     "torchvision.models.resnet50 (Bottleneck [3,4,6,3], stride in the 3x3 conv)",
-     build_resnet50},
+     "torchvision.models.resnet50 (Bottleneck [3,4,6,3], stride in the 3x3 conv)", build_resnet50},
     {"efficientnet_b0", "EfficientNet-B0", MDL_IN_IMAGE, 224, 224, 0, 0, 0,
      "torchvision.models.efficientnet_b0 (MBConv + SE, stochastic depth 0.2)",
      build_efficientnet_b0},
     {"vit_b_16", "ViT-B/16", MDL_IN_IMAGE, 224, 224, 0, 0, 0,
-     "torchvision.models.vit_b_16 (nn.MultiheadAttention -> SDPA flash, dropout 0)",
-     build_vit_b16},
+     "torchvision.models.vit_b_16 (nn.MultiheadAttention -> SDPA flash, dropout 0)", build_vit_b16},
     {"bert-base", "BERT-base (uncased) + classifier", MDL_IN_TOKENS, 0, 0, 128, 0, 512,
      "Hugging Face BertModel with pooler, eager attention, + Linear(768, 2)", build_bert_base},
     {"bert-large", "BERT-large (uncased) + classifier", MDL_IN_TOKENS, 0, 0, 128, 0, 512,
-     "Hugging Face BertModel with pooler, eager attention, + Linear(1024, 2)",
-     build_bert_large},
+     "Hugging Face BertModel with pooler, eager attention, + Linear(1024, 2)", build_bert_large},
     {"gpt2", "GPT-2 124M", MDL_IN_TOKENS, 0, 0, 1024, 0, 1024,
-     "nanoGPT model.py (SDPA flash, tied lm_head) with HF vocab 50257 and dropout 0.1",
-     build_gpt2},
+     "nanoGPT model.py (SDPA flash, tied lm_head) with HF vocab 50257 and dropout 0.1", build_gpt2},
     {"llama-7b", "Llama-style 7B decoder", MDL_IN_TOKENS, 0, 0, 2048, 0, 0,
      "Hugging Face LlamaForCausalLM, Llama-2-7B config (32 x 4096, SwiGLU 11008, RMSNorm, "
      "RoPE), SDPA attention",
@@ -440,21 +431,16 @@ const mdl_zoo_entry *mdl_zoo_at(size_t i)
 const mdl_zoo_entry *mdl_zoo_find(const char *name)
 {
     for (size_t i = 0; i < mdl_zoo_count(); i++)
-        if (!strcmp(zoo[i].name, name))
-            return &zoo[i];
+        if (!strcmp(zoo[i].name, name)) return &zoo[i];
     return NULL;
 }
 
 void mdl_zoo_resolve_shape(const mdl_zoo_entry *e, mdl_shape *s)
 {
-    if (!s->h)
-        s->h = e->def_h;
-    if (!s->w)
-        s->w = s->h && e->def_w == e->def_h ? s->h : e->def_w;
-    if (!s->seq)
-        s->seq = e->def_seq;
-    if (!s->features)
-        s->features = e->def_features;
+    if (!s->h) s->h = e->def_h;
+    if (!s->w) s->w = s->h && e->def_w == e->def_h ? s->h : e->def_w;
+    if (!s->seq) s->seq = e->def_seq;
+    if (!s->features) s->features = e->def_features;
 }
 
 int mdl_zoo_build(const char *name, const mdl_shape *shape, mdl_net *net, sim_err *err)

@@ -24,8 +24,8 @@ typedef struct mdl_shape {
 } mdl_shape;
 
 typedef struct mdl_zoo_entry {
-    const char *name;   /* key: "resnet50" */
-    const char *label;  /* "ResNet-50 (torchvision v1.5)" */
+    const char *name;  /* key: "resnet50" */
+    const char *label; /* "ResNet-50 (torchvision v1.5)" */
     mdl_input_kind input;
     int def_h, def_w, def_seq, def_features;
     int max_seq;        /* longest sequence the position table allows; 0 = no limit */

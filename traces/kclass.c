@@ -35,8 +35,7 @@ static int has_mma_shape(const char *s)
     static const char *const shapes[] = {"884", "1688", "16816", "8816", "16832"};
     for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
         for (const char *p = strstr(s, shapes[i]); p; p = strstr(p + 1, shapes[i])) {
-            if (p > s && isalpha((unsigned char)p[-1]))
-                return 1;
+            if (p > s && isalpha((unsigned char)p[-1])) return 1;
         }
     }
     return 0;
@@ -69,13 +68,12 @@ static int is_gemm_family(const char *s)
 
 int trc_kernel_is_conv(const char *name)
 {
-    static const char *const conv[] = {"conv", "cudnn", "wgrad", "dgrad", "fprop", "winograd",
-                                       "implicit"};
+    static const char *const conv[] = {"conv",  "cudnn",    "wgrad",   "dgrad",
+                                       "fprop", "winograd", "implicit"};
     for (const char *s = name; *s; s++) {
         int c = tolower((unsigned char)*s); /* the patterns' first letters: few full compares */
         for (size_t i = 0; i < sizeof conv / sizeof conv[0]; i++)
-            if (c == conv[i][0] && !strncasecmp(s, conv[i], strlen(conv[i])))
-                return 1;
+            if (c == conv[i][0] && !strncasecmp(s, conv[i], strlen(conv[i]))) return 1;
     }
     return 0;
 }
@@ -90,14 +88,12 @@ sim_unit trc_kernel_unit(const char *name)
 {
     char s[1024];
     lower(name, s, sizeof s);
-    if (trc_kernel_is_nccl(name) || is_gemm_helper(s))
-        return SIM_UNIT_MEMORY;
-    if (is_tensor_core(s) && (is_gemm_family(s) || has(s, "xmma") || has(s, "hmma") ||
-                              has(s, "wmma") || has(s, "imma") || has(s, "flash") ||
-                              has(s, "fmha") || has_mma_shape(s)))
+    if (trc_kernel_is_nccl(name) || is_gemm_helper(s)) return SIM_UNIT_MEMORY;
+    if (is_tensor_core(s) &&
+        (is_gemm_family(s) || has(s, "xmma") || has(s, "hmma") || has(s, "wmma") ||
+         has(s, "imma") || has(s, "flash") || has(s, "fmha") || has_mma_shape(s)))
         return SIM_UNIT_TENSOR;
-    if (is_gemm_family(s))
-        return SIM_UNIT_CUDA;
+    if (is_gemm_family(s)) return SIM_UNIT_CUDA;
     return SIM_UNIT_MEMORY;
 }
 
@@ -105,16 +101,12 @@ const char *trc_kernel_precision(const char *name)
 {
     char s[1024];
     lower(name, s, sizeof s);
-    if (is_gemm_helper(s) || !(is_gemm_family(s) || is_tensor_core(s)))
-        return NULL;
-    if (has(s, "bf16"))
-        return "bf16";
-    if (has(s, "tf32") || has(s, "tfloat32") || has(s, "s1688") || has(s, "s16816"))
-        return "tf32";
-    if (has(s, "i8816") || has(s, "int8") || has(s, "imma"))
-        return "int8";
-    if (has(s, "h884") || has(s, "h1688") || has(s, "h16816") || has(s, "s884") ||
-        has(s, "f16") || has(s, "fp16") || has(s, "hgemm") || has(s, "hmma"))
+    if (is_gemm_helper(s) || !(is_gemm_family(s) || is_tensor_core(s))) return NULL;
+    if (has(s, "bf16")) return "bf16";
+    if (has(s, "tf32") || has(s, "tfloat32") || has(s, "s1688") || has(s, "s16816")) return "tf32";
+    if (has(s, "i8816") || has(s, "int8") || has(s, "imma")) return "int8";
+    if (has(s, "h884") || has(s, "h1688") || has(s, "h16816") || has(s, "s884") || has(s, "f16") ||
+        has(s, "fp16") || has(s, "hgemm") || has(s, "hmma"))
         return "fp16";
     if (has(s, "sgemm") || has(s, "scudnn") || has(s, "simt") || has(s, "implicit_convolve") ||
         has(s, "wgrad_alg") || has(s, "dgrad_engine"))
@@ -130,26 +122,18 @@ int trc_coll_kind_from_name(const char *name)
     char t[128];
     size_t j = 0;
     for (size_t i = 0; s[i] && j + 1 < sizeof t; i++)
-        if (s[i] != '_' && s[i] != '-' && s[i] != ' ')
-            t[j++] = s[i];
+        if (s[i] != '_' && s[i] != '-' && s[i] != ' ') t[j++] = s[i];
     t[j] = 0;
     const char *p = strncmp(t, "nccl:", 5) == 0 ? t + 5 : t;
-    if (has(p, "allreduce") || has(p, "allreduce_coalesced"))
-        return TRC_COLL_ALL_REDUCE;
-    if (has(p, "reducescatter") || has(p, "reducescatterbase"))
-        return TRC_COLL_REDUCE_SCATTER;
-    if (has(p, "allgather"))
-        return TRC_COLL_ALL_GATHER;
-    if (has(p, "alltoall"))
-        return TRC_COLL_ALL_TO_ALL;
-    if (has(p, "broadcast"))
-        return TRC_COLL_BROADCAST;
-    if (has(p, "barrier"))
-        return TRC_COLL_BARRIER;
+    if (has(p, "allreduce") || has(p, "allreduce_coalesced")) return TRC_COLL_ALL_REDUCE;
+    if (has(p, "reducescatter") || has(p, "reducescatterbase")) return TRC_COLL_REDUCE_SCATTER;
+    if (has(p, "allgather")) return TRC_COLL_ALL_GATHER;
+    if (has(p, "alltoall")) return TRC_COLL_ALL_TO_ALL;
+    if (has(p, "broadcast")) return TRC_COLL_BROADCAST;
+    if (has(p, "barrier")) return TRC_COLL_BARRIER;
     if (has(p, "sendrecv") || !strcmp(p, "send") || !strcmp(p, "recv") || has(p, "p2p"))
         return TRC_COLL_SEND_RECV;
-    if (has(p, "reduce"))
-        return TRC_COLL_REDUCE;
+    if (has(p, "reduce")) return TRC_COLL_REDUCE;
     return TRC_COLL_OTHER;
 }
 
@@ -159,18 +143,32 @@ int trc_dtype_bytes(const char *type)
         const char *name;
         int bytes;
     } types[] = {
-        {"float", 4},          {"double", 8},          {"c10::Half", 2},
-        {"c10::BFloat16", 2},  {"Half", 2},            {"BFloat16", 2},
-        {"long int", 8},       {"long", 8},            {"int", 4},
-        {"short int", 2},      {"short", 2},           {"signed char", 1},
-        {"unsigned char", 1},  {"bool", 1},            {"c10::complex<float>", 8},
-        {"c10::complex<double>", 16}, {"c10::Float8_e4m3fn", 1}, {"c10::Float8_e5m2", 1},
-        {"float16", 2},        {"bfloat16", 2},        {"float32", 4},
-        {"int64", 8},          {"int32", 4},
+        {"float", 4},
+        {"double", 8},
+        {"c10::Half", 2},
+        {"c10::BFloat16", 2},
+        {"Half", 2},
+        {"BFloat16", 2},
+        {"long int", 8},
+        {"long", 8},
+        {"int", 4},
+        {"short int", 2},
+        {"short", 2},
+        {"signed char", 1},
+        {"unsigned char", 1},
+        {"bool", 1},
+        {"c10::complex<float>", 8},
+        {"c10::complex<double>", 16},
+        {"c10::Float8_e4m3fn", 1},
+        {"c10::Float8_e5m2", 1},
+        {"float16", 2},
+        {"bfloat16", 2},
+        {"float32", 4},
+        {"int64", 8},
+        {"int32", 4},
     };
     for (size_t i = 0; i < sizeof types / sizeof types[0]; i++)
-        if (!strcmp(type, types[i].name))
-            return types[i].bytes;
+        if (!strcmp(type, types[i].name)) return types[i].bytes;
     return 0;
 }
 
@@ -187,16 +185,22 @@ static int is_t(const trc_tensor *in, int n_in, int i, int ndim)
 static int name_in(const char *name, const char *const *list, size_t n)
 {
     for (size_t i = 0; i < n; i++)
-        if (!strcmp(name, list[i]))
-            return 1;
+        if (!strcmp(name, list[i])) return 1;
     return 0;
 }
 
 static const char *const conv_fwd[] = {
-    "aten::conv2d",          "aten::convolution",        "aten::_convolution",
-    "aten::cudnn_convolution", "aten::_convolution_nogroup", "aten::thnn_conv2d",
-    "aten::mkldnn_convolution", "aten::miopen_convolution", "aten::cudnn_convolution_relu",
-    "aten::cudnn_convolution_add_relu", "aten::_nnpack_spatial_convolution",
+    "aten::conv2d",
+    "aten::convolution",
+    "aten::_convolution",
+    "aten::cudnn_convolution",
+    "aten::_convolution_nogroup",
+    "aten::thnn_conv2d",
+    "aten::mkldnn_convolution",
+    "aten::miopen_convolution",
+    "aten::cudnn_convolution_relu",
+    "aten::cudnn_convolution_add_relu",
+    "aten::_nnpack_spatial_convolution",
 };
 
 /* Memory-bound estimate: every tensor input read once, one output as large as the largest. */
@@ -206,12 +210,10 @@ static trc_cost memory_cost(const trc_tensor *in, int n_in)
     double sum = 0, big = 0;
     int tensors = 0;
     for (int i = 0; i < n_in; i++) {
-        if (in[i].ndim < 0 || !in[i].elem_bytes)
-            continue;
+        if (in[i].ndim < 0 || !in[i].elem_bytes) continue;
         double b = tbytes(&in[i]);
         sum += b;
-        if (b > big)
-            big = b;
+        if (b > big) big = b;
         tensors++;
     }
     if (tensors) {
@@ -280,7 +282,8 @@ static int matmul_cost(const char *name, const trc_tensor *in, int n_in, trc_cos
         double m = (double)in[0].dim[0], k = (double)in[0].dim[1], n = (double)in[1].dim[1];
         c.kind = TRC_COST_COMPUTE;
         c.flops = 2.0 * m * k * n;
-        c.bytes = tbytes(&in[0]) + tbytes(&in[1]) + m * n * (in[0].elem_bytes ? in[0].elem_bytes : 4);
+        c.bytes =
+            tbytes(&in[0]) + tbytes(&in[1]) + m * n * (in[0].elem_bytes ? in[0].elem_bytes : 4);
         *cost = c;
         return 1;
     }
@@ -312,7 +315,8 @@ static int matmul_cost(const char *name, const trc_tensor *in, int n_in, trc_cos
         double rows = (double)in[0].numel / (k > 0 ? k : 1);
         c.kind = TRC_COST_COMPUTE;
         c.flops = 2.0 * rows * k * n;
-        c.bytes = tbytes(&in[0]) + tbytes(&in[1]) + rows * n * (in[0].elem_bytes ? in[0].elem_bytes : 4);
+        c.bytes =
+            tbytes(&in[0]) + tbytes(&in[1]) + rows * n * (in[0].elem_bytes ? in[0].elem_bytes : 4);
         *cost = c;
         return 1;
     }
@@ -333,15 +337,13 @@ static int matmul_cost(const char *name, const trc_tensor *in, int n_in, trc_cos
 trc_cost trc_op_cost(const char *name, const trc_tensor *in, int n_in)
 {
     trc_cost c;
-    if (conv_cost(name, in, n_in, &c) || matmul_cost(name, in, n_in, &c))
-        return c;
+    if (conv_cost(name, in, n_in, &c) || matmul_cost(name, in, n_in, &c)) return c;
     return memory_cost(in, n_in);
 }
 
 trc_cost trc_conv_finish(trc_cost c, int64_t p, int64_t q)
 {
-    if (c.kind != TRC_COST_CONV_OUT)
-        return c;
+    if (c.kind != TRC_COST_CONV_OUT) return c;
     double pixels = (double)p * (double)q;
     c.kind = TRC_COST_COMPUTE;
     c.flops *= pixels;

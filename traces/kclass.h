@@ -13,10 +13,10 @@
 
 /* One recorded op input ("Input Dims"/"Input type" entry). */
 typedef struct trc_tensor {
-    int ndim;                  /* -1 = not a tensor (int, list of ints, None, ...) */
-    int64_t dim[TRC_MAXDIM];   /* the first TRC_MAXDIM sizes */
-    int64_t numel;             /* product of all sizes (1 for a 0-d tensor) */
-    int elem_bytes;            /* from the dtype; 0 = unknown dtype */
+    int ndim;                /* -1 = not a tensor (int, list of ints, None, ...) */
+    int64_t dim[TRC_MAXDIM]; /* the first TRC_MAXDIM sizes */
+    int64_t numel;           /* product of all sizes (1 for a 0-d tensor) */
+    int elem_bytes;          /* from the dtype; 0 = unknown dtype */
 } trc_tensor;
 
 /* How an op's cost was found. */
@@ -29,11 +29,11 @@ typedef enum trc_cost_kind {
 } trc_cost_kind;
 
 typedef struct trc_cost {
-    int kind;       /* trc_cost_kind */
-    double flops;   /* multiply-add = 2 FLOPs */
-    double bytes;   /* DRAM bytes read + written, estimate */
+    int kind;           /* trc_cost_kind */
+    double flops;       /* multiply-add = 2 FLOPs */
+    double bytes;       /* DRAM bytes read + written, estimate */
     double fixed_bytes; /* TRC_COST_CONV_OUT: bytes of input and weight (not per pixel) */
-    int64_t n, k;   /* TRC_COST_CONV_OUT: batch and output channels, to find the output */
+    int64_t n, k;       /* TRC_COST_CONV_OUT: batch and output channels, to find the output */
 } trc_cost;
 
 /* The unit a kernel mostly uses, from its name: SIM_UNIT_TENSOR for GEMM/conv kernels whose

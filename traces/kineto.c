@@ -19,8 +19,8 @@
 #include <yajl/yajl_parse.h>
 #include <zlib.h>
 
-#define MAX_IN 16          /* op inputs kept per event */
-#define MAX_DEPTH 64       /* JSON nesting tracked; deeper containers are skipped */
+#define MAX_IN 16    /* op inputs kept per event */
+#define MAX_DEPTH 64 /* JSON nesting tracked; deeper containers are skipped */
 #define READ_BYTES (256 * 1024)
 /* Rule W1 (FORMAT.md): a GPU activity that starts this long after its launch while no recorded
  * GPU work runs was held up by work the profiler did not record. The largest such delay in the
@@ -39,7 +39,16 @@
  * sum over a step's ops then stays within the trace's TRC_NUM_MAX. */
 #define COST_LIMIT 1e24
 
-enum cat { CAT_NONE, CAT_CPU_OP, CAT_ANNOT, CAT_RUNTIME, CAT_KERNEL, CAT_MEMCPY, CAT_MEMSET, CAT_TRACE };
+enum cat {
+    CAT_NONE,
+    CAT_CPU_OP,
+    CAT_ANNOT,
+    CAT_RUNTIME,
+    CAT_KERNEL,
+    CAT_MEMCPY,
+    CAT_MEMSET,
+    CAT_TRACE
+};
 enum rtk { RT_OTHER, RT_LAUNCH, RT_MEMCPY, RT_MEMSET, RT_SYNC };
 enum gk { G_KERNEL, G_MEMCPY, G_MEMSET };
 enum dt { DT_OTHER, DT_FLOAT, DT_HALF, DT_BF16 };
@@ -54,9 +63,9 @@ typedef struct ev_cpu {
     uint8_t dtype0;  /* enum dt of the first tensor input */
     int8_t in0_ndim; /* dims of the first input, -1 none */
     uint8_t has_dims;
-    int32_t group_size;     /* record_param_comms "Group size" */
-    double coll_bytes;      /* record_param_comms: message bytes */
-    double in0_bytes;       /* bytes of the first tensor input */
+    int32_t group_size; /* record_param_comms "Group size" */
+    double coll_bytes;  /* record_param_comms: message bytes */
+    double in0_bytes;   /* bytes of the first tensor input */
     int64_t in0[4];
     trc_cost cost;
 } ev_cpu;
@@ -64,8 +73,8 @@ typedef struct ev_cpu {
 typedef struct ev_rt {
     int64_t ts, dur, pid, tid, corr;
     int32_t name;
-    uint8_t kind; /* enum rtk */
-    uint8_t sync; /* trc_sync_kind */
+    uint8_t kind;             /* enum rtk */
+    uint8_t sync;             /* trc_sync_kind */
     int32_t first_gpu, n_gpu; /* range in imp.gpu_by_rt */
     int32_t step;
     int32_t cpu; /* innermost enclosing CPU event; -1 none */
@@ -74,7 +83,7 @@ typedef struct ev_rt {
 typedef struct ev_gpu {
     int64_t ts, dur, corr, bytes, blocks;
     int32_t name, stream, device;
-    int32_t rt; /* linked runtime call; -1 none */
+    int32_t rt;   /* linked runtime call; -1 none */
     uint8_t kind; /* enum gk */
     uint8_t dir;  /* trc_memcpy_dir */
     int8_t pinned;
@@ -112,14 +121,52 @@ typedef struct devprop {
     }
 
 typedef enum ctx {
-    C_ROOT, C_EVENTS, C_EVENT, C_ARGS, C_DIMS, C_DIM_ITEM, C_DIM_NESTED, C_TYPES, C_GRID,
-    C_DEVS, C_DEV, C_DIST, C_SKIP
+    C_ROOT,
+    C_EVENTS,
+    C_EVENT,
+    C_ARGS,
+    C_DIMS,
+    C_DIM_ITEM,
+    C_DIM_NESTED,
+    C_TYPES,
+    C_GRID,
+    C_DEVS,
+    C_DEV,
+    C_DIST,
+    C_SKIP
 } pctx;
 
 typedef enum key {
-    K_NONE, K_TRACE_EVENTS, K_DEVPROPS, K_DISTINFO, K_PH, K_CAT, K_NAME, K_PID, K_TID, K_TS, K_DUR,
-    K_ARGS, K_CORR, K_STREAM, K_DEVICE, K_BYTES, K_GRID, K_DIMS, K_TYPES, K_COLL_NAME, K_DTYPE,
-    K_IN_NELEMS, K_GROUP_SIZE, K_ID, K_NUMSMS, K_CCMAJ, K_CCMIN, K_MEM, K_RANK, K_WORLD
+    K_NONE,
+    K_TRACE_EVENTS,
+    K_DEVPROPS,
+    K_DISTINFO,
+    K_PH,
+    K_CAT,
+    K_NAME,
+    K_PID,
+    K_TID,
+    K_TS,
+    K_DUR,
+    K_ARGS,
+    K_CORR,
+    K_STREAM,
+    K_DEVICE,
+    K_BYTES,
+    K_GRID,
+    K_DIMS,
+    K_TYPES,
+    K_COLL_NAME,
+    K_DTYPE,
+    K_IN_NELEMS,
+    K_GROUP_SIZE,
+    K_ID,
+    K_NUMSMS,
+    K_CCMAJ,
+    K_CCMIN,
+    K_MEM,
+    K_RANK,
+    K_WORLD
 } pkey;
 
 typedef struct frame {
@@ -186,17 +233,24 @@ typedef struct imp {
     VEC(devprop) devs;
     VEC(ev_bad) bad;
     /* pass 2 */
-    int32_t *gpu_by_rt;    /* GPU indices ordered by linked runtime */
+    int32_t *gpu_by_rt; /* GPU indices ordered by linked runtime */
     thread_range *thr;
     size_t n_thr, cap_thr;
     int64_t main_pid, main_tid;
     uint8_t *cpu_flags;
-    int8_t *unit_of_name;  /* -1 = not classified yet */
-    int32_t *local_name;   /* global name id -> index in the step being built */
+    int8_t *unit_of_name; /* -1 = not classified yet */
+    int32_t *local_name;  /* global name id -> index in the step being built */
 } imp;
 
-enum { F_WAIT = 1, F_IN_WAIT = 2, F_LOADER = 4, F_IN_LOADER = 8, F_NCCL = 16, F_IN_NCCL = 32,
-       F_OP_ANCESTOR = 64 };
+enum {
+    F_WAIT = 1,
+    F_IN_WAIT = 2,
+    F_LOADER = 4,
+    F_IN_LOADER = 8,
+    F_NCCL = 16,
+    F_IN_NCCL = 32,
+    F_OP_ANCESTOR = 64
+};
 
 #define VEC_PUSH(vec, val, okvar)                                                                  \
     do {                                                                                           \
@@ -233,17 +287,20 @@ const char *trc_kineto_bad_time_name(int reason)
 const char *trc_kineto_step_source_name(int source)
 {
     switch (source) {
-    case TRC_STEPS_PROFILER: return "ProfilerStep#N annotations";
-    case TRC_STEPS_PERIOD: return "repeating GPU kernel sequence (no ProfilerStep#N)";
-    case TRC_STEPS_WHOLE: return "whole trace as one step (no ProfilerStep#N, no repetition)";
-    default: return "?";
+    case TRC_STEPS_PROFILER:
+        return "ProfilerStep#N annotations";
+    case TRC_STEPS_PERIOD:
+        return "repeating GPU kernel sequence (no ProfilerStep#N)";
+    case TRC_STEPS_WHOLE:
+        return "whole trace as one step (no ProfilerStep#N, no repetition)";
+    default:
+        return "?";
     }
 }
 
 void trc_kineto_summary_free(trc_kineto_summary *s)
 {
-    if (!s)
-        return;
+    if (!s) return;
     free(s->steps);
     s->steps = NULL;
     s->n_steps = 0;
@@ -272,8 +329,7 @@ static int32_t intern(imp *m, const char *s, size_t n)
     if (m->n_names * 2 >= m->hash_cap) {
         size_t cap = m->hash_cap ? 2 * m->hash_cap : 4096;
         int32_t *h = malloc(cap * sizeof *h);
-        if (!h)
-            return -1;
+        if (!h) return -1;
         for (size_t i = 0; i < cap; i++)
             h[i] = -1;
         for (size_t i = 0; i < m->n_names; i++) {
@@ -289,21 +345,18 @@ static int32_t intern(imp *m, const char *s, size_t n)
     size_t j = fnv(s, n) & (m->hash_cap - 1);
     while (m->hash[j] >= 0) {
         const char *t = m->names[m->hash[j]];
-        if (!strncmp(t, s, n) && t[n] == 0)
-            return m->hash[j];
+        if (!strncmp(t, s, n) && t[n] == 0) return m->hash[j];
         j = (j + 1) & (m->hash_cap - 1);
     }
     if (m->n_names == m->cap_names) {
         size_t cap = m->cap_names ? 2 * m->cap_names : 1024;
         char **p = realloc(m->names, cap * sizeof *p);
-        if (!p)
-            return -1;
+        if (!p) return -1;
         m->names = p;
         m->cap_names = cap;
     }
     char *copy = malloc(n + 1);
-    if (!copy)
-        return -1;
+    if (!copy) return -1;
     memcpy(copy, s, n);
     copy[n] = 0;
     m->names[m->n_names] = copy;
@@ -317,19 +370,15 @@ static int32_t intern(imp *m, const char *s, size_t n)
 static int64_t num_int(const char *s, size_t n)
 {
     char buf[64];
-    if (n >= sizeof buf)
-        n = sizeof buf - 1;
+    if (n >= sizeof buf) n = sizeof buf - 1;
     memcpy(buf, s, n);
     buf[n] = 0;
     int plain = 1;
     for (size_t i = 0; i < n; i++)
-        if (buf[i] == '.' || buf[i] == 'e' || buf[i] == 'E')
-            plain = 0;
-    if (plain)
-        return strtoll(buf, NULL, 10);
+        if (buf[i] == '.' || buf[i] == 'e' || buf[i] == 'E') plain = 0;
+    if (plain) return strtoll(buf, NULL, 10);
     double d = strtod(buf, NULL);
-    if (!(d > -9.2e18 && d < 9.2e18))
-        return 0;
+    if (!(d > -9.2e18 && d < 9.2e18)) return 0;
     return (int64_t)(d < 0 ? d - 0.5 : d + 0.5);
 }
 
@@ -340,13 +389,11 @@ static int num_us_to_ns(const char *s, size_t n, int64_t *out)
 {
     size_t i = 0;
     int neg = 0;
-    if (i < n && (s[i] == '-' || s[i] == '+'))
-        neg = s[i++] == '-';
+    if (i < n && (s[i] == '-' || s[i] == '+')) neg = s[i++] == '-';
     int64_t whole = 0;
     size_t digits = 0;
     for (; i < n && s[i] >= '0' && s[i] <= '9'; i++, digits++) {
-        if (whole > TIME_LIMIT_NS / 1000)
-            return 0;
+        if (whole > TIME_LIMIT_NS / 1000) return 0;
         whole = whole * 10 + (s[i] - '0');
     }
     int64_t frac = 0;
@@ -368,13 +415,11 @@ static int num_us_to_ns(const char *s, size_t n, int64_t *out)
         memcpy(buf, s, m);
         buf[m] = 0;
         double d = strtod(buf, NULL) * 1000.0;
-        if (!(d >= -(double)TIME_LIMIT_NS && d <= (double)TIME_LIMIT_NS))
-            return 0;
+        if (!(d >= -(double)TIME_LIMIT_NS && d <= (double)TIME_LIMIT_NS)) return 0;
         *out = (int64_t)(d < 0 ? d - 0.5 : d + 0.5);
         return 1;
     }
-    if (whole > TIME_LIMIT_NS / 1000 || whole * 1000 + frac > TIME_LIMIT_NS)
-        return 0;
+    if (whole > TIME_LIMIT_NS / 1000 || whole * 1000 + frac > TIME_LIMIT_NS) return 0;
     int64_t v = whole * 1000 + frac;
     *out = neg ? -v : v;
     return 1;
@@ -382,12 +427,9 @@ static int num_us_to_ns(const char *s, size_t n, int64_t *out)
 
 static int dtype_code(const char *t)
 {
-    if (!strcmp(t, "float"))
-        return DT_FLOAT;
-    if (!strcmp(t, "c10::Half") || !strcmp(t, "Half"))
-        return DT_HALF;
-    if (!strcmp(t, "c10::BFloat16") || !strcmp(t, "BFloat16"))
-        return DT_BF16;
+    if (!strcmp(t, "float")) return DT_FLOAT;
+    if (!strcmp(t, "c10::Half") || !strcmp(t, "Half")) return DT_HALF;
+    if (!strcmp(t, "c10::BFloat16") || !strcmp(t, "BFloat16")) return DT_BF16;
     return DT_OTHER;
 }
 
@@ -397,11 +439,10 @@ static int comm_dtype_bytes(const char *t)
     static const struct {
         const char *n;
         int b;
-    } tab[] = {{"Float", 4}, {"Half", 2}, {"BFloat16", 2}, {"Double", 8}, {"Long", 8},
-               {"Int", 4},   {"Short", 2}, {"Char", 1},    {"Byte", 1},   {"Bool", 1}};
+    } tab[] = {{"Float", 4}, {"Half", 2},  {"BFloat16", 2}, {"Double", 8}, {"Long", 8},
+               {"Int", 4},   {"Short", 2}, {"Char", 1},     {"Byte", 1},   {"Bool", 1}};
     for (size_t i = 0; i < sizeof tab / sizeof tab[0]; i++)
-        if (!strcmp(t, tab[i].n))
-            return tab[i].b;
+        if (!strcmp(t, tab[i].n)) return tab[i].b;
     int b = trc_dtype_bytes(t);
     return b ? b : 4;
 }
@@ -428,29 +469,22 @@ static int cur_key(imp *m)
 /* Context of a container opening in the current position. */
 static int child_ctx(imp *m, int is_map)
 {
-    if (m->depth == 0)
-        return is_map ? C_ROOT : C_SKIP;
+    if (m->depth == 0) return is_map ? C_ROOT : C_SKIP;
     int c = cur_ctx(m), k = cur_key(m);
     switch (c) {
     case C_ROOT:
-        if (!is_map && k == K_TRACE_EVENTS)
-            return C_EVENTS;
-        if (!is_map && k == K_DEVPROPS)
-            return C_DEVS;
-        if (is_map && k == K_DISTINFO)
-            return C_DIST;
+        if (!is_map && k == K_TRACE_EVENTS) return C_EVENTS;
+        if (!is_map && k == K_DEVPROPS) return C_DEVS;
+        if (is_map && k == K_DISTINFO) return C_DIST;
         return C_SKIP;
     case C_EVENTS:
         return is_map ? C_EVENT : C_SKIP;
     case C_EVENT:
         return is_map && k == K_ARGS ? C_ARGS : C_SKIP;
     case C_ARGS:
-        if (!is_map && k == K_DIMS)
-            return C_DIMS;
-        if (!is_map && k == K_TYPES)
-            return C_TYPES;
-        if (!is_map && k == K_GRID)
-            return C_GRID;
+        if (!is_map && k == K_DIMS) return C_DIMS;
+        if (!is_map && k == K_TYPES) return C_TYPES;
+        if (!is_map && k == K_GRID) return C_GRID;
         return C_SKIP;
     case C_DIMS:
         return is_map ? C_SKIP : C_DIM_ITEM;
@@ -480,10 +514,8 @@ static int finish_event(imp *m);
 static int push(imp *m, int is_map)
 {
     int c = child_ctx(m, is_map);
-    if (c == C_EVENT)
-        scratch_reset(&m->ev);
-    if (c == C_DEV)
-        memset(&m->dev, 0, sizeof m->dev);
+    if (c == C_EVENT) scratch_reset(&m->ev);
+    if (c == C_DEV) memset(&m->dev, 0, sizeof m->dev);
     if (c == C_DIM_ITEM && m->ev.n_in < MAX_IN) {
         trc_tensor *t = &m->ev.in[m->ev.n_in];
         memset(t, 0, sizeof *t);
@@ -491,8 +523,7 @@ static int push(imp *m, int is_map)
     }
     if (c == C_DIM_NESTED && cur_ctx(m) == C_DIM_ITEM && m->ev.n_in < MAX_IN)
         m->ev.in[m->ev.n_in].ndim = -1; /* a list of tensors: not one tensor */
-    if (c == C_DIMS)
-        m->ev.dims_seen = 1;
+    if (c == C_DIMS) m->ev.dims_seen = 1;
     if (m->depth < MAX_DEPTH) {
         m->st[m->depth].ctx = (uint8_t)c;
         m->st[m->depth].key = K_NONE;
@@ -509,13 +540,11 @@ static int pop(imp *m)
         m->ev.n_in++;
     else if (c == C_DIM_ITEM)
         m->ev.n_in = MAX_IN;
-    if (c == C_EVENT)
-        return finish_event(m);
+    if (c == C_EVENT) return finish_event(m);
     if (c == C_DEV) {
         int ok;
         VEC_PUSH(m->devs, m->dev, ok);
-        if (!ok)
-            m->fatal = SIM_ENOMEM;
+        if (!ok) m->fatal = SIM_ENOMEM;
         return ok;
     }
     return 1;
@@ -586,14 +615,11 @@ static int cb_map_key(void *ctx, const unsigned char *k, size_t n)
 {
     imp *m = ctx;
     frame *f = top(m);
-    if (!f)
-        return 1;
+    if (!f) return 1;
     int key = K_NONE;
     for (size_t i = 0; key == K_NONE && i < sizeof keys / sizeof keys[0]; i++)
-        if (keys[i].ctx == f->ctx && key_is(k, n, keys[i].name))
-            key = keys[i].key;
-    if (key == K_TRACE_EVENTS)
-        m->saw_trace_events = 1;
+        if (keys[i].ctx == f->ctx && key_is(k, n, keys[i].name)) key = keys[i].key;
+    if (key == K_TRACE_EVENTS) m->saw_trace_events = 1;
     f->key = (uint8_t)key;
     return 1;
 }
@@ -611,8 +637,7 @@ static int cb_number(void *ctx, const char *s, size_t n)
         } else if (k == K_DUR) {
             e->has_dur = 1;
             e->time_range |= !num_us_to_ns(s, n, &e->dur) || e->dur > TRC_INT_MAX;
-        }
-        else if (k == K_PID)
+        } else if (k == K_PID)
             e->pid = num_int(s, n);
         else if (k == K_TID)
             e->tid = num_int(s, n);
@@ -632,8 +657,7 @@ static int cb_number(void *ctx, const char *s, size_t n)
             e->group_size = num_int(s, n);
         break;
     case C_GRID:
-        if (e->n_grid < 3)
-            e->grid[e->n_grid++] = num_int(s, n);
+        if (e->n_grid < 3) e->grid[e->n_grid++] = num_int(s, n);
         break;
     case C_DIM_ITEM:
         if (e->n_in < MAX_IN) {
@@ -642,8 +666,7 @@ static int cb_number(void *ctx, const char *s, size_t n)
             if (t->ndim >= 0 && (v < 0 || (v > 0 && t->numel > NUMEL_LIMIT / v))) {
                 t->ndim = -1; /* a negative size, or too many elements: not a usable tensor */
             } else if (t->ndim >= 0) {
-                if (t->ndim < TRC_MAXDIM)
-                    t->dim[t->ndim] = v;
+                if (t->ndim < TRC_MAXDIM) t->dim[t->ndim] = v;
                 t->ndim++;
                 t->numel *= v;
             }
@@ -677,8 +700,7 @@ static int cb_number(void *ctx, const char *s, size_t n)
 
 static void copy_str(char *dst, size_t cap, const unsigned char *s, size_t n)
 {
-    if (n >= cap)
-        n = cap - 1;
+    if (n >= cap) n = cap - 1;
     memcpy(dst, s, n);
     dst[n] = 0;
 }
@@ -689,18 +711,12 @@ static const struct {
     const char *name;
     uint8_t cat, schema;
 } cats[] = {
-    {"cpu_op", CAT_CPU_OP, SCHEMA_NEW},
-    {"Operator", CAT_CPU_OP, SCHEMA_OLD},
-    {"user_annotation", CAT_ANNOT, SCHEMA_NEW},
-    {"cuda_runtime", CAT_RUNTIME, SCHEMA_NEW},
-    {"cuda_driver", CAT_RUNTIME, SCHEMA_NEW},
-    {"Runtime", CAT_RUNTIME, SCHEMA_OLD},
-    {"kernel", CAT_KERNEL, SCHEMA_ANY},
-    {"Kernel", CAT_KERNEL, SCHEMA_ANY},
-    {"gpu_memcpy", CAT_MEMCPY, SCHEMA_ANY},
-    {"Memcpy", CAT_MEMCPY, SCHEMA_ANY},
-    {"gpu_memset", CAT_MEMSET, SCHEMA_ANY},
-    {"Memset", CAT_MEMSET, SCHEMA_ANY},
+    {"cpu_op", CAT_CPU_OP, SCHEMA_NEW},         {"Operator", CAT_CPU_OP, SCHEMA_OLD},
+    {"user_annotation", CAT_ANNOT, SCHEMA_NEW}, {"cuda_runtime", CAT_RUNTIME, SCHEMA_NEW},
+    {"cuda_driver", CAT_RUNTIME, SCHEMA_NEW},   {"Runtime", CAT_RUNTIME, SCHEMA_OLD},
+    {"kernel", CAT_KERNEL, SCHEMA_ANY},         {"Kernel", CAT_KERNEL, SCHEMA_ANY},
+    {"gpu_memcpy", CAT_MEMCPY, SCHEMA_ANY},     {"Memcpy", CAT_MEMCPY, SCHEMA_ANY},
+    {"gpu_memset", CAT_MEMSET, SCHEMA_ANY},     {"Memset", CAT_MEMSET, SCHEMA_ANY},
     {"Trace", CAT_TRACE, SCHEMA_ANY},
 };
 
@@ -711,8 +727,7 @@ static void event_cat(imp *m, const unsigned char *s, size_t n)
     char cat[32];
     copy_str(cat, sizeof cat, s, n);
     for (size_t i = 0; i < sizeof cats / sizeof cats[0]; i++) {
-        if (strcmp(cat, cats[i].name) != 0)
-            continue;
+        if (strcmp(cat, cats[i].name) != 0) continue;
         m->ev.cat = cats[i].cat;
         m->schema_old |= cats[i].schema == SCHEMA_OLD;
         m->schema_new |= cats[i].schema == SCHEMA_NEW;
@@ -810,11 +825,9 @@ static int cb_string(void *ctx, const unsigned char *s, size_t n)
 static int cb_scalar(void *ctx)
 {
     imp *m = ctx;
-    if (cur_ctx(m) == C_EVENT && cur_key(m) == K_DUR)
-        m->ev.dur_not_number = 1;
+    if (cur_ctx(m) == C_EVENT && cur_key(m) == K_DUR) m->ev.dur_not_number = 1;
     /* null/true/false inside an input's dims list makes it not a plain tensor */
-    if (cur_ctx(m) == C_DIM_ITEM && m->ev.n_in < MAX_IN)
-        m->ev.in[m->ev.n_in].ndim = -1;
+    if (cur_ctx(m) == C_DIM_ITEM && m->ev.n_in < MAX_IN) m->ev.in[m->ev.n_in].ndim = -1;
     return 1;
 }
 static int cb_null(void *ctx)
@@ -829,18 +842,20 @@ static int cb_bool(void *ctx, int b)
 
 static int rt_kind(const char *name, uint8_t *sync)
 {
-    static const char *const launches[] = {
-        "cudaLaunchKernel",      "cudaLaunchKernelExC",    "cuLaunchKernel",
-        "cuLaunchKernelEx",      "cudaLaunchCooperativeKernel",
-        "cudaLaunchCooperativeKernelMultiDevice", "cudaGraphLaunch", "cuGraphLaunch",
-        "cudaLaunchKernel_ptsz", "cudaLaunchKernelExC_ptsz"};
+    static const char *const launches[] = {"cudaLaunchKernel",
+                                           "cudaLaunchKernelExC",
+                                           "cuLaunchKernel",
+                                           "cuLaunchKernelEx",
+                                           "cudaLaunchCooperativeKernel",
+                                           "cudaLaunchCooperativeKernelMultiDevice",
+                                           "cudaGraphLaunch",
+                                           "cuGraphLaunch",
+                                           "cudaLaunchKernel_ptsz",
+                                           "cudaLaunchKernelExC_ptsz"};
     for (size_t i = 0; i < sizeof launches / sizeof launches[0]; i++)
-        if (!strcmp(name, launches[i]))
-            return RT_LAUNCH;
-    if (!strncmp(name, "cudaMemcpy", 10) || !strncmp(name, "cuMemcpy", 8))
-        return RT_MEMCPY;
-    if (!strncmp(name, "cudaMemset", 10) || !strncmp(name, "cuMemset", 8))
-        return RT_MEMSET;
+        if (!strcmp(name, launches[i])) return RT_LAUNCH;
+    if (!strncmp(name, "cudaMemcpy", 10) || !strncmp(name, "cuMemcpy", 8)) return RT_MEMCPY;
+    if (!strncmp(name, "cudaMemset", 10) || !strncmp(name, "cuMemset", 8)) return RT_MEMSET;
     if (!strcmp(name, "cudaStreamSynchronize") || !strcmp(name, "cuStreamSynchronize")) {
         *sync = TRC_SYNC_STREAM;
         return RT_SYNC;
@@ -859,14 +874,10 @@ static int rt_kind(const char *name, uint8_t *sync)
 /* Why an event's times are unusable (trc_bad_time), or -1 when they are usable. */
 static int bad_time(const scratch *e)
 {
-    if (e->time_range)
-        return TRC_BAD_TIME_RANGE;
-    if (e->dur_not_number)
-        return TRC_BAD_DUR_NOT_NUMBER;
-    if (!e->has_dur)
-        return TRC_BAD_DUR_MISSING;
-    if (e->dur < 0)
-        return TRC_BAD_DUR_NEGATIVE;
+    if (e->time_range) return TRC_BAD_TIME_RANGE;
+    if (e->dur_not_number) return TRC_BAD_DUR_NOT_NUMBER;
+    if (!e->has_dur) return TRC_BAD_DUR_MISSING;
+    if (e->dur < 0) return TRC_BAD_DUR_NEGATIVE;
     return -1;
 }
 
@@ -874,12 +885,13 @@ static int bad_time(const scratch *e)
 static int drop_event(imp *m, int reason, int gpu)
 {
     const scratch *e = &m->ev;
-    ev_bad d = {.ts = e->time_range ? INT64_MIN : e->ts, .index = m->events - 1,
-                .reason = reason, .gpu = gpu};
+    ev_bad d = {.ts = e->time_range ? INT64_MIN : e->ts,
+                .index = m->events - 1,
+                .reason = reason,
+                .gpu = gpu};
     int ok;
     VEC_PUSH(m->bad, d, ok);
-    if (!ok)
-        m->fatal = SIM_ENOMEM;
+    if (!ok) m->fatal = SIM_ENOMEM;
     return ok;
 }
 
@@ -898,8 +910,7 @@ static int64_t grid_blocks(const int64_t *grid, int n)
     int64_t b = 1;
     for (int i = 0; i < n; i++) {
         int64_t g = grid[i] > 0 ? grid[i] : 1;
-        if (g > TRC_INT_MAX / b)
-            return 0;
+        if (g > TRC_INT_MAX / b) return 0;
         b *= g;
     }
     return b;
@@ -916,8 +927,7 @@ static double believable(double x)
 static void keep_trace_span(imp *m, int bad)
 {
     const scratch *e = &m->ev;
-    if (bad >= 0)
-        return;
+    if (bad >= 0) return;
     if (!m->has_trace_span || e->ts < m->trace_ts) {
         m->trace_ts = e->ts;
         m->trace_dur = e->dur;
@@ -938,8 +948,7 @@ static void describe_inputs(ev_cpu *c, scratch *e, const char *name)
     }
     for (int i = 0; i < n_in; i++) {
         const trc_tensor *t = &e->in[i];
-        if (t->ndim < 0)
-            continue;
+        if (t->ndim < 0) continue;
         c->in0_ndim = (int8_t)(t->ndim > 4 ? 5 : t->ndim);
         for (int d = 0; d < 4 && d < t->ndim; d++)
             c->in0[d] = t->dim[d];
@@ -966,13 +975,15 @@ static int finish_cpu(imp *m, const char *name, int bad)
 {
     scratch *e = &m->ev;
     int ok;
-    if (e->pid_is_str)
-        return 1;
-    if (bad >= 0)
-        return drop_event(m, bad, 0);
+    if (e->pid_is_str) return 1;
+    if (bad >= 0) return drop_event(m, bad, 0);
     if (!strncmp(name, "ProfilerStep#", 13)) {
-        ev_step s = {.ts = e->ts, .dur = e->dur, .pid = e->pid, .tid = e->tid,
-                     .index = strtoll(name + 13, NULL, 10), .flag = -1};
+        ev_step s = {.ts = e->ts,
+                     .dur = e->dur,
+                     .pid = e->pid,
+                     .tid = e->tid,
+                     .index = strtoll(name + 13, NULL, 10),
+                     .flag = -1};
         VEC_PUSH(m->steps, s, ok);
         return ok;
     }
@@ -983,10 +994,8 @@ static int finish_cpu(imp *m, const char *name, int bad)
     c.seq = (int32_t)m->cpu.n;
     c.annot = e->cat == CAT_ANNOT || strchr(name, '#') != NULL;
     c.name = intern(m, name, e->name_len);
-    if (c.name < 0)
-        return 0;
-    if (e->dims_seen)
-        m->saw_dims = 1;
+    if (c.name < 0) return 0;
+    if (e->dims_seen) m->saw_dims = 1;
     describe_inputs(&c, e, name);
     VEC_PUSH(m->cpu, c, ok);
     return ok;
@@ -998,18 +1007,20 @@ static int finish_runtime(imp *m, const char *name, int bad)
     const scratch *e = &m->ev;
     uint8_t sync = 0;
     int kind = rt_kind(name, &sync);
-    if (!strncmp(name, "hip", 3))
-        m->saw_hip = 1;
-    if (kind == RT_OTHER || e->pid_is_str)
-        return 1;
-    if (bad >= 0)
-        return drop_event(m, bad, 0);
-    ev_rt r = {.ts = e->ts, .dur = e->dur, .pid = e->pid, .tid = e->tid,
-               .corr = e->has_corr ? e->corr : -1, .kind = (uint8_t)kind, .sync = sync,
-               .step = -1, .cpu = -1};
+    if (!strncmp(name, "hip", 3)) m->saw_hip = 1;
+    if (kind == RT_OTHER || e->pid_is_str) return 1;
+    if (bad >= 0) return drop_event(m, bad, 0);
+    ev_rt r = {.ts = e->ts,
+               .dur = e->dur,
+               .pid = e->pid,
+               .tid = e->tid,
+               .corr = e->has_corr ? e->corr : -1,
+               .kind = (uint8_t)kind,
+               .sync = sync,
+               .step = -1,
+               .cpu = -1};
     r.name = intern(m, name, e->name_len);
-    if (r.name < 0)
-        return 0;
+    if (r.name < 0) return 0;
     int ok;
     VEC_PUSH(m->rt, r, ok);
     return ok;
@@ -1019,8 +1030,7 @@ static int finish_runtime(imp *m, const char *name, int bad)
 static int finish_gpu(imp *m, const char *name, int bad)
 {
     const scratch *e = &m->ev;
-    if (bad >= 0)
-        return drop_event(m, bad, 1);
+    if (bad >= 0) return drop_event(m, bad, 1);
     ev_gpu g;
     memset(&g, 0, sizeof g);
     g.ts = e->ts, g.dur = e->dur, g.corr = e->has_corr ? e->corr : -1;
@@ -1042,8 +1052,7 @@ static int finish_gpu(imp *m, const char *name, int bad)
         g.pinned = strstr(name, "Pinned") ? 1 : strstr(name, "Pageable") ? 0 : -1;
     }
     g.name = intern(m, name, e->name_len);
-    if (g.name < 0)
-        return 0;
+    if (g.name < 0) return 0;
     int ok;
     VEC_PUSH(m->gpu, g, ok);
     return ok;
@@ -1053,13 +1062,10 @@ static int finish_event(imp *m)
 {
     scratch *e = &m->ev;
     m->events++;
-    if (strcmp(e->ph, "X") != 0 || !e->has_ts)
-        return 1;
-    if (!e->time_range && e->ts < m->min_ts)
-        m->min_ts = e->ts;
+    if (strcmp(e->ph, "X") != 0 || !e->has_ts) return 1;
+    if (!e->time_range && e->ts < m->min_ts) m->min_ts = e->ts;
     int bad = bad_time(e);
-    if (e->dur < 0)
-        e->dur = 0;
+    if (e->dur < 0) e->dur = 0;
     const char *name = e->name_len ? e->name : "";
     int ok;
     switch (e->cat) {
@@ -1081,8 +1087,7 @@ static int finish_event(imp *m)
     default:
         return 1;
     }
-    if (!ok)
-        m->fatal = SIM_ENOMEM;
+    if (!ok) m->fatal = SIM_ENOMEM;
     return ok;
 }
 
@@ -1124,11 +1129,10 @@ static int read_error(gzFile f, int got, const json_pos *at, const char *path, s
         return sim_err_set(err, SIM_EIO, path, 0, 0, "cannot read the trace: %s",
                            gzerror(f, &zerr));
     const char *msg = gzerror(f, &zerr);
-    int rc = sim_err_set(err, SIM_EFORMAT, path, 0, 0,
-                         "cannot decompress the trace after %lld bytes of JSON: %s", at->offset,
-                         msg);
-    if (err)
-        err->offset = at->offset;
+    int rc =
+        sim_err_set(err, SIM_EFORMAT, path, 0, 0,
+                    "cannot decompress the trace after %lld bytes of JSON: %s", at->offset, msg);
+    if (err) err->offset = at->offset;
     return rc;
 }
 
@@ -1138,18 +1142,14 @@ static int json_error(const imp *m, yajl_handle h, const unsigned char *buf, siz
                       json_pos at, const char *path, sim_err *err)
 {
     size_t used = yajl_get_bytes_consumed(h);
-    if (used > got)
-        used = got;
+    if (used > got) used = got;
     advance_pos(buf, used, &at.line, &at.col);
-    if (m->fatal)
-        return sim_err_set(err, m->fatal, path, 0, 0, "out of memory reading the trace");
+    if (m->fatal) return sim_err_set(err, m->fatal, path, 0, 0, "out of memory reading the trace");
     unsigned char *msg = yajl_get_error(h, 0, buf, got);
     int rc = sim_err_set(err, SIM_EFORMAT, path, (int)at.line, (int)at.col, "not valid JSON: %s",
                          msg ? (const char *)msg : "parse error");
-    if (err)
-        err->offset = at.offset + (long long)used;
-    if (msg)
-        yajl_free_error(h, msg);
+    if (err) err->offset = at.offset + (long long)used;
+    if (msg) yajl_free_error(h, msg);
     return rc;
 }
 
@@ -1160,10 +1160,8 @@ static int parse_stream(imp *m, yajl_handle h, gzFile f, unsigned char *buf, jso
 {
     for (;;) {
         int got = gzread(f, buf, READ_BYTES);
-        if (got < 0 || (got == 0 && !gzeof(f)))
-            return read_error(f, got, at, path, err);
-        if (got == 0)
-            break;
+        if (got < 0 || (got == 0 && !gzeof(f))) return read_error(f, got, at, path, err);
+        if (got == 0) break;
         if (yajl_parse(h, buf, (size_t)got) != yajl_status_ok)
             return json_error(m, h, buf, (size_t)got, *at, path, err);
         advance_pos(buf, (size_t)got, &at->line, &at->col);
@@ -1173,12 +1171,10 @@ static int parse_stream(imp *m, yajl_handle h, gzFile f, unsigned char *buf, jso
         int rc = sim_err_set(err, SIM_EFORMAT, path, (int)at->line, (int)at->col,
                              "truncated JSON: the trace ends inside an %s",
                              m->depth > 0 ? "open object or list" : "unfinished value");
-        if (err)
-            err->offset = at->offset;
+        if (err) err->offset = at->offset;
         return rc;
     }
-    if (m->fatal)
-        return sim_err_set(err, m->fatal, path, 0, 0, "out of memory reading the trace");
+    if (m->fatal) return sim_err_set(err, m->fatal, path, 0, 0, "out of memory reading the trace");
     return SIM_OK;
 }
 
@@ -1201,10 +1197,8 @@ static int parse_json(imp *m, const char *path, trc_kineto_summary *sum, sim_err
         rc = sim_err_set(err, SIM_ENOMEM, path, 0, 0, "out of memory");
     else
         rc = parse_stream(m, h, f, buf, &at, path, err);
-    if (sum)
-        sum->json_bytes = at.offset;
-    if (h)
-        yajl_free(h);
+    if (sum) sum->json_bytes = at.offset;
+    if (h) yajl_free(h);
     free(buf);
     gzclose(f);
     return rc;
@@ -1216,29 +1210,23 @@ static int parse_json(imp *m, const char *path, trc_kineto_summary *sum, sim_err
  * which qsort does not allow even for n == 0). */
 static void sort_n(void *base, size_t n, size_t size, int (*cmp)(const void *, const void *))
 {
-    if (n > 1)
-        qsort(base, n, size, cmp);
+    if (n > 1) qsort(base, n, size, cmp);
 }
 
 static int cmp_cpu(const void *x, const void *y)
 {
     const ev_cpu *a = x, *b = y;
-    if (a->pid != b->pid)
-        return a->pid < b->pid ? -1 : 1;
-    if (a->tid != b->tid)
-        return a->tid < b->tid ? -1 : 1;
-    if (a->ts != b->ts)
-        return a->ts < b->ts ? -1 : 1;
-    if (a->dur != b->dur)
-        return a->dur > b->dur ? -1 : 1; /* the enclosing event first */
+    if (a->pid != b->pid) return a->pid < b->pid ? -1 : 1;
+    if (a->tid != b->tid) return a->tid < b->tid ? -1 : 1;
+    if (a->ts != b->ts) return a->ts < b->ts ? -1 : 1;
+    if (a->dur != b->dur) return a->dur > b->dur ? -1 : 1; /* the enclosing event first */
     return a->seq < b->seq ? -1 : a->seq > b->seq;
 }
 
 static int cmp_rt_ts(const void *x, const void *y)
 {
     const ev_rt *a = x, *b = y;
-    if (a->ts != b->ts)
-        return a->ts < b->ts ? -1 : 1;
+    if (a->ts != b->ts) return a->ts < b->ts ? -1 : 1;
     return a->corr < b->corr ? -1 : a->corr > b->corr;
 }
 
@@ -1282,10 +1270,8 @@ typedef struct gpu_key {
 static int cmp_gpu_key(const void *x, const void *y)
 {
     const gpu_key *p = x, *q = y;
-    if (p->a != q->a)
-        return p->a < q->a ? -1 : 1;
-    if (p->b != q->b)
-        return p->b < q->b ? -1 : 1;
+    if (p->a != q->a) return p->a < q->a ? -1 : 1;
+    if (p->b != q->b) return p->b < q->b ? -1 : 1;
     return p->i < q->i ? -1 : p->i > q->i;
 }
 
@@ -1293,8 +1279,7 @@ static int cmp_gpu_key(const void *x, const void *y)
 static int order_gpu(const imp *m, int by_rt, int32_t *out)
 {
     gpu_key *k = malloc((m->gpu.n ? m->gpu.n : 1) * sizeof *k);
-    if (!k)
-        return SIM_ENOMEM;
+    if (!k) return SIM_ENOMEM;
     for (size_t i = 0; i < m->gpu.n; i++) {
         const ev_gpu *g = &m->gpu.v[i];
         k[i] = by_rt ? (gpu_key){g->rt, g->ts, (int32_t)i} : (gpu_key){g->ts, 0, (int32_t)i};
@@ -1317,8 +1302,7 @@ static int32_t step_of(const imp *m, int64_t t)
         else
             hi = mid;
     }
-    if (lo == 0)
-        return -1;
+    if (lo == 0) return -1;
     const ev_step *s = &m->steps.v[lo - 1];
     return t < s->ts + s->dur || (s->dur == 0 && t == s->ts) ? (int32_t)(lo - 1) : -1;
 }
@@ -1326,8 +1310,7 @@ static int32_t step_of(const imp *m, int64_t t)
 static thread_range *find_thread(imp *m, int64_t pid, int64_t tid)
 {
     for (size_t i = 0; i < m->n_thr; i++)
-        if (m->thr[i].pid == pid && m->thr[i].tid == tid)
-            return &m->thr[i];
+        if (m->thr[i].pid == pid && m->thr[i].tid == tid) return &m->thr[i];
     return NULL;
 }
 
@@ -1342,13 +1325,11 @@ static int32_t enclosing(const imp *m, const thread_range *th, int64_t t)
         else
             hi = mid;
     }
-    if (lo == th->begin)
-        return -1;
+    if (lo == th->begin) return -1;
     int32_t i = (int32_t)(lo - 1);
     while (i >= 0) {
         const ev_cpu *c = &m->cpu.v[i];
-        if (c->ts <= t && (t < c->ts + c->dur || (c->dur == 0 && t == c->ts)))
-            return i;
+        if (c->ts <= t && (t < c->ts + c->dur || (c->dur == 0 && t == c->ts))) return i;
         i = c->parent;
     }
     return -1;
@@ -1365,8 +1346,7 @@ static int add_thread(imp *m, thread_range th)
     if (m->n_thr == m->cap_thr) {
         size_t cap = 2 * m->cap_thr;
         thread_range *p = realloc(m->thr, cap * sizeof *p);
-        if (!p)
-            return SIM_ENOMEM;
+        if (!p) return SIM_ENOMEM;
         m->thr = p;
         m->cap_thr = cap;
     }
@@ -1384,21 +1364,14 @@ static uint8_t cpu_flags_of(const imp *m, size_t k)
     if (c->parent >= 0) {
         uint8_t pf = m->cpu_flags[c->parent];
         const ev_cpu *p = &m->cpu.v[c->parent];
-        if (pf & (F_WAIT | F_IN_WAIT))
-            fl |= F_IN_WAIT;
-        if (pf & (F_LOADER | F_IN_LOADER))
-            fl |= F_IN_LOADER;
-        if (pf & (F_NCCL | F_IN_NCCL))
-            fl |= F_IN_NCCL;
-        if ((pf & F_OP_ANCESTOR) || !p->annot)
-            fl |= F_OP_ANCESTOR;
+        if (pf & (F_WAIT | F_IN_WAIT)) fl |= F_IN_WAIT;
+        if (pf & (F_LOADER | F_IN_LOADER)) fl |= F_IN_LOADER;
+        if (pf & (F_NCCL | F_IN_NCCL)) fl |= F_IN_NCCL;
+        if ((pf & F_OP_ANCESTOR) || !p->annot) fl |= F_OP_ANCESTOR;
     }
-    if (is_wait_name(name))
-        fl |= F_WAIT;
-    if (strstr(name, "load_batch"))
-        fl |= F_LOADER;
-    if (c->annot && !strncmp(name, "nccl:", 5))
-        fl |= F_NCCL;
+    if (is_wait_name(name)) fl |= F_WAIT;
+    if (strstr(name, "load_batch")) fl |= F_LOADER;
+    if (c->annot && !strncmp(name, "nccl:", 5)) fl |= F_NCCL;
     return fl;
 }
 
@@ -1430,11 +1403,9 @@ static int nest_cpu(imp *m, sim_err *err, const char *path)
     m->cap_thr = 16;
     m->thr = malloc(m->cap_thr * sizeof *m->thr);
     m->cpu_flags = calloc(m->cpu.n ? m->cpu.n : 1, 1);
-    if (!m->thr || !m->cpu_flags)
-        return sim_err_set(err, SIM_ENOMEM, path, 0, 0, "out of memory");
+    if (!m->thr || !m->cpu_flags) return sim_err_set(err, SIM_ENOMEM, path, 0, 0, "out of memory");
     int32_t *stack = malloc((m->cpu.n ? m->cpu.n : 1) * sizeof *stack);
-    if (!stack)
-        return sim_err_set(err, SIM_ENOMEM, path, 0, 0, "out of memory");
+    if (!stack) return sim_err_set(err, SIM_ENOMEM, path, 0, 0, "out of memory");
     for (size_t i = 0; i < m->cpu.n;) {
         size_t j = i;
         while (j < m->cpu.n && m->cpu.v[j].pid == m->cpu.v[i].pid &&
@@ -1469,8 +1440,7 @@ static int add_runtime_threads(imp *m, sim_err *err, const char *path)
     for (size_t i = 0; i <= m->rt.n; i++) {
         int64_t pid = i < m->rt.n ? m->rt.v[i].pid : m->main_pid;
         int64_t tid = i < m->rt.n ? m->rt.v[i].tid : m->main_tid;
-        if (find_thread(m, pid, tid))
-            continue;
+        if (find_thread(m, pid, tid)) continue;
         if (add_thread(m, (thread_range){pid, tid, 0, 0, -1}))
             return sim_err_set(err, SIM_ENOMEM, path, 0, 0, "out of memory");
     }
@@ -1494,8 +1464,7 @@ static int link_runtime(imp *m, sim_err *err, const char *path)
         r->step = r->pid == m->main_pid ? step_of(m, r->ts) : -1;
         thread_range *th = find_thread(m, r->pid, r->tid);
         r->cpu = th ? enclosing(m, th, r->ts) : -1;
-        if (r->corr >= 0)
-            cx[ncx++] = (corr_ix){r->corr, (int32_t)i};
+        if (r->corr >= 0) cx[ncx++] = (corr_ix){r->corr, (int32_t)i};
     }
     sort_n(cx, ncx, sizeof *cx, cmp_corr);
     for (size_t i = 0; i < m->gpu.n; i++)
@@ -1514,11 +1483,9 @@ static int index_gpu_by_rt(imp *m, sim_err *err, const char *path)
         m->rt.v[i].first_gpu = -1;
     for (size_t i = 0; i < m->gpu.n; i++) {
         const ev_gpu *g = &m->gpu.v[m->gpu_by_rt[i]];
-        if (g->rt < 0)
-            continue;
+        if (g->rt < 0) continue;
         ev_rt *r = &m->rt.v[g->rt];
-        if (r->first_gpu < 0)
-            r->first_gpu = (int32_t)i;
+        if (r->first_gpu < 0) r->first_gpu = (int32_t)i;
         r->n_gpu++;
     }
     return SIM_OK;
@@ -1529,11 +1496,9 @@ static int index_gpu_by_rt(imp *m, sim_err *err, const char *path)
 static int link_events(imp *m, sim_err *err, const char *path)
 {
     int rc = nest_cpu(m, err, path);
-    if (rc)
-        return rc;
+    if (rc) return rc;
     assign_steps(m);
-    if ((rc = add_runtime_threads(m, err, path)) || (rc = link_runtime(m, err, path)))
-        return rc;
+    if ((rc = add_runtime_threads(m, err, path)) || (rc = link_runtime(m, err, path))) return rc;
     return index_gpu_by_rt(m, err, path);
 }
 
@@ -1541,8 +1506,7 @@ static int link_events(imp *m, sim_err *err, const char *path)
 static int flag_warmup(imp *m, trc_kineto_summary *sum, sim_err *err, const char *path)
 {
     int32_t *by_ts = malloc((m->gpu.n ? m->gpu.n : 1) * sizeof *by_ts);
-    if (!by_ts)
-        return sim_err_set(err, SIM_ENOMEM, path, 0, 0, "out of memory");
+    if (!by_ts) return sim_err_set(err, SIM_ENOMEM, path, 0, 0, "out of memory");
     if (order_gpu(m, 0, by_ts)) {
         free(by_ts);
         return sim_err_set(err, SIM_ENOMEM, path, 0, 0, "out of memory");
@@ -1556,8 +1520,7 @@ static int flag_warmup(imp *m, trc_kineto_summary *sum, sim_err *err, const char
             if (r->step >= 0 && g->ts - ready > HELD_NS && m->steps.v[r->step].flag < 0)
                 m->steps.v[r->step].flag = TRC_DROP_GPU_HELD;
         }
-        if (g->ts + g->dur > busy_until)
-            busy_until = g->ts + g->dur;
+        if (g->ts + g->dur > busy_until) busy_until = g->ts + g->dur;
     }
     free(by_ts);
     for (size_t i = 0; i < m->rt.n; i++) {
@@ -1565,10 +1528,8 @@ static int flag_warmup(imp *m, trc_kineto_summary *sum, sim_err *err, const char
         /* CUPTI does not report every memset (trace 3 has 47 per step without one), so only
          * launches and copies count */
         if (r->step >= 0 && r->n_gpu == 0 && (r->kind == RT_LAUNCH || r->kind == RT_MEMCPY)) {
-            if (sum)
-                sum->launches_without_gpu++;
-            if (m->steps.v[r->step].flag < 0)
-                m->steps.v[r->step].flag = TRC_DROP_GPU_MISSING;
+            if (sum) sum->launches_without_gpu++;
+            if (m->steps.v[r->step].flag < 0) m->steps.v[r->step].flag = TRC_DROP_GPU_MISSING;
         }
     }
     return SIM_OK;
@@ -1583,29 +1544,25 @@ static void finish_convs(imp *m)
         const thread_range *th = &m->thr[t];
         for (size_t i = th->begin; i < th->end; i++) {
             ev_cpu *c = &m->cpu.v[i];
-            if (c->cost.kind != TRC_COST_CONV_OUT)
-                continue;
+            if (c->cost.kind != TRC_COST_CONV_OUT) continue;
             int found = 0;
             for (size_t j = i + 1; j < th->end && j <= i + CONV_LOOKAHEAD; j++) {
                 const ev_cpu *d = &m->cpu.v[j];
-                if (d->ts < c->ts + c->dur)
-                    continue; /* inside the conv */
+                if (d->ts < c->ts + c->dur) continue; /* inside the conv */
                 if (d->in0_ndim == 4 && d->in0[0] == c->cost.n && d->in0[1] == c->cost.k) {
                     c->cost = trc_conv_finish(c->cost, d->in0[2], d->in0[3]);
                     found = 1;
                     break;
                 }
             }
-            if (!found)
-                c->cost.kind = TRC_COST_NONE;
+            if (!found) c->cost.kind = TRC_COST_NONE;
         }
     }
 }
 
 static int unit_of(imp *m, int32_t name)
 {
-    if (m->unit_of_name[name] < 0)
-        m->unit_of_name[name] = (int8_t)trc_kernel_unit(m->names[name]);
+    if (m->unit_of_name[name] < 0) m->unit_of_name[name] = (int8_t)trc_kernel_unit(m->names[name]);
     return m->unit_of_name[name];
 }
 
@@ -1616,8 +1573,7 @@ static void infer_precision(imp *m, char *out, size_t cap)
     int64_t n_float = 0, n_half = 0, n_bf16 = 0;
     for (size_t i = 0; i < m->cpu.n; i++) {
         const ev_cpu *c = &m->cpu.v[i];
-        if (c->cost.kind != TRC_COST_COMPUTE && c->cost.kind != TRC_COST_CONV_OUT)
-            continue;
+        if (c->cost.kind != TRC_COST_COMPUTE && c->cost.kind != TRC_COST_CONV_OUT) continue;
         n_float += c->dtype0 == DT_FLOAT;
         n_half += c->dtype0 == DT_HALF;
         n_bf16 += c->dtype0 == DT_BF16;
@@ -1625,11 +1581,9 @@ static void infer_precision(imp *m, char *out, size_t cap)
     double t_tf32 = 0, t_fp16 = 0, t_bf16 = 0, t_fp32 = 0;
     for (size_t i = 0; i < m->gpu.n; i++) {
         const ev_gpu *g = &m->gpu.v[i];
-        if (g->kind != G_KERNEL)
-            continue;
+        if (g->kind != G_KERNEL) continue;
         const char *p = trc_kernel_precision(m->names[g->name]);
-        if (!p)
-            continue;
+        if (!p) continue;
         if (!strcmp(p, "tf32"))
             t_tf32 += (double)g->dur;
         else if (!strcmp(p, "fp16"))
@@ -1649,12 +1603,9 @@ static void infer_precision(imp *m, char *out, size_t cap)
     else if (t_tf32 + t_fp16 + t_bf16 + t_fp32 > 0) {
         double best = t_fp32;
         r = "fp32";
-        if (t_tf32 > best)
-            best = t_tf32, r = "tf32";
-        if (t_fp16 > best)
-            best = t_fp16, r = "fp16";
-        if (t_bf16 > best)
-            r = "bf16";
+        if (t_tf32 > best) best = t_tf32, r = "tf32";
+        if (t_fp16 > best) best = t_fp16, r = "fp16";
+        if (t_bf16 > best) r = "bf16";
     }
     snprintf(out, cap, "%s", r);
 }
@@ -1664,22 +1615,19 @@ static void infer_precision(imp *m, char *out, size_t cap)
 static void infer_batch(imp *m, int first_step, int *batch, char *src, size_t cap)
 {
     static const char *const ops[] = {"aten::conv2d", "aten::convolution", "aten::linear",
-                                      "aten::addmm", "aten::matmul", "aten::mm", "aten::bmm"};
+                                      "aten::addmm",  "aten::matmul",      "aten::mm",
+                                      "aten::bmm"};
     *batch = 0;
     src[0] = 0;
     thread_range *th = find_thread(m, m->main_pid, m->main_tid);
-    if (!th || first_step < 0)
-        return;
+    if (!th || first_step < 0) return;
     for (size_t i = th->begin; i < th->end; i++) {
         const ev_cpu *c = &m->cpu.v[i];
-        if (c->step != first_step || c->in0_ndim < 2)
-            continue;
+        if (c->step != first_step || c->in0_ndim < 2) continue;
         const char *name = m->names[c->name];
         for (size_t k = 0; k < sizeof ops / sizeof ops[0]; k++) {
-            if (strcmp(name, ops[k]) != 0)
-                continue;
-            if (!strcmp(name, "aten::addmm"))
-                break; /* its first input is the bias */
+            if (strcmp(name, ops[k]) != 0) continue;
+            if (!strcmp(name, "aten::addmm")) break; /* its first input is the bias */
             *batch = (int)c->in0[0];
             snprintf(src, cap,
                      "inferred: first dimension of the input of the first %s in step %lld "
@@ -1699,32 +1647,28 @@ typedef struct builder {
     const ev_step *st;
     int32_t *touched;
     size_t n_touched, cap_touched;
-    int32_t *rec_of_cpu;   /* CPU event -> its OP or COLLECTIVE record in this step; -1 */
+    int32_t *rec_of_cpu; /* CPU event -> its OP or COLLECTIVE record in this step; -1 */
     int32_t *touched_cpu;
     size_t n_touched_cpu, cap_touched_cpu;
     /* kernel cost shares */
     struct share {
         int32_t rec, op, cpu; /* kernel record, op whose cost it shares, launching CPU event */
         uint8_t cls;          /* 0 compute, 1 memory */
-    } *shares;
+    } * shares;
     size_t n_shares, cap_shares;
     double *grp; /* per CPU event: [compute dur, memory dur] */
 } builder;
 
 static int local_name(builder *b, int32_t gid)
 {
-    if (gid < 0)
-        return -1;
-    if (b->m->local_name[gid] >= 0)
-        return b->m->local_name[gid];
+    if (gid < 0) return -1;
+    if (b->m->local_name[gid] >= 0) return b->m->local_name[gid];
     int li = trc_step_add_name(b->s, b->m->names[gid]);
-    if (li < 0)
-        return SIM_ENOMEM;
+    if (li < 0) return SIM_ENOMEM;
     if (b->n_touched == b->cap_touched) {
         size_t cap = b->cap_touched ? 2 * b->cap_touched : 256;
         int32_t *p = realloc(b->touched, cap * sizeof *p);
-        if (!p)
-            return SIM_ENOMEM;
+        if (!p) return SIM_ENOMEM;
         b->touched = p;
         b->cap_touched = cap;
     }
@@ -1737,8 +1681,7 @@ static int add_rec(builder *b, trc_record *r, int32_t gid)
 {
     if (gid >= 0) {
         int li = local_name(b, gid);
-        if (li < 0)
-            return SIM_ENOMEM;
+        if (li < 0) return SIM_ENOMEM;
         r->name = li;
     }
     return trc_step_add(b->s, r);
@@ -1760,8 +1703,7 @@ static int touch_cpu(builder *b, int32_t c)
     if (b->n_touched_cpu == b->cap_touched_cpu) {
         size_t cap = b->cap_touched_cpu ? 2 * b->cap_touched_cpu : 256;
         int32_t *p = realloc(b->touched_cpu, cap * sizeof *p);
-        if (!p)
-            return SIM_ENOMEM;
+        if (!p) return SIM_ENOMEM;
         b->touched_cpu = p;
         b->cap_touched_cpu = cap;
     }
@@ -1774,14 +1716,12 @@ static int add_share(builder *b, int32_t rec, int32_t op, int32_t cpu, int cls, 
     if (b->n_shares == b->cap_shares) {
         size_t cap = b->cap_shares ? 2 * b->cap_shares : 1024;
         struct share *p = realloc(b->shares, cap * sizeof *p);
-        if (!p)
-            return SIM_ENOMEM;
+        if (!p) return SIM_ENOMEM;
         b->shares = p;
         b->cap_shares = cap;
     }
     b->shares[b->n_shares++] = (struct share){rec, op, cpu, (uint8_t)cls};
-    if (b->grp[2 * op] == 0 && b->grp[2 * op + 1] == 0 && touch_cpu(b, op))
-        return SIM_ENOMEM;
+    if (b->grp[2 * op] == 0 && b->grp[2 * op + 1] == 0 && touch_cpu(b, op)) return SIM_ENOMEM;
     b->grp[2 * op + cls] += dur > 0 ? (double)dur : 1.0;
     return SIM_OK;
 }
@@ -1803,10 +1743,8 @@ static int32_t cost_owner(const imp *m, int32_t cpu, int unit, int *cls)
             return -1;
         }
         if (k == TRC_COST_MEMORY) {
-            if (inner < 0)
-                inner = i;
-            if (!strncmp(m->names[m->cpu.v[i].name], "aten::", 6))
-                outer_aten = i;
+            if (inner < 0) inner = i;
+            if (!strncmp(m->names[m->cpu.v[i].name], "aten::", 6)) outer_aten = i;
         }
     }
     if (unit == SIM_UNIT_MEMORY && (outer_aten >= 0 || inner >= 0)) {
@@ -1820,16 +1758,14 @@ static int32_t cost_owner(const imp *m, int32_t cpu, int unit, int *cls)
 static const ev_cpu *comms_params(const imp *m, int32_t i)
 {
     for (int32_t p = m->cpu.v[i].parent; p >= 0; p = m->cpu.v[p].parent)
-        if (!strcmp(m->names[m->cpu.v[p].name], "record_param_comms"))
-            return &m->cpu.v[p];
+        if (!strcmp(m->names[m->cpu.v[p].name], "record_param_comms")) return &m->cpu.v[p];
     return NULL;
 }
 
 static int32_t nccl_ancestor(const imp *m, int32_t i)
 {
     for (; i >= 0; i = m->cpu.v[i].parent)
-        if (m->cpu_flags[i] & F_NCCL)
-            return i;
+        if (m->cpu_flags[i] & F_NCCL) return i;
     return -1;
 }
 
@@ -1841,12 +1777,18 @@ typedef struct sortrec {
 static int kind_rank(int k)
 {
     switch (k) {
-    case TRC_REC_WAIT: return 0;
-    case TRC_REC_LOADER: return 1;
-    case TRC_REC_OP: return 2;
-    case TRC_REC_COLLECTIVE: return 3;
-    case TRC_REC_SYNC: return 5;
-    default: return 4;
+    case TRC_REC_WAIT:
+        return 0;
+    case TRC_REC_LOADER:
+        return 1;
+    case TRC_REC_OP:
+        return 2;
+    case TRC_REC_COLLECTIVE:
+        return 3;
+    case TRC_REC_SYNC:
+        return 5;
+    default:
+        return 4;
     }
 }
 
@@ -1855,11 +1797,9 @@ static int cmp_rec(const void *x, const void *y)
     const sortrec *a = x, *b = y;
     if (a->r.cpu_start_ns != b->r.cpu_start_ns)
         return a->r.cpu_start_ns < b->r.cpu_start_ns ? -1 : 1;
-    if (a->r.cpu_dur_ns != b->r.cpu_dur_ns)
-        return a->r.cpu_dur_ns > b->r.cpu_dur_ns ? -1 : 1;
+    if (a->r.cpu_dur_ns != b->r.cpu_dur_ns) return a->r.cpu_dur_ns > b->r.cpu_dur_ns ? -1 : 1;
     int ka = kind_rank(a->r.kind), kb = kind_rank(b->r.kind);
-    if (ka != kb)
-        return ka - kb;
+    if (ka != kb) return ka - kb;
     return a->seq < b->seq ? -1 : a->seq > b->seq;
 }
 
@@ -1876,14 +1816,10 @@ static int64_t rel_ns(int64_t t, int64_t t0)
  * span or NCCL annotation, or a top-level op. */
 static int cpu_rec_kind(const ev_cpu *c, uint8_t fl)
 {
-    if ((fl & F_WAIT) && !(fl & F_IN_WAIT))
-        return TRC_REC_WAIT;
-    if ((fl & F_LOADER) && !(fl & F_IN_LOADER))
-        return TRC_REC_LOADER;
-    if ((fl & F_NCCL) && !(fl & F_IN_NCCL))
-        return TRC_REC_COLLECTIVE;
-    if (!c->annot && !(fl & (F_OP_ANCESTOR | F_IN_WAIT)))
-        return TRC_REC_OP;
+    if ((fl & F_WAIT) && !(fl & F_IN_WAIT)) return TRC_REC_WAIT;
+    if ((fl & F_LOADER) && !(fl & F_IN_LOADER)) return TRC_REC_LOADER;
+    if ((fl & F_NCCL) && !(fl & F_IN_NCCL)) return TRC_REC_COLLECTIVE;
+    if (!c->annot && !(fl & (F_OP_ANCESTOR | F_IN_WAIT))) return TRC_REC_OP;
     return -1;
 }
 
@@ -1901,8 +1837,7 @@ static int add_cpu_rec(builder *b, size_t i, int kind, int thread, int64_t t0)
     if (kind == TRC_REC_OP) {
         /* its FLOPs and bytes are those of its kernels, added by share_costs */
         b->rec_of_cpu[i] = (int32_t)b->s->n_recs;
-        if (touch_cpu(b, (int32_t)i))
-            return SIM_ENOMEM;
+        if (touch_cpu(b, (int32_t)i)) return SIM_ENOMEM;
     } else if (kind == TRC_REC_COLLECTIVE) {
         const char *name = m->names[c->name];
         r.sub = (uint8_t)trc_coll_kind_from_name(name);
@@ -1911,8 +1846,7 @@ static int add_cpu_rec(builder *b, size_t i, int kind, int thread, int64_t t0)
         r.group_size = p && p->group_size > 0 ? p->group_size : m->world_size;
         gid = -1;
         b->rec_of_cpu[i] = (int32_t)b->s->n_recs;
-        if (touch_cpu(b, (int32_t)i))
-            return SIM_ENOMEM;
+        if (touch_cpu(b, (int32_t)i)) return SIM_ENOMEM;
     }
     return add_rec(b, &r, gid);
 }
@@ -1925,18 +1859,14 @@ static int add_cpu_recs(builder *b, int32_t si)
     int64_t t0 = m->steps.v[si].ts;
     for (size_t t = 0; t < m->n_thr; t++) {
         const thread_range *th = &m->thr[t];
-        if (th->ordinal < 0)
-            continue;
+        if (th->ordinal < 0) continue;
         for (size_t i = th->begin; i < th->end; i++) {
             const ev_cpu *c = &m->cpu.v[i];
-            if (c->step != si)
-                continue;
+            if (c->step != si) continue;
             int kind = cpu_rec_kind(c, m->cpu_flags[i]);
-            if (kind < 0)
-                continue;
+            if (kind < 0) continue;
             int rc = add_cpu_rec(b, i, kind, th->ordinal, t0);
-            if (rc)
-                return rc;
+            if (rc) return rc;
         }
     }
     return SIM_OK;
@@ -1976,8 +1906,7 @@ static int merge_nccl(builder *b, const ev_rt *rt, int32_t ci, int64_t t0)
     int merged = 0;
     for (int32_t k = 0; k < rt->n_gpu; k++) {
         const ev_gpu *g = &m->gpu.v[m->gpu_by_rt[rt->first_gpu + k]];
-        if (g->kind != G_KERNEL || !trc_kernel_is_nccl(m->names[g->name]))
-            continue;
+        if (g->kind != G_KERNEL || !trc_kernel_is_nccl(m->names[g->name])) continue;
         trc_record *cr = &b->s->recs[ci];
         int64_t a = rel_ns(g->ts, t0), e = rel_ns(a + g->dur, 0);
         if (cr->gpu_dur_ns < 0) {
@@ -1987,8 +1916,7 @@ static int merge_nccl(builder *b, const ev_rt *rt, int32_t ci, int64_t t0)
         } else {
             int64_t a0 = cr->gpu_start_ns < a ? cr->gpu_start_ns : a;
             int64_t e0 = cr->gpu_start_ns + cr->gpu_dur_ns;
-            if (e > e0)
-                e0 = e;
+            if (e > e0) e0 = e;
             cr->gpu_start_ns = a0;
             cr->gpu_dur_ns = rel_ns(e0, a0);
         }
@@ -2059,13 +1987,11 @@ static int add_gpu_rec(builder *b, const ev_rt *rt, const ev_gpu *g, int32_t k, 
     int32_t gid = gpu_rec_fields(m, &r, g);
     int32_t rec_ix = (int32_t)b->s->n_recs;
     int rc = add_rec(b, &r, gid);
-    if (rc)
-        return rc;
+    if (rc) return rc;
     if (r.kind == TRC_REC_KERNEL && g && rt->cpu >= 0) {
         int cls = 0;
         int32_t op = cost_owner(m, rt->cpu, r.unit, &cls);
-        if (op >= 0 && (rc = add_share(b, rec_ix, op, rt->cpu, cls, g->dur)))
-            return rc;
+        if (op >= 0 && (rc = add_share(b, rec_ix, op, rt->cpu, cls, g->dur))) return rc;
     }
     return SIM_OK;
 }
@@ -2075,13 +2001,11 @@ static int add_gpu_rec(builder *b, const ev_rt *rt, const ev_gpu *g, int32_t k, 
 static int add_call_recs(builder *b, const ev_rt *rt, int thread, int64_t t0)
 {
     const imp *m = b->m;
-    if (rt->kind == RT_SYNC)
-        return add_sync_rec(b, rt, thread, t0);
+    if (rt->kind == RT_SYNC) return add_sync_rec(b, rt, thread, t0);
     /* NCCL kernels launched inside an nccl:* annotation become that collective's GPU side */
     int32_t na = rt->cpu >= 0 ? nccl_ancestor(m, rt->cpu) : -1;
     int32_t ci = na >= 0 ? b->rec_of_cpu[na] : -1;
-    if (ci >= 0 && b->s->recs[ci].kind != TRC_REC_COLLECTIVE)
-        ci = -1;
+    if (ci >= 0 && b->s->recs[ci].kind != TRC_REC_COLLECTIVE) ci = -1;
     if (ci >= 0 && merge_nccl(b, rt, ci, t0) && rt->n_gpu == 1)
         return SIM_OK; /* nothing else to record for this call */
     int n = rt->n_gpu > 0 ? rt->n_gpu : 1;
@@ -2090,8 +2014,7 @@ static int add_call_recs(builder *b, const ev_rt *rt, int thread, int64_t t0)
         if (g && ci >= 0 && g->kind == G_KERNEL && trc_kernel_is_nccl(m->names[g->name]))
             continue; /* merged above */
         int rc = add_gpu_rec(b, rt, g, k, thread, t0);
-        if (rc)
-            return rc;
+        if (rc) return rc;
     }
     return SIM_OK;
 }
@@ -2104,14 +2027,11 @@ static int add_rt_recs(builder *b, int32_t si)
     for (size_t i = first_rt_from(m, st->ts); i < m->rt.n && m->rt.v[i].ts < st->ts + st->dur + 1;
          i++) {
         const ev_rt *rt = &m->rt.v[i];
-        if (rt->step != si)
-            continue;
+        if (rt->step != si) continue;
         const thread_range *th = find_thread(b->m, rt->pid, rt->tid);
-        if (!th || th->ordinal < 0)
-            continue;
+        if (!th || th->ordinal < 0) continue;
         int rc = add_call_recs(b, rt, th->ordinal, st->ts);
-        if (rc)
-            return rc;
+        if (rc) return rc;
     }
     return SIM_OK;
 }
@@ -2145,11 +2065,9 @@ static void share_costs(builder *b)
 /* Orders the step's records by CPU start (cmp_rec; stable). */
 static int sort_recs(trc_step *s)
 {
-    if (s->n_recs < 2)
-        return SIM_OK;
+    if (s->n_recs < 2) return SIM_OK;
     sortrec *tmp = malloc(s->n_recs * sizeof *tmp);
-    if (!tmp)
-        return SIM_ENOMEM;
+    if (!tmp) return SIM_ENOMEM;
     for (size_t i = 0; i < s->n_recs; i++)
         tmp[i] = (sortrec){s->recs[i], (uint32_t)i};
     qsort(tmp, s->n_recs, sizeof *tmp, cmp_rec);
@@ -2170,8 +2088,7 @@ static int build_step(builder *b, int32_t si)
     s->start_ns = st->ts - (m->has_trace_span ? m->trace_ts : m->min_ts);
     s->dur_ns = st->dur;
     int rc;
-    if ((rc = add_cpu_recs(b, si)) || (rc = add_rt_recs(b, si)))
-        return rc;
+    if ((rc = add_cpu_recs(b, si)) || (rc = add_rt_recs(b, si))) return rc;
     share_costs(b);
     return sort_recs(s);
 }
@@ -2219,11 +2136,9 @@ static int check_dropped(const imp *m, trc_kineto_summary *sum, sim_err *err, co
     for (size_t i = 0; i < m->bad.n; i++) {
         const ev_bad *d = &m->bad.v[i];
         gpu += d->gpu;
-        if (sum)
-            sum->bad_time[d->reason]++;
+        if (sum) sum->bad_time[d->reason]++;
         int32_t st = d->ts == INT64_MIN ? -1 : step_of(m, d->ts);
-        if (!in_step && st >= 0 && m->steps.v[st].flag < 0)
-            in_step = d;
+        if (!in_step && st >= 0 && m->steps.v[st].flag < 0) in_step = d;
     }
     if (sum) {
         sum->bad_gpu = gpu;
@@ -2252,15 +2167,12 @@ static int choose_threads(imp *m)
 {
     int n = 0;
     thread_range *main = find_thread(m, m->main_pid, m->main_tid);
-    if (main)
-        main->ordinal = n++;
+    if (main) main->ordinal = n++;
     for (size_t i = 0; i < m->rt.n; i++) {
         const ev_rt *r = &m->rt.v[i];
-        if (r->step < 0 || r->kind == RT_OTHER)
-            continue;
+        if (r->step < 0 || r->kind == RT_OTHER) continue;
         thread_range *th = find_thread(m, r->pid, r->tid);
-        if (th && th->ordinal < 0 && n < 255)
-            th->ordinal = n++;
+        if (th && th->ordinal < 0 && n < 255) th->ordinal = n++;
     }
     return n;
 }
@@ -2279,13 +2191,11 @@ static size_t find_period(const int32_t *names, size_t n, size_t *start, size_t 
         int ok = 1;
         for (size_t i = n - p - run_min; ok && i < run_min; i++)
             ok = names[i] == names[i + p];
-        if (!ok)
-            continue;
+        if (!ok) continue;
         size_t best = 0, best_at = 0, cur = 0;
         for (size_t i = 0; i + p < n; i++) {
             cur = names[i] == names[i + p] ? cur + 1 : 0;
-            if (cur > best)
-                best = cur, best_at = i + 1 - cur;
+            if (cur > best) best = cur, best_at = i + 1 - cur;
         }
         if (best >= run_min) {
             *start = best_at;
@@ -2328,8 +2238,7 @@ static ptrdiff_t kernel_sequence(const imp *m, int32_t *names, int64_t *at, int3
     size_t n = 0;
     for (size_t i = 0; i < m->gpu.n; i++) {
         const ev_gpu *g = &m->gpu.v[ord[i]];
-        if (g->kind != G_KERNEL)
-            continue;
+        if (g->kind != G_KERNEL) continue;
         rt[n] = rt_of_corr(cx, ncx, g->corr);
         at[n] = rt[n] >= 0 ? m->rt.v[rt[n]].ts : g->ts;
         names[n++] = g->name;
@@ -2349,8 +2258,7 @@ static size_t best_rotation(const int64_t *at, size_t start, size_t p)
     for (size_t r = 0; r < p; r++) {
         size_t i = start + r;
         int64_t gap = i == 0 ? INT64_MAX : at[i] - at[i - 1];
-        if (gap > best_gap)
-            best_gap = gap, best = r;
+        if (gap > best_gap) best_gap = gap, best = r;
     }
     return best;
 }
@@ -2408,7 +2316,8 @@ static int is_amd(const imp *m)
 {
     for (size_t i = 0; i < m->devs.n; i++) {
         const char *n = m->devs.v[i].name;
-        if (strstr(n, "AMD") || strstr(n, "Radeon") || strstr(n, "Instinct") || !strncmp(n, "gfx", 3))
+        if (strstr(n, "AMD") || strstr(n, "Radeon") || strstr(n, "Instinct") ||
+            !strncmp(n, "gfx", 3))
             return 1;
     }
     return m->saw_hip;
@@ -2453,8 +2362,7 @@ static int builder_init(builder *b, imp *m, trc_step *step)
     m->local_name = malloc((m->n_names ? m->n_names : 1) * sizeof *m->local_name);
     b->rec_of_cpu = malloc((m->cpu.n ? m->cpu.n : 1) * sizeof *b->rec_of_cpu);
     b->grp = calloc(2 * (m->cpu.n ? m->cpu.n : 1), sizeof *b->grp);
-    if (!m->unit_of_name || !m->local_name || !b->rec_of_cpu || !b->grp)
-        return SIM_ENOMEM;
+    if (!m->unit_of_name || !m->local_name || !b->rec_of_cpu || !b->grp) return SIM_ENOMEM;
     memset(m->unit_of_name, -1, m->n_names ? m->n_names : 1);
     for (size_t i = 0; i < m->n_names; i++)
         m->local_name[i] = -1;
@@ -2482,12 +2390,10 @@ static int keep_steps(imp *m, const trc_kineto_options *opt, trc_header *h, int 
     int kept = 0;
     *first_kept = -1;
     for (size_t i = 0; i < m->steps.n; i++) {
-        if (opt->keep_warmup)
-            m->steps.v[i].flag = -1;
+        if (opt->keep_warmup) m->steps.v[i].flag = -1;
         if (m->steps.v[i].flag < 0) {
             kept++;
-            if (*first_kept < 0)
-                *first_kept = (int)i;
+            if (*first_kept < 0) *first_kept = (int)i;
         } else if (h->n_dropped < TRC_DROPPED_MAX) {
             h->dropped[h->n_dropped].index = m->steps.v[i].index;
             h->dropped[h->n_dropped].reason = m->steps.v[i].flag;
@@ -2508,16 +2414,14 @@ static int64_t main_device(const imp *m)
         while (k < nd && ids[k] != m->gpu.v[i].device)
             k++;
         if (k == nd) {
-            if (nd == 64)
-                continue;
+            if (nd == 64) continue;
             ids[nd] = m->gpu.v[i].device;
             counts[nd++] = 0;
         }
         counts[k]++;
     }
     for (int k = 0, best = -1; k < nd; k++)
-        if (best < 0 || counts[k] > counts[best])
-            best = k, dev = ids[k];
+        if (best < 0 || counts[k] > counts[best]) best = k, dev = ids[k];
     return dev;
 }
 
@@ -2526,8 +2430,7 @@ static int64_t main_device(const imp *m)
 static void header_gpu(const imp *m, int64_t dev, trc_header *h)
 {
     for (size_t i = 0; i < m->devs.n; i++) {
-        if (m->devs.v[i].id != dev && m->devs.n > 1)
-            continue;
+        if (m->devs.v[i].id != dev && m->devs.n > 1) continue;
         snprintf(h->gpu_name, sizeof h->gpu_name, "%s", m->devs.v[i].name);
         h->gpu_sms = (int)m->devs.v[i].sms;
         h->gpu_cc = (double)m->devs.v[i].cc_major + 0.1 * (double)m->devs.v[i].cc_minor;
@@ -2561,8 +2464,8 @@ static uint32_t recorded_mask(const imp *m)
 
 /* The rest of the header after the dropped steps: GPU, precision, batch size, ranks, the steps
  * kept, the importer and source, and what was recorded. */
-static void fill_header(imp *m, const trc_kineto_options *opt, const char *in_path,
-                        int first_kept, int kept, trc_header *h)
+static void fill_header(imp *m, const trc_kineto_options *opt, const char *in_path, int first_kept,
+                        int kept, trc_header *h)
 {
     header_gpu(m, main_device(m), h);
     infer_precision(m, h->precision, sizeof h->precision);
@@ -2603,16 +2506,15 @@ static void sum_header(trc_kineto_summary *sum, const trc_header *h, int threads
 
 /* Builds each kept step and writes it to the native trace out_path under header h; with sum,
  * each step's figures go to sum->steps and the launch and op CPU times to their distributions. */
-static int write_steps(builder *b, const trc_header *h, const char *out_path,
-                       const char *in_path, trc_kineto_summary *sum, sim_err *err)
+static int write_steps(builder *b, const trc_header *h, const char *out_path, const char *in_path,
+                       trc_kineto_summary *sum, sim_err *err)
 {
     const imp *m = b->m;
     trc_writer *w = NULL;
     trc_sample launch = {0}, ops = {0};
     int rc = trc_writer_open(out_path, h, &w, err);
     for (size_t i = 0; !rc && i < m->steps.n; i++) {
-        if (m->steps.v[i].flag >= 0)
-            continue;
+        if (m->steps.v[i].flag >= 0) continue;
         rc = build_step(b, (int32_t)i);
         builder_reset(b);
         if (rc) {
@@ -2620,10 +2522,8 @@ static int write_steps(builder *b, const trc_header *h, const char *out_path,
                              (long long)m->steps.v[i].index);
             break;
         }
-        if ((rc = trc_writer_step(w, b->s, err)))
-            break;
-        if (!sum)
-            continue;
+        if ((rc = trc_writer_step(w, b->s, err))) break;
+        if (!sum) continue;
         if ((rc = trc_step_stats(b->s, &sum->steps[sum->n_steps])) ||
             (rc = trc_step_sample_cpu(b->s, &launch, &ops))) {
             rc = sim_err_set(err, rc, in_path, 0, 0, "out of memory");
@@ -2655,8 +2555,7 @@ static int stat_input(const char *path, trc_kineto_summary *sum, sim_err *err)
         return sim_err_set(err, e == ENOENT ? SIM_ENOENT : SIM_EIO, path, 0, 0,
                            "cannot open the trace: %s", strerror(e));
     }
-    if (sum)
-        sum->file_bytes = (int64_t)stt.st_size;
+    if (sum) sum->file_bytes = (int64_t)stt.st_size;
     return SIM_OK;
 }
 
@@ -2682,11 +2581,9 @@ static int prepare_steps(imp *m, trc_kineto_summary *sum, int *threads, const ch
         sum->step_source = m->step_source;
         sum->period_kernels = m->period;
     }
-    if ((rc = link_events(m, err, in_path)))
-        return rc;
+    if ((rc = link_events(m, err, in_path))) return rc;
     finish_convs(m);
-    if ((rc = flag_warmup(m, sum, err, in_path)))
-        return rc;
+    if ((rc = flag_warmup(m, sum, err, in_path))) return rc;
     *threads = choose_threads(m);
     return SIM_OK;
 }
@@ -2696,8 +2593,7 @@ int trc_kineto_import(const char *in_path, const char *out_path, const trc_kinet
 {
     trc_kineto_options defaults;
     trc_kineto_options_init(&defaults);
-    if (!opt)
-        opt = &defaults;
+    if (!opt) opt = &defaults;
     if (sum) {
         memset(sum, 0, sizeof *sum);
         sum->first_bad = -1;
@@ -2712,15 +2608,11 @@ int trc_kineto_import(const char *in_path, const char *out_path, const trc_kinet
     trc_step step;
     memset(&step, 0, sizeof step);
     int rc = stat_input(in_path, sum, err);
-    if (rc)
-        return rc;
+    if (rc) return rc;
     rc = parse_json(&m, in_path, sum, err);
-    if (sum)
-        sum->parse_s = now_s() - t_start;
-    if (rc)
-        goto out;
-    if (sum)
-        sum_parsed(sum, &m);
+    if (sum) sum->parse_s = now_s() - t_start;
+    if (rc) goto out;
+    if (sum) sum_parsed(sum, &m);
     int threads = 0;
     if ((rc = check_importable(&m, in_path, err)) ||
         (rc = prepare_steps(&m, sum, &threads, in_path, err)))
@@ -2733,11 +2625,9 @@ int trc_kineto_import(const char *in_path, const char *out_path, const trc_kinet
     trc_header_init(&h);
     int first_kept;
     int kept = keep_steps(&m, opt, &h, &first_kept);
-    if ((rc = check_dropped(&m, sum, err, in_path)))
-        goto out;
+    if ((rc = check_dropped(&m, sum, err, in_path))) goto out;
     fill_header(&m, opt, in_path, first_kept, kept, &h);
-    if (sum)
-        sum_header(sum, &h, threads);
+    if (sum) sum_header(sum, &h, threads);
     if (kept == 0) {
         rc = sim_err_set(err, SIM_EINVAL, in_path, 0, 0,
                          "all %zu recorded steps look like profiler warm-up (GPU work held up "
@@ -2750,8 +2640,7 @@ int trc_kineto_import(const char *in_path, const char *out_path, const trc_kinet
         rc = sim_err_set(err, SIM_ENOMEM, in_path, 0, 0, "out of memory");
         goto out;
     }
-    if ((rc = write_steps(&b, &h, out_path, in_path, sum, err)))
-        goto out;
+    if ((rc = write_steps(&b, &h, out_path, in_path, sum, err))) goto out;
     if (sum) {
         sum->steps_kept = kept;
         sum->unlinked_gpu = unlinked_gpu(&m);
@@ -2760,8 +2649,7 @@ out:
     trc_step_free(&step);
     builder_free(&b);
     imp_free(&m);
-    if (sum)
-        sum->total_s = now_s() - t_start;
+    if (sum) sum->total_s = now_s() - t_start;
     return rc;
 }
 
@@ -2775,8 +2663,7 @@ static int ends_with(const char *s, const char *suffix)
 
 void trc_import_temp_drop(char *tmp)
 {
-    if (!tmp[0])
-        return;
+    if (!tmp[0]) return;
     unlink(tmp);
     sim_outfile_untrack(tmp);
     tmp[0] = 0;
@@ -2787,8 +2674,7 @@ int trc_import_temp(const char *path, const char *tag, char *tmp, size_t tmp_siz
     tmp[0] = 0;
     if (access(path, R_OK) != 0)
         return sim_err_set(err, SIM_ENOENT, path, 0, 0, "cannot read '%s'", path);
-    if (!ends_with(path, ".json") && !ends_with(path, ".json.gz"))
-        return SIM_OK;
+    if (!ends_with(path, ".json") && !ends_with(path, ".json.gz")) return SIM_OK;
     const char *dir = getenv("TMPDIR");
     snprintf(tmp, tmp_size, "%s/epochsim-%s-XXXXXX", dir && dir[0] ? dir : "/tmp", tag);
     int fd = mkstemp(tmp);
@@ -2800,7 +2686,6 @@ int trc_import_temp(const char *path, const char *tag, char *tmp, size_t tmp_siz
     close(fd);
     sim_outfile_track(tmp);
     int rc = trc_kineto_import(path, tmp, NULL, NULL, err);
-    if (rc)
-        trc_import_temp_drop(tmp);
+    if (rc) trc_import_temp_drop(tmp);
     return rc;
 }

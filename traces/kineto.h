@@ -46,21 +46,21 @@ typedef struct trc_kineto_summary {
     int batch_size;
     char batch_size_source[TRC_STR_MAX];
     int world_size, rank;
-    int64_t file_bytes;       /* size of the input file (compressed size for .gz) */
-    int64_t json_bytes;       /* bytes of JSON parsed */
-    double parse_s;           /* wall time reading and parsing the JSON */
-    double total_s;           /* wall time of the whole import */
-    int64_t events;           /* entries of traceEvents */
-    int64_t kept_events;      /* events stored for linking */
-    int64_t gpu_events;       /* kernels, copies, memsets */
-    int64_t unlinked_gpu;     /* GPU events whose correlation id matches no runtime call */
+    int64_t file_bytes;           /* size of the input file (compressed size for .gz) */
+    int64_t json_bytes;           /* bytes of JSON parsed */
+    double parse_s;               /* wall time reading and parsing the JSON */
+    double total_s;               /* wall time of the whole import */
+    int64_t events;               /* entries of traceEvents */
+    int64_t kept_events;          /* events stored for linking */
+    int64_t gpu_events;           /* kernels, copies, memsets */
+    int64_t unlinked_gpu;         /* GPU events whose correlation id matches no runtime call */
     int64_t launches_without_gpu; /* launch/copy calls in kept steps with no GPU event */
     int64_t bad_time[TRC_BAD_TIME_COUNT]; /* events dropped for their times, per reason */
-    int64_t bad_gpu;          /* of those, GPU activities */
-    int64_t first_bad;        /* traceEvents index of the first dropped event; -1 none */
-    int step_source;          /* trc_step_source */
-    int period_kernels;       /* TRC_STEPS_PERIOD: kernels in one repetition */
-    int steps_found;          /* ProfilerStep annotations (or steps made without them) */
+    int64_t bad_gpu;                      /* of those, GPU activities */
+    int64_t first_bad;  /* traceEvents index of the first dropped event; -1 none */
+    int step_source;    /* trc_step_source */
+    int period_kernels; /* TRC_STEPS_PERIOD: kernels in one repetition */
+    int steps_found;    /* ProfilerStep annotations (or steps made without them) */
     int steps_kept;
     int n_dropped;
     trc_dropped_step dropped[TRC_DROPPED_MAX];

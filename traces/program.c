@@ -26,8 +26,7 @@ void trc_program_opts_init(trc_program_opts *o)
 
 void trc_program_info_free(trc_program_info *info)
 {
-    if (!info)
-        return;
+    if (!info) return;
     free(info->extra);
     info->extra = NULL;
     free(info->note);
@@ -42,8 +41,7 @@ static int put_extra(trc_op_extra **v, size_t *cap, size_t at, const trc_op_extr
         while (c <= at)
             c *= 2;
         trc_op_extra *p = realloc(*v, c * sizeof *p);
-        if (!p)
-            return SIM_ENOMEM;
+        if (!p) return SIM_ENOMEM;
         *v = p;
         *cap = c;
     }
@@ -62,11 +60,9 @@ static int64_t median_launch(const trc_step *s)
     size_t n = 0;
     for (size_t i = 0; i < s->n_recs; i++)
         n += s->recs[i].kind == TRC_REC_KERNEL && s->recs[i].cpu_dur_ns > 0;
-    if (!n)
-        return 0;
+    if (!n) return 0;
     int64_t *v = malloc(n * sizeof *v);
-    if (!v)
-        return 0;
+    if (!v) return 0;
     size_t k = 0;
     for (size_t i = 0; i < s->n_recs; i++)
         if (s->recs[i].kind == TRC_REC_KERNEL && s->recs[i].cpu_dur_ns > 0)
@@ -83,8 +79,7 @@ static int64_t launch_cap(const trc_step *s, int64_t launch_cap_ns, int64_t *lau
 {
     *launch = median_launch(s);
     int64_t cap = launch_cap_ns > 0 ? launch_cap_ns : LAUNCH_CAP_MULT * *launch;
-    if (launch_cap_ns <= 0 && cap < LAUNCH_CAP_MIN_NS)
-        cap = LAUNCH_CAP_MIN_NS;
+    if (launch_cap_ns <= 0 && cap < LAUNCH_CAP_MIN_NS) cap = LAUNCH_CAP_MIN_NS;
     return cap;
 }
 
@@ -120,8 +115,8 @@ static void gpu_call_op(const trc_record *r, int64_t own_span, int gpu_sms, walk
         op->gpu_ns = gpu;
         /* a device copy reads and writes its bytes; a memset only writes them */
         op->bytes = r->kind == TRC_REC_MEMCPY ? 2.0 * r->bytes : r->bytes;
-        op->unit = r->kind == TRC_REC_KERNEL && r->unit != SIM_UNIT_NONE ? r->unit
-                                                                         : SIM_UNIT_MEMORY;
+        op->unit =
+            r->kind == TRC_REC_KERNEL && r->unit != SIM_UNIT_NONE ? r->unit : SIM_UNIT_MEMORY;
         if (r->kind == TRC_REC_KERNEL && r->blocks > 0 && gpu_sms > 0 && r->blocks < gpu_sms)
             op->sm_fraction = (float)r->blocks / (float)gpu_sms;
         if (r->kind == TRC_REC_KERNEL) {
@@ -136,14 +131,11 @@ static int record_op(const trc_record *r, size_t i, int gpu_sms, walk *w, sim_op
                      trc_op_extra *x)
 {
     int64_t start = r->cpu_start_ns, end = r->cpu_start_ns + r->cpu_dur_ns;
-    if (start > w->cursor)
-        w->pending += start - w->cursor;
+    if (start > w->cursor) w->pending += start - w->cursor;
     /* the part of this record's own span not yet accounted (records may overlap) */
     int64_t own_span = end - (start > w->cursor ? start : w->cursor);
-    if (own_span < 0)
-        own_span = 0;
-    if (end > w->cursor)
-        w->cursor = end;
+    if (own_span < 0) own_span = 0;
+    if (end > w->cursor) w->cursor = end;
     memset(op, 0, sizeof *op);
     op->sm_fraction = 1.0f;
     *x = (trc_op_extra){0, 0, r->gpu_dur_ns, r->stream, (int32_t)i};
@@ -161,8 +153,7 @@ static int record_op(const trc_record *r, size_t i, int gpu_sms, walk *w, sim_op
         op->kind = SIM_OP_ALLREDUCE;
         op->bytes = r->bytes;
         w->colls++;
-        if (r->gpu_dur_ns > 0)
-            w->coll_gpu += r->gpu_dur_ns;
+        if (r->gpu_dur_ns > 0) w->coll_gpu += r->gpu_dur_ns;
         break;
     default:
         gpu_call_op(r, own_span, gpu_sms, w, op, x);
@@ -183,18 +174,16 @@ static int push_op(sim_program *out, sim_op *op, walk *w, extras *xs, const trc_
 {
     op->dispatch_ns = w->pending;
     w->pending = 0;
-    if (sim_program_push(out, op))
-        return SIM_ENOMEM;
+    if (sim_program_push(out, op)) return SIM_ENOMEM;
     return xs ? put_extra(&xs->v, &xs->cap, out->n_ops - 1 - xs->first_op, x) : SIM_OK;
 }
 
 /* The step's figures in info once its program is made. */
-static int fill_step_info(const trc_step *s, const sim_program *out, const walk *w,
-                          int64_t launch, trc_program_info *info)
+static int fill_step_info(const trc_step *s, const sim_program *out, const walk *w, int64_t launch,
+                          trc_program_info *info)
 {
     trc_step_stat st;
-    if (trc_step_stats(s, &st))
-        return SIM_ENOMEM;
+    if (trc_step_stats(s, &st)) return SIM_ENOMEM;
     info->step_index = s->index;
     info->step_ns = s->dur_ns;
     info->gpu_busy_ns = st.gpu_busy_ns;
@@ -225,25 +214,20 @@ int trc_step_to_program(const trc_step *s, int gpu_sms, int64_t launch_cap_ns, s
         const trc_record *r = &s->recs[i];
         if (r->kind == TRC_REC_OP || r->kind == TRC_REC_LOADER)
             continue; /* spans around the actions below; their time shows up as gaps */
-        if (record_op(r, i, gpu_sms, &w, &op, &x) && push_op(out, &op, &w, xp, &x))
-            goto nomem;
+        if (record_op(r, i, gpu_sms, &w, &op, &x) && push_op(out, &op, &w, xp, &x)) goto nomem;
     }
     /* CPU work after the last action (optimizer bookkeeping, the Python loop) */
-    if (s->dur_ns > w.cursor)
-        w.pending += s->dur_ns - w.cursor;
+    if (s->dur_ns > w.cursor) w.pending += s->dur_ns - w.cursor;
     if (w.pending > 0) {
         memset(&op, 0, sizeof op);
         op.kind = SIM_OP_CPU;
         op.sm_fraction = 1.0f;
         x = (trc_op_extra){0, 0, -1, -1, -1};
-        if (push_op(out, &op, &w, xp, &x))
-            goto nomem;
+        if (push_op(out, &op, &w, xp, &x)) goto nomem;
     }
-    if (info && fill_step_info(s, out, &w, launch, info))
-        goto nomem;
+    if (info && fill_step_info(s, out, &w, launch, info)) goto nomem;
     if (extra) {
-        if (!xs.v && !(xs.v = malloc(sizeof *xs.v)))
-            goto nomem;
+        if (!xs.v && !(xs.v = malloc(sizeof *xs.v))) goto nomem;
         *extra = xs.v;
     }
     return SIM_OK;
@@ -277,8 +261,7 @@ static int hold_step(const trc_step *s, int gpu_sms, const trc_program_opts *opt
     if (*n == *cap) {
         size_t c = *cap ? 2 * *cap : 16;
         held *p = realloc(*hs, c * sizeof *p);
-        if (!p)
-            return sim_err_set(err, SIM_ENOMEM, NULL, 0, 0, "out of memory");
+        if (!p) return sim_err_set(err, SIM_ENOMEM, NULL, 0, 0, "out of memory");
         *hs = p;
         *cap = c;
     }
@@ -304,13 +287,10 @@ static int hold_steps(trc_reader *r, const trc_program_opts *opts, held **hs, si
     const trc_step *s;
     /* one program per step (a few bytes per op), so that any pick needs one pass */
     while ((rc = trc_reader_next_step(r, &s, err)) > 0) {
-        if (opts->pick == TRC_PICK_INDEX && s->index != opts->step_index)
-            continue;
-        if ((rc = hold_step(s, gpu_sms, opts, hs, n, &cap, err)))
-            return rc;
+        if (opts->pick == TRC_PICK_INDEX && s->index != opts->step_index) continue;
+        if ((rc = hold_step(s, gpu_sms, opts, hs, n, &cap, err))) return rc;
     }
-    if (rc < 0)
-        return rc;
+    if (rc < 0) return rc;
     if (*n == 0) {
         if (opts->pick == TRC_PICK_INDEX)
             return sim_err_set(err, SIM_EINVAL, NULL, 0, 0, "the trace has no step %lld",
@@ -324,8 +304,7 @@ static int hold_steps(trc_reader *r, const trc_program_opts *opts, held **hs, si
 static int step_time_figures(const held *hs, size_t n, int64_t *med, double *sum, sim_err *err)
 {
     int64_t *dur = malloc(n * sizeof *dur);
-    if (!dur)
-        return sim_err_set(err, SIM_ENOMEM, NULL, 0, 0, "out of memory");
+    if (!dur) return sim_err_set(err, SIM_ENOMEM, NULL, 0, 0, "out of memory");
     *sum = 0;
     for (size_t i = 0; i < n; i++) {
         dur[i] = hs[i].info.step_ns;
@@ -369,8 +348,8 @@ static int check_same_ops(const held *hs, size_t n, sim_err *err)
             return sim_err_set(err, SIM_EINVAL, NULL, 0, 0,
                                "steps %lld and %lld differ at op %zu (%zu and %zu ops): they "
                                "cannot be averaged; use the median step",
-                               (long long)hs[0].info.step_index,
-                               (long long)hs[i].info.step_index, k, a->n_ops, b->n_ops);
+                               (long long)hs[0].info.step_index, (long long)hs[i].info.step_index,
+                               k, a->n_ops, b->n_ops);
     }
     return SIM_OK;
 }
@@ -434,12 +413,10 @@ static void average_info(held *hs, size_t n, trc_program_info *info)
 static int take_mean(held *hs, size_t n, sim_program *out, trc_program_info *info, sim_err *err)
 {
     int rc = check_same_ops(hs, n, err);
-    if (rc)
-        return rc;
+    if (rc) return rc;
     for (size_t k = 0; k < hs[0].prog.n_ops; k++)
         average_op(hs, n, k);
-    if (info)
-        average_info(hs, n, info);
+    if (info) average_info(hs, n, info);
     *out = hs[0].prog;
     memset(&hs[0].prog, 0, sizeof hs[0].prog);
     return SIM_OK;
@@ -450,15 +427,13 @@ int trc_trace_to_program(trc_reader *r, const trc_program_opts *opts, sim_progra
 {
     trc_program_opts defaults;
     trc_program_opts_init(&defaults);
-    if (!opts)
-        opts = &defaults;
+    if (!opts) opts = &defaults;
     held *hs = NULL;
     size_t n = 0;
     int64_t med = 0;
     double sum = 0;
     int rc = hold_steps(r, opts, &hs, &n, err);
-    if (rc || (rc = step_time_figures(hs, n, &med, &sum, err)))
-        goto done;
+    if (rc || (rc = step_time_figures(hs, n, &med, &sum, err))) goto done;
     if (opts->pick != TRC_PICK_MEAN)
         take_step(hs, n, med, out, info);
     else if ((rc = take_mean(hs, n, out, info, err)))
@@ -485,11 +460,9 @@ int trc_trace_file_to_program(const char *path, const trc_program_opts *opts, si
 {
     trc_reader *r = NULL;
     int rc = trc_reader_open(path, &r, err);
-    if (rc)
-        return rc;
+    if (rc) return rc;
     rc = trc_trace_to_program(r, opts, out, info, err);
-    if (rc && err && !err->where[0])
-        snprintf(err->where, sizeof err->where, "%s", path);
+    if (rc && err && !err->where[0]) snprintf(err->where, sizeof err->where, "%s", path);
     trc_reader_close(r);
     return rc;
 }

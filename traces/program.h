@@ -24,19 +24,19 @@ typedef enum trc_pick {
  * FLOPs to rescale a kernel by its roofline on another GPU, the recorded duration of a
  * collective, the stream, and where the op came from. */
 typedef struct trc_op_extra {
-    double flops;           /* KERNEL: FLOPs derived from shapes; 0 = unknown */
-    int64_t blocks;         /* KERNEL: thread blocks; 0 = unknown */
+    double flops;            /* KERNEL: FLOPs derived from shapes; 0 = unknown */
+    int64_t blocks;          /* KERNEL: thread blocks; 0 = unknown */
     int64_t recorded_gpu_ns; /* GPU time recorded for it (kernels, copies, collectives); -1 none */
-    int32_t stream;         /* CUDA stream it ran on; -1 none */
-    int32_t record;         /* index of its record in the step; -1 for the closing SIM_OP_CPU */
+    int32_t stream;          /* CUDA stream it ran on; -1 none */
+    int32_t record;          /* index of its record in the step; -1 for the closing SIM_OP_CPU */
 } trc_op_extra;
 
 /* Called by trc_trace_to_program for each step it converts, while the step's records are at hand
  * (the reader reuses them for the next step), with the step's program and its extras (NULL
  * without opts.extras): a caller derives there what else it needs from the records, so that the
  * trace is read once. It may set *note to one malloc'd block; the picked step's block ends in
- * trc_program_info.note (freed too when info is NULL), the others are freed. Returns 0 or a negative SIM_E* code (filling
- * err), which ends the conversion with that code. */
+ * trc_program_info.note (freed too when info is NULL), the others are freed. Returns 0 or a
+ * negative SIM_E* code (filling err), which ends the conversion with that code. */
 typedef int (*trc_step_note_fn)(void *ctx, const trc_step *s, const sim_program *prog,
                                 const trc_op_extra *extra, void **note, sim_err *err);
 
@@ -55,29 +55,29 @@ typedef struct trc_program_info {
     char gpu_name[TRC_STR_MAX]; /* source GPU (deviceProperties name) */
     int gpu_sms;
     char precision[16];
-    char source_schema[16];     /* the header's: "kineto-old", "kineto-new", ... */
-    int batch_size;             /* 0 = unknown */
+    char source_schema[16]; /* the header's: "kineto-old", "kineto-new", ... */
+    int batch_size;         /* 0 = unknown */
     int world_size;
-    int pick;                   /* trc_pick used */
-    int64_t step_index;         /* ProfilerStep number used; -1 for TRC_PICK_MEAN */
-    int steps;                  /* steps in the trace */
-    int64_t step_ns;            /* recorded CPU duration of the step */
-    int64_t step_ns_median;     /* median step duration over the trace */
-    int64_t step_ns_mean;       /* mean step duration over the trace */
-    int64_t gpu_busy_ns;        /* recorded GPU busy time of the step (union over streams) */
-    int64_t kernel_ns;          /* sum of recorded kernel durations of the step */
-    int64_t data_wait_ns;       /* waiting for the next batch (left out of the program) */
-    int64_t sync_ns;            /* blocked in syncs (left out) */
-    int64_t blocked_ns;         /* launch and copy calls beyond launch_cap_ns (left out) */
-    int64_t launch_ns;          /* median CPU time of a kernel launch call in the step */
-    int64_t launch_cap_ns;      /* longer launch/copy calls count as blocked beyond this */
-    int64_t dispatch_ns;        /* sum of dispatch_ns of the program */
-    int64_t h2d_bytes;          /* host-to-device bytes copied in the step */
-    int collectives;            /* collectives in the step (SIM_OP_ALLREDUCE ops) */
-    int64_t collective_gpu_ns;  /* their recorded GPU time (the program does not carry it) */
-    size_t kernels;             /* SIM_OP_KERNEL ops (kernels, memsets, device copies) */
-    trc_op_extra *extra;        /* with opts.extras: one per op; owned, see trc_program_info_free */
-    void *note;                 /* with opts.note: the picked step's block; owned, as extra */
+    int pick;                  /* trc_pick used */
+    int64_t step_index;        /* ProfilerStep number used; -1 for TRC_PICK_MEAN */
+    int steps;                 /* steps in the trace */
+    int64_t step_ns;           /* recorded CPU duration of the step */
+    int64_t step_ns_median;    /* median step duration over the trace */
+    int64_t step_ns_mean;      /* mean step duration over the trace */
+    int64_t gpu_busy_ns;       /* recorded GPU busy time of the step (union over streams) */
+    int64_t kernel_ns;         /* sum of recorded kernel durations of the step */
+    int64_t data_wait_ns;      /* waiting for the next batch (left out of the program) */
+    int64_t sync_ns;           /* blocked in syncs (left out) */
+    int64_t blocked_ns;        /* launch and copy calls beyond launch_cap_ns (left out) */
+    int64_t launch_ns;         /* median CPU time of a kernel launch call in the step */
+    int64_t launch_cap_ns;     /* longer launch/copy calls count as blocked beyond this */
+    int64_t dispatch_ns;       /* sum of dispatch_ns of the program */
+    int64_t h2d_bytes;         /* host-to-device bytes copied in the step */
+    int collectives;           /* collectives in the step (SIM_OP_ALLREDUCE ops) */
+    int64_t collective_gpu_ns; /* their recorded GPU time (the program does not carry it) */
+    size_t kernels;            /* SIM_OP_KERNEL ops (kernels, memsets, device copies) */
+    trc_op_extra *extra;       /* with opts.extras: one per op; owned, see trc_program_info_free */
+    void *note;                /* with opts.note: the picked step's block; owned, as extra */
 } trc_program_info;
 
 void trc_program_opts_init(trc_program_opts *o);

@@ -46,10 +46,8 @@ static int count_record(const trc_record *r, trc_step_stat *o, int64_t *wait_end
         return 1;
     case TRC_REC_MEMCPY:
         o->memcpys++;
-        if (r->gpu_dur_ns > 0)
-            o->memcpy_ns += r->gpu_dur_ns;
-        if (r->sub == TRC_MEMCPY_H2D)
-            o->h2d_bytes += (int64_t)r->bytes;
+        if (r->gpu_dur_ns > 0) o->memcpy_ns += r->gpu_dur_ns;
+        if (r->sub == TRC_MEMCPY_H2D) o->h2d_bytes += (int64_t)r->bytes;
         return 1;
     case TRC_REC_MEMSET:
         o->memsets++;
@@ -71,8 +69,7 @@ static int count_record(const trc_record *r, trc_step_stat *o, int64_t *wait_end
     case TRC_REC_COLLECTIVE:
         o->collectives++;
         o->collective_bytes += (int64_t)r->bytes;
-        if (r->gpu_dur_ns > 0)
-            o->collective_gpu_ns += r->gpu_dur_ns;
+        if (r->gpu_dur_ns > 0) o->collective_gpu_ns += r->gpu_dur_ns;
         return 1;
     default:
         break;
@@ -94,8 +91,7 @@ static void gpu_span_figures(span *sp, size_t n, trc_step_stat *o)
         } else if (sp[i].b > b) {
             b = sp[i].b;
         }
-        if (sp[i].b > last)
-            last = sp[i].b;
+        if (sp[i].b > last) last = sp[i].b;
     }
     o->gpu_busy_ns += b - a;
     o->gpu_last_ns = last;
@@ -107,8 +103,7 @@ int trc_step_stats(const trc_step *s, trc_step_stat *o)
     o->index = s->index;
     o->step_ns = s->dur_ns;
     span *sp = malloc((s->n_recs ? s->n_recs : 1) * sizeof *sp);
-    if (!sp)
-        return SIM_ENOMEM;
+    if (!sp) return SIM_ENOMEM;
     size_t n = 0;
     int64_t wait_end = INT64_MIN;
     for (size_t i = 0; i < s->n_recs; i++) {
@@ -119,8 +114,7 @@ int trc_step_stats(const trc_step *s, trc_step_stat *o)
             n++;
         }
     }
-    if (n)
-        gpu_span_figures(sp, n, o);
+    if (n) gpu_span_figures(sp, n, o);
     free(sp);
     return SIM_OK;
 }
@@ -130,8 +124,7 @@ int trc_sample_add(trc_sample *s, double v)
     if (s->n == s->cap) {
         size_t cap = s->cap ? 2 * s->cap : 1024;
         double *p = realloc(s->v, cap * sizeof *p);
-        if (!p)
-            return SIM_ENOMEM;
+        if (!p) return SIM_ENOMEM;
         s->v = p;
         s->cap = cap;
     }
@@ -148,8 +141,7 @@ static int cmp_double(const void *x, const void *y)
 void trc_sample_dist(trc_sample *s, trc_dist *d)
 {
     memset(d, 0, sizeof *d);
-    if (!s->n)
-        return;
+    if (!s->n) return;
     qsort(s->v, s->n, sizeof *s->v, cmp_double);
     d->n = (int64_t)s->n;
     d->mean = gsl_stats_mean(s->v, 1, s->n);
@@ -174,8 +166,7 @@ int trc_step_sample_cpu(const trc_step *s, trc_sample *launch_ns, trc_sample *op
             rc = trc_sample_add(launch_ns, (double)r->cpu_dur_ns);
         else if (r->kind == TRC_REC_OP && op_ns)
             rc = trc_sample_add(op_ns, (double)r->cpu_dur_ns);
-        if (rc)
-            return rc;
+        if (rc) return rc;
     }
     return SIM_OK;
 }

@@ -37,9 +37,9 @@ static const struct {
     uint32_t bit;
     const char *name;
 } has_names[] = {
-    {TRC_HAS_CPU_OPS, "cpu_ops"}, {TRC_HAS_KERNELS, "kernels"},
-    {TRC_HAS_MEMCPY, "memcpy"},   {TRC_HAS_SHAPES, "shapes"},
-    {TRC_HAS_BLOCKS, "blocks"},   {TRC_HAS_SYNCS, "syncs"},
+    {TRC_HAS_CPU_OPS, "cpu_ops"},       {TRC_HAS_KERNELS, "kernels"},
+    {TRC_HAS_MEMCPY, "memcpy"},         {TRC_HAS_SHAPES, "shapes"},
+    {TRC_HAS_BLOCKS, "blocks"},         {TRC_HAS_SYNCS, "syncs"},
     {TRC_HAS_DATA_WAITS, "data_waits"}, {TRC_HAS_COLLECTIVES, "collectives"},
     {TRC_HAS_LOADER, "loader"},
 };
@@ -47,8 +47,23 @@ static const struct {
 /* The record schema (FORMAT.md, "Records"): after [kind, thread], the fields of each kind in
  * their order on disk. The writer and the reader both walk this one table. */
 enum rec_field {
-    RF_END, RF_NAME, RF_CPU_START, RF_CPU_DUR, RF_STREAM, RF_GPU_START, RF_GPU_DUR, RF_UNIT,
-    RF_FLOPS, RF_BYTES, RF_BLOCKS, RF_DIR, RF_PINNED, RF_SYNC, RF_COLL, RF_GROUP_SIZE, RF_WORKER
+    RF_END,
+    RF_NAME,
+    RF_CPU_START,
+    RF_CPU_DUR,
+    RF_STREAM,
+    RF_GPU_START,
+    RF_GPU_DUR,
+    RF_UNIT,
+    RF_FLOPS,
+    RF_BYTES,
+    RF_BLOCKS,
+    RF_DIR,
+    RF_PINNED,
+    RF_SYNC,
+    RF_COLL,
+    RF_GROUP_SIZE,
+    RF_WORKER
 };
 #define REC_FIELDS_MAX 10
 #define CPU_SPAN RF_CPU_START, RF_CPU_DUR
@@ -141,8 +156,7 @@ int trc_step_add(trc_step *s, const trc_record *r)
     if (s->n_recs == s->cap_recs) {
         size_t cap = s->cap_recs ? 2 * s->cap_recs : 256;
         trc_record *recs = realloc(s->recs, cap * sizeof *recs);
-        if (!recs)
-            return SIM_ENOMEM;
+        if (!recs) return SIM_ENOMEM;
         s->recs = recs;
         s->cap_recs = cap;
     }
@@ -155,14 +169,12 @@ int trc_step_add_name(trc_step *s, const char *name)
     if (s->n_names == s->cap_names) {
         size_t cap = s->cap_names ? 2 * s->cap_names : 64;
         char **names = realloc(s->names, cap * sizeof *names);
-        if (!names)
-            return SIM_ENOMEM;
+        if (!names) return SIM_ENOMEM;
         s->names = names;
         s->cap_names = cap;
     }
     char *copy = strdup(name);
-    if (!copy)
-        return SIM_ENOMEM;
+    if (!copy) return SIM_ENOMEM;
     s->names[s->n_names] = copy;
     return (int)s->n_names++;
 }
@@ -170,8 +182,7 @@ int trc_step_add_name(trc_step *s, const char *name)
 int trc_step_intern_name(trc_step *s, const char *name)
 {
     for (size_t i = 0; i < s->n_names; i++)
-        if (!strcmp(s->names[i], name))
-            return (int)i;
+        if (!strcmp(s->names[i], name)) return (int)i;
     return trc_step_add_name(s, name);
 }
 
@@ -194,8 +205,7 @@ void trc_step_free(trc_step *s)
 
 const char *trc_step_rec_name(const trc_step *s, const trc_record *r)
 {
-    if (r->name < 0 || (size_t)r->name >= s->n_names)
-        return "";
+    if (r->name < 0 || (size_t)r->name >= s->n_names) return "";
     return s->names[r->name];
 }
 
@@ -213,8 +223,7 @@ struct trc_writer {
 static int file_write(void *data, const char *buf, size_t len)
 {
     trc_writer *w = data;
-    if (w->failed)
-        return -1;
+    if (w->failed) return -1;
     if (len && fwrite(buf, 1, len, w->out.fp) != len) {
         w->failed = errno ? errno : EIO;
         return -1;
@@ -281,8 +290,7 @@ static void pack_header(msgpack_packer *pk, const trc_header *h)
     pack_cstr(pk, "recorded");
     msgpack_pack_array(pk, (size_t)n_has);
     for (size_t i = 0; i < sizeof has_names / sizeof has_names[0]; i++)
-        if (h->recorded & has_names[i].bit)
-            pack_cstr(pk, has_names[i].name);
+        if (h->recorded & has_names[i].bit) pack_cstr(pk, has_names[i].name);
     pack_kv_str(pk, "importer", h->importer);
     pack_kv_str(pk, "source", h->source);
     pack_kv_str(pk, "source_schema", h->source_schema);
@@ -300,8 +308,7 @@ int trc_writer_open(const char *path, const trc_header *h, trc_writer **out, sim
 {
     *out = NULL;
     trc_writer *w = calloc(1, sizeof *w);
-    if (!w)
-        return sim_err_set(err, SIM_ENOMEM, path, 0, 0, "out of memory");
+    if (!w) return sim_err_set(err, SIM_ENOMEM, path, 0, 0, "out of memory");
     msgpack_sbuffer_init(&w->payload);
     int rc = sim_outfile_open(&w->out, path, err);
     if (rc) {
@@ -329,11 +336,21 @@ static void pack_field(msgpack_packer *pk, const trc_record *r, unsigned f)
 {
     const char *p = (const char *)r + rec_fields[f].off;
     switch (rec_fields[f].type) {
-    case FT_U8: msgpack_pack_uint8(pk, *(const uint8_t *)p); break;
-    case FT_I8: msgpack_pack_int8(pk, *(const int8_t *)p); break;
-    case FT_I32: msgpack_pack_int32(pk, *(const int32_t *)p); break;
-    case FT_I64: msgpack_pack_int64(pk, *(const int64_t *)p); break;
-    default: msgpack_pack_double(pk, *(const double *)p); break;
+    case FT_U8:
+        msgpack_pack_uint8(pk, *(const uint8_t *)p);
+        break;
+    case FT_I8:
+        msgpack_pack_int8(pk, *(const int8_t *)p);
+        break;
+    case FT_I32:
+        msgpack_pack_int32(pk, *(const int32_t *)p);
+        break;
+    case FT_I64:
+        msgpack_pack_int64(pk, *(const int64_t *)p);
+        break;
+    default:
+        msgpack_pack_double(pk, *(const double *)p);
+        break;
     }
 }
 
@@ -379,8 +396,7 @@ int trc_writer_step(trc_writer *w, const trc_step *s, sim_err *err)
                            "step %lld encodes to %zu bytes, more than a frame may hold",
                            (long long)s->index, w->payload.size);
     int rc = write_frame(w, "step", err);
-    if (rc)
-        return rc;
+    if (rc) return rc;
     w->steps++;
     w->records += (long long)s->n_recs;
     return SIM_OK;
@@ -406,8 +422,7 @@ int trc_writer_close(trc_writer *w, sim_err *err)
 
 void trc_writer_abort(trc_writer *w)
 {
-    if (!w)
-        return;
+    if (!w) return;
     sim_outfile_abort(&w->out);
     msgpack_sbuffer_destroy(&w->payload);
     free(w);
@@ -426,6 +441,70 @@ static uint64_t be(const unsigned char *p, int n)
 
 enum { SCAN_INVALID = -1, SCAN_MORE = 0 };
 
+/* The header of a msgpack object by its type byte: bytes of a length field after the type byte,
+ * raw body bytes, child objects (with a length field: as many as it says) and objects per child
+ * entry (maps hold two). */
+typedef struct mp_shape {
+    uint8_t valid, lenbytes, body, kids, kidsmul;
+} mp_shape;
+
+/* Type bytes 0xc0 .. 0xdf; 0xc1 is never used. */
+static const mp_shape shapes_c0[32] = {
+    [0x00] = {1, 0, 0, 0, 1},  /* nil */
+    [0x02] = {1, 0, 0, 0, 1},  /* false */
+    [0x03] = {1, 0, 0, 0, 1},  /* true */
+    [0x04] = {1, 1, 0, 0, 1},  /* bin8 */
+    [0x05] = {1, 2, 0, 0, 1},  /* bin16 */
+    [0x06] = {1, 4, 0, 0, 1},  /* bin32 */
+    [0x07] = {1, 1, 1, 0, 1},  /* ext8: + type byte */
+    [0x08] = {1, 2, 1, 0, 1},  /* ext16 */
+    [0x09] = {1, 4, 1, 0, 1},  /* ext32 */
+    [0x0a] = {1, 0, 4, 0, 1},  /* float32 */
+    [0x0b] = {1, 0, 8, 0, 1},  /* float64 */
+    [0x0c] = {1, 0, 1, 0, 1},  /* uint8 */
+    [0x0d] = {1, 0, 2, 0, 1},  /* uint16 */
+    [0x0e] = {1, 0, 4, 0, 1},  /* uint32 */
+    [0x0f] = {1, 0, 8, 0, 1},  /* uint64 */
+    [0x10] = {1, 0, 1, 0, 1},  /* int8 */
+    [0x11] = {1, 0, 2, 0, 1},  /* int16 */
+    [0x12] = {1, 0, 4, 0, 1},  /* int32 */
+    [0x13] = {1, 0, 8, 0, 1},  /* int64 */
+    [0x14] = {1, 0, 2, 0, 1},  /* fixext1 */
+    [0x15] = {1, 0, 3, 0, 1},  /* fixext2 */
+    [0x16] = {1, 0, 5, 0, 1},  /* fixext4 */
+    [0x17] = {1, 0, 9, 0, 1},  /* fixext8 */
+    [0x18] = {1, 0, 17, 0, 1}, /* fixext16 */
+    [0x19] = {1, 1, 0, 0, 1},  /* str8 */
+    [0x1a] = {1, 2, 0, 0, 1},  /* str16 */
+    [0x1b] = {1, 4, 0, 0, 1},  /* str32 */
+    [0x1c] = {1, 2, 0, 1, 1},  /* array16 */
+    [0x1d] = {1, 4, 0, 1, 1},  /* array32 */
+    [0x1e] = {1, 2, 0, 1, 2},  /* map16 */
+    [0x1f] = {1, 4, 0, 1, 2},  /* map32 */
+};
+
+/* The shape of type byte c; valid 0 for the unused 0xc1. The fix types carry their count in the
+ * type byte: kids (fixmap, fixarray) or body (fixstr) are set here, with lenbytes 0. */
+static mp_shape shape_of(unsigned c, uint64_t *fixed)
+{
+    *fixed = 0;
+    if (c <= 0x7f || c >= 0xe0) /* positive and negative fixint */
+        return (mp_shape){1, 0, 0, 0, 1};
+    if ((c & 0xf0) == 0x80) { /* fixmap */
+        *fixed = c & 0x0f;
+        return (mp_shape){1, 0, 0, 1, 2};
+    }
+    if ((c & 0xf0) == 0x90) { /* fixarray */
+        *fixed = c & 0x0f;
+        return (mp_shape){1, 0, 0, 1, 1};
+    }
+    if ((c & 0xe0) == 0xa0) { /* fixstr */
+        *fixed = c & 0x1f;
+        return (mp_shape){1, 0, 0, 0, 1};
+    }
+    return shapes_c0[c - 0xc0];
+}
+
 /* Walks the first msgpack object in buf[0..len) without allocating. Returns its size in bytes,
  * SCAN_MORE when buf ends inside it, or SCAN_INVALID (with *bad = offset of the bad byte) for a
  * reserved type byte or a container declaring more elements than `limit` bytes could hold (each
@@ -435,68 +514,31 @@ static long long scan_object(const unsigned char *buf, size_t len, size_t limit,
     size_t pos = 0;
     uint64_t pending = 1; /* objects still to walk */
     while (pending > 0) {
-        if (pos >= len)
-            return SCAN_MORE;
-        unsigned c = buf[pos];
-        size_t head = 1;     /* header bytes */
-        uint64_t body = 0;   /* raw bytes after the header */
-        uint64_t kids = 0;   /* child objects */
-        int lenbytes = 0;    /* bytes of a length field after the type byte */
-        int kidsmul = 1;     /* maps hold two objects per entry */
-        if (c <= 0x7f || c >= 0xe0 || c == 0xc0 || c == 0xc2 || c == 0xc3) {
-            /* fixint, nil, bool */
-        } else if ((c & 0xf0) == 0x80) {
-            kids = c & 0x0f;
-            kidsmul = 2;
-        } else if ((c & 0xf0) == 0x90) {
-            kids = c & 0x0f;
-        } else if ((c & 0xe0) == 0xa0) {
-            body = c & 0x1f;
-        } else {
-            switch (c) {
-            case 0xc4: case 0xd9: lenbytes = 1; break; /* bin8, str8 */
-            case 0xc5: case 0xda: lenbytes = 2; break;
-            case 0xc6: case 0xdb: lenbytes = 4; break;
-            case 0xc7: lenbytes = 1; body = 1; break; /* ext8: + type byte */
-            case 0xc8: lenbytes = 2; body = 1; break;
-            case 0xc9: lenbytes = 4; body = 1; break;
-            case 0xca: body = 4; break;
-            case 0xcb: body = 8; break;
-            case 0xcc: case 0xd0: body = 1; break;
-            case 0xcd: case 0xd1: body = 2; break;
-            case 0xce: case 0xd2: body = 4; break;
-            case 0xcf: case 0xd3: body = 8; break;
-            case 0xd4: body = 2; break;
-            case 0xd5: body = 3; break;
-            case 0xd6: body = 5; break;
-            case 0xd7: body = 9; break;
-            case 0xd8: body = 17; break;
-            case 0xdc: case 0xdd: lenbytes = c == 0xdc ? 2 : 4; kids = 1; break;
-            case 0xde: case 0xdf: lenbytes = c == 0xde ? 2 : 4; kids = 1; kidsmul = 2; break;
-            default: /* 0xc1 is never used */
-                *bad = pos;
-                return SCAN_INVALID;
-            }
-            if (lenbytes) {
-                if (pos + 1 + (size_t)lenbytes > len)
-                    return SCAN_MORE;
-                uint64_t n = be(buf + pos + 1, lenbytes);
-                head += (size_t)lenbytes;
-                if (kids)
-                    kids = n;
-                else
-                    body += n;
-            }
+        if (pos >= len) return SCAN_MORE;
+        uint64_t fixed;
+        mp_shape sh = shape_of(buf[pos], &fixed);
+        if (!sh.valid) {
+            *bad = pos;
+            return SCAN_INVALID;
         }
-        kids *= (uint64_t)kidsmul;
+        size_t head = 1 + sh.lenbytes;
+        uint64_t body = sh.body, kids = 0;
+        uint64_t n = fixed;
+        if (sh.lenbytes) {
+            if (pos + head > len) return SCAN_MORE;
+            n = be(buf + pos + 1, sh.lenbytes);
+        }
+        if (sh.kids)
+            kids = n * sh.kidsmul;
+        else
+            body += n;
         if (body > limit || pos + head + body > limit || kids > limit - pos - head) {
             *bad = pos;
             return SCAN_INVALID;
         }
         pos += head;
         if (body) {
-            if (pos + body > len)
-                return SCAN_MORE;
+            if (pos + body > len) return SCAN_MORE;
             pos += (size_t)body;
         }
         pending = pending - 1 + kids;
@@ -538,10 +580,9 @@ static int next_object(trc_reader *r, sim_err *err)
         if (unparsed > 0) {
             size_t bad = 0;
             size_t limit = (size_t)(r->file_size - start);
-            if (limit > MAX_FRAME_BYTES)
-                limit = MAX_FRAME_BYTES;
-            long long n = scan_object((const unsigned char *)r->up.buffer + r->up.off, unparsed,
-                                      limit, &bad);
+            if (limit > MAX_FRAME_BYTES) limit = MAX_FRAME_BYTES;
+            long long n =
+                scan_object((const unsigned char *)r->up.buffer + r->up.off, unparsed, limit, &bad);
             if (n == SCAN_INVALID)
                 return sim_err_set_offset(err, SIM_EFORMAT, r->path, start + (long long)bad,
                                           "corrupt trace: bad msgpack data");
@@ -559,8 +600,7 @@ static int next_object(trc_reader *r, sim_err *err)
             }
         }
         if (r->eof) {
-            if (unparsed == 0)
-                return 0;
+            if (unparsed == 0) return 0;
             return sim_err_set_offset(err, SIM_EFORMAT, r->path, start,
                                       "truncated trace: the object starting here ends at the "
                                       "end of the file (%lld bytes)",
@@ -578,8 +618,7 @@ static int next_object(trc_reader *r, sim_err *err)
         }
         msgpack_unpacker_buffer_consumed(&r->up, got);
         r->fed += (long long)got;
-        if (r->fed > r->file_size)
-            r->file_size = r->fed; /* the file grew while we read it */
+        if (r->fed > r->file_size) r->file_size = r->fed; /* the file grew while we read it */
     }
 }
 
@@ -591,15 +630,14 @@ static int obj_is_str(const msgpack_object *o, const char *s)
 
 /* Reads a frame [kind, crc, bin] of the expected kind (or, with kind2, either) and decodes its
  * payload into r->payload. *which is 0 for kind, 1 for kind2. */
-static int read_frame(trc_reader *r, const char *kind, const char *kind2, int *which,
-                      sim_err *err)
+static int read_frame(trc_reader *r, const char *kind, const char *kind2, int *which, sim_err *err)
 {
     int rc = next_object(r, err);
-    if (rc < 0)
-        return rc;
+    if (rc < 0) return rc;
     if (rc == 0)
         return sim_err_set_offset(err, SIM_EFORMAT, r->path, r->fed,
-                                  "truncated trace: the file ends before its '%s' frame", kind2 ? kind2 : kind);
+                                  "truncated trace: the file ends before its '%s' frame",
+                                  kind2 ? kind2 : kind);
     const msgpack_object *o = &r->top.data;
     long long at = r->obj_start;
     if (o->type != MSGPACK_OBJECT_ARRAY || o->via.array.size != 3 ||
@@ -614,10 +652,9 @@ static int read_frame(trc_reader *r, const char *kind, const char *kind2, int *w
     else if (kind2 && obj_is_str(k, kind2))
         *which = 1;
     else
-        return sim_err_set_offset(err, SIM_EFORMAT, r->path, at,
-                                  "corrupt trace: expected a '%s' frame, found '%.*s'", kind,
-                                  (int)(k->via.str.size > 32 ? 32 : k->via.str.size),
-                                  k->via.str.ptr);
+        return sim_err_set_offset(
+            err, SIM_EFORMAT, r->path, at, "corrupt trace: expected a '%s' frame, found '%.*s'",
+            kind, (int)(k->via.str.size > 32 ? 32 : k->via.str.size), k->via.str.ptr);
     const char *data = o->via.array.ptr[2].via.bin.ptr;
     uint32_t size = o->via.array.ptr[2].via.bin.size;
     uint64_t want = o->via.array.ptr[1].via.u64;
@@ -648,16 +685,14 @@ static int read_frame(trc_reader *r, const char *kind, const char *kind2, int *w
 static const msgpack_object *map_get(const msgpack_object *map, const char *key)
 {
     for (uint32_t i = 0; i < map->via.map.size; i++)
-        if (obj_is_str(&map->via.map.ptr[i].key, key))
-            return &map->via.map.ptr[i].val;
+        if (obj_is_str(&map->via.map.ptr[i].key, key)) return &map->via.map.ptr[i].val;
     return NULL;
 }
 
 static int obj_int(const msgpack_object *o, int64_t *v)
 {
     if (o->type == MSGPACK_OBJECT_POSITIVE_INTEGER) {
-        if (o->via.u64 > INT64_MAX)
-            return 0;
+        if (o->via.u64 > INT64_MAX) return 0;
         *v = (int64_t)o->via.u64;
         return 1;
     }
@@ -685,8 +720,7 @@ static int obj_num(const msgpack_object *o, double *v)
 /* Copies a string value into buf (truncating); 0 if o is not a string. */
 static int obj_str(const msgpack_object *o, char *buf, size_t cap)
 {
-    if (o->type != MSGPACK_OBJECT_STR)
-        return 0;
+    if (o->type != MSGPACK_OBJECT_STR) return 0;
     size_t n = o->via.str.size < cap - 1 ? o->via.str.size : cap - 1;
     memcpy(buf, o->via.str.ptr, n);
     buf[n] = 0;
@@ -706,7 +740,7 @@ static int parse_header(trc_reader *r, const msgpack_object *m, long long at, si
         return sim_err_set_offset(err, SIM_EFORMAT, r->path, at,
                                   "corrupt trace: the header does not name the format");
 #define GET_STR(key, field)                                                                        \
-    if ((v = map_get(m, key)) && !obj_str(v, h->field, sizeof h->field))                          \
+    if ((v = map_get(m, key)) && !obj_str(v, h->field, sizeof h->field))                           \
         return sim_err_set_offset(err, SIM_EFORMAT, r->path, at,                                   \
                                   "bad trace header: '%s' must be a string", key);
 #define GET_INT(key, field)                                                                        \
@@ -760,8 +794,7 @@ static int parse_header(trc_reader *r, const msgpack_object *m, long long at, si
                                           "[index, reason]");
             int reason = TRC_DROP_REASON_COUNT;
             for (int k = 0; k < TRC_DROP_REASON_COUNT; k++)
-                if (obj_is_str(&d->via.array.ptr[1], drop_names[k]))
-                    reason = k;
+                if (obj_is_str(&d->via.array.ptr[1], drop_names[k])) reason = k;
             h->dropped[h->n_dropped].index = idx;
             h->dropped[h->n_dropped].reason = reason;
             h->n_dropped++;
@@ -788,7 +821,7 @@ static int reader_new(const char *path, trc_reader **out, sim_err *err)
     r->path = strdup(path);
     struct stat st;
     r->file_size = fstat(fileno(f), &st) == 0 && S_ISREG(st.st_mode) ? (long long)st.st_size
-                                                                       : (long long)MAX_FRAME_BYTES;
+                                                                     : (long long)MAX_FRAME_BYTES;
     msgpack_unpacked_init(&r->top);
     msgpack_unpacked_init(&r->payload);
     if (!r->path || !msgpack_unpacker_init(&r->up, READ_CHUNK)) {
@@ -808,8 +841,7 @@ static int read_magic(trc_reader *r, sim_err *err)
     sim_err_clear(&first);
     int rc = next_object(r, &first);
     if (rc < 0 && first.code != SIM_EFORMAT) {
-        if (err)
-            *err = first;
+        if (err) *err = first;
         return rc;
     }
     if (rc < 0) {
@@ -817,8 +849,7 @@ static int read_magic(trc_reader *r, sim_err *err)
         static const char magic[] = "\xae" TRC_FORMAT_NAME;
         size_t have = r->up.used - r->up.off;
         if (have > 0 && have < sizeof magic - 1 && !memcmp(r->up.buffer + r->up.off, magic, have)) {
-            if (err)
-                *err = first;
+            if (err) *err = first;
             return rc;
         }
     }
@@ -834,8 +865,7 @@ static int read_magic(trc_reader *r, sim_err *err)
 static int read_version(trc_reader *r, sim_err *err)
 {
     int rc = next_object(r, err);
-    if (rc < 0)
-        return rc;
+    if (rc < 0) return rc;
     int64_t version = 0;
     if (rc == 0 || !obj_int(&r->top.data, &version))
         return sim_err_set_offset(err, SIM_EFORMAT, r->path, rc == 0 ? r->fed : r->obj_start,
@@ -859,8 +889,7 @@ int trc_reader_open(const char *path, trc_reader **out, sim_err *err)
     *out = NULL;
     trc_reader *r = NULL;
     int rc = reader_new(path, &r, err);
-    if (rc)
-        return rc;
+    if (rc) return rc;
     int which;
     if ((rc = read_magic(r, err)) || (rc = read_version(r, err)) ||
         (rc = read_frame(r, "header", NULL, &which, err)) ||
@@ -890,25 +919,30 @@ static int parse_field(const msgpack_object *o, unsigned f, int64_t names_hi, tr
     char *p = (char *)rec + rec_fields[f].off;
     if (rec_fields[f].type == FT_NUM) {
         double d;
-        if (!obj_num(o, &d) || !(d >= 0) || d > TRC_NUM_MAX)
-            return 0;
+        if (!obj_num(o, &d) || !(d >= 0) || d > TRC_NUM_MAX) return 0;
         *(double *)p = d;
         return 1;
     }
     int64_t v, hi = f == RF_NAME ? names_hi : rec_fields[f].hi;
-    if (!obj_int(o, &v) || v < rec_fields[f].lo || v > hi)
-        return 0;
+    if (!obj_int(o, &v) || v < rec_fields[f].lo || v > hi) return 0;
     switch (rec_fields[f].type) {
-    case FT_U8: *(uint8_t *)p = (uint8_t)v; break;
-    case FT_I8: *(int8_t *)p = (int8_t)v; break;
-    case FT_I32: *(int32_t *)p = (int32_t)v; break;
-    default: *(int64_t *)p = v; break;
+    case FT_U8:
+        *(uint8_t *)p = (uint8_t)v;
+        break;
+    case FT_I8:
+        *(int8_t *)p = (int8_t)v;
+        break;
+    case FT_I32:
+        *(int32_t *)p = (int32_t)v;
+        break;
+    default:
+        *(int64_t *)p = v;
+        break;
     }
     return 1;
 }
 
-static int parse_record(const msgpack_object *a, size_t n_names, trc_record *rec,
-                        const char **what)
+static int parse_record(const msgpack_object *a, size_t n_names, trc_record *rec, const char **what)
 {
     memset(rec, 0, sizeof *rec);
     rec->name = -1;
@@ -950,9 +984,9 @@ static int parse_step(trc_reader *r, const msgpack_object *m, long long at, sim_
     trc_step *s = &r->step;
     trc_step_reset(s);
     const msgpack_object *v;
-    if (!(v = map_get(m, "index")) || !obj_int(v, &s->index) ||
-        !(v = map_get(m, "start_ns")) || !obj_int(v, &s->start_ns) ||
-        !(v = map_get(m, "dur_ns")) || !obj_int(v, &s->dur_ns) || s->dur_ns < 0)
+    if (!(v = map_get(m, "index")) || !obj_int(v, &s->index) || !(v = map_get(m, "start_ns")) ||
+        !obj_int(v, &s->start_ns) || !(v = map_get(m, "dur_ns")) || !obj_int(v, &s->dur_ns) ||
+        s->dur_ns < 0)
         return sim_err_set_offset(err, SIM_EFORMAT, r->path, at,
                                   "bad step: 'index', 'start_ns' and 'dur_ns' must be integers");
     const msgpack_object *names = map_get(m, "names");
@@ -966,14 +1000,13 @@ static int parse_step(trc_reader *r, const msgpack_object *m, long long at, sim_
         const msgpack_object *o = &names->via.array.ptr[i];
         if (o->type != MSGPACK_OBJECT_STR)
             return sim_err_set_offset(err, SIM_EFORMAT, r->path, at,
-                                      "bad step %lld: name %u is not a string",
-                                      (long long)s->index, i);
+                                      "bad step %lld: name %u is not a string", (long long)s->index,
+                                      i);
         /* names of any length (templated kernel names run to kilobytes) */
         if (o->via.str.size + 1 > r->name_cap) {
             size_t cap = 2 * (o->via.str.size + 1);
             char *p = realloc(r->name_buf, cap);
-            if (!p)
-                return sim_err_set_offset(err, SIM_ENOMEM, r->path, at, "out of memory");
+            if (!p) return sim_err_set_offset(err, SIM_ENOMEM, r->path, at, "out of memory");
             r->name_buf = p;
             r->name_cap = cap;
         }
@@ -986,9 +1019,8 @@ static int parse_step(trc_reader *r, const msgpack_object *m, long long at, sim_
         trc_record rec;
         const char *what = "";
         if (!parse_record(&recs->via.array.ptr[i], s->n_names, &rec, &what))
-            return sim_err_set_offset(err, SIM_EFORMAT, r->path, at,
-                                      "bad step %lld: record %u: %s", (long long)s->index, i,
-                                      what);
+            return sim_err_set_offset(err, SIM_EFORMAT, r->path, at, "bad step %lld: record %u: %s",
+                                      (long long)s->index, i, what);
         if (trc_step_add(s, &rec) < 0)
             return sim_err_set_offset(err, SIM_ENOMEM, r->path, at, "out of memory");
     }
@@ -998,12 +1030,10 @@ static int parse_step(trc_reader *r, const msgpack_object *m, long long at, sim_
 int trc_reader_next_step(trc_reader *r, const trc_step **step, sim_err *err)
 {
     *step = NULL;
-    if (r->done)
-        return 0;
+    if (r->done) return 0;
     int which = 0;
     int rc = read_frame(r, "step", "end", &which, err);
-    if (rc)
-        return rc;
+    if (rc) return rc;
     long long at = r->obj_start;
     const msgpack_object *m = &r->payload.data;
     if (which == 1) {
@@ -1021,8 +1051,7 @@ int trc_reader_next_step(trc_reader *r, const trc_step **step, sim_err *err)
                                       r->records_read);
         /* nothing may follow the end frame */
         rc = next_object(r, err);
-        if (rc < 0)
-            return rc;
+        if (rc < 0) return rc;
         if (rc > 0)
             return sim_err_set_offset(err, SIM_EFORMAT, r->path, r->obj_start,
                                       "corrupt trace: data after the end frame");
@@ -1030,8 +1059,7 @@ int trc_reader_next_step(trc_reader *r, const trc_step **step, sim_err *err)
         return 0;
     }
     rc = parse_step(r, m, at, err);
-    if (rc)
-        return rc;
+    if (rc) return rc;
     r->steps_read++;
     r->records_read += (long long)r->step.n_recs;
     *step = &r->step;
@@ -1040,10 +1068,8 @@ int trc_reader_next_step(trc_reader *r, const trc_step **step, sim_err *err)
 
 void trc_reader_close(trc_reader *r)
 {
-    if (!r)
-        return;
-    if (r->f)
-        fclose(r->f);
+    if (!r) return;
+    if (r->f) fclose(r->f);
     msgpack_unpacked_destroy(&r->top);
     msgpack_unpacked_destroy(&r->payload);
     msgpack_unpacker_destroy(&r->up);

@@ -60,11 +60,9 @@ static const char *installed_catalog(void)
 
 const char *sim_cli_catalog_dir(const char *from_flag)
 {
-    if (from_flag && from_flag[0])
-        return from_flag;
+    if (from_flag && from_flag[0]) return from_flag;
     const char *env = getenv("EPOCHSIM_CATALOG");
-    if (env && env[0])
-        return env;
+    if (env && env[0]) return env;
     const char *installed = installed_catalog();
     return installed ? installed : EPOCHSIM_CATALOG_DIR;
 }
@@ -84,8 +82,7 @@ static int dispatch(int argc, char **argv)
         return SIM_EXIT_OK;
     }
     for (const sim_cli_command *c = commands; c->name; c++)
-        if (!strcmp(argv[1], c->name))
-            return c->run(argc - 1, argv + 1);
+        if (!strcmp(argv[1], c->name)) return c->run(argc - 1, argv + 1);
     fprintf(stderr, "epochsim: unknown command '%s'\n", argv[1]);
     usage(stderr);
     return SIM_EXIT_USAGE;

@@ -111,13 +111,11 @@ static const char *unit_of(const char *key)
         {"eff_mem", "[log10 bytes, fraction]"},
     };
     for (size_t i = 0; i < sizeof named / sizeof named[0]; i++)
-        if (!strcmp(key, named[i].key))
-            return named[i].unit;
+        if (!strcmp(key, named[i].key)) return named[i].unit;
     size_t len = strlen(key);
     for (size_t i = 0; i < sizeof suffixes / sizeof suffixes[0]; i++) {
         size_t sl = strlen(suffixes[i].suffix);
-        if (len > sl && !strcmp(key + len - sl, suffixes[i].suffix))
-            return suffixes[i].unit;
+        if (len > sl && !strcmp(key + len - sl, suffixes[i].suffix)) return suffixes[i].unit;
     }
     return "";
 }
@@ -132,10 +130,8 @@ static bool is_numeric(const cfg_field *f)
 static bool is_unset(cfg_catalog_kind kind, const cfg_field *f, const void *base)
 {
     const char *p = (const char *)base + f->offset;
-    if (f->type == CFG_T_CURVE)
-        return ((const sim_curve *)p)->n == 0;
-    if (kind != CFG_CAT_SYSTEM || !strcmp(f->key, "name"))
-        return false;
+    if (f->type == CFG_T_CURVE) return ((const sim_curve *)p)->n == 0;
+    if (kind != CFG_CAT_SYSTEM || !strcmp(f->key, "name")) return false;
     switch (f->type) {
     case CFG_T_STR:
         return p[0] == 0;
@@ -188,8 +184,7 @@ static char *trimmed_dup(const char *s, size_t len)
 static const char *line_comment(const char *line)
 {
     const char *p = strchr(line, ':');
-    if (!p)
-        return NULL;
+    if (!p) return NULL;
     p++;
     while (*p == ' ')
         p++;
@@ -199,24 +194,20 @@ static const char *line_comment(const char *line)
             p += (*p == '\\' && q == '"' && p[1]) ? 2 : 1;
     }
     for (; *p; p++)
-        if (*p == '#' && (p == line || p[-1] == ' ' || p[-1] == '\t'))
-            return p + 1;
+        if (*p == '#' && (p == line || p[-1] == ' ' || p[-1] == '\t')) return p + 1;
     return NULL;
 }
 
 static int read_comments(const cfg_table *t, const char *path, hw_file_info *fi, sim_err *err)
 {
     FILE *fp = fopen(path, "r");
-    if (!fp)
-        return sim_err_set(err, SIM_EIO, path, 0, 0, "cannot open");
+    if (!fp) return sim_err_set(err, SIM_EIO, path, 0, 0, "cannot open");
     char *line = NULL;
     size_t cap = 0;
     while (getline(&line, &cap, fp) > 0) {
-        if (line[0] < 'a' || line[0] > 'z')
-            continue;
+        if (line[0] < 'a' || line[0] > 'z') continue;
         size_t klen = strcspn(line, ":");
-        if (!line[klen] || klen >= 128)
-            continue;
+        if (!line[klen] || klen >= 128) continue;
         char key[128];
         memcpy(key, line, klen);
         key[klen] = 0;
@@ -233,12 +224,10 @@ static int read_comments(const cfg_table *t, const char *path, hw_file_info *fi,
 static int add_source(hw_file_info *fi, const char *key, const char *text)
 {
     char **k = realloc(fi->source_key, (fi->n_sources + 1) * sizeof *k);
-    if (!k)
-        return SIM_ENOMEM;
+    if (!k) return SIM_ENOMEM;
     fi->source_key = k;
     char **v = realloc(fi->source_text, (fi->n_sources + 1) * sizeof *v);
-    if (!v)
-        return SIM_ENOMEM;
+    if (!v) return SIM_ENOMEM;
     fi->source_text = v;
     fi->source_key[fi->n_sources] = strdup(key);
     fi->source_text[fi->n_sources] = strdup(text);
@@ -251,16 +240,14 @@ static int read_extras(const char *path, hw_file_info *fi, sim_err *err)
 {
     yaml_document_t doc;
     int rc = cfg_yaml_load_file(path, &doc, err);
-    if (rc)
-        return rc;
+    if (rc) return rc;
     yaml_node_t *root = yaml_document_get_root_node(&doc);
     if (root && root->type == YAML_MAPPING_NODE) {
         for (yaml_node_pair_t *pr = root->data.mapping.pairs.start;
              pr < root->data.mapping.pairs.top && rc == SIM_OK; pr++) {
             yaml_node_t *k = yaml_document_get_node(&doc, pr->key);
             yaml_node_t *v = yaml_document_get_node(&doc, pr->value);
-            if (k->type != YAML_SCALAR_NODE)
-                continue;
+            if (k->type != YAML_SCALAR_NODE) continue;
             const char *key = (const char *)k->data.scalar.value;
             if (!strcmp(key, "notes") && v->type == YAML_SCALAR_NODE && !fi->notes) {
                 fi->notes = strdup((const char *)v->data.scalar.value);
@@ -273,8 +260,7 @@ static int read_extras(const char *path, hw_file_info *fi, sim_err *err)
                         rc = add_source(fi, (const char *)sk->data.scalar.value,
                                         (const char *)sv->data.scalar.value);
                 }
-                if (rc)
-                    rc = sim_err_set(err, rc, path, 0, 0, "out of memory");
+                if (rc) rc = sim_err_set(err, rc, path, 0, 0, "out of memory");
             }
         }
     }
@@ -348,8 +334,7 @@ static void json_entry(yajl_gen g, cfg_catalog_kind kind, const void *base)
 static yajl_gen json_open(void)
 {
     yajl_gen g = yajl_gen_alloc(NULL);
-    if (g)
-        yajl_gen_config(g, yajl_gen_beautify, 1);
+    if (g) yajl_gen_config(g, yajl_gen_beautify, 1);
     return g;
 }
 
@@ -357,8 +342,7 @@ static void json_close(yajl_gen g)
 {
     const unsigned char *buf = NULL;
     size_t len = 0;
-    if (yajl_gen_get_buf(g, &buf, &len) == yajl_gen_status_ok)
-        fwrite(buf, 1, len, stdout);
+    if (yajl_gen_get_buf(g, &buf, &len) == yajl_gen_status_ok) fwrite(buf, 1, len, stdout);
     yajl_gen_free(g);
 }
 
@@ -375,8 +359,7 @@ static int table_add(table *t, const char *const *values)
     if (t->rows == t->cap) {
         size_t cap = t->cap ? 2 * t->cap : 32;
         char **grown = realloc(t->cell, cap * t->cols * sizeof *grown);
-        if (!grown)
-            return SIM_ENOMEM;
+        if (!grown) return SIM_ENOMEM;
         t->cell = grown;
         t->cap = cap;
     }
@@ -393,14 +376,12 @@ static void table_print(const table *t, FILE *out)
     for (size_t c = 0; c < t->cols; c++) {
         for (size_t r = 0; r < t->rows; r++) {
             size_t w = strlen(t->cell[r * t->cols + c]);
-            if (w > width[c])
-                width[c] = w;
+            if (w > width[c]) width[c] = w;
         }
         line_size += width[c] + 2;
     }
     char *line = malloc(line_size);
-    if (!line)
-        return;
+    if (!line) return;
     for (size_t r = 0; r < t->rows; r++) {
         size_t used = 0;
         for (size_t c = 0; c < t->cols; c++) {
@@ -434,8 +415,7 @@ static void print_wrapped(const char *text, int indent, int width, FILE *out)
         while (*p == ' ' || *p == '\n')
             p++;
         size_t len = strcspn(p, " \n");
-        if (!len)
-            break;
+        if (!len) break;
         if (col > indent && col + 1 + (int)len > width) {
             fputc('\n', out);
             col = 0;
@@ -447,8 +427,7 @@ static void print_wrapped(const char *text, int indent, int width, FILE *out)
         col += fprintf(out, "%.*s", (int)len, p);
         p += len;
     }
-    if (col)
-        fputc('\n', out);
+    if (col) fputc('\n', out);
 }
 
 /* ---------------------------------------------------------------- list */
@@ -472,8 +451,7 @@ static int list_kind_table(const char *dir, cfg_catalog_kind kind, char **names,
     int rc = table_add(&tab, row);
     char vals[10][VALUE_MAX];
     for (size_t i = 0; i < n && rc == SIM_OK; i++) {
-        if (!ok[i])
-            continue;
+        if (!ok[i]) continue;
         row[0] = names[i];
         for (size_t c = 0; c < nc; c++) {
             if (is_unset(kind, cols[c], &entries[i]))
@@ -509,8 +487,7 @@ static int cmd_list(const char *dir, int kind_filter, bool json)
     }
     bool first = true;
     for (int k = 0; k < CFG_CAT_COUNT; k++) {
-        if (kind_filter >= 0 && k != kind_filter)
-            continue;
+        if (kind_filter >= 0 && k != kind_filter) continue;
         cfg_catalog_kind kind = (cfg_catalog_kind)k;
         sim_err err;
         sim_err_clear(&err);
@@ -546,14 +523,11 @@ static int cmd_list(const char *dir, int kind_filter, bool json)
             json_str(g, cfg_catalog_kind_dir(kind));
             yajl_gen_array_open(g);
             for (size_t i = 0; i < n; i++)
-                if (ok[i])
-                    json_entry(g, kind, &entries[i]);
+                if (ok[i]) json_entry(g, kind, &entries[i]);
             yajl_gen_array_close(g);
         } else {
-            if (!first)
-                putchar('\n');
-            if (list_kind_table(dir, kind, names, n, entries, ok))
-                exit_code = SIM_EXIT_ERROR;
+            if (!first) putchar('\n');
+            if (list_kind_table(dir, kind, names, n, entries, ok)) exit_code = SIM_EXIT_ERROR;
         }
         first = false;
         free(entries);
@@ -572,8 +546,7 @@ static int cmd_list(const char *dir, int kind_filter, bool json)
 static bool has_name(char **names, size_t n, const char *name)
 {
     for (size_t i = 0; i < n; i++)
-        if (!strcmp(names[i], name))
-            return true;
+        if (!strcmp(names[i], name)) return true;
     return false;
 }
 
@@ -584,15 +557,12 @@ static int find_kind(const char *dir, const char *name, int kind_filter, cfg_cat
     char near[1024] = "";
     size_t used = 0;
     for (int k = 0; k < CFG_CAT_COUNT; k++) {
-        if (kind_filter >= 0 && k != kind_filter)
-            continue;
+        if (kind_filter >= 0 && k != kind_filter) continue;
         char **names = NULL;
         size_t n = 0;
-        if (cfg_catalog_list(dir, (cfg_catalog_kind)k, &names, &n, NULL))
-            continue;
+        if (cfg_catalog_list(dir, (cfg_catalog_kind)k, &names, &n, NULL)) continue;
         if (has_name(names, n, name)) {
-            if (found++ == 0)
-                *out = (cfg_catalog_kind)k;
+            if (found++ == 0) *out = (cfg_catalog_kind)k;
         } else {
             for (size_t i = 0; i < n; i++)
                 if (strstr(names[i], name) && used + strlen(names[i]) + 3 < sizeof near)
@@ -603,8 +573,7 @@ static int find_kind(const char *dir, const char *name, int kind_filter, cfg_cat
     }
     if (found == 0) {
         fprintf(stderr, "epochsim hw: no catalog entry named '%s' in %s", name, dir);
-        if (near[0])
-            fprintf(stderr, " (did you mean: %s?)", near);
+        if (near[0]) fprintf(stderr, " (did you mean: %s?)", near);
         fprintf(stderr, "; `epochsim hw list` shows them all\n");
         return SIM_EXIT_ERROR;
     }
@@ -716,8 +685,7 @@ static int field_table(cfg_catalog_kind kind, const cfg_table *t, const hw_entry
         row[3] = i < MAX_FIELDS && fi->comment[i] ? fi->comment[i] : "";
         rc = table_add(&tab, row);
     }
-    if (rc == SIM_OK)
-        table_print(&tab, stdout);
+    if (rc == SIM_OK) table_print(&tab, stdout);
     table_free(&tab);
     return rc == SIM_OK ? SIM_EXIT_OK : SIM_EXIT_ERROR;
 }
@@ -728,8 +696,7 @@ static int show_text(const char *dir, const char *name, cfg_catalog_kind kind, c
 {
     printf("%s (%s)\nfile: %s\n\n", name, cfg_catalog_kind_dir(kind), path);
     int exit_code = field_table(kind, cfg_catalog_table(kind), e, fi);
-    if (kind == CFG_CAT_SYSTEM)
-        exit_code |= show_parts(dir, &e->system, stdout);
+    if (kind == CFG_CAT_SYSTEM) exit_code |= show_parts(dir, &e->system, stdout);
     if (fi->notes) {
         printf("\nnotes:\n");
         print_wrapped(fi->notes, 2, 100, stdout);
@@ -746,8 +713,7 @@ static int cmd_show(const char *dir, const char *name, int kind_filter, bool jso
 {
     cfg_catalog_kind kind = CFG_CAT_GPU;
     int exit_code = find_kind(dir, name, kind_filter, &kind);
-    if (exit_code)
-        return exit_code;
+    if (exit_code) return exit_code;
     hw_entry e;
     sim_err err;
     sim_err_clear(&err);
@@ -852,8 +818,7 @@ int sim_hw_cmd(int argc, char **argv)
 {
     hw_args h = {0};
     int rc = parse_hw_args(argc, argv, &h);
-    if (rc)
-        return rc < 0 ? SIM_EXIT_OK : rc;
+    if (rc) return rc < 0 ? SIM_EXIT_OK : rc;
     int kind_filter = -1;
     if (h.kind) {
         cfg_catalog_kind k;
@@ -866,8 +831,7 @@ int sim_hw_cmd(int argc, char **argv)
         kind_filter = (int)k;
     }
     const char *dir = sim_cli_catalog_dir(h.catalog);
-    if (!strcmp(h.pos[0], "list"))
-        return hw_list(dir, &h, kind_filter);
+    if (!strcmp(h.pos[0], "list")) return hw_list(dir, &h, kind_filter);
     if (!strcmp(h.pos[0], "show")) {
         if (h.npos != 2) {
             fprintf(stderr, "epochsim hw show: expected exactly one NAME\n");

@@ -79,8 +79,7 @@ static void jflush(yajl_gen g)
 static yajl_gen jnew(void)
 {
     yajl_gen g = yajl_gen_alloc(NULL);
-    if (g)
-        yajl_gen_config(g, yajl_gen_beautify, 1);
+    if (g) yajl_gen_config(g, yajl_gen_beautify, 1);
     return g;
 }
 
@@ -103,12 +102,11 @@ static int cmd_list(int argc, char **argv)
     yajl_gen g = NULL;
     if (json) {
         g = jnew();
-        if (!g)
-            return SIM_EXIT_ERROR;
+        if (!g) return SIM_EXIT_ERROR;
         yajl_gen_array_open(g);
     } else {
-        printf("%-20s %-8s %-10s %12s %12s  %s\n", "name", "input", "default", "params",
-               "fwd GMAC", "label");
+        printf("%-20s %-8s %-10s %12s %12s  %s\n", "name", "input", "default", "params", "fwd GMAC",
+               "label");
     }
     for (size_t i = 0; i < mdl_zoo_count(); i++) {
         const mdl_zoo_entry *e = mdl_zoo_at(i);
@@ -118,8 +116,7 @@ static int cmd_list(int argc, char **argv)
         if (mdl_zoo_build(e->name, &s, &net, &err)) {
             mdl_net_free(&net);
             fprintf(stderr, "epochsim model list: %s\n", err.msg);
-            if (g)
-                yajl_gen_free(g);
+            if (g) yajl_gen_free(g);
             return SIM_EXIT_ERROR;
         }
         mdl_zoo_resolve_shape(e, &s);
@@ -142,8 +139,8 @@ static int cmd_list(int argc, char **argv)
             sim_json_str(g, "source", e->source);
             yajl_gen_map_close(g);
         } else {
-            printf("%-20s %-8s %-10s %11.2fM %12.3f  %s\n", e->name, input_kind_name(e->input),
-                   def, params / 1e6, macs / 1e9, e->label);
+            printf("%-20s %-8s %-10s %11.2fM %12.3f  %s\n", e->name, input_kind_name(e->input), def,
+                   params / 1e6, macs / 1e9, e->label);
         }
         mdl_net_free(&net);
     }
@@ -187,11 +184,9 @@ static int parse_image(const char *s, int *h, int *w)
     if (!errno && end != s && (*end == 'x' || *end == 'X')) {
         const char *p = end + 1;
         b = strtol(p, &end, 10);
-        if (end == p)
-            return -1;
+        if (end == p) return -1;
     }
-    if (errno || *end || a < 1 || b < 1 || a > 8192 || b > 8192)
-        return -1;
+    if (errno || *end || a < 1 || b < 1 || a > 8192 || b > 8192) return -1;
     *h = (int)a;
     *w = (int)b;
     return 0;
@@ -216,8 +211,7 @@ static int shape_option(const char *f, const char *v, show_args *a)
     long n;
     if (!strcmp(f, "--batch")) {
         NEED_VALUE(f, v);
-        if (parse_long(f, v, 1, 1L << 24, &n))
-            return SIM_EXIT_USAGE;
+        if (parse_long(f, v, 1, 1L << 24, &n)) return SIM_EXIT_USAGE;
         a->opt.batch = (int)n;
     } else if (!strcmp(f, "--precision")) {
         NEED_VALUE(f, v);
@@ -231,20 +225,19 @@ static int shape_option(const char *f, const char *v, show_args *a)
     } else if (!strcmp(f, "--image")) {
         NEED_VALUE(f, v);
         if (parse_image(v, &a->opt.shape.h, &a->opt.shape.w)) {
-            fprintf(stderr, "epochsim model show: --image expects HxW or N in 1..8192, got "
-                            "'%s'\n",
+            fprintf(stderr,
+                    "epochsim model show: --image expects HxW or N in 1..8192, got "
+                    "'%s'\n",
                     v);
             return SIM_EXIT_USAGE;
         }
     } else if (!strcmp(f, "--seq")) {
         NEED_VALUE(f, v);
-        if (parse_long(f, v, 1, 1L << 20, &n))
-            return SIM_EXIT_USAGE;
+        if (parse_long(f, v, 1, 1L << 20, &n)) return SIM_EXIT_USAGE;
         a->opt.shape.seq = (int)n;
     } else if (!strcmp(f, "--features")) {
         NEED_VALUE(f, v);
-        if (parse_long(f, v, 1, 1L << 24, &n))
-            return SIM_EXIT_USAGE;
+        if (parse_long(f, v, 1, 1L << 24, &n)) return SIM_EXIT_USAGE;
         a->opt.shape.features = (int)n;
     } else {
         return NOT_MINE;
@@ -271,8 +264,7 @@ static int step_option(const char *f, const char *v, show_args *a)
         }
     } else if (!strcmp(f, "--accum")) {
         NEED_VALUE(f, v);
-        if (parse_long(f, v, 1, 255, &n))
-            return SIM_EXIT_USAGE;
+        if (parse_long(f, v, 1, 255, &n)) return SIM_EXIT_USAGE;
         a->opt.accum_steps = (int)n;
     } else if (!strcmp(f, "--gpu")) {
         NEED_VALUE(f, v);
@@ -286,8 +278,9 @@ static int step_option(const char *f, const char *v, show_args *a)
         errno = 0;
         double g = strtod(v, &end);
         if (errno || end == v || *end || !(g > 0 && g < 1e6)) {
-            fprintf(stderr, "epochsim model show: --capacity-gb expects a number > 0, got "
-                            "'%s'\n",
+            fprintf(stderr,
+                    "epochsim model show: --capacity-gb expects a number > 0, got "
+                    "'%s'\n",
                     v);
             return SIM_EXIT_USAGE;
         }
@@ -308,8 +301,7 @@ static int flag_option(const char *f, show_args *a)
     } else if (!strcmp(f, "--checkpoint")) {
         a->opt.checkpointing = true;
     } else if (!strncmp(f, "--checkpoint=", 13)) {
-        if (parse_long("--checkpoint", f + 13, 1, 100000, &n))
-            return SIM_EXIT_USAGE;
+        if (parse_long("--checkpoint", f + 13, 1, 100000, &n)) return SIM_EXIT_USAGE;
         a->opt.checkpointing = true;
         a->opt.ckpt_segments = (int)n;
     } else if (!strcmp(f, "--cuda-graphs")) {
@@ -337,17 +329,14 @@ static int parse_show(int argc, char **argv, show_args *a)
             return -1;
         }
         int rc = shape_option(f, v, a);
-        if (rc == NOT_MINE)
-            rc = step_option(f, v, a);
+        if (rc == NOT_MINE) rc = step_option(f, v, a);
         if (rc != NOT_MINE) {
-            if (rc)
-                return rc;
+            if (rc) return rc;
             i++; /* its value */
             continue;
         }
         if ((rc = flag_option(f, a)) != NOT_MINE) {
-            if (rc)
-                return rc;
+            if (rc) return rc;
         } else if (f[0] == '-') {
             fprintf(stderr, "epochsim model show: unknown option '%s' (see --help)\n", f);
             return SIM_EXIT_USAGE;
@@ -431,11 +420,11 @@ typedef struct show_report {
     mdl_step_totals t;
     sim_gpu_desc gpu;
     bool have_gpu;
-    double capacity;                     /* bytes; 0 = none given */
-    double samples;                      /* per step: batch x micro-batches */
-    double fwd_flops, train_flops;       /* per step */
-    double params, macs;                 /* macs: forward, per sample */
-    int64_t gpu_ns, dispatch_ns;         /* per step */
+    double capacity;               /* bytes; 0 = none given */
+    double samples;                /* per step: batch x micro-batches */
+    double fwd_flops, train_flops; /* per step */
+    double params, macs;           /* macs: forward, per sample */
+    int64_t gpu_ns, dispatch_ns;   /* per step */
     char shape_txt[48];
     mem_row rows[12];
     int nrows;
@@ -445,8 +434,7 @@ typedef struct show_report {
 static int build_report(show_report *r, sim_err *err)
 {
     const show_args *a = r->a;
-    if (mdl_zoo_build(a->model, &a->opt.shape, &r->net, err))
-        return -1;
+    if (mdl_zoo_build(a->model, &a->opt.shape, &r->net, err)) return -1;
     r->e = mdl_zoo_find(a->model);
     mdl_shape shape = a->opt.shape;
     mdl_zoo_resolve_shape(r->e, &shape);
@@ -567,13 +555,11 @@ static void json_kernels(yajl_gen g, const show_report *r)
 static int show_json(const show_report *r)
 {
     yajl_gen g = jnew();
-    if (!g)
-        return -1;
+    if (!g) return -1;
     yajl_gen_map_open(g);
     json_summary(g, r);
     json_gpu_memory(g, r);
-    if (r->a->kernels)
-        json_kernels(g, r);
+    if (r->a->kernels) json_kernels(g, r);
     yajl_gen_map_close(g);
     jflush(g);
     return 0;
@@ -621,8 +607,8 @@ static void text_memory(const show_report *r)
         printf("  %-24s %9.3f\n", r->rows[i].label, r->rows[i].bytes / GIB);
     printf("  %-24s %9.3f\n", "peak", r->mem.peak_bytes / GIB);
     if (r->capacity > 0)
-        printf("  %-24s %9.3f  -> %s; largest batch that fits: %d\n", "capacity",
-               r->capacity / GIB, r->mem.oom ? "OUT OF MEMORY" : "fits", r->mem.max_batch);
+        printf("  %-24s %9.3f  -> %s; largest batch that fits: %d\n", "capacity", r->capacity / GIB,
+               r->mem.oom ? "OUT OF MEMORY" : "fits", r->mem.max_batch);
 }
 
 /* Text: a table of the step's kernels (--kernels). */
@@ -630,8 +616,7 @@ static void text_kernels(const show_report *r)
 {
     printf("\n%5s %-9s %-6s %-44s %-34s %12s %12s %9s", "#", "phase", "kind", "layer", "op",
            "MFLOP", "MB", "disp_us");
-    if (r->have_gpu)
-        printf(" %9s %-7s %8s", "gpu_us", "unit", "blocks");
+    if (r->have_gpu) printf(" %9s %-7s %8s", "gpu_us", "unit", "blocks");
     printf("\n");
     for (size_t i = 0; i < r->step.n; i++) {
         const mdl_kernel *k = &r->step.k[i];
@@ -653,8 +638,7 @@ static int show_text(const show_report *r)
 {
     text_summary(r);
     text_memory(r);
-    if (r->a->kernels)
-        text_kernels(r);
+    if (r->a->kernels) text_kernels(r);
     return 0;
 }
 
@@ -662,10 +646,8 @@ static int cmd_show(int argc, char **argv)
 {
     show_args a;
     int rc = parse_show(argc, argv, &a);
-    if (rc < 0)
-        return SIM_EXIT_OK; /* --help */
-    if (rc)
-        return rc;
+    if (rc < 0) return SIM_EXIT_OK; /* --help */
+    if (rc) return rc;
     sim_err err;
     sim_err_clear(&err);
     if (mdl_options_check(&a.opt, &err)) {
@@ -707,10 +689,8 @@ int sim_model_cmd(int argc, char **argv)
         usage(argc < 2 ? stderr : stdout);
         return argc < 2 ? SIM_EXIT_USAGE : SIM_EXIT_OK;
     }
-    if (!strcmp(argv[1], "list"))
-        return cmd_list(argc - 1, argv + 1);
-    if (!strcmp(argv[1], "show"))
-        return cmd_show(argc - 1, argv + 1);
+    if (!strcmp(argv[1], "list")) return cmd_list(argc - 1, argv + 1);
+    if (!strcmp(argv[1], "show")) return cmd_show(argc - 1, argv + 1);
     fprintf(stderr, "epochsim model: unknown subcommand '%s' (list, show)\n", argv[1]);
     usage(stderr);
     return SIM_EXIT_USAGE;

@@ -54,8 +54,7 @@ void sim_report_json_members(yajl_gen g, const sim_result *res)
 
 void sim_report_json_memory(yajl_gen g, const sim_memory_info *m)
 {
-    if (!m->known)
-        return;
+    if (!m->known) return;
     sim_json_key(g, "memory");
     yajl_gen_map_open(g);
     sim_json_num(g, "peak_gb", m->peak_gb);
@@ -72,12 +71,10 @@ void sim_report_json_memory(yajl_gen g, const sim_memory_info *m)
     yajl_gen_map_close(g);
 }
 
-int sim_report_json(const char *path, const sim_scenario *sc, const sim_result *res,
-                    sim_err *err)
+int sim_report_json(const char *path, const sim_scenario *sc, const sim_result *res, sim_err *err)
 {
     yajl_gen g = yajl_gen_alloc(NULL);
-    if (!g)
-        return sim_err_set(err, SIM_ENOMEM, NULL, 0, 0, "out of memory");
+    if (!g) return sim_err_set(err, SIM_ENOMEM, NULL, 0, 0, "out of memory");
     yajl_gen_config(g, yajl_gen_beautify, 1);
     yajl_gen_map_open(g);
     if (res) {
@@ -124,8 +121,7 @@ int sim_report_util_csv(const char *path, const sim_result *res, sim_err *err)
 {
     sim_outfile o;
     int rc = sim_outfile_open(&o, path, err);
-    if (rc)
-        return rc;
+    if (rc) return rc;
     fprintf(o.fp, "time_s,gpu,sm\n");
     for (int64_t w = 0; w < res->n_util; w++)
         fprintf(o.fp, "%.3f,0,%u\n", (double)((w + 1) * res->util_window_ns) / 1e9,
@@ -186,8 +182,7 @@ void sim_report_memory_text(FILE *out, const sim_scenario *sc)
 {
     const sim_memory_info *m = &sc->memory;
     fprintf(out, "GPU memory of %s at batch %d (%s) on %s: does not fit\n", sc->workload.model,
-            sc->loader.batch_size, sim_precision_name(sc->workload.precision),
-            sc->hw.gpu.name);
+            sc->loader.batch_size, sim_precision_name(sc->workload.precision), sc->hw.gpu.name);
     for (int i = 0; i < m->n_parts; i++)
         if (m->parts[i].gb > 0)
             fprintf(out, "  %-24s %9.2f GiB\n", m->parts[i].name, m->parts[i].gb);

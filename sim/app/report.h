@@ -17,8 +17,7 @@ void sim_report_json_memory(yajl_gen g, const sim_memory_info *m);
 /* Writes the whole --json document to path ("-" = stdout), whole or not at all. res = NULL
  * writes the document of a job that was not simulated because it does not fit in GPU memory:
  * "oom": true, "memory" and "scenario". */
-int sim_report_json(const char *path, const sim_scenario *sc, const sim_result *res,
-                    sim_err *err);
+int sim_report_json(const char *path, const sim_scenario *sc, const sim_result *res, sim_err *err);
 /* The out-of-memory report: each part of the footprint, the peak, the capacity and the largest
  * batch that fits. */
 void sim_report_memory_text(FILE *out, const sim_scenario *sc);

@@ -16,33 +16,34 @@
 
 static void usage(FILE *out)
 {
-    fprintf(out,
-            "usage: epochsim run [FILE] [--set KEY=VALUE]... [--json PATH|-] [--util-csv PATH]\n"
-            "                    [--timeline PATH [--timeline-steps N]] [--plot [KIND:]PATH]...\n"
-            "                    [--catalog DIR] [--quiet]\n\n"
-            "Simulates the training job of experiment FILE (YAML), or the built-in default\n"
-            "scenario (ResNet-50-like synthetic job, ImageNet-sized, on an A100 box) without one.\n\n"
-            "  --set KEY=VALUE   override any experiment key (repeatable), e.g. loader.num_workers=4\n"
-            "  --json PATH|-     write the figures as JSON (- = stdout; the summary goes to stderr)\n"
-            "  --util-csv PATH   write the GPU-Util series per NVML window (nvidia-smi dmon style)\n"
-            "  --timeline PATH   write a Chrome-trace JSON of the first steps (open it in\n"
-            "                    https://ui.perfetto.dev or chrome://tracing): DataLoader workers,\n"
-            "                    pin-memory thread, main thread, storage, PCIe H2D/D2H, GPU stream\n"
-            "  --timeline-steps N  steps recorded for --timeline and --plot timeline (default %d)\n"
-            "  --plot [KIND:]PATH  draw a plot with gnuplot (repeatable); KIND util (GPU-Util, CPU\n"
-            "                    util and loader queue depth over time) or timeline (Gantt chart of\n"
-            "                    the first steps); without KIND the file name must start with\n"
-            "                    util or timeline; .png or .svg\n"
-            "  --catalog DIR     hardware catalog (default $EPOCHSIM_CATALOG or the built-in one)\n"
-            "  --quiet           no terminal summary\n\n"
-            "examples:\n"
-            "  epochsim run\n"
-            "  epochsim run --set loader.num_workers=16 --set training.epochs=2\n"
-            "  epochsim run configs/experiments/launch-bound.yaml --json -\n"
-            "  epochsim run --timeline run.json --timeline-steps 5\n"
-            "  epochsim run --set loader.num_workers=2 --plot util.png --plot timeline.svg\n"
-            "  epochsim run configs/experiments/hdd-bound.yaml --plot timeline:hdd-gantt.png\n",
-            PLT_TIMELINE_STEPS_DEFAULT);
+    fprintf(
+        out,
+        "usage: epochsim run [FILE] [--set KEY=VALUE]... [--json PATH|-] [--util-csv PATH]\n"
+        "                    [--timeline PATH [--timeline-steps N]] [--plot [KIND:]PATH]...\n"
+        "                    [--catalog DIR] [--quiet]\n\n"
+        "Simulates the training job of experiment FILE (YAML), or the built-in default\n"
+        "scenario (ResNet-50-like synthetic job, ImageNet-sized, on an A100 box) without one.\n\n"
+        "  --set KEY=VALUE   override any experiment key (repeatable), e.g. loader.num_workers=4\n"
+        "  --json PATH|-     write the figures as JSON (- = stdout; the summary goes to stderr)\n"
+        "  --util-csv PATH   write the GPU-Util series per NVML window (nvidia-smi dmon style)\n"
+        "  --timeline PATH   write a Chrome-trace JSON of the first steps (open it in\n"
+        "                    https://ui.perfetto.dev or chrome://tracing): DataLoader workers,\n"
+        "                    pin-memory thread, main thread, storage, PCIe H2D/D2H, GPU stream\n"
+        "  --timeline-steps N  steps recorded for --timeline and --plot timeline (default %d)\n"
+        "  --plot [KIND:]PATH  draw a plot with gnuplot (repeatable); KIND util (GPU-Util, CPU\n"
+        "                    util and loader queue depth over time) or timeline (Gantt chart of\n"
+        "                    the first steps); without KIND the file name must start with\n"
+        "                    util or timeline; .png or .svg\n"
+        "  --catalog DIR     hardware catalog (default $EPOCHSIM_CATALOG or the built-in one)\n"
+        "  --quiet           no terminal summary\n\n"
+        "examples:\n"
+        "  epochsim run\n"
+        "  epochsim run --set loader.num_workers=16 --set training.epochs=2\n"
+        "  epochsim run configs/experiments/launch-bound.yaml --json -\n"
+        "  epochsim run --timeline run.json --timeline-steps 5\n"
+        "  epochsim run --set loader.num_workers=2 --plot util.png --plot timeline.svg\n"
+        "  epochsim run configs/experiments/hdd-bound.yaml --plot timeline:hdd-gantt.png\n",
+        PLT_TIMELINE_STEPS_DEFAULT);
 }
 
 static const struct option run_opts[] = {
@@ -58,11 +59,11 @@ typedef struct run_args {
     const char *json, *util_csv, *catalog, *timeline;
     long long tl_steps;
     bool quiet;
-    char **sets;          /* --set values (argc of room) */
-    plt_run_plot *plots;  /* --plot values (argc of room) */
+    char **sets;         /* --set values (argc of room) */
+    plt_run_plot *plots; /* --plot values (argc of room) */
     int n_sets, n_plots;
-    bool want_tl;         /* a timeline is recorded (--timeline or a timeline plot) */
-    bool want_series;     /* the run's series are kept (a series plot) */
+    bool want_tl;     /* a timeline is recorded (--timeline or a timeline plot) */
+    bool want_series; /* the run's series are kept (a series plot) */
 } run_args;
 
 /* Option c of getopt_long (its value in optarg) into a; returns 0, -1 after --help, or
@@ -94,8 +95,10 @@ static int run_option(int c, char **argv, run_args *a)
         errno = 0;
         a->tl_steps = strtoll(optarg, &end, 10);
         if (errno || end == optarg || *end || a->tl_steps < 1 || a->tl_steps > 1000000) {
-            fprintf(stderr, "epochsim run: --timeline-steps wants a whole number from 1 to "
-                            "1000000, not '%s'\n", optarg);
+            fprintf(stderr,
+                    "epochsim run: --timeline-steps wants a whole number from 1 to "
+                    "1000000, not '%s'\n",
+                    optarg);
             return SIM_EXIT_USAGE;
         }
         break;
@@ -133,8 +136,7 @@ static int parse_run_args(int argc, char **argv, run_args *a)
     optind = 1;
     opterr = 0;
     while ((c = getopt_long(argc, argv, "s:j:u:c:qh", run_opts, NULL)) != -1)
-        if ((rc = run_option(c, argv, a)))
-            return rc;
+        if ((rc = run_option(c, argv, a))) return rc;
     if (argc - optind > 1) {
         fprintf(stderr, "epochsim run: one experiment file at most\n");
         return SIM_EXIT_USAGE;
@@ -149,12 +151,10 @@ static int load_scenario(const char *file, const run_args *a, cfg_experiment_set
     sim_experiment x;
     sim_experiment_defaults(&x);
     int rc = 0;
-    if (file)
-        rc = cfg_experiment_load(file, &x, set, err);
+    if (file) rc = cfg_experiment_load(file, &x, set, err);
     for (int i = 0; !rc && i < a->n_sets; i++)
         rc = cfg_experiment_apply(a->sets[i], &x, set, err);
-    if (!rc)
-        rc = sim_scenario_build(&x, set, sim_cli_catalog_dir(a->catalog), sc, err);
+    if (!rc) rc = sim_scenario_build(&x, set, sim_cli_catalog_dir(a->catalog), sc, err);
     return rc;
 }
 
@@ -165,11 +165,9 @@ static int simulate(int rc, const run_args *a, const cfg_experiment_set *set,
 {
     if (!rc && a->want_tl) {
         ro->timeline = sim_timeline_create(a->tl_steps);
-        if (!ro->timeline)
-            rc = sim_err_set(err, SIM_ENOMEM, NULL, 0, 0, "out of memory");
+        if (!ro->timeline) rc = sim_err_set(err, SIM_ENOMEM, NULL, 0, 0, "out of memory");
     }
-    if (a->want_series)
-        ro->series = series;
+    if (a->want_series) ro->series = series;
     sim_progress progress;
     sim_progress_begin(&progress, "simulating", a->quiet);
     ro->progress = sim_progress_update;
@@ -188,14 +186,11 @@ static int write_outputs(const run_args *a, const sim_scenario *sc, const sim_re
                          const sim_run_opts *ro, sim_err *err)
 {
     int rc = 0;
-    if (a->timeline)
-        rc = sim_timeline_write_json(ro->timeline, a->timeline, err);
+    if (a->timeline) rc = sim_timeline_write_json(ro->timeline, a->timeline, err);
     for (int i = 0; !rc && i < a->n_plots; i++)
         rc = plt_run_draw(&a->plots[i], sc, res, ro->series, ro->timeline, err);
-    if (!rc && a->json)
-        rc = sim_report_json(a->json, sc, res, err);
-    if (!rc && a->util_csv)
-        rc = sim_report_util_csv(a->util_csv, res, err);
+    if (!rc && a->json) rc = sim_report_json(a->json, sc, res, err);
+    if (!rc && a->util_csv) rc = sim_report_util_csv(a->util_csv, res, err);
     if (!rc && !a->quiet)
         sim_report_text(a->json && !strcmp(a->json, "-") ? stderr : stdout, sc, res);
     return rc;
@@ -207,8 +202,7 @@ static void report_oom(const run_args *a, const sim_scenario *sc)
     sim_report_memory_text(stderr, sc);
     if (a->json) {
         sim_err jerr;
-        if (sim_report_json(a->json, sc, NULL, &jerr))
-            sim_err_print(&jerr, stderr);
+        if (sim_report_json(a->json, sc, NULL, &jerr)) sim_err_print(&jerr, stderr);
     }
 }
 
@@ -220,12 +214,10 @@ int sim_run_cmd(int argc, char **argv)
         .plots = calloc((size_t)argc, sizeof *a.plots),
     };
     int status = SIM_EXIT_ERROR;
-    if (!a.sets || !a.plots)
-        goto done;
+    if (!a.sets || !a.plots) goto done;
     status = parse_run_args(argc, argv, &a);
     if (status) {
-        if (status == -1)
-            status = SIM_EXIT_OK; /* --help */
+        if (status == -1) status = SIM_EXIT_OK; /* --help */
         goto done;
     }
     cfg_experiment_set set = {0};
@@ -240,10 +232,8 @@ int sim_run_cmd(int argc, char **argv)
     memset(&series, 0, sizeof series);
     sim_run_opts ro = {0};
     rc = simulate(rc, &a, &set, &sc, &ro, &series, &res, &err);
-    if (!rc)
-        rc = write_outputs(&a, &sc, &res, &ro, &err);
-    if (rc == SIM_EOOM && sc.memory.known)
-        report_oom(&a, &sc);
+    if (!rc) rc = write_outputs(&a, &sc, &res, &ro, &err);
+    if (rc == SIM_EOOM && sc.memory.known) report_oom(&a, &sc);
     if (rc) {
         fputs("epochsim: ", stderr);
         sim_err_print(&err, stderr);

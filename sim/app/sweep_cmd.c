@@ -59,17 +59,20 @@ static void usage(FILE *out)
         "\n"
         "Each point's seed is derived from the base seed and the point's key=value pairs (not its\n"
         "position), so adding values leaves other points' results alone. An invalid point (bad\n"
-        "value, unknown GPU) is a row with its `error`; a job that does not fit in GPU memory is a\n"
+        "value, unknown GPU) is a row with its `error`; a job that does not fit in GPU memory is "
+        "a\n"
         "row with oom=1. Exit status: 0 all rows written without errors; 1 some point failed\n"
         "(all rows are still written), interrupted (rerun with --resume), or a config/output\n"
         "error; 2 usage error.\n"
         "\n"
         "examples:\n"
         "  epochsim sweep --sweep loader.batch_size=32,64,128,256 --set training.max_steps=200\n"
-        "  epochsim sweep --sweep loader.num_workers=0,2,4,8,16 --sweep system.gpu=a10,a100-sxm4-80gb\n"
+        "  epochsim sweep --sweep loader.num_workers=0,2,4,8,16 --sweep "
+        "system.gpu=a10,a100-sxm4-80gb\n"
         "      -o workers.csv -j 2\n"
         "  epochsim sweep configs/sweeps/batch-size.yaml -o bs.csv --resume\n"
-        "  epochsim sweep --zip loader.batch_size=64,256 --zip loader.num_workers=4,16 --format jsonl\n"
+        "  epochsim sweep --zip loader.batch_size=64,256 --zip loader.num_workers=4,16 --format "
+        "jsonl\n"
         "  epochsim sweep --sweep loader.batch_size=64,256 --replications 5 -o ci.csv\n");
 }
 
@@ -85,8 +88,7 @@ static int parse_int(const char *s, int lo, int hi, int *out)
 {
     char *end;
     long v = strtol(s, &end, 10);
-    if (!*s || *end || v < lo || v > hi)
-        return -1;
+    if (!*s || *end || v < lo || v > hi) return -1;
     *out = (int)v;
     return 0;
 }
@@ -183,13 +185,11 @@ static int parse_sweep_args(int argc, char **argv, sweep_args *a)
     opterr = 0;
     while (status == SIM_EXIT_OK && (c = getopt_long(argc, argv, ":o:j:h", sweep_opts, NULL)) != -1)
         status = sweep_option(c, argv, a);
-    if (status)
-        return status;
+    if (status) return status;
     if (argc - optind > 1)
         return bad_usage("one experiment file at most (got '%s' too)", argv[optind + 1]);
     bool to_stdout = !a->o.out_path || !strcmp(a->o.out_path, "-");
-    if (a->o.resume && to_stdout)
-        return bad_usage("%s", "--resume needs an output file (-o OUT)");
+    if (a->o.resume && to_stdout) return bad_usage("%s", "--resume needs an output file (-o OUT)");
     if (a->o.resume && a->o.force)
         return bad_usage("%s", "--resume and --force exclude each other");
     return SIM_EXIT_OK;
@@ -202,15 +202,13 @@ static int load_sweep(const char *file, const sweep_args *a, sim_sweep_spec *spe
     int rc = SIM_OK;
     if (file) {
         rc = sim_sweep_load_experiment(file, x, set, err);
-        if (!rc)
-            rc = sim_sweep_spec_load(spec, file, err);
+        if (!rc) rc = sim_sweep_spec_load(spec, file, err);
     }
     for (int i = 0; !rc && i < a->n_sets; i++)
         rc = cfg_experiment_apply(a->sets[i], x, set, err);
     for (int i = 0; !rc && i < a->n_axes; i++)
         rc = sim_sweep_spec_add(spec, a->axes[i], a->axis_zip[i], err);
-    if (!rc)
-        rc = sim_sweep_spec_check(spec, err);
+    if (!rc) rc = sim_sweep_spec_check(spec, err);
     return rc;
 }
 
@@ -270,12 +268,10 @@ int sim_sweep_cmd(int argc, char **argv)
         .o = {.format = SIM_SWEEP_CSV, .threads = 1, .replications = 1},
     };
     int status = SIM_EXIT_ERROR;
-    if (!a.axes || !a.axis_zip || !a.sets)
-        goto done;
+    if (!a.axes || !a.axis_zip || !a.sets) goto done;
     status = parse_sweep_args(argc, argv, &a);
     if (status) {
-        if (status == -1)
-            status = SIM_EXIT_OK; /* --help */
+        if (status == -1) status = SIM_EXIT_OK; /* --help */
         goto done;
     }
     sim_sweep_spec spec;
@@ -288,8 +284,7 @@ int sim_sweep_cmd(int argc, char **argv)
     sim_sweep_stats st;
     memset(&st, 0, sizeof st);
     int rc = load_sweep(optind < argc ? argv[optind] : NULL, &a, &spec, &x, &set, &err);
-    if (!rc)
-        rc = run_sweep(&spec, &x, &set, &a, &st, &err);
+    if (!rc) rc = run_sweep(&spec, &x, &set, &a, &st, &err);
     status = sweep_status(rc, &err, &st, &a.o);
     sim_sweep_spec_free(&spec);
 done:

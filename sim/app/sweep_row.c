@@ -18,14 +18,12 @@
 void sim_sweep_format_num(double v, char *buf, size_t size)
 {
     snprintf(buf, size, "%.15g", v);
-    if (strtod(buf, NULL) != v)
-        snprintf(buf, size, "%.17g", v);
+    if (strtod(buf, NULL) != v) snprintf(buf, size, "%.17g", v);
 }
 
 void sim_sweep_figs_free(sim_sweep_fig *figs, size_t n)
 {
-    if (!figs)
-        return;
+    if (!figs) return;
     for (size_t i = 0; i < n; i++) {
         free(figs[i].name);
         free(figs[i].str);
@@ -43,16 +41,14 @@ static int add_fig(figlist *l, const char *prefix, const char *key, const yajl_v
     if (l->n == l->cap) {
         size_t cap = l->cap ? 2 * l->cap : 32;
         sim_sweep_fig *nv = realloc(l->v, cap * sizeof *nv);
-        if (!nv)
-            return SIM_ENOMEM;
+        if (!nv) return SIM_ENOMEM;
         l->v = nv;
         l->cap = cap;
     }
     sim_sweep_fig *f = &l->v[l->n];
     memset(f, 0, sizeof *f);
     size_t len = strlen(prefix) + strlen(key) + 2;
-    if (!(f->name = malloc(len)))
-        return SIM_ENOMEM;
+    if (!(f->name = malloc(len))) return SIM_ENOMEM;
     snprintf(f->name, len, "%s%s%s", prefix, *prefix ? "." : "", key);
     l->n++;
     if (YAJL_IS_NUMBER(v)) {
@@ -61,16 +57,14 @@ static int add_fig(figlist *l, const char *prefix, const char *key, const yajl_v
         return SIM_OK;
     }
     f->is_str = true;
-    const char *s = YAJL_IS_STRING(v) ? YAJL_GET_STRING(v)
+    const char *s = YAJL_IS_STRING(v)  ? YAJL_GET_STRING(v)
                     : YAJL_IS_TRUE(v)  ? "true"
                     : YAJL_IS_FALSE(v) ? "false"
                                        : "";
-    if (!(f->str = strdup(s)))
-        return SIM_ENOMEM;
+    if (!(f->str = strdup(s))) return SIM_ENOMEM;
     /* Rows are single lines. */
     for (char *p = f->str; *p; p++)
-        if (*p == '\n' || *p == '\r')
-            *p = ' ';
+        if (*p == '\n' || *p == '\r') *p = ' ';
     return SIM_OK;
 }
 
@@ -80,8 +74,7 @@ static int walk_obj(figlist *l, const char *prefix, yajl_val obj)
         const char *k = obj->u.object.keys[i];
         yajl_val v = obj->u.object.values[i];
         int rc;
-        if (YAJL_IS_ARRAY(v))
-            continue; /* per-epoch figures: one run --json away */
+        if (YAJL_IS_ARRAY(v)) continue; /* per-epoch figures: one run --json away */
         if (YAJL_IS_OBJECT(v)) {
             char sub[256];
             snprintf(sub, sizeof sub, "%s%s%s", prefix, *prefix ? "." : "", k);
@@ -89,8 +82,7 @@ static int walk_obj(figlist *l, const char *prefix, yajl_val obj)
         } else {
             rc = add_fig(l, prefix, k, v);
         }
-        if (rc)
-            return rc;
+        if (rc) return rc;
     }
     return SIM_OK;
 }
@@ -100,8 +92,7 @@ int sim_sweep_flatten(const sim_result *res, sim_sweep_fig **figs, size_t *n, si
     *figs = NULL;
     *n = 0;
     yajl_gen g = yajl_gen_alloc(NULL);
-    if (!g)
-        return sim_err_set(err, SIM_ENOMEM, NULL, 0, 0, "out of memory");
+    if (!g) return sim_err_set(err, SIM_ENOMEM, NULL, 0, 0, "out of memory");
     yajl_gen_map_open(g);
     sim_report_json_members(g, res);
     yajl_gen_map_close(g);
@@ -157,8 +148,7 @@ static int add_name(sim_sweep_layout *L, const char *a, const char *b)
 {
     size_t len = strlen(a) + strlen(b) + 1;
     char *s = malloc(len);
-    if (!s)
-        return SIM_ENOMEM;
+    if (!s) return SIM_ENOMEM;
     snprintf(s, len, "%s%s", a, b);
     L->names[L->n_cols++] = s;
     return SIM_OK;
@@ -174,28 +164,21 @@ int sim_sweep_layout_init(sim_sweep_layout *L, const sim_sweep_spec *s, sim_swee
     sim_result empty;
     memset(&empty, 0, sizeof empty);
     int rc = sim_sweep_flatten(&empty, &L->tmpl, &L->n_figs, err);
-    if (rc)
-        return rc;
+    if (rc) return rc;
     size_t max = 2 + L->n_swept + 2 * L->n_figs + N_TAIL;
-    if (!(L->names = calloc(max, sizeof *L->names)))
-        goto oom;
-    if (add_name(L, "point", ""))
-        goto oom;
+    if (!(L->names = calloc(max, sizeof *L->names))) goto oom;
+    if (add_name(L, "point", "")) goto oom;
     for (size_t i = 0; i < L->n_swept; i++)
-        if (add_name(L, sim_sweep_spec_column(s, i), ""))
-            goto oom;
+        if (add_name(L, sim_sweep_spec_column(s, i), "")) goto oom;
     L->seed_col = L->n_cols;
-    if (add_name(L, "seed", ""))
-        goto oom;
+    if (add_name(L, "seed", "")) goto oom;
     for (size_t i = 0; i < L->n_figs; i++) {
-        if (add_name(L, L->tmpl[i].name, ""))
-            goto oom;
+        if (add_name(L, L->tmpl[i].name, "")) goto oom;
         if (replications > 1 && !L->tmpl[i].is_str && add_name(L, L->tmpl[i].name, "_ci95"))
             goto oom;
     }
     for (size_t i = 0; i < N_TAIL; i++)
-        if (add_name(L, tail_cols[i], ""))
-            goto oom;
+        if (add_name(L, tail_cols[i], "")) goto oom;
     /* A swept key could shadow a figure only if they shared a name; they live in different
      * namespaces (experiment keys vs. report keys), but check rather than write a bad header. */
     for (size_t i = 1; i < L->n_cols; i++)
@@ -232,8 +215,7 @@ static void put(cells *c, kind k, const char *text)
     cell *x = &c->v[c->n++];
     x->k = text ? k : K_NULL;
     x->text = NULL;
-    if (text && !(x->text = strdup(text)))
-        c->oom = true;
+    if (text && !(x->text = strdup(text))) c->oom = true;
 }
 
 static void put_num(cells *c, double v, bool is_int)
@@ -249,8 +231,7 @@ static void put_num(cells *c, double v, bool is_int)
 /* JSON number grammar: -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)? */
 static bool json_number(const char *s)
 {
-    if (*s == '-')
-        s++;
+    if (*s == '-') s++;
     if (*s == '0')
         s++;
     else if (*s >= '1' && *s <= '9')
@@ -260,17 +241,14 @@ static bool json_number(const char *s)
         return false;
     if (*s == '.') {
         s++;
-        if (!(*s >= '0' && *s <= '9'))
-            return false;
+        if (!(*s >= '0' && *s <= '9')) return false;
         while (*s >= '0' && *s <= '9')
             s++;
     }
     if (*s == 'e' || *s == 'E') {
         s++;
-        if (*s == '+' || *s == '-')
-            s++;
-        if (!(*s >= '0' && *s <= '9'))
-            return false;
+        if (*s == '+' || *s == '-') s++;
+        if (!(*s >= '0' && *s <= '9')) return false;
         while (*s >= '0' && *s <= '9')
             s++;
     }
@@ -282,8 +260,7 @@ static bool json_number(const char *s)
 static kind value_kind(const char *key, const char *v)
 {
     const cfg_field *f = cfg_table_find(cfg_experiment_table(), key, NULL);
-    if (!f)
-        return K_STR;
+    if (!f) return K_STR;
     switch (f->type) {
     case CFG_T_INT:
     case CFG_T_INT64:
@@ -308,8 +285,7 @@ static void build_cells(const sim_sweep_layout *L, const sim_sweep_outcome *o, c
     put(c, K_NUM, buf);
     int R = L->replications;
     double *data = R > 1 ? malloc((size_t)R * sizeof *data) : NULL;
-    if (R > 1 && !data)
-        c->oom = true;
+    if (R > 1 && !data) c->oom = true;
     for (size_t i = 0; i < L->n_figs; i++) {
         const sim_sweep_fig *t = &L->tmpl[i];
         bool ran = o->status == SIM_SWEEP_RAN;
@@ -323,8 +299,7 @@ static void build_cells(const sim_sweep_layout *L, const sim_sweep_outcome *o, c
                 put_num(c, o->figs[0][i].num, o->figs[0][i].is_int);
             else
                 put(c, K_NULL, NULL);
-            if (R > 1)
-                put(c, K_NULL, NULL);
+            if (R > 1) put(c, K_NULL, NULL);
             continue;
         }
         for (int r = 0; r < R; r++)
@@ -351,8 +326,7 @@ static void build_cells(const sim_sweep_layout *L, const sim_sweep_outcome *o, c
     if (o->status == SIM_SWEEP_FAILED) {
         char *e = strdup(o->error ? o->error : "failed");
         for (char *p = e; p && *p; p++)
-            if (*p == '\n' || *p == '\r')
-                *p = ' ';
+            if (*p == '\n' || *p == '\r') *p = ' ';
         put(c, K_STR, e ? e : "failed");
         free(e);
     } else {
@@ -370,8 +344,7 @@ typedef struct sbuf {
 
 static void sb_add(sbuf *b, const char *s, size_t len)
 {
-    if (b->oom)
-        return;
+    if (b->oom) return;
     if (b->n + len + 1 > b->cap) {
         size_t cap = b->cap ? b->cap : 256;
         while (cap < b->n + len + 1)
@@ -415,8 +388,7 @@ char *sim_sweep_header(const sim_sweep_layout *L, size_t *len)
     sb_add(&b, "", 0);
     if (L->format == SIM_SWEEP_CSV) {
         for (size_t i = 0; i < L->n_cols; i++) {
-            if (i)
-                sb_add(&b, ",", 1);
+            if (i) sb_add(&b, ",", 1);
             csv_field(&b, L->names[i]);
         }
         sb_add(&b, "\n", 1);
@@ -432,8 +404,7 @@ char *sim_sweep_header(const sim_sweep_layout *L, size_t *len)
 static char *jsonl_row(const sim_sweep_layout *L, const cells *c, size_t *len)
 {
     yajl_gen g = yajl_gen_alloc(NULL);
-    if (!g)
-        return NULL;
+    if (!g) return NULL;
     yajl_gen_map_open(g);
     for (size_t i = 0; i < c->n; i++) {
         const cell *x = &c->v[i];
@@ -470,8 +441,7 @@ static char *jsonl_row(const sim_sweep_layout *L, const cells *c, size_t *len)
 char *sim_sweep_row(const sim_sweep_layout *L, const sim_sweep_outcome *o, size_t *len)
 {
     cells c = {0};
-    if (!(c.v = calloc(L->n_cols, sizeof *c.v)))
-        return NULL;
+    if (!(c.v = calloc(L->n_cols, sizeof *c.v))) return NULL;
     build_cells(L, o, &c);
     SIM_ASSERT(c.n == L->n_cols);
     char *out = NULL;
@@ -481,10 +451,8 @@ char *sim_sweep_row(const sim_sweep_layout *L, const sim_sweep_outcome *o, size_
         } else {
             sbuf b = {0};
             for (size_t i = 0; i < c.n; i++) {
-                if (i)
-                    sb_add(&b, ",", 1);
-                if (c.v[i].text)
-                    csv_field(&b, c.v[i].text);
+                if (i) sb_add(&b, ",", 1);
+                if (c.v[i].text) csv_field(&b, c.v[i].text);
             }
             sb_add(&b, "\n", 1);
             if (b.oom)
@@ -513,8 +481,7 @@ typedef struct csv_read {
 static void on_field(void *s, size_t len, void *data)
 {
     csv_read *r = data;
-    if (r->oom)
-        return;
+    if (r->oom) return;
     if (r->n == r->cap) {
         size_t cap = r->cap ? 2 * r->cap : 64;
         char **nf = realloc(r->fields, cap * sizeof *nf);
@@ -543,8 +510,7 @@ static void on_row(int c, void *data)
 
 void sim_sweep_values_free(char **values, size_t n)
 {
-    if (!values)
-        return;
+    if (!values) return;
     for (size_t i = 0; i < n; i++)
         free(values[i]);
     free(values);
@@ -553,11 +519,9 @@ void sim_sweep_values_free(char **values, size_t n)
 static int parse_u64(const char *s, uint64_t *out)
 {
     char *end;
-    if (!*s || *s == '-')
-        return -1;
+    if (!*s || *s == '-') return -1;
     unsigned long long v = strtoull(s, &end, 10);
-    if (*end)
-        return -1;
+    if (*end) return -1;
     *out = v;
     return 0;
 }
@@ -568,8 +532,7 @@ static int identity_csv(const sim_sweep_layout *L, const char *line, size_t len,
     struct csv_parser p;
     csv_read r = {0};
     int rc = SIM_EFORMAT;
-    if (csv_init(&p, CSV_STRICT | CSV_STRICT_FINI))
-        return SIM_ENOMEM;
+    if (csv_init(&p, CSV_STRICT | CSV_STRICT_FINI)) return SIM_ENOMEM;
     if (csv_parse(&p, line, len, on_field, on_row, &r) != len ||
         csv_fini(&p, on_field, on_row, &r) != 0)
         goto done;
@@ -600,20 +563,17 @@ done:
     return rc;
 }
 
-static int identity_jsonl(const sim_sweep_layout *L, const char *line, size_t len,
-                          uint64_t *index, uint64_t *seed, char ***values)
+static int identity_jsonl(const sim_sweep_layout *L, const char *line, size_t len, uint64_t *index,
+                          uint64_t *seed, char ***values)
 {
     char *text = strndup(line, len);
-    if (!text)
-        return SIM_ENOMEM;
+    if (!text) return SIM_ENOMEM;
     yajl_val t = yajl_tree_parse(text, NULL, 0);
     free(text);
     int rc = SIM_EFORMAT;
-    if (!t || !YAJL_IS_OBJECT(t) || t->u.object.len != L->n_cols)
-        goto done;
+    if (!t || !YAJL_IS_OBJECT(t) || t->u.object.len != L->n_cols) goto done;
     for (size_t i = 0; i < L->n_cols; i++)
-        if (strcmp(t->u.object.keys[i], L->names[i]))
-            goto done;
+        if (strcmp(t->u.object.keys[i], L->names[i])) goto done;
     yajl_val pi = t->u.object.values[0], ps = t->u.object.values[L->seed_col];
     if (!YAJL_IS_INTEGER(pi) || !YAJL_IS_INTEGER(ps) || YAJL_GET_INTEGER(pi) < 0 ||
         YAJL_GET_INTEGER(ps) < 0)
@@ -645,11 +605,10 @@ done:
     return rc;
 }
 
-int sim_sweep_row_identity(const sim_sweep_layout *L, const char *line, size_t len,
-                           uint64_t *index, uint64_t *seed, char ***values)
+int sim_sweep_row_identity(const sim_sweep_layout *L, const char *line, size_t len, uint64_t *index,
+                           uint64_t *seed, char ***values)
 {
     *values = NULL;
-    if (L->format == SIM_SWEEP_JSONL)
-        return identity_jsonl(L, line, len, index, seed, values);
+    if (L->format == SIM_SWEEP_JSONL) return identity_jsonl(L, line, len, index, seed, values);
     return identity_csv(L, line, len, index, seed, values);
 }

@@ -25,7 +25,7 @@ typedef struct sim_sweep_fig {
     bool is_str; /* else a number */
     bool is_int; /* a JSON integer (steps, events): printed exactly */
     double num;
-    char *str;   /* is_str: malloc'd text */
+    char *str; /* is_str: malloc'd text */
 } sim_sweep_fig;
 
 /* Flattens the figures of res as `run --json` names them. *figs is malloc'd (free with
@@ -37,10 +37,10 @@ void sim_sweep_figs_free(sim_sweep_fig *figs, size_t n);
 typedef struct sim_sweep_layout {
     sim_sweep_format format;
     int replications;
-    size_t n_swept;          /* swept columns, after `point` */
-    sim_sweep_fig *tmpl;     /* figure names and kinds (of an empty result) */
+    size_t n_swept;      /* swept columns, after `point` */
+    sim_sweep_fig *tmpl; /* figure names and kinds (of an empty result) */
     size_t n_figs;
-    char **names;            /* every column, in order */
+    char **names; /* every column, in order */
     size_t n_cols;
     size_t seed_col;
 } sim_sweep_layout;
@@ -54,12 +54,12 @@ typedef enum sim_sweep_status { SIM_SWEEP_RAN, SIM_SWEEP_OOM, SIM_SWEEP_FAILED }
 /* What one point gave, to be written as a row. */
 typedef struct sim_sweep_outcome {
     uint64_t index;
-    const char **values;  /* swept values, n_swept */
+    const char **values; /* swept values, n_swept */
     uint64_t seed;
     sim_sweep_status status;
     sim_sweep_fig **figs; /* RAN: replications arrays of n_figs figures */
     sim_memory_info memory;
-    const char *error;    /* FAILED: the message */
+    const char *error; /* FAILED: the message */
 } sim_sweep_outcome;
 
 /* The header line (CSV; "" for JSONL), malloc'd, ending in a newline. */
@@ -71,8 +71,8 @@ char *sim_sweep_row(const sim_sweep_layout *L, const sim_sweep_outcome *o, size_
 /* Reads the identity of a row written before (for --resume): its point index, seed and swept
  * values (malloc'd array of n_swept malloc'd strings, free with sim_sweep_values_free; JSONL rows
  * give the values as they print). Returns SIM_EFORMAT when the line is not a row of this layout. */
-int sim_sweep_row_identity(const sim_sweep_layout *L, const char *line, size_t len,
-                           uint64_t *index, uint64_t *seed, char ***values);
+int sim_sweep_row_identity(const sim_sweep_layout *L, const char *line, size_t len, uint64_t *index,
+                           uint64_t *seed, char ***values);
 void sim_sweep_values_free(char **values, size_t n);
 
 /* Shortest text that reads back as exactly v (%.15g, else %.17g). */

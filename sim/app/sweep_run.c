@@ -116,8 +116,7 @@ static void run_point(ctx *c, uint64_t i, slot *sl)
             out.status = SIM_SWEEP_FAILED;
             err_text(&err, msg, sizeof msg);
         } else {
-            if (r == 0)
-                out.memory = sc.memory;
+            if (r == 0) out.memory = sc.memory;
             size_t nf = 0;
             sl->events += res.events;
             if (sim_sweep_flatten(&res, &figs[r], &nf, &err)) {
@@ -150,8 +149,7 @@ static void *worker(void *arg)
     for (;;) {
         while (c->next < c->n && c->done[c->next])
             c->next++;
-        if (c->next >= c->n || stopping(c))
-            break;
+        if (c->next >= c->n || stopping(c)) break;
         if (c->next >= c->wpos + c->window) {
             wait_a_little(&c->cv_space, &c->mu);
             continue;
@@ -177,10 +175,8 @@ static int write_all(int fd, const char *p, size_t len)
 {
     while (len) {
         ssize_t w = write(fd, p, len);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0)
-            return -1;
+        if (w < 0 && errno == EINTR) continue;
+        if (w <= 0) return -1;
         p += w;
         len -= (size_t)w;
     }
@@ -190,12 +186,10 @@ static int write_all(int fd, const char *p, size_t len)
 static int read_file(int fd, char **data, size_t *len)
 {
     struct stat st;
-    if (fstat(fd, &st))
-        return -1;
+    if (fstat(fd, &st)) return -1;
     size_t cap = (size_t)st.st_size + 1, n = 0;
     char *buf = malloc(cap);
-    if (!buf)
-        return -1;
+    if (!buf) return -1;
     for (;;) {
         if (n + 1 >= cap) {
             char *nb = realloc(buf, cap * 2);
@@ -207,14 +201,12 @@ static int read_file(int fd, char **data, size_t *len)
             cap *= 2;
         }
         ssize_t r = read(fd, buf + n, cap - n - 1);
-        if (r < 0 && errno == EINTR)
-            continue;
+        if (r < 0 && errno == EINTR) continue;
         if (r < 0) {
             free(buf);
             return -1;
         }
-        if (r == 0)
-            break;
+        if (r == 0) break;
         n += (size_t)r;
     }
     buf[n] = 0;
@@ -277,8 +269,7 @@ static int resume_scan(ctx *c, int fd, const char *path, bool *need_header, sim_
         pos = hlen;
         line = 2;
         free(h);
-        if (rc || *need_header)
-            goto done;
+        if (rc || *need_header) goto done;
     }
     while (pos < keep) {
         char *eol = memchr(data + pos, '\n', keep - pos);
@@ -347,8 +338,7 @@ static int open_output(ctx *c, int *fd_out, bool *to_stdout, sim_err *err)
         if (bad) {
             int rc = sim_err_set(err, SIM_EIO, *to_stdout ? "stdout" : path, 0, 0,
                                  "cannot write: %s", strerror(errno));
-            if (!*to_stdout)
-                close(fd);
+            if (!*to_stdout) close(fd);
             return rc;
         }
     }
@@ -366,12 +356,10 @@ static void progress(const ctx *c, uint64_t done, uint64_t total, double t0, boo
         bar[k] = k < fill ? '#' : '.';
     bar[width] = 0;
     double eta = done ? el / (double)done * (double)(total - done) : 0;
-    fprintf(stderr, "\rsweep [%s] %llu/%llu %3.0f %%  %s %d:%02d   ", bar,
-            (unsigned long long)done, (unsigned long long)total, frac * 100,
-            final ? "took" : "ETA", (int)((final ? el : eta) / 60),
-            (int)(final ? el : eta) % 60);
-    if (final)
-        fputc('\n', stderr);
+    fprintf(stderr, "\rsweep [%s] %llu/%llu %3.0f %%  %s %d:%02d   ", bar, (unsigned long long)done,
+            (unsigned long long)total, frac * 100, final ? "took" : "ETA",
+            (int)((final ? el : eta) / 60), (int)(final ? el : eta) % 60);
+    if (final) fputc('\n', stderr);
     (void)c;
 }
 
@@ -395,8 +383,8 @@ static int start_workers(ctx *c, pthread_t *tids, int threads)
 typedef struct writer {
     int fd;
     bool to_stdout;
-    const char *where; /* the output, for messages */
-    uint64_t todo;     /* rows this run has to write, for the bar */
+    const char *where;              /* the output, for messages */
+    uint64_t todo;                  /* rows this run has to write, for the bar */
     double t0, last_sync, last_bar; /* s */
 } writer;
 
@@ -440,8 +428,7 @@ static int write_rows(ctx *c, writer *w, sim_sweep_stats *st, sim_err *err)
     while (!rc) {
         while (c->wpos < c->n && c->done[c->wpos])
             c->wpos++;
-        if (c->wpos >= c->n)
-            break;
+        if (c->wpos >= c->n) break;
         slot *sl = &c->slots[c->wpos % c->window];
         if (sl->ready) {
             slot s = *sl;
@@ -452,12 +439,10 @@ static int write_rows(ctx *c, writer *w, sim_sweep_stats *st, sim_err *err)
             rc = put_row(w, &s, st, err);
             pace(c, w, st);
             pthread_mutex_lock(&c->mu);
-            if (rc)
-                c->abort = true;
+            if (rc) c->abort = true;
             continue;
         }
-        if (c->active == 0)
-            break; /* stopped: the next row will not come */
+        if (c->active == 0) break; /* stopped: the next row will not come */
         wait_a_little(&c->cv_done, &c->mu);
     }
     return rc;
@@ -478,16 +463,15 @@ static void stop_workers(ctx *c, pthread_t *tids, int started, int rc)
 }
 
 int sim_sweep_run(const sim_sweep_spec *spec, const sim_experiment *base,
-                  const cfg_experiment_set *base_set, const sim_sweep_opts *o,
-                  sim_sweep_stats *st, sim_err *err)
+                  const cfg_experiment_set *base_set, const sim_sweep_opts *o, sim_sweep_stats *st,
+                  sim_err *err)
 {
     memset(st, 0, sizeof *st);
     writer w = {.fd = -1, .t0 = now_s()};
     ctx c = {.spec = spec, .base = base, .base_set = base_set, .o = o};
     int threads = o->threads > 0 ? o->threads : 1;
     int rc = sim_sweep_layout_init(&c.L, spec, o->format, o->replications, err);
-    if (rc)
-        return rc;
+    if (rc) return rc;
     c.n = sim_sweep_spec_points(spec);
     st->points = c.n;
     c.window = 64 * (uint64_t)threads;
@@ -498,8 +482,7 @@ int sim_sweep_run(const sim_sweep_spec *spec, const sim_experiment *base,
         rc = sim_err_set(err, SIM_ENOMEM, NULL, 0, 0, "out of memory");
         goto out;
     }
-    if ((rc = open_output(&c, &w.fd, &w.to_stdout, err)))
-        goto out;
+    if ((rc = open_output(&c, &w.fd, &w.to_stdout, err))) goto out;
     for (uint64_t i = 0; i < c.n; i++)
         st->skipped += c.done[i];
     pthread_mutex_init(&c.mu, NULL);
@@ -518,11 +501,9 @@ int sim_sweep_run(const sim_sweep_spec *spec, const sim_experiment *base,
     if (!w.to_stdout && fsync(w.fd) && errno != EINVAL && !rc)
         rc = sim_err_set(err, SIM_EIO, w.where, 0, 0, "cannot sync: %s", strerror(errno));
     st->interrupted = !rc && st->skipped + st->written < c.n;
-    if (o->progress)
-        progress(&c, st->written, w.todo, w.t0, true);
+    if (o->progress) progress(&c, st->written, w.todo, w.t0, true);
 out:
-    if (w.fd >= 0 && !w.to_stdout)
-        close(w.fd);
+    if (w.fd >= 0 && !w.to_stdout) close(w.fd);
     st->wall_s = now_s() - w.t0;
     free(tids);
     free(c.slots);

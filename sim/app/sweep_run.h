@@ -46,7 +46,7 @@ typedef struct sim_sweep_stats {
  * Errors: an output file that exists (without resume/force), a resume file that belongs to another
  * sweep (SIM_EFORMAT, with file:line), write errors. */
 int sim_sweep_run(const sim_sweep_spec *spec, const sim_experiment *base,
-                  const cfg_experiment_set *base_set, const sim_sweep_opts *o,
-                  sim_sweep_stats *st, sim_err *err);
+                  const cfg_experiment_set *base_set, const sim_sweep_opts *o, sim_sweep_stats *st,
+                  sim_err *err);
 
 #endif

@@ -49,19 +49,16 @@ int sim_sweep_load_experiment(const char *path, sim_experiment *x, cfg_experimen
 /* Values become parts of one-line rows: no line breaks. */
 static const char *bad_value(const char *v)
 {
-    if (strpbrk(v, "\r\n"))
-        return "a value may not contain a line break";
+    if (strpbrk(v, "\r\n")) return "a value may not contain a line break";
     return NULL;
 }
 
 static int push_str(char ***v, size_t *n, const char *s)
 {
     char **nv = realloc(*v, (*n + 1) * sizeof **v);
-    if (!nv)
-        return SIM_ENOMEM;
+    if (!nv) return SIM_ENOMEM;
     *v = nv;
-    if (!(nv[*n] = strdup(s)))
-        return SIM_ENOMEM;
+    if (!(nv[*n] = strdup(s))) return SIM_ENOMEM;
     (*n)++;
     return SIM_OK;
 }
@@ -69,8 +66,7 @@ static int push_str(char ***v, size_t *n, const char *s)
 static sim_sweep_axis *new_axis(sim_sweep_axis **arr, size_t *n, const char *key)
 {
     sim_sweep_axis *na = realloc(*arr, (*n + 1) * sizeof **arr);
-    if (!na)
-        return NULL;
+    if (!na) return NULL;
     *arr = na;
     sim_sweep_axis *a = &na[(*n)++];
     memset(a, 0, sizeof *a);
@@ -112,8 +108,7 @@ static const char *scalar(const yaml_node_t *n)
 static int make_key(ywalk *w, const yaml_node_t *k, const char *prefix, char *key)
 {
     const char *name = scalar(k);
-    if (!name)
-        return yerr(w, k, "keys must be plain names%s%s", "", NULL);
+    if (!name) return yerr(w, k, "keys must be plain names%s%s", "", NULL);
     int len = snprintf(key, SIM_SWEEP_KEY_MAX, "%s%s%s", prefix, *prefix ? "." : "", name);
     if (len < 0 || len >= SIM_SWEEP_KEY_MAX)
         return yerr(w, k, "key '%s' is too long%s", name, NULL);
@@ -126,8 +121,7 @@ static bool is_section(const char *prefix)
     const cfg_table *t = cfg_experiment_table();
     size_t len = strlen(prefix);
     for (size_t i = 0; i < t->n; i++)
-        if (!strncmp(t->fields[i].key, prefix, len) && t->fields[i].key[len] == '.')
-            return true;
+        if (!strncmp(t->fields[i].key, prefix, len) && t->fields[i].key[len] == '.') return true;
     return false;
 }
 
@@ -144,25 +138,22 @@ static int walk_axes(ywalk *w, yaml_node_t *map, const char *prefix, sim_sweep_a
         yaml_node_t *v = yaml_document_get_node(w->doc, pr->value);
         char key[SIM_SWEEP_KEY_MAX];
         int rc = make_key(w, k, prefix, key);
-        if (rc)
-            return rc;
+        if (rc) return rc;
         if (!known_key(key) && v->type == YAML_MAPPING_NODE && is_section(key)) {
-            if ((rc = walk_axes(w, v, key, arr, n, block)))
-                return rc;
+            if ((rc = walk_axes(w, v, key, arr, n, block))) return rc;
             continue;
         }
         if (!known_key(key))
             return unknown_key(w->err, w->path, (int)k->start_mark.line + 1,
                                (int)k->start_mark.column + 1, key);
         for (size_t i = 0; i < *n; i++)
-            if (!strcmp((*arr)[i].key, key))
-                return yerr(w, k, "'%s' is given twice%s", key, NULL);
-        if (v->type != YAML_SEQUENCE_NODE || v->data.sequence.items.top == v->data.sequence.items.start)
+            if (!strcmp((*arr)[i].key, key)) return yerr(w, k, "'%s' is given twice%s", key, NULL);
+        if (v->type != YAML_SEQUENCE_NODE ||
+            v->data.sequence.items.top == v->data.sequence.items.start)
             return yerr(w, v, "'%s': expected a non-empty list of values, e.g. [32, 64]%s", key,
                         NULL);
         sim_sweep_axis *a = new_axis(arr, n, key);
-        if (!a)
-            return sim_err_set(w->err, SIM_ENOMEM, w->path, 0, 0, "out of memory");
+        if (!a) return sim_err_set(w->err, SIM_ENOMEM, w->path, 0, 0, "out of memory");
         a->line = (int)v->start_mark.line + 1;
         a->col = (int)v->start_mark.column + 1;
         for (yaml_node_item_t *it = v->data.sequence.items.start; it < v->data.sequence.items.top;
@@ -172,8 +163,7 @@ static int walk_axes(ywalk *w, yaml_node_t *map, const char *prefix, sim_sweep_a
             if (!val)
                 return yerr(w, item, "'%s': each value must be a single value, not a %s", key,
                             item->type == YAML_MAPPING_NODE ? "mapping" : "list");
-            if (bad_value(val))
-                return yerr(w, item, "'%s': %s", key, bad_value(val));
+            if (bad_value(val)) return yerr(w, item, "'%s': %s", key, bad_value(val));
             if (push_str(&a->values, &a->n, val))
                 return sim_err_set(w->err, SIM_ENOMEM, w->path, 0, 0, "out of memory");
         }
@@ -190,30 +180,24 @@ static int walk_hwset(ywalk *w, yaml_node_t *map, const char *prefix, sim_sweep_
         yaml_node_t *v = yaml_document_get_node(w->doc, pr->value);
         char key[SIM_SWEEP_KEY_MAX];
         int rc = make_key(w, k, prefix, key);
-        if (rc)
-            return rc;
-        if (!*prefix && !strcmp(key, "name"))
-            continue; /* the set's own name, read by the caller */
+        if (rc) return rc;
+        if (!*prefix && !strcmp(key, "name")) continue; /* the set's own name, read by the caller */
         if (!known_key(key) && v->type == YAML_MAPPING_NODE && is_section(key)) {
-            if ((rc = walk_hwset(w, v, key, h)))
-                return rc;
+            if ((rc = walk_hwset(w, v, key, h))) return rc;
             continue;
         }
         if (!known_key(key))
             return unknown_key(w->err, w->path, (int)k->start_mark.line + 1,
                                (int)k->start_mark.column + 1, key);
         const char *val = scalar(v);
-        if (!val)
-            return yerr(w, v, "'%s': expected a single value%s", key, NULL);
-        if (bad_value(val))
-            return yerr(w, v, "'%s': %s", key, bad_value(val));
+        if (!val) return yerr(w, v, "'%s': expected a single value%s", key, NULL);
+        if (bad_value(val)) return yerr(w, v, "'%s': %s", key, bad_value(val));
         size_t klen = strlen(key);
         for (size_t i = 0; i < h->n; i++)
             if (!strncmp(h->assign[i], key, klen) && h->assign[i][klen] == '=')
                 return yerr(w, k, "'%s' is given twice%s", key, NULL);
         char *a = malloc(klen + strlen(val) + 2);
-        if (!a)
-            return sim_err_set(w->err, SIM_ENOMEM, w->path, 0, 0, "out of memory");
+        if (!a) return sim_err_set(w->err, SIM_ENOMEM, w->path, 0, 0, "out of memory");
         sprintf(a, "%s=%s", key, val);
         char **na = realloc(h->assign, (h->n + 1) * sizeof *na);
         if (!na) {
@@ -228,9 +212,12 @@ static int walk_hwset(ywalk *w, yaml_node_t *map, const char *prefix, sim_sweep_
 
 static int walk_hardware(ywalk *w, yaml_node_t *seq, sim_sweep_spec *s)
 {
-    if (seq->type != YAML_SEQUENCE_NODE || seq->data.sequence.items.top == seq->data.sequence.items.start)
-        return yerr(w, seq, "'sweep.hardware' must be a non-empty list of sets, e.g. "
-                            "[{name: a10-vm, system.gpu: a10}]%s%s", "", NULL);
+    if (seq->type != YAML_SEQUENCE_NODE ||
+        seq->data.sequence.items.top == seq->data.sequence.items.start)
+        return yerr(w, seq,
+                    "'sweep.hardware' must be a non-empty list of sets, e.g. "
+                    "[{name: a10-vm, system.gpu: a10}]%s%s",
+                    "", NULL);
     for (yaml_node_item_t *it = seq->data.sequence.items.start; it < seq->data.sequence.items.top;
          it++) {
         yaml_node_t *m = yaml_document_get_node(w->doc, *it);
@@ -248,22 +235,19 @@ static int walk_hardware(ywalk *w, yaml_node_t *seq, sim_sweep_spec *s)
         }
         if (!name || !*name)
             return yerr(w, name_node, "a hardware set needs a 'name'%s%s", "", NULL);
-        if (bad_value(name))
-            return yerr(w, name_node, "'name': %s%s", bad_value(name), NULL);
+        if (bad_value(name)) return yerr(w, name_node, "'name': %s%s", bad_value(name), NULL);
         for (size_t i = 0; i < s->n_hw; i++)
             if (!strcmp(s->hw[i].name, name))
                 return yerr(w, name_node, "hardware set '%s' is given twice%s", name, NULL);
         sim_sweep_hwset *nh = realloc(s->hw, (s->n_hw + 1) * sizeof *nh);
-        if (!nh)
-            return sim_err_set(w->err, SIM_ENOMEM, w->path, 0, 0, "out of memory");
+        if (!nh) return sim_err_set(w->err, SIM_ENOMEM, w->path, 0, 0, "out of memory");
         s->hw = nh;
         sim_sweep_hwset *h = &s->hw[s->n_hw++];
         memset(h, 0, sizeof *h);
         if (!(h->name = strdup(name)))
             return sim_err_set(w->err, SIM_ENOMEM, w->path, 0, 0, "out of memory");
         int rc = walk_hwset(w, m, "", h);
-        if (rc)
-            return rc;
+        if (rc) return rc;
     }
     return SIM_OK;
 }
@@ -275,8 +259,8 @@ static int walk_sweep(ywalk *w, yaml_node_t *block, sim_sweep_spec *s)
     if (block->type != YAML_MAPPING_NODE)
         return yerr(w, block, "'sweep' must be a mapping with grid, zip and/or hardware%s%s", "",
                     NULL);
-    for (yaml_node_pair_t *pr = block->data.mapping.pairs.start;
-         pr < block->data.mapping.pairs.top; pr++) {
+    for (yaml_node_pair_t *pr = block->data.mapping.pairs.start; pr < block->data.mapping.pairs.top;
+         pr++) {
         yaml_node_t *k = yaml_document_get_node(w->doc, pr->key);
         yaml_node_t *v = yaml_document_get_node(w->doc, pr->value);
         const char *name = scalar(k);
@@ -290,8 +274,7 @@ static int walk_sweep(ywalk *w, yaml_node_t *block, sim_sweep_spec *s)
         else
             rc = yerr(w, k, "unknown key 'sweep.%s' (the sweep block takes grid, zip and hardware)",
                       name ? name : "?", NULL);
-        if (rc)
-            return rc;
+        if (rc) return rc;
     }
     /* Zip lists must be of one length: name the first list that differs, at its position. */
     for (size_t i = 1; i < s->n_zip; i++)
@@ -306,8 +289,7 @@ int sim_sweep_spec_load(sim_sweep_spec *s, const char *path, sim_err *err)
 {
     yaml_document_t doc;
     int rc = cfg_yaml_load_file(path, &doc, err);
-    if (rc)
-        return rc;
+    if (rc) return rc;
     yaml_node_t *root = yaml_document_get_root_node(&doc);
     if (root && root->type == YAML_MAPPING_NODE) {
         ywalk w = {.doc = &doc, .path = path, .err = err};
@@ -337,8 +319,7 @@ int sim_sweep_spec_add(sim_sweep_spec *s, const char *arg, int zip, sim_err *err
     char key[SIM_SWEEP_KEY_MAX];
     memcpy(key, arg, klen);
     key[klen] = 0;
-    if (!known_key(key))
-        return unknown_key(err, where, 0, 0, key);
+    if (!known_key(key)) return unknown_key(err, where, 0, 0, key);
     if (bad_value(eq + 1))
         return sim_err_set(err, SIM_EINVAL, where, 0, 0, "%s", bad_value(eq + 1));
     sim_sweep_axis **arr = zip ? &s->zip : &s->grid;
@@ -346,8 +327,7 @@ int sim_sweep_spec_add(sim_sweep_spec *s, const char *arg, int zip, sim_err *err
     sim_sweep_axis *a = NULL;
     for (size_t i = 0; i < *n; i++)
         if (!strcmp((*arr)[i].key, key)) {
-            if (zip)
-                return sim_err_set(err, SIM_EINVAL, where, 0, 0, "'%s' is zipped twice", key);
+            if (zip) return sim_err_set(err, SIM_EINVAL, where, 0, 0, "'%s' is zipped twice", key);
             a = &(*arr)[i]; /* the command line replaces the file's values */
             free_strs(a->values, a->n);
             a->values = NULL;
@@ -360,8 +340,7 @@ int sim_sweep_spec_add(sim_sweep_spec *s, const char *arg, int zip, sim_err *err
         const char *comma = strchr(p, ',');
         size_t len = comma ? (size_t)(comma - p) : strlen(p);
         char *v = strndup(p, len);
-        if (!v)
-            return sim_err_set(err, SIM_ENOMEM, where, 0, 0, "out of memory");
+        if (!v) return sim_err_set(err, SIM_ENOMEM, where, 0, 0, "out of memory");
         char **nv = realloc(a->values, (a->n + 1) * sizeof *nv);
         if (!nv) {
             free(v);
@@ -369,8 +348,7 @@ int sim_sweep_spec_add(sim_sweep_spec *s, const char *arg, int zip, sim_err *err
         }
         a->values = nv;
         a->values[a->n++] = v;
-        if (!comma)
-            break;
+        if (!comma) break;
         p = comma + 1;
     }
     return SIM_OK;
@@ -416,10 +394,8 @@ uint64_t sim_sweep_spec_points(const sim_sweep_spec *s)
             return SIM_SWEEP_MAX_POINTS + 1; /* saturate instead of overflowing */
         n *= s->grid[i].n;
     }
-    if (s->n_zip)
-        n *= s->zip[0].n;
-    if (s->n_hw)
-        n *= s->n_hw;
+    if (s->n_zip) n *= s->zip[0].n;
+    if (s->n_hw) n *= s->n_hw;
     return n > SIM_SWEEP_MAX_POINTS ? SIM_SWEEP_MAX_POINTS + 1 : n;
 }
 
@@ -430,10 +406,8 @@ size_t sim_sweep_spec_columns(const sim_sweep_spec *s)
 
 const char *sim_sweep_spec_column(const sim_sweep_spec *s, size_t i)
 {
-    if (i < s->n_grid)
-        return s->grid[i].key;
-    if (i < s->n_grid + s->n_zip)
-        return s->zip[i - s->n_grid].key;
+    if (i < s->n_grid) return s->grid[i].key;
+    if (i < s->n_grid + s->n_zip) return s->zip[i - s->n_grid].key;
     return "hardware";
 }
 
@@ -476,8 +450,7 @@ uint64_t sim_sweep_seed(uint64_t base_seed, uint64_t assign_hash)
 
 uint64_t sim_sweep_replication_seed(uint64_t point_seed, int r)
 {
-    if (r == 0)
-        return point_seed;
+    if (r == 0) return point_seed;
     return sim_sweep_mix(point_seed ^ sim_sweep_mix((uint64_t)r)) >> 11;
 }
 
@@ -490,8 +463,8 @@ static uint64_t fnv(const char *s, uint64_t h)
 }
 
 /* Applies one assignment and adds its canonical form to the order-independent hash. */
-static int apply_one(const char *key, const char *value, sim_experiment *x,
-                     cfg_experiment_set *set, uint64_t *hash, sim_err *err)
+static int apply_one(const char *key, const char *value, sim_experiment *x, cfg_experiment_set *set,
+                     uint64_t *hash, sim_err *err)
 {
     char buf[SIM_SWEEP_KEY_MAX + 1024];
     int len = snprintf(buf, sizeof buf, "%s=%s", key, value);
@@ -520,8 +493,7 @@ int sim_sweep_point_apply(const sim_sweep_spec *s, const sim_sweep_point *p, sim
     for (size_t i = 0; i < s->n_grid + s->n_zip; i++) {
         int rc = apply_one(sim_sweep_spec_column(s, i), p->values[i], x, set, &hash,
                            first_rc ? &scratch : err);
-        if (rc && !first_rc)
-            first_rc = rc;
+        if (rc && !first_rc) first_rc = rc;
     }
     if (p->hw)
         for (size_t a = 0; a < p->hw->n; a++) {
@@ -532,14 +504,11 @@ int sim_sweep_point_apply(const sim_sweep_spec *s, const sim_sweep_point *p, sim
             memcpy(key, as, klen);
             key[klen] = 0;
             int rc = apply_one(key, eq + 1, x, set, &hash, first_rc ? &scratch : err);
-            if (rc && !first_rc)
-                first_rc = rc;
+            if (rc && !first_rc) first_rc = rc;
         }
     uint64_t seed = sim_sweep_seed(x->seed, hash);
     x->seed = seed;
-    if (seed_out)
-        *seed_out = seed;
-    if (first_rc && err)
-        err->where[0] = 0; /* the row names the key; "--set k=v" would mislead */
+    if (seed_out) *seed_out = seed;
+    if (first_rc && err) err->where[0] = 0; /* the row names the key; "--set k=v" would mislead */
     return first_rc;
 }

@@ -35,7 +35,7 @@ typedef struct sim_sweep_hwset {
 typedef struct sim_sweep_spec {
     sim_sweep_axis *grid; /* in file order, then --sweep order */
     size_t n_grid;
-    sim_sweep_axis *zip;  /* all of equal length, varied together */
+    sim_sweep_axis *zip; /* all of equal length, varied together */
     size_t n_zip;
     sim_sweep_hwset *hw;
     size_t n_hw;
@@ -45,8 +45,8 @@ typedef struct sim_sweep_spec {
  * the spec; valid while the spec lives. */
 typedef struct sim_sweep_point {
     uint64_t index;
-    const char **values;         /* n_columns entries */
-    const sim_sweep_hwset *hw;   /* NULL when the sweep has no hardware sets */
+    const char **values;       /* n_columns entries */
+    const sim_sweep_hwset *hw; /* NULL when the sweep has no hardware sets */
 } sim_sweep_point;
 
 void sim_sweep_spec_init(sim_sweep_spec *s);
@@ -90,9 +90,10 @@ int sim_sweep_point_apply(const sim_sweep_spec *s, const sim_sweep_point *p, sim
 uint64_t sim_sweep_mix(uint64_t z);
 
 /* The seed of a point: splitmix64 of the base seed and of the point's assignments in canonical
- * form (`key=value` as the config table prints the parsed value, order-independent), kept to 53 bits
- * so that JSON readers hold it exactly. It does not depend on the point's index, so adding values
- * to a sweep leaves the other points' seeds alone. `assign_hash` comes from the assignments. */
+ * form (`key=value` as the config table prints the parsed value, order-independent), kept to 53
+ * bits so that JSON readers hold it exactly. It does not depend on the point's index, so adding
+ * values to a sweep leaves the other points' seeds alone. `assign_hash` comes from the assignments.
+ */
 uint64_t sim_sweep_seed(uint64_t base_seed, uint64_t assign_hash);
 
 /* Seed of replication r (0-based) of a point: r = 0 is the point seed itself. */

@@ -20,25 +20,26 @@
 
 static void import_usage(FILE *out)
 {
-    fprintf(out,
-            "usage: epochsim import kineto IN.json[.gz] -o OUT.trace [options]\n"
-            "\n"
-            "Converts a PyTorch profiler (Kineto) Chrome-trace JSON, plain or gzip-compressed,\n"
-            "into epochsim's native trace (traces/FORMAT.md) and prints a summary per step:\n"
-            "kernels, GPU busy time, step time, data wait, launch-time distribution.\n"
-            "\n"
-            "options:\n"
-            "  -o, --output PATH       native trace to write (required; written whole or not at all)\n"
-            "  --summary-json PATH     also write the summary as JSON\n"
-            "  --keep-warmup           keep steps the warm-up rules would drop\n"
-            "  --batch-size N          record this batch size instead of inferring it from shapes\n"
-            "  -q, --quiet             print nothing on success\n"
-            "  -h, --help              this help\n"
-            "\n"
-            "examples:\n"
-            "  epochsim import kineto worker0.pt.trace.json.gz -o resnet50.trace\n"
-            "  epochsim import kineto rank-0.json -o r0.trace --summary-json r0-summary.json\n"
-            "  epochsim trace show resnet50.trace\n");
+    fprintf(
+        out,
+        "usage: epochsim import kineto IN.json[.gz] -o OUT.trace [options]\n"
+        "\n"
+        "Converts a PyTorch profiler (Kineto) Chrome-trace JSON, plain or gzip-compressed,\n"
+        "into epochsim's native trace (traces/FORMAT.md) and prints a summary per step:\n"
+        "kernels, GPU busy time, step time, data wait, launch-time distribution.\n"
+        "\n"
+        "options:\n"
+        "  -o, --output PATH       native trace to write (required; written whole or not at all)\n"
+        "  --summary-json PATH     also write the summary as JSON\n"
+        "  --keep-warmup           keep steps the warm-up rules would drop\n"
+        "  --batch-size N          record this batch size instead of inferring it from shapes\n"
+        "  -q, --quiet             print nothing on success\n"
+        "  -h, --help              this help\n"
+        "\n"
+        "examples:\n"
+        "  epochsim import kineto worker0.pt.trace.json.gz -o resnet50.trace\n"
+        "  epochsim import kineto rank-0.json -o r0.trace --summary-json r0-summary.json\n"
+        "  epochsim trace show resnet50.trace\n");
 }
 
 static void trace_usage(FILE *out)
@@ -72,8 +73,7 @@ static double median_of(const trc_step_stat *st, int n, size_t off)
 {
     trc_sample s = {0};
     for (int i = 0; i < n; i++)
-        if (trc_sample_add(&s, (double)*(const int64_t *)((const char *)&st[i] + off)))
-            break;
+        if (trc_sample_add(&s, (double)*(const int64_t *)((const char *)&st[i] + off))) break;
     trc_dist d;
     trc_sample_dist(&s, &d);
     trc_sample_free(&s);
@@ -83,8 +83,8 @@ static double median_of(const trc_step_stat *st, int n, size_t off)
 #define MED(field) median_of(st, n, offsetof(trc_step_stat, field))
 
 static void print_step_row(FILE *out, const char *label, double step, double busy, double kernels,
-                           double kernel_ns, double wait, double h2d, double syncs,
-                           double colls, double coll_ns, double ops)
+                           double kernel_ns, double wait, double h2d, double syncs, double colls,
+                           double coll_ns, double ops)
 {
     fprintf(out, "%-8s %9.2f %9.2f %6.1f %8.0f %9.2f %9.2f %8.2f %6.0f %6.0f %8.2f %7.0f\n", label,
             step / 1e6, busy / 1e6, step > 0 ? 100.0 * busy / step : 0.0, kernels, kernel_ns / 1e6,
@@ -105,9 +105,9 @@ static void print_steps(FILE *out, const trc_step_stat *st, int n)
                        (double)st[i].collective_gpu_ns, (double)st[i].ops);
     }
     if (n > 1)
-        print_step_row(out, "median", MED(step_ns), MED(gpu_busy_ns), MED(kernels),
-                       MED(kernel_ns), MED(data_wait_ns), MED(h2d_bytes), MED(syncs),
-                       MED(collectives), MED(collective_gpu_ns), MED(ops));
+        print_step_row(out, "median", MED(step_ns), MED(gpu_busy_ns), MED(kernels), MED(kernel_ns),
+                       MED(data_wait_ns), MED(h2d_bytes), MED(syncs), MED(collectives),
+                       MED(collective_gpu_ns), MED(ops));
 }
 
 static void print_dist(FILE *out, const char *label, const trc_dist *d)
@@ -116,8 +116,8 @@ static void print_dist(FILE *out, const char *label, const trc_dist *d)
         fprintf(out, "%-34s none recorded\n", label);
         return;
     }
-    fprintf(out, "%-34s n=%-7lld p50=%8.1f us  p90=%8.1f us  p99=%8.1f us  max=%9.1f us\n",
-            label, (long long)d->n, d->p50 / 1e3, d->p90 / 1e3, d->p99 / 1e3, d->max / 1e3);
+    fprintf(out, "%-34s n=%-7lld p50=%8.1f us  p90=%8.1f us  p99=%8.1f us  max=%9.1f us\n", label,
+            (long long)d->n, d->p50 / 1e3, d->p90 / 1e3, d->p99 / 1e3, d->max / 1e3);
 }
 
 static void print_header(FILE *out, const trc_header *h)
@@ -137,14 +137,13 @@ static void print_header(FILE *out, const trc_header *h)
     static const struct {
         uint32_t bit;
         const char *name;
-    } has[] = {{TRC_HAS_CPU_OPS, "cpu-ops"},     {TRC_HAS_KERNELS, "kernels"},
-               {TRC_HAS_MEMCPY, "memcpy"},       {TRC_HAS_SHAPES, "shapes"},
-               {TRC_HAS_BLOCKS, "grid-sizes"},   {TRC_HAS_SYNCS, "syncs"},
+    } has[] = {{TRC_HAS_CPU_OPS, "cpu-ops"},       {TRC_HAS_KERNELS, "kernels"},
+               {TRC_HAS_MEMCPY, "memcpy"},         {TRC_HAS_SHAPES, "shapes"},
+               {TRC_HAS_BLOCKS, "grid-sizes"},     {TRC_HAS_SYNCS, "syncs"},
                {TRC_HAS_DATA_WAITS, "data-waits"}, {TRC_HAS_COLLECTIVES, "collectives"},
                {TRC_HAS_LOADER, "loader-spans"}};
     for (size_t i = 0; i < sizeof has / sizeof has[0]; i++)
-        if (h->recorded & has[i].bit)
-            fprintf(out, "%s ", has[i].name);
+        if (h->recorded & has[i].bit) fprintf(out, "%s ", has[i].name);
     fprintf(out, "\nsteps       %d in the file", h->steps_recorded);
     if (h->n_dropped) {
         fprintf(out, "; dropped as warm-up:");
@@ -250,13 +249,12 @@ static void js_step(yajl_gen g, const trc_step_stat *s)
 }
 
 static void js_summary(yajl_gen g, const trc_header *h, const trc_step_stat *st, int n,
-                       const trc_dist *launch, const trc_dist *op,
-                       const trc_kineto_summary *imp, const char *out_path)
+                       const trc_dist *launch, const trc_dist *op, const trc_kineto_summary *imp,
+                       const char *out_path)
 {
     yajl_gen_map_open(g);
     js_header(g, h, n);
-    if (imp)
-        js_import(g, imp, out_path);
+    if (imp) js_import(g, imp, out_path);
     js_dist(g, "launch_cpu", launch);
     js_dist(g, "op_cpu", op);
     sim_json_key(g, "per_step");
@@ -272,8 +270,7 @@ static int write_json(FILE *out, const trc_header *h, const trc_step_stat *st, i
                       const char *out_path)
 {
     yajl_gen g = yajl_gen_alloc(NULL);
-    if (!g)
-        return SIM_ENOMEM;
+    if (!g) return SIM_ENOMEM;
     yajl_gen_config(g, yajl_gen_beautify, 1);
     js_summary(g, h, st, n, launch, op, imp, out_path);
     const unsigned char *buf;
@@ -316,8 +313,7 @@ static void print_import_notes(FILE *out, const trc_kineto_summary *sum)
     int64_t n = 0;
     for (int i = 0; i < TRC_BAD_TIME_COUNT; i++)
         n += sum->bad_time[i];
-    if (n == 0)
-        return;
+    if (n == 0) return;
     fprintf(out, "dropped     %lld events (%lld GPU) for unusable times, first traceEvents[%lld]:",
             (long long)n, (long long)sum->bad_gpu, (long long)sum->first_bad);
     for (int i = 0; i < TRC_BAD_TIME_COUNT; i++)
@@ -342,20 +338,18 @@ static int parse_import_args(int argc, char **argv, import_args *ia)
             import_usage(stdout);
             return -1;
         } else if (!strcmp(a, "-o") || !strcmp(a, "--output")) {
-            if (++i >= argc)
-                goto missing;
+            if (++i >= argc) goto missing;
             ia->out = argv[i];
         } else if (!strcmp(a, "--summary-json")) {
-            if (++i >= argc)
-                goto missing;
+            if (++i >= argc) goto missing;
             ia->json = argv[i];
         } else if (!strcmp(a, "--batch-size")) {
-            if (++i >= argc)
-                goto missing;
+            if (++i >= argc) goto missing;
             char *end;
             long v = strtol(argv[i], &end, 10);
             if (*end || v <= 0 || v > 1000000000) {
-                fprintf(stderr, "epochsim import: --batch-size wants a positive integer, not '%s'\n",
+                fprintf(stderr,
+                        "epochsim import: --batch-size wants a positive integer, not '%s'\n",
                         argv[i]);
                 return SIM_EXIT_USAGE;
             }
@@ -425,10 +419,8 @@ int sim_import_cmd(int argc, char **argv)
     import_args ia = {0};
     trc_kineto_options_init(&ia.opt);
     int rc = parse_import_args(argc, argv, &ia);
-    if (rc)
-        return rc < 0 ? SIM_EXIT_OK : rc;
-    if ((rc = check_import_args(&ia)))
-        return rc;
+    if (rc) return rc < 0 ? SIM_EXIT_OK : rc;
+    if ((rc = check_import_args(&ia))) return rc;
     trc_kineto_summary sum;
     sim_err err;
     sim_err_clear(&err);
@@ -448,8 +440,7 @@ int sim_import_cmd(int argc, char **argv)
         return SIM_EXIT_ERROR;
     }
     const trc_header *h = trc_reader_header(r);
-    if (!ia.quiet)
-        print_import(h, ia.out, &sum);
+    if (!ia.quiet) print_import(h, ia.out, &sum);
     int status = SIM_EXIT_OK;
     if (ia.json && write_summary(ia.json, h, &sum, ia.out)) status = SIM_EXIT_ERROR;
     trc_reader_close(r);
@@ -472,24 +463,26 @@ static int print_program(FILE *out, const char *path)
     }
     size_t counts[SIM_OP_ALLREDUCE + 1] = {0};
     for (size_t i = 0; i < p.n_ops; i++)
-        if (p.ops[i].kind <= SIM_OP_ALLREDUCE)
-            counts[p.ops[i].kind]++;
+        if (p.ops[i].kind <= SIM_OP_ALLREDUCE) counts[p.ops[i].kind]++;
     fprintf(out, "\nreplay program of the median step (#%lld of %d steps)\n",
             (long long)in.step_index, in.steps);
-    fprintf(out, "  ops            %zu: %zu kernel, %zu cpu, %zu sync, %zu h2d, %zu d2h, %zu "
-                 "collective\n",
+    fprintf(out,
+            "  ops            %zu: %zu kernel, %zu cpu, %zu sync, %zu h2d, %zu d2h, %zu "
+            "collective\n",
             p.n_ops, counts[SIM_OP_KERNEL], counts[SIM_OP_CPU], counts[SIM_OP_SYNC],
             counts[SIM_OP_MEMCPY_H2D], counts[SIM_OP_MEMCPY_D2H], counts[SIM_OP_ALLREDUCE]);
     fprintf(out, "  step           %.3f ms recorded (median %.3f, mean %.3f)\n", ms(in.step_ns),
             ms(in.step_ns_median), ms(in.step_ns_mean));
     fprintf(out, "  dispatch       %.3f ms of CPU work on the source CPU (unscaled)\n",
             ms(in.dispatch_ns));
-    fprintf(out, "  left out       %.3f ms data wait, %.3f ms syncs, %.3f ms blocked in launch/copy "
-                 "calls (cap %.1f us = max(4 x median launch %.1f us, 20 us))\n",
+    fprintf(out,
+            "  left out       %.3f ms data wait, %.3f ms syncs, %.3f ms blocked in launch/copy "
+            "calls (cap %.1f us = max(4 x median launch %.1f us, 20 us))\n",
             ms(in.data_wait_ns), ms(in.sync_ns), ms(in.blocked_ns), in.launch_cap_ns / 1e3,
             in.launch_ns / 1e3);
-    fprintf(out, "  gpu            %.3f ms in program kernels; recorded busy %.3f ms, kernels "
-                 "%.3f ms, collectives %.3f ms\n",
+    fprintf(out,
+            "  gpu            %.3f ms in program kernels; recorded busy %.3f ms, kernels "
+            "%.3f ms, collectives %.3f ms\n",
             ms(sim_program_gpu_ns(&p)), ms(in.gpu_busy_ns), ms(in.kernel_ns),
             ms(in.collective_gpu_ns));
     sim_program_free(&p);
@@ -502,8 +495,8 @@ static void print_records(FILE *out, const trc_step *s)
 {
     fprintf(out, "step %lld: %zu records, %zu names, %.3f ms\n", (long long)s->index, s->n_recs,
             s->n_names, ms(s->dur_ns));
-    fprintf(out, "%-10s %3s %12s %10s %6s %12s %10s  %s\n", "kind", "thr", "cpu_start_us",
-            "cpu_us", "stream", "gpu_start_us", "gpu_us", "details");
+    fprintf(out, "%-10s %3s %12s %10s %6s %12s %10s  %s\n", "kind", "thr", "cpu_start_us", "cpu_us",
+            "stream", "gpu_start_us", "gpu_us", "details");
     for (size_t i = 0; i < s->n_recs; i++) {
         const trc_record *r = &s->recs[i];
         fprintf(out, "%-10s %3d %12.1f %10.1f", trc_rec_kind_name(r->kind), r->thread,
@@ -516,12 +509,15 @@ static void print_records(FILE *out, const trc_step *s)
         switch (r->kind) {
         case TRC_REC_KERNEL:
             fprintf(out, " %s blocks=%lld flops=%.4g bytes=%.4g %.90s",
-                    unit_names[r->unit < 4 ? r->unit : 0], (long long)r->blocks, r->flops,
-                    r->bytes, trc_step_rec_name(s, r));
+                    unit_names[r->unit < 4 ? r->unit : 0], (long long)r->blocks, r->flops, r->bytes,
+                    trc_step_rec_name(s, r));
             break;
         case TRC_REC_MEMCPY:
             fprintf(out, " %s %s %.0f bytes", trc_memcpy_dir_name(r->sub),
-                    r->pinned == 1 ? "pinned" : r->pinned == 0 ? "pageable" : "", r->bytes);
+                    r->pinned == 1   ? "pinned"
+                    : r->pinned == 0 ? "pageable"
+                                     : "",
+                    r->bytes);
             break;
         case TRC_REC_MEMSET:
             fprintf(out, " %.0f bytes", r->bytes);
@@ -589,7 +585,9 @@ static int parse_trace_args(int argc, char **argv, trace_args *ta)
     }
     if (!ta->sub || strcmp(ta->sub, "show") != 0 || !ta->path) {
         fprintf(stderr, "epochsim trace: %s\n",
-                !ta->sub ? "missing subcommand" : strcmp(ta->sub, "show") ? "unknown subcommand" : "missing FILE");
+                !ta->sub                  ? "missing subcommand"
+                : strcmp(ta->sub, "show") ? "unknown subcommand"
+                                          : "missing FILE");
         trace_usage(stderr);
         return SIM_EXIT_USAGE;
     }
@@ -613,12 +611,10 @@ static int read_stats(trc_reader *r, const trace_args *ta, trace_stats *ts, sim_
         if (ts->n == ts->cap) {
             ts->cap = ts->cap ? 2 * ts->cap : 16;
             trc_step_stat *p = realloc(ts->st, (size_t)ts->cap * sizeof *p);
-            if (!p)
-                return sim_err_set(err, SIM_ENOMEM, ta->path, 0, 0, "out of memory");
+            if (!p) return sim_err_set(err, SIM_ENOMEM, ta->path, 0, 0, "out of memory");
             ts->st = p;
         }
-        if (s->index == ta->dump && !ta->json)
-            print_records(stdout, s);
+        if (s->index == ta->dump && !ta->json) print_records(stdout, s);
         if ((rc = trc_step_stats(s, &ts->st[ts->n])) ||
             (rc = trc_step_sample_cpu(s, &ts->launch, &ts->ops))) {
             sim_err_set(err, rc, ta->path, 0, 0, "out of memory");
@@ -637,7 +633,7 @@ static int print_stats(const trc_header *h, trace_stats *ts, int json)
     trc_sample_dist(&ts->ops, &dop);
     if (json)
         return write_json(stdout, h, ts->st, ts->n, &dl, &dop, NULL, NULL) ? SIM_EXIT_ERROR
-                                                                            : SIM_EXIT_OK;
+                                                                           : SIM_EXIT_OK;
     print_header(stdout, h);
     printf("\n");
     print_steps(stdout, ts->st, ts->n);
@@ -651,8 +647,7 @@ int sim_trace_cmd(int argc, char **argv)
 {
     trace_args ta = {.dump = -1};
     int status = parse_trace_args(argc, argv, &ta);
-    if (status)
-        return status < 0 ? SIM_EXIT_OK : status;
+    if (status) return status < 0 ? SIM_EXIT_OK : status;
     sim_err err;
     sim_err_clear(&err);
     trc_reader *r = NULL;
@@ -667,8 +662,7 @@ int sim_trace_cmd(int argc, char **argv)
     } else {
         status = print_stats(trc_reader_header(r), &ts, ta.json);
     }
-    if (status == SIM_EXIT_OK && ta.program && !ta.json)
-        status = print_program(stdout, ta.path);
+    if (status == SIM_EXIT_OK && ta.program && !ta.json) status = print_program(stdout, ta.path);
     free(ts.st);
     trc_sample_free(&ts.launch);
     trc_sample_free(&ts.ops);

@@ -8,8 +8,7 @@
 static int fill(sim_err *err, int code, const char *where, int line, int col, long long offset,
                 const char *fmt, va_list ap)
 {
-    if (!err)
-        return code;
+    if (!err) return code;
     err->code = code;
     snprintf(err->where, sizeof err->where, "%s", where ? where : "");
     err->line = line;
@@ -28,8 +27,8 @@ int sim_err_set(sim_err *err, int code, const char *where, int line, int col, co
     return code;
 }
 
-int sim_err_set_offset(sim_err *err, int code, const char *where, long long offset,
-                       const char *fmt, ...)
+int sim_err_set_offset(sim_err *err, int code, const char *where, long long offset, const char *fmt,
+                       ...)
 {
     va_list ap;
     va_start(ap, fmt);
@@ -40,8 +39,7 @@ int sim_err_set_offset(sim_err *err, int code, const char *where, long long offs
 
 void sim_err_clear(sim_err *err)
 {
-    if (!err)
-        return;
+    if (!err) return;
     memset(err, 0, sizeof *err);
     err->offset = -1;
 }
@@ -52,11 +50,9 @@ void sim_err_print(const sim_err *err, FILE *out)
         fputs(err->where, out);
         if (err->line > 0) {
             fprintf(out, ":%d", err->line);
-            if (err->col > 0)
-                fprintf(out, ":%d", err->col);
+            if (err->col > 0) fprintf(out, ":%d", err->col);
         }
-        if (err->offset >= 0)
-            fprintf(out, ": at byte %lld", err->offset);
+        if (err->offset >= 0) fprintf(out, ": at byte %lld", err->offset);
         fputs(": ", out);
     }
     fprintf(out, "error: %s\n", err->msg);

@@ -36,8 +36,8 @@ int sim_err_set(sim_err *err, int code, const char *where, int line, int col, co
     __attribute__((format(printf, 6, 7)));
 
 /* Like sim_err_set for binary files: records the byte offset of the problem. */
-int sim_err_set_offset(sim_err *err, int code, const char *where, long long offset,
-                       const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+int sim_err_set_offset(sim_err *err, int code, const char *where, long long offset, const char *fmt,
+                       ...) __attribute__((format(printf, 5, 6)));
 
 /* Clears err to "no error". */
 void sim_err_clear(sim_err *err);
@@ -47,8 +47,7 @@ void sim_err_print(const sim_err *err, FILE *out);
 
 /* Aborts with file:line and the expression when a broken invariant (a bug, never bad input)
  * is found. Cheap checks stay on in release builds. */
-#define SIM_ASSERT(expr)                                                                           \
-    ((expr) ? (void)0 : sim_assert_fail(#expr, __FILE__, __LINE__))
+#define SIM_ASSERT(expr) ((expr) ? (void)0 : sim_assert_fail(#expr, __FILE__, __LINE__))
 _Noreturn void sim_assert_fail(const char *expr, const char *file, int line);
 
 #endif

@@ -36,8 +36,7 @@ static const sim_component_ops coll_ops = {.name = "collective", .handle = handl
 sim_collective *sim_collective_create(sim_engine *e, int n_gpus, double bus_gbps)
 {
     sim_collective *c = calloc(1, sizeof *c);
-    if (!c)
-        return NULL;
+    if (!c) return NULL;
     c->m = calloc((size_t)n_gpus, sizeof *c->m);
     int id = c->m ? sim_engine_add(e, &coll_ops, c) : -1;
     if (id < 0) {
@@ -54,20 +53,16 @@ sim_collective *sim_collective_create(sim_engine *e, int n_gpus, double bus_gbps
 
 void sim_collective_destroy(sim_collective *c)
 {
-    if (!c)
-        return;
+    if (!c) return;
     free(c->m);
     free(c);
 }
 
-void sim_collective_join(sim_collective *c, int gpu, double bytes, uint32_t reply_to,
-                         uint32_t kind)
+void sim_collective_join(sim_collective *c, int gpu, double bytes, uint32_t reply_to, uint32_t kind)
 {
     c->m[gpu] = (member){reply_to, kind};
-    if (bytes > c->bytes)
-        c->bytes = bytes;
-    if (++c->joined < c->n)
-        return;
+    if (bytes > c->bytes) c->bytes = bytes;
+    if (++c->joined < c->n) return;
     double moved = c->n > 1 ? 2.0 * (c->n - 1) / c->n * c->bytes : 0;
     int64_t dur = c->bus_bytes_per_ns > 0 ? (int64_t)(moved / c->bus_bytes_per_ns) : 0;
     c->joined = 0;

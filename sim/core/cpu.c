@@ -9,11 +9,9 @@
 
 double sim_cpu_capacity(const sim_cpu_model *m, int n)
 {
-    if (n <= m->cores)
-        return n;
+    if (n <= m->cores) return n;
     int siblings = n < m->threads ? n - m->cores : m->threads - m->cores;
-    if (siblings < 0)
-        siblings = 0;
+    if (siblings < 0) siblings = 0;
     return m->cores + m->smt_gain * siblings;
 }
 

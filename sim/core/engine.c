@@ -26,15 +26,13 @@ struct sim_engine {
 sim_engine *sim_engine_create(void)
 {
     sim_engine *e = calloc(1, sizeof *e);
-    if (e)
-        sim_queue_init(&e->q);
+    if (e) sim_queue_init(&e->q);
     return e;
 }
 
 void sim_engine_destroy(sim_engine *e)
 {
-    if (!e)
-        return;
+    if (!e) return;
     sim_queue_fini(&e->q);
     free(e->comps);
     free(e);
@@ -45,8 +43,7 @@ int sim_engine_add(sim_engine *e, const sim_component_ops *ops, void *self)
     if (e->n_comps == e->cap_comps) {
         uint32_t cap = e->cap_comps ? 2 * e->cap_comps : 16;
         slot *c = realloc(e->comps, cap * sizeof *c);
-        if (!c)
-            return SIM_ENOMEM;
+        if (!c) return SIM_ENOMEM;
         e->comps = c;
         e->cap_comps = cap;
     }
@@ -59,8 +56,7 @@ int sim_engine_at(sim_engine *e, int64_t t_ns, uint32_t target, uint32_t kind, u
     SIM_ASSERT(t_ns >= e->now_ns);
     SIM_ASSERT(target < e->n_comps);
     int rc = sim_queue_push(&e->q, t_ns, target, kind, a);
-    if (rc)
-        sim_engine_fail(e, rc);
+    if (rc) sim_engine_fail(e, rc);
     return rc;
 }
 
@@ -106,8 +102,7 @@ void sim_engine_stop(sim_engine *e)
 
 void sim_engine_fail(sim_engine *e, int code)
 {
-    if (!e->error)
-        e->error = code;
+    if (!e->error) e->error = code;
     e->stopped = true;
 }
 
@@ -119,8 +114,7 @@ void sim_engine_set_observer(sim_engine *e, const sim_observer_ops *ops, void *c
 
 void sim_engine_observe(const sim_engine *e, const sim_observation *o)
 {
-    if (e->obs)
-        e->obs->observe(e->obs_ctx, e->now_ns, o);
+    if (e->obs) e->obs->observe(e->obs_ctx, e->now_ns, o);
 }
 
 uint64_t sim_engine_events(const sim_engine *e)

@@ -44,8 +44,7 @@ static void check_waiter(sim_gpu *g)
 static void start_next(sim_gpu *g)
 {
     if (g->running || g->started == g->enqueued) {
-        if (!g->running)
-            sim_metrics_gpu(g->cfg.metrics, g->cfg.index, SIM_GPUST_IDLE, 0);
+        if (!g->running) sim_metrics_gpu(g->cfg.metrics, g->cfg.index, SIM_GPUST_IDLE, 0);
         return;
     }
     const item *it = &g->ring[g->started & (g->cap - 1)];
@@ -79,8 +78,7 @@ static void start_next(sim_gpu *g)
 static void handle(sim_engine *e, void *self, const sim_event *ev)
 {
     sim_gpu *g = self;
-    if (ev->kind == EV_COPY_DONE)
-        g->link_end_ns = sim_engine_now(e);
+    if (ev->kind == EV_COPY_DONE) g->link_end_ns = sim_engine_now(e);
     if (ev->kind == EV_COPY_DONE && g->cfg.copy_overhead_ns > 0) {
         /* The fixed per-copy cost (DMA setup, completion) follows the transfer. */
         sim_engine_after(e, (int64_t)g->cfg.copy_overhead_ns, g->id, EV_KERNEL_DONE, 0);
@@ -88,8 +86,10 @@ static void handle(sim_engine *e, void *self, const sim_event *ev)
     }
     g->running = false;
     g->finished++;
-    sim_engine_observe(e, &(sim_observation){.kind = SIM_OBS_GPU_DONE, .rank = g->cfg.index,
-                                             .seq = g->finished, .start_ns = g->run_start_ns,
+    sim_engine_observe(e, &(sim_observation){.kind = SIM_OBS_GPU_DONE,
+                                             .rank = g->cfg.index,
+                                             .seq = g->finished,
+                                             .start_ns = g->run_start_ns,
                                              .a = g->link_end_ns});
     start_next(g);
     check_waiter(g);
@@ -100,8 +100,7 @@ static const sim_component_ops gpu_ops = {.name = "gpu", .handle = handle};
 sim_gpu *sim_gpu_create(sim_engine *e, const sim_gpu_config *cfg)
 {
     sim_gpu *g = calloc(1, sizeof *g);
-    if (!g)
-        return NULL;
+    if (!g) return NULL;
     g->e = e;
     g->cfg = *cfg;
     g->cap = 1024;
@@ -118,8 +117,7 @@ sim_gpu *sim_gpu_create(sim_engine *e, const sim_gpu_config *cfg)
 
 void sim_gpu_destroy(sim_gpu *g)
 {
-    if (!g)
-        return;
+    if (!g) return;
     free(g->ring);
     free(g);
 }

@@ -6,9 +6,8 @@
 #include <string.h>
 
 static const char *const precision_names[SIM_PREC_COUNT] = {
-    [SIM_PREC_FP32] = "fp32",         [SIM_PREC_TF32] = "tf32",
-    [SIM_PREC_FP16] = "fp16",         [SIM_PREC_BF16] = "bf16",
-    [SIM_PREC_AMP_FP16] = "amp_fp16", [SIM_PREC_AMP_BF16] = "amp_bf16",
+    [SIM_PREC_FP32] = "fp32", [SIM_PREC_TF32] = "tf32",         [SIM_PREC_FP16] = "fp16",
+    [SIM_PREC_BF16] = "bf16", [SIM_PREC_AMP_FP16] = "amp_fp16", [SIM_PREC_AMP_BF16] = "amp_bf16",
 };
 
 const char *sim_precision_name(sim_precision p)

@@ -59,9 +59,9 @@ typedef struct sim_gpu_desc {
     sim_curve eff_tensor;
     sim_curve eff_cuda;
     sim_curve eff_mem;
-    double kernel_overhead_us;  /* fixed GPU-side time per kernel (launch latency on the GPU) */
-    int launch_queue_depth;     /* kernels the driver queues before cudaLaunchKernel blocks */
-    int max_blocks_per_sm;      /* resident blocks per SM assumed for wave quantization */
+    double kernel_overhead_us; /* fixed GPU-side time per kernel (launch latency on the GPU) */
+    int launch_queue_depth;    /* kernels the driver queues before cudaLaunchKernel blocks */
+    int max_blocks_per_sm;     /* resident blocks per SM assumed for wave quantization */
     /* Power-limited clock: the catalog entry of the same chip that holds its boost clock under
      * sustained load ("" = this one does), and the share of the boost clock this card holds,
      * derived from the two when the catalog is read (1 = boost; see docs/kernel-cost.md). */
@@ -101,12 +101,12 @@ typedef struct sim_storage_desc {
 
 /* Host-to-device link of one GPU: measured rates, not the theoretical ones. */
 typedef struct sim_link_desc {
-    char name[SIM_NAME_MAX];   /* e.g. "pcie-gen4" */
+    char name[SIM_NAME_MAX]; /* e.g. "pcie-gen4" */
     int gen;
     int lanes;
-    double pinned_gbps;        /* H2D from page-locked memory, GB/s (1e9 B/s), at these lanes */
-    double pageable_gbps;      /* H2D from pageable memory through the staging buffer */
-    double copy_overhead_us;   /* fixed cost per copy call */
+    double pinned_gbps;      /* H2D from page-locked memory, GB/s (1e9 B/s), at these lanes */
+    double pageable_gbps;    /* H2D from pageable memory through the staging buffer */
+    double copy_overhead_us; /* fixed cost per copy call */
 } sim_link_desc;
 
 /* A named system combining parts: what `system.name: dgx-a100` expands to. Fields left empty

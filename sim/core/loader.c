@@ -40,9 +40,9 @@ struct sim_loader {
     int n_workers;
     worker *w;
     int64_t batches;
-    uint32_t *order;   /* sample id at each position of this epoch */
+    uint32_t *order;    /* sample id at each position of this epoch */
     float *decode_mult; /* lognormal multiplier of each position's decode (NULL if cv = 0) */
-    uint8_t *flags;    /* per sample: SEEN this epoch, CACHED */
+    uint8_t *flags;     /* per sample: SEEN this epoch, CACHED */
     int64_t cached;
     gsl_rng *rng;
     int epoch;
@@ -66,9 +66,13 @@ static void report(sim_loader *l, int wi, sim_tl_what what, int64_t start_ns, in
     sim_tl_lane_kind thread = l->main_thread ? SIM_TL_LANE_MAIN
                               : wi < 0       ? SIM_TL_LANE_PIN
                                              : SIM_TL_LANE_WORKER;
-    sim_observation o = {.kind = SIM_OBS_SPAN, .rank = l->cfg.rank, .thread = (int)thread,
-                         .index = thread == SIM_TL_LANE_WORKER ? wi : 0, .what = (int)what,
-                         .start_ns = start_ns, .a = (int64_t)l->epoch * l->batches + batch,
+    sim_observation o = {.kind = SIM_OBS_SPAN,
+                         .rank = l->cfg.rank,
+                         .thread = (int)thread,
+                         .index = thread == SIM_TL_LANE_WORKER ? wi : 0,
+                         .what = (int)what,
+                         .start_ns = start_ns,
+                         .a = (int64_t)l->epoch * l->batches + batch,
                          .b = b};
     sim_engine_observe(l->e, &o);
 }
@@ -91,8 +95,8 @@ static void deliver(sim_loader *l);
 
 static void try_send(sim_loader *l)
 {
-    int64_t limit = l->main_thread ? (l->waiting ? 1 : 0)
-                                   : (int64_t)l->cfg.prefetch_factor * l->n_workers;
+    int64_t limit =
+        l->main_thread ? (l->waiting ? 1 : 0) : (int64_t)l->cfg.prefetch_factor * l->n_workers;
     while (l->next_send < l->batches && l->outstanding < limit) {
         int wi = l->next_worker;
         worker *w = &l->w[wi];
@@ -106,8 +110,7 @@ static void try_send(sim_loader *l)
 
 static void deliver(sim_loader *l)
 {
-    if (!l->waiting || l->next_yield >= l->batches || !l->ready[l->next_yield])
-        return;
+    if (!l->waiting || l->next_yield >= l->batches || !l->ready[l->next_yield]) return;
     l->waiting = false;
     sim_engine_after(l->e, 0, l->wait_target, l->wait_kind, (uint64_t)l->next_yield);
     l->next_yield++;
@@ -139,8 +142,7 @@ static void start_sample(sim_loader *l, int wi)
     w->hit = (l->flags[sample] & CACHED) != 0;
     if (w->hit) {
         l->hits++;
-        mem_job(l, l->cfg.sample_bytes, EV_READ_DONE,
-                (uint64_t)wi);
+        mem_job(l, l->cfg.sample_bytes, EV_READ_DONE, (uint64_t)wi);
         return;
     }
     if (l->cached < l->cfg.cached_samples) {
@@ -167,8 +169,7 @@ static void start_batch(sim_loader *l, int wi)
 
 static void start_pin(sim_loader *l)
 {
-    if (l->pin_busy || l->pin_len == 0)
-        return;
+    if (l->pin_busy || l->pin_len == 0) return;
     int64_t b = l->pin_q[l->pin_head];
     l->pin_head = (l->pin_head + 1) % l->batches;
     l->pin_len--;
@@ -244,8 +245,7 @@ sim_loader *sim_loader_create(sim_engine *e, const sim_loader_config *cfg, int *
 {
     *rc = SIM_ENOMEM;
     sim_loader *l = calloc(1, sizeof *l);
-    if (!l)
-        return NULL;
+    if (!l) return NULL;
     l->e = e;
     l->cfg = *cfg;
     l->main_thread = cfg->num_workers == 0;
@@ -269,12 +269,10 @@ sim_loader *sim_loader_create(sim_engine *e, const sim_loader_config *cfg, int *
     for (int i = 0; i < l->n_workers; i++) {
         l->w[i].q_cap = per_worker;
         l->w[i].queue = malloc((size_t)per_worker * sizeof(int64_t));
-        if (!l->w[i].queue)
-            goto fail;
+        if (!l->w[i].queue) goto fail;
     }
     int id = sim_engine_add(e, &loader_ops, l);
-    if (id < 0)
-        goto fail;
+    if (id < 0) goto fail;
     l->id = (uint32_t)id;
     *rc = SIM_OK;
     return l;
@@ -285,8 +283,7 @@ fail:
 
 void sim_loader_destroy(sim_loader *l)
 {
-    if (!l)
-        return;
+    if (!l) return;
     for (int i = 0; l->w && i < l->n_workers; i++)
         free(l->w[i].queue);
     free(l->w);
@@ -295,8 +292,7 @@ void sim_loader_destroy(sim_loader *l)
     free(l->flags);
     free(l->ready);
     free(l->pin_q);
-    if (l->rng)
-        gsl_rng_free(l->rng);
+    if (l->rng) gsl_rng_free(l->rng);
     free(l);
 }
 
@@ -354,8 +350,7 @@ void sim_loader_next(sim_loader *l, uint32_t target, uint32_t kind)
     l->waiting = true;
     l->wait_target = target;
     l->wait_kind = kind;
-    if (l->main_thread)
-        try_send(l);
+    if (l->main_thread) try_send(l);
     deliver(l);
 }
 
@@ -386,10 +381,8 @@ int64_t sim_loader_decodes(const sim_loader *l)
 bool sim_loader_each_sample_once(const sim_loader *l)
 {
     /* Positions 0 .. samples-1 of the order were each read once and nothing else was. */
-    if (l->reads != l->cfg.samples || l->decodes != l->cfg.samples)
-        return false;
+    if (l->reads != l->cfg.samples || l->decodes != l->cfg.samples) return false;
     for (int64_t i = 0; i < l->cfg.samples; i++)
-        if (!(l->flags[l->order[i]] & SEEN))
-            return false;
+        if (!(l->flags[l->order[i]] & SEEN)) return false;
     return true;
 }

@@ -34,8 +34,7 @@ struct sim_metrics {
 sim_metrics *sim_metrics_create(sim_engine *e, int n_gpus, int64_t window_ns, int64_t max_windows)
 {
     sim_metrics *m = calloc(1, sizeof *m);
-    if (!m)
-        return NULL;
+    if (!m) return NULL;
     m->g = calloc((size_t)n_gpus, sizeof *m->g);
     if (!m->g) {
         free(m);
@@ -52,8 +51,7 @@ sim_metrics *sim_metrics_create(sim_engine *e, int n_gpus, int64_t window_ns, in
 
 void sim_metrics_destroy(sim_metrics *m)
 {
-    if (!m)
-        return;
+    if (!m) return;
     free(m->g);
     free(m->win_busy);
     free(m->steps);
@@ -62,10 +60,8 @@ void sim_metrics_destroy(sim_metrics *m)
 
 static sim_stall stall_of(const gpu_track *g)
 {
-    if (g->gpu == SIM_GPUST_COPY)
-        return SIM_STALL_H2D;
-    if (g->gpu == SIM_GPUST_COLLECTIVE)
-        return SIM_STALL_SYNC;
+    if (g->gpu == SIM_GPUST_COPY) return SIM_STALL_H2D;
+    if (g->gpu == SIM_GPUST_COLLECTIVE) return SIM_STALL_SYNC;
     switch (g->main) {
     case SIM_MAIN_DATA:
         return SIM_STALL_DATA;
@@ -83,15 +79,13 @@ static sim_stall stall_of(const gpu_track *g)
 
 static int grow_windows(sim_metrics *m, int64_t need)
 {
-    if (need <= m->cap_win)
-        return 0;
+    if (need <= m->cap_win) return 0;
     if (m->max_win && need > m->max_win) return SIM_EBUDGET;
     int64_t cap = m->cap_win ? m->cap_win : 1024;
     while (cap < need)
         cap *= 2;
     int64_t *w = realloc(m->win_busy, (size_t)cap * sizeof *w);
-    if (!w)
-        return SIM_ENOMEM;
+    if (!w) return SIM_ENOMEM;
     memset(w + m->cap_win, 0, (size_t)(cap - m->cap_win) * sizeof *w);
     m->win_busy = w;
     m->cap_win = cap;
@@ -101,8 +95,7 @@ static int grow_windows(sim_metrics *m, int64_t need)
 /* Adds the kernel interval [s, e) of GPU 0 to the windows it overlaps. */
 static void add_busy(sim_metrics *m, int64_t s, int64_t e)
 {
-    if (e <= s)
-        return;
+    if (e <= s) return;
     int64_t last = (e - 1) / m->window_ns;
     int rc = grow_windows(m, last + 1);
     if (rc) {
@@ -114,8 +107,7 @@ static void add_busy(sim_metrics *m, int64_t s, int64_t e)
         int64_t a = s > ws ? s : ws, b = e < we ? e : we;
         m->win_busy[w] += b - a;
     }
-    if (last + 1 > m->n_win)
-        m->n_win = last + 1;
+    if (last + 1 > m->n_win) m->n_win = last + 1;
 }
 
 static void settle(sim_metrics *m, int i)
@@ -144,10 +136,8 @@ void sim_metrics_gpu(sim_metrics *m, int gpu, sim_gpu_state s, float sm_fraction
     gpu_track *g = &m->g[gpu];
     int64_t now = sim_engine_now(m->e);
     if (gpu == 0) {
-        if (g->gpu == SIM_GPUST_KERNEL)
-            add_busy(m, m->kernel_start_ns, now);
-        if (s == SIM_GPUST_KERNEL)
-            m->kernel_start_ns = now;
+        if (g->gpu == SIM_GPUST_KERNEL) add_busy(m, m->kernel_start_ns, now);
+        if (s == SIM_GPUST_KERNEL) m->kernel_start_ns = now;
     }
     g->gpu = s;
     g->sm_fraction = sm_fraction;
@@ -155,8 +145,7 @@ void sim_metrics_gpu(sim_metrics *m, int gpu, sim_gpu_state s, float sm_fraction
 
 void sim_metrics_step(sim_metrics *m, int gpu, int64_t dur_ns)
 {
-    if (gpu != 0)
-        return;
+    if (gpu != 0) return;
     if (m->n_steps == m->cap_steps) {
         int64_t cap = m->cap_steps ? 2 * m->cap_steps : 1024;
         int64_t *s = realloc(m->steps, (size_t)cap * sizeof *s);
@@ -193,11 +182,9 @@ uint8_t *sim_metrics_util_series(sim_metrics *m, int64_t *n)
         m->kernel_start_ns = now;
     }
     int64_t windows = (now + m->window_ns - 1) / m->window_ns;
-    if (grow_windows(m, windows))
-        return NULL;
+    if (grow_windows(m, windows)) return NULL;
     uint8_t *out = malloc((size_t)(windows ? windows : 1));
-    if (!out)
-        return NULL;
+    if (!out) return NULL;
     for (int64_t w = 0; w < windows; w++) {
         int64_t len = m->window_ns;
         if (w == windows - 1 && now % m->window_ns)

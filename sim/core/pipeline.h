@@ -79,12 +79,12 @@ void sim_collective_join(sim_collective *c, int gpu, double bytes, uint32_t repl
 /* ---- GPU: one in-order stream of kernels, copies and collectives (gpu.c) ------------------- */
 typedef struct sim_gpu sim_gpu;
 typedef struct sim_gpu_config {
-    int index;           /* GPU number within the job */
+    int index; /* GPU number within the job */
     int launch_queue_depth;
     double copy_overhead_ns;
     double pageable_slowdown; /* pinned rate / pageable rate */
-    sim_ps *h2d;         /* the host-to-device link of this GPU (work unit: bytes at pinned rate) */
-    sim_ps *d2h;         /* the device-to-host direction (PCIe is full duplex); NULL = h2d */
+    sim_ps *h2d; /* the host-to-device link of this GPU (work unit: bytes at pinned rate) */
+    sim_ps *d2h; /* the device-to-host direction (PCIe is full duplex); NULL = h2d */
     sim_collective *coll;
     sim_metrics *metrics;
 } sim_gpu_config;
@@ -114,10 +114,10 @@ typedef struct sim_loader_config {
     int prefetch_factor;
     bool pin_memory;
     bool persistent_workers;
-    int64_t samples;       /* samples this loader serves per epoch (after max_steps cut) */
+    int64_t samples;         /* samples this loader serves per epoch (after max_steps cut) */
     int64_t dataset_samples; /* samples of the dataset shard (for shuffling and the cache) */
     double sample_bytes;
-    double decode_ref_ns;  /* mean decode cost per sample, reference core */
+    double decode_ref_ns; /* mean decode cost per sample, reference core */
     double decode_cv;
     double input_bytes;
 

@@ -26,17 +26,16 @@ struct sim_ps {
     job *heap;
     size_t n, cap;
     uint64_t next_seq;
-    double v;          /* attained service per job */
-    int64_t t_last_ns; /* when v was last advanced */
-    uint64_t gen;      /* generation of the live completion event */
+    double v;           /* attained service per job */
+    int64_t t_last_ns;  /* when v was last advanced */
+    uint64_t gen;       /* generation of the live completion event */
     int64_t pending_ns; /* when the live completion event fires; -1 = none */
     double busy_integral, busy_time;
 };
 
 static double rate(const sim_ps *ps, int n)
 {
-    if (n <= 0)
-        return 0;
+    if (n <= 0) return 0;
     double total = ps->cfg.capacity ? ps->cfg.capacity(ps->cfg.ctx, n) : ps->cfg.rate;
     double r = total / n;
     return r < ps->cfg.per_job_max ? r : ps->cfg.per_job_max;
@@ -71,13 +70,11 @@ SIM_HEAP_DEFINE(jobs, job, before)
  * would otherwise pile up in the engine's queue, one per arrival. */
 static void reschedule(sim_ps *ps)
 {
-    if (ps->n == 0)
-        return;
+    if (ps->n == 0) return;
     double left = ps->heap[0].finish_v - ps->v;
     double dt = left > 0 ? ceil(left / rate(ps, (int)ps->n)) : 0;
     int64_t at = sim_engine_now(ps->e) + (int64_t)dt;
-    if (ps->pending_ns >= 0 && ps->pending_ns <= at)
-        return;
+    if (ps->pending_ns >= 0 && ps->pending_ns <= at) return;
     ps->gen++;
     ps->pending_ns = at;
     sim_engine_after(ps->e, (int64_t)dt, ps->id, 0, ps->gen);
@@ -87,8 +84,7 @@ static void handle(sim_engine *e, void *self, const sim_event *ev)
 {
     (void)e;
     sim_ps *ps = self;
-    if (ev->a != ps->gen)
-        return; /* superseded by an arrival that finishes earlier */
+    if (ev->a != ps->gen) return; /* superseded by an arrival that finishes earlier */
     ps->pending_ns = -1;
     advance(ps);
     /* The event time was rounded up to a whole ns, so v has reached the finish point; the
@@ -106,13 +102,10 @@ static const sim_component_ops ps_ops = {.name = "shared_server", .handle = hand
 sim_ps *sim_ps_create(sim_engine *e, const sim_ps_config *cfg)
 {
     sim_ps *ps = calloc(1, sizeof *ps);
-    if (!ps)
-        return NULL;
+    if (!ps) return NULL;
     ps->cfg = *cfg;
-    if (ps->cfg.per_job_max <= 0)
-        ps->cfg.per_job_max = INFINITY;
-    if (ps->cfg.busy_units <= 0)
-        ps->cfg.busy_units = 1;
+    if (ps->cfg.per_job_max <= 0) ps->cfg.per_job_max = INFINITY;
+    if (ps->cfg.busy_units <= 0) ps->cfg.busy_units = 1;
     ps->e = e;
     ps->t_last_ns = sim_engine_now(e);
     ps->pending_ns = -1;
@@ -127,8 +120,7 @@ sim_ps *sim_ps_create(sim_engine *e, const sim_ps_config *cfg)
 
 void sim_ps_destroy(sim_ps *ps)
 {
-    if (!ps)
-        return;
+    if (!ps) return;
     free(ps->heap);
     free(ps);
 }

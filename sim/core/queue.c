@@ -31,8 +31,7 @@ int sim_queue_push(sim_queue *q, int64_t t_ns, uint32_t target, uint32_t kind, u
     if (q->n == q->cap) {
         size_t cap = q->cap ? 2 * q->cap : 256;
         sim_event *h = realloc(q->heap, cap * sizeof *h);
-        if (!h)
-            return SIM_ENOMEM;
+        if (!h) return SIM_ENOMEM;
         q->heap = h;
         q->cap = cap;
     }
@@ -42,8 +41,7 @@ int sim_queue_push(sim_queue *q, int64_t t_ns, uint32_t target, uint32_t kind, u
 
 int sim_queue_pop(sim_queue *q, sim_event *out)
 {
-    if (q->n == 0)
-        return -1;
+    if (q->n == 0) return -1;
     *out = events_pop(q->heap, &q->n);
     return 0;
 }

@@ -7,11 +7,11 @@
 #include <stdint.h>
 
 typedef struct sim_event {
-    int64_t t_ns;     /* when it fires */
-    uint64_t seq;     /* insertion order: ties fire first-in first-out */
-    uint32_t target;  /* component id */
-    uint32_t kind;    /* meaning is the target's */
-    uint64_t a;       /* payload */
+    int64_t t_ns;    /* when it fires */
+    uint64_t seq;    /* insertion order: ties fire first-in first-out */
+    uint32_t target; /* component id */
+    uint32_t kind;   /* meaning is the target's */
+    uint64_t a;      /* payload */
 } sim_event;
 
 typedef struct sim_queue {

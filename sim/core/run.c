@@ -37,7 +37,7 @@ typedef struct world {
     sim_engine *e;
     sim_cpu_model cpu_model;
     sim_ps *cpu;
-    sim_ps *mem; /* host memory bus */
+    sim_ps *mem;          /* host memory bus */
     int batches_per_step; /* loader batches per optimizer step */
     sim_storage *storage;
     sim_collective *coll;
@@ -73,19 +73,16 @@ static int series_push(world *w, int64_t len_ns)
     if (s->n == w->cap_series) {
         int64_t cap = w->cap_series ? 2 * w->cap_series : 1024;
         double *c = realloc(s->cpu_util_pct, (size_t)cap * sizeof *c);
-        if (c)
-            s->cpu_util_pct = c;
+        if (c) s->cpu_util_pct = c;
         double *q = realloc(s->queue_depth, (size_t)cap * sizeof *q);
-        if (q)
-            s->queue_depth = q;
-        if (!c || !q)
-            return SIM_ENOMEM;
+        if (q) s->queue_depth = q;
+        if (!c || !q) return SIM_ENOMEM;
         w->cap_series = cap;
     }
     double busy = sim_ps_busy_integral(w->cpu);
-    s->cpu_util_pct[s->n] =
-        len_ns > 0 ? 100.0 * (busy - w->cpu_busy_at_window) / (w->cpu_model.threads * (double)len_ns)
-                   : 0;
+    s->cpu_util_pct[s->n] = len_ns > 0 ? 100.0 * (busy - w->cpu_busy_at_window) /
+                                             (w->cpu_model.threads * (double)len_ns)
+                                       : 0;
     if (w->queue_samples == 0) {
         w->queue_sum = sim_loader_ready_batches(w->loader[0]);
         w->queue_samples = 1;
@@ -103,8 +100,7 @@ static void sampler_handle(sim_engine *e, void *self, const sim_event *ev)
 {
     (void)ev;
     world *w = self;
-    if (w->all_done)
-        return;
+    if (w->all_done) return;
     w->ticks++;
     if (w->ticks % SIM_SERIES_SAMPLES == 0 && series_push(w, w->window_ns)) {
         sim_engine_fail(e, SIM_ENOMEM);
@@ -125,8 +121,7 @@ static int64_t page_cache_samples(const sim_scenario *sc)
     if (gb < 0) {
         gb = sc->hw.host_memory_gb - OS_RESERVE_GB -
              sc->hw.gpu_count * (MAIN_PROCESS_GB + WORKER_GB * sc->loader.num_workers);
-        if (gb < 0)
-            gb = 0;
+        if (gb < 0) gb = 0;
     }
     double samples = floor(gb * 1e9 / sc->dataset.sample_bytes);
     return samples > (double)sc->dataset.samples ? sc->dataset.samples : (int64_t)samples;
@@ -166,12 +161,10 @@ static void epoch_ended(void *ctx, int trainer, int epoch)
      * next epoch (and its loader counts afresh) right after this call, while another rank may
      * end this epoch much later. */
     const sim_loader *l = w->loader[trainer];
-    if (!sim_loader_each_sample_once(l))
-        w->invariant_broken = true;
+    if (!sim_loader_each_sample_once(l)) w->invariant_broken = true;
     w->epoch_reads[epoch] += sim_loader_reads(l);
     w->epoch_hits[epoch] += sim_loader_cache_hits(l);
-    if (++w->epochs_ended[epoch] < w->n)
-        return;
+    if (++w->epochs_ended[epoch] < w->n) return;
     snapshot now = {.gpu = calloc((size_t)w->n, sizeof(sim_gpu_totals))};
     if (!now.gpu) {
         sim_engine_fail(w->e, SIM_ENOMEM);
@@ -301,8 +294,8 @@ static void verdict(const sim_scenario *sc, sim_result *res)
                      "Storage-bound: the GPU waits for data %.1f%% of the time while the %s is "
                      "busy %.0f%% of the time; faster storage or a dataset that fits in the page "
                      "cache would help.",
-                     m->stall_pct[worst], sc->hw.storage.label[0] ? sc->hw.storage.label
-                                                                  : sc->hw.storage.name,
+                     m->stall_pct[worst],
+                     sc->hw.storage.label[0] ? sc->hw.storage.label : sc->hw.storage.name,
                      m->storage_busy_pct);
         } else {
             res->bottleneck = SIM_BN_DATA_LOADING;
@@ -318,8 +311,7 @@ static void verdict(const sim_scenario *sc, sim_result *res)
         return;
     case SIM_STALL_H2D:
         res->bottleneck = SIM_BN_H2D;
-        snprintf(v, vs,
-                 "Copy-bound: the GPU waits %.1f%% of the time on host-to-device copies%s.",
+        snprintf(v, vs, "Copy-bound: the GPU waits %.1f%% of the time on host-to-device copies%s.",
                  m->stall_pct[worst],
                  sc->loader.pin_memory && sc->loader.non_blocking
                      ? "; a faster link or smaller input tensors would help"
@@ -345,16 +337,11 @@ static void verdict(const sim_scenario *sc, sim_result *res)
 static void world_free(world *w)
 {
     for (int i = 0; i < w->n; i++) {
-        if (w->trainer)
-            sim_trainer_destroy(w->trainer[i]);
-        if (w->loader)
-            sim_loader_destroy(w->loader[i]);
-        if (w->gpu)
-            sim_gpu_destroy(w->gpu[i]);
-        if (w->h2d)
-            sim_ps_destroy(w->h2d[i]);
-        if (w->d2h)
-            sim_ps_destroy(w->d2h[i]);
+        if (w->trainer) sim_trainer_destroy(w->trainer[i]);
+        if (w->loader) sim_loader_destroy(w->loader[i]);
+        if (w->gpu) sim_gpu_destroy(w->gpu[i]);
+        if (w->h2d) sim_ps_destroy(w->h2d[i]);
+        if (w->d2h) sim_ps_destroy(w->d2h[i]);
     }
     free(w->trainer);
     free(w->loader);
@@ -377,8 +364,9 @@ static int validate(const sim_scenario *sc, sim_err *err)
 {
     const sim_hardware *hw = &sc->hw;
     if (sc->training.epochs < 1 || sc->loader.batch_size < 1 || sc->dataset.samples < 1)
-        return sim_err_set(err, SIM_EINVAL, NULL, 0, 0, "epochs, batch size and samples must be "
-                                                        "positive");
+        return sim_err_set(err, SIM_EINVAL, NULL, 0, 0,
+                           "epochs, batch size and samples must be "
+                           "positive");
     if (hw->cpu.cores < 1 || hw->cpu.threads < hw->cpu.cores || hw->cpu.single_thread <= 0)
         return sim_err_set(err, SIM_EINVAL, NULL, 0, 0, "CPU '%s' has no usable cores",
                            hw->cpu.name);
@@ -394,8 +382,7 @@ int sim_run(const sim_scenario *sc, sim_result *res, sim_err *err)
 
 void sim_run_series_free(sim_run_series *s)
 {
-    if (!s)
-        return;
+    if (!s) return;
     free(s->cpu_util_pct);
     free(s->queue_depth);
     memset(s, 0, sizeof *s);
@@ -404,8 +391,8 @@ void sim_run_series_free(sim_run_series *s)
 /* The GPU-Util window: the scenario's, else the GPU's NVML window, else NVML's shortest. */
 static int64_t util_window_ns(const sim_scenario *sc)
 {
-    int64_t window_ns = sc->util_window_ns ? sc->util_window_ns
-                                           : (int64_t)llround(sc->hw.gpu.nvml_window_ms * 1e6);
+    int64_t window_ns =
+        sc->util_window_ns ? sc->util_window_ns : (int64_t)llround(sc->hw.gpu.nvml_window_ms * 1e6);
     return window_ns > 0 ? window_ns : NVML_WINDOW_NS;
 }
 
@@ -425,8 +412,8 @@ static int world_create(world *w, int64_t window_ns)
     w->epoch_reads = calloc((size_t)sc->training.epochs, sizeof *w->epoch_reads);
     w->epoch_hits = calloc((size_t)sc->training.epochs, sizeof *w->epoch_hits);
     w->last.gpu = calloc((size_t)w->n, sizeof *w->last.gpu);
-    if (!w->e || !w->h2d || !w->d2h || !w->gpu || !w->loader || !w->trainer ||
-        !w->epochs_ended || !w->epoch_reads || !w->epoch_hits || !w->last.gpu)
+    if (!w->e || !w->h2d || !w->d2h || !w->gpu || !w->loader || !w->trainer || !w->epochs_ended ||
+        !w->epoch_reads || !w->epoch_hits || !w->last.gpu)
         return SIM_ENOMEM;
     w->cpu = sim_cpu_create(w->e, &w->cpu_model);
     /* Host memory: copies share the DRAM bandwidth (a memcpy moves each byte twice, read and
@@ -464,8 +451,7 @@ static int watchers_start(world *w, const sim_run_opts *opts, int64_t window_ns)
         w->series->window_ns = w->window_ns = window_ns;
         w->tick_ns = window_ns / SIM_SERIES_SAMPLES > 0 ? window_ns / SIM_SERIES_SAMPLES : 1;
         int sid = sim_engine_add(w->e, &sampler_ops, w);
-        if (sid < 0)
-            return SIM_ENOMEM;
+        if (sid < 0) return SIM_ENOMEM;
         w->sampler_id = (uint32_t)sid;
     }
     return SIM_OK;
@@ -480,8 +466,7 @@ static int64_t epoch_samples(const world *w, int64_t *shard)
     *shard = (sc->dataset.samples + w->n - 1) / w->n;
     int64_t per_epoch = *shard;
     int64_t step_samples = (int64_t)sc->loader.batch_size * w->batches_per_step;
-    if (sc->loader.drop_last)
-        per_epoch = *shard / sc->loader.batch_size * sc->loader.batch_size;
+    if (sc->loader.drop_last) per_epoch = *shard / sc->loader.batch_size * sc->loader.batch_size;
     if (sc->training.max_steps > 0 && sc->training.max_steps <= (per_epoch - 1) / step_samples)
         per_epoch = sc->training.max_steps * step_samples;
     return per_epoch;
@@ -493,8 +478,10 @@ static int rank_create(world *w, int i, int64_t per_epoch, int64_t shard, int64_
 {
     const sim_scenario *sc = w->sc;
     const sim_hardware *hw = &sc->hw;
-    sim_ps_config link = {.name = "h2d", .rate = hw->link.pinned_gbps,
-                          .per_job_max = hw->link.pinned_gbps, .busy_units = 1};
+    sim_ps_config link = {.name = "h2d",
+                          .rate = hw->link.pinned_gbps,
+                          .per_job_max = hw->link.pinned_gbps,
+                          .busy_units = 1};
     w->h2d[i] = sim_ps_create(w->e, &link);
     /* PCIe is full duplex: device-to-host has its own lanes, at the measured pinned rate
      * (D2H and H2D figures are within a few % of each other on the catalog's sources). */
@@ -580,15 +567,13 @@ static int results(world *w, sim_result *res, int64_t window_ns)
     res->events = sim_engine_events(w->e);
     res->util_window_ns = window_ns;
     res->util_series = sim_metrics_util_series(w->metrics, &res->n_util);
-    if (!res->util_series)
-        return SIM_ENOMEM;
+    if (!res->util_series) return SIM_ENOMEM;
     if (w->series) {
         /* The last, partial window (or the only one of a run shorter than a tick). */
         int64_t end = sim_engine_now(w->e);
         while (w->series->n < res->n_util) {
             int64_t ws = w->series->n * window_ns;
-            if (series_push(w, end - ws < window_ns ? end - ws : window_ns))
-                return SIM_ENOMEM;
+            if (series_push(w, end - ws < window_ns ? end - ws : window_ns)) return SIM_ENOMEM;
         }
     }
     mean_of_epochs(res);
@@ -599,15 +584,13 @@ static int results(world *w, sim_result *res, int64_t window_ns)
 int sim_run_ex(const sim_scenario *sc, const sim_run_opts *opts, sim_result *res, sim_err *err)
 {
     memset(res, 0, sizeof *res);
-    if (opts && opts->series)
-        memset(opts->series, 0, sizeof *opts->series);
+    if (opts && opts->series) memset(opts->series, 0, sizeof *opts->series);
     int rc = validate(sc, err);
-    if (rc)
-        return rc;
+    if (rc) return rc;
     const sim_hardware *hw = &sc->hw;
     world w = {.sc = sc, .res = res, .n = hw->gpu_count};
-    w.cpu_model = (sim_cpu_model){hw->cpu.cores, hw->cpu.threads, hw->cpu.smt_gain,
-                                  hw->cpu.single_thread};
+    w.cpu_model =
+        (sim_cpu_model){hw->cpu.cores, hw->cpu.threads, hw->cpu.smt_gain, hw->cpu.single_thread};
     int64_t window_ns = util_window_ns(sc);
     res->n_epochs = sc->training.epochs;
     res->epochs = calloc((size_t)sc->training.epochs, sizeof *res->epochs);
@@ -622,27 +605,23 @@ int sim_run_ex(const sim_scenario *sc, const sim_run_opts *opts, sim_result *res
     }
     int64_t cached = page_cache_samples(sc) / w.n;
     for (int i = 0; i < w.n; i++)
-        if (rank_create(&w, i, per_epoch, shard, cached))
-            goto oom;
+        if (rank_create(&w, i, per_epoch, shard, cached)) goto oom;
     for (int i = 0; i < w.n; i++)
         sim_trainer_start(w.trainer[i]);
-    if (w.series)
-        sim_engine_at(w.e, w.tick_ns, w.sampler_id, 0, 0);
+    if (w.series) sim_engine_at(w.e, w.tick_ns, w.sampler_id, 0, 0);
     rc = run_engine(&w, opts, per_epoch);
     if (rc) {
         rc = engine_error(&w, rc, window_ns, err);
         goto fail;
     }
-    if (results(&w, res, window_ns))
-        goto oom;
+    if (results(&w, res, window_ns)) goto oom;
     world_free(&w);
     return SIM_OK;
 oom:
     rc = sim_err_set(err, SIM_ENOMEM, NULL, 0, 0, "out of memory");
 fail:
     world_free(&w);
-    if (opts && opts->series)
-        sim_run_series_free(opts->series);
+    if (opts && opts->series) sim_run_series_free(opts->series);
     sim_result_free(res);
     return rc;
 }
@@ -657,8 +636,10 @@ void sim_result_free(sim_result *res)
 const char *sim_bottleneck_name(sim_bottleneck b)
 {
     static const char *const names[SIM_BN_COUNT] = {
-        [SIM_BN_DATA_LOADING] = "data_loading", [SIM_BN_STORAGE] = "storage",
-        [SIM_BN_H2D] = "h2d",                   [SIM_BN_CPU_DISPATCH] = "cpu_dispatch",
+        [SIM_BN_DATA_LOADING] = "data_loading",
+        [SIM_BN_STORAGE] = "storage",
+        [SIM_BN_H2D] = "h2d",
+        [SIM_BN_CPU_DISPATCH] = "cpu_dispatch",
         [SIM_BN_GPU_COMPUTE] = "gpu_compute",
     };
     return (unsigned)b < SIM_BN_COUNT ? names[b] : "unknown";
@@ -667,8 +648,8 @@ const char *sim_bottleneck_name(sim_bottleneck b)
 const char *sim_stall_name(sim_stall s)
 {
     static const char *const names[SIM_STALL_COUNT] = {
-        [SIM_STALL_DATA] = "data",   [SIM_STALL_H2D] = "h2d",     [SIM_STALL_DISPATCH] = "dispatch",
-        [SIM_STALL_SYNC] = "sync",   [SIM_STALL_OTHER] = "other",
+        [SIM_STALL_DATA] = "data", [SIM_STALL_H2D] = "h2d",     [SIM_STALL_DISPATCH] = "dispatch",
+        [SIM_STALL_SYNC] = "sync", [SIM_STALL_OTHER] = "other",
     };
     return (unsigned)s < SIM_STALL_COUNT ? names[s] : "unknown";
 }

@@ -24,11 +24,11 @@ typedef enum sim_bottleneck {
 /* GPU memory of one training step, for zoo models (the report's `memory` object). GB = GiB. */
 #define SIM_MEM_PARTS 12
 typedef struct sim_memory_info {
-    bool known;         /* false for synthetic and trace workloads */
+    bool known; /* false for synthetic and trace workloads */
     double peak_gb;
     double capacity_gb;
-    bool oom;           /* peak > capacity: sim_scenario_build returned SIM_EOOM */
-    int max_batch;      /* largest batch that fits; 0 = not even 1 */
+    bool oom;      /* peak > capacity: sim_scenario_build returned SIM_EOOM */
+    int max_batch; /* largest batch that fits; 0 = not even 1 */
     struct {
         const char *name; /* static: "weights", "activations", ... */
         double gb;
@@ -47,8 +47,8 @@ typedef struct sim_scenario {
     sim_loader_spec loader;
     sim_training_spec training;
     sim_host_spec host;
-    int64_t util_window_ns;    /* GPU-Util sample window; 0 = the GPU's NVML window */
-    int64_t copy_dispatch_ns;  /* CPU cost of issuing one H2D copy, reference core */
+    int64_t util_window_ns;   /* GPU-Util sample window; 0 = the GPU's NVML window */
+    int64_t copy_dispatch_ns; /* CPU cost of issuing one H2D copy, reference core */
     sim_hardware hw;
     sim_program program; /* owned by the scenario */
     sim_memory_info memory;
@@ -66,7 +66,7 @@ typedef struct sim_epoch_result {
     double step_time_ms_p99;
     double gpu_util_pct; /* kernel-busy time / wall time, NVML utilization.gpu semantics */
     double sm_active_pct;
-    double cpu_util_pct; /* busy hardware-thread time / (threads x wall time) */
+    double cpu_util_pct;               /* busy hardware-thread time / (threads x wall time) */
     double stall_pct[SIM_STALL_COUNT]; /* share of wall time the GPU idled, by cause */
     double storage_busy_pct;
     double h2d_busy_pct;
@@ -106,8 +106,8 @@ typedef struct sim_run_series {
 #define SIM_SERIES_SAMPLES 8
 
 typedef struct sim_run_opts {
-    sim_timeline *timeline;  /* spans of the first steps go here (borrowed); NULL = none */
-    sim_run_series *series;  /* filled on success when not NULL */
+    sim_timeline *timeline; /* spans of the first steps go here (borrowed); NULL = none */
+    sim_run_series *series; /* filled on success when not NULL */
     /* Called every few million events with the share of the run's samples decoded so far
      * (0..1); NULL = none. It only observes: results are the same with or without it. */
     void (*progress)(void *ctx, double done);

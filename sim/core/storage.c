@@ -35,15 +35,13 @@ struct sim_storage {
 /* Tells the observer that read r entered a service slot or is done. */
 static void report(sim_storage *s, sim_obs_kind kind, uint32_t r)
 {
-    sim_observation o = {.kind = kind, .rank = -1, .index = (int)r,
-                         .a = (int64_t)s->req[r].bytes};
+    sim_observation o = {.kind = kind, .rank = -1, .index = (int)r, .a = (int64_t)s->req[r].bytes};
     sim_engine_observe(s->e, &o);
 }
 
 static void start(sim_storage *s, uint32_t r)
 {
-    if (s->in_service++ == 0)
-        s->busy_since = sim_engine_now(s->e);
+    if (s->in_service++ == 0) s->busy_since = sim_engine_now(s->e);
     report(s, SIM_OBS_READ_BEGIN, r);
     sim_engine_after(s->e, (int64_t)(s->d.latency_us * 1e3), s->id, EV_LATENCY_DONE, r);
 }
@@ -64,13 +62,11 @@ static void handle(sim_engine *e, void *self, const sim_event *ev)
     sim_engine_after(e, 0, q->reply_to, q->kind, q->a);
     q->next = s->free_head;
     s->free_head = r;
-    if (--s->in_service == 0)
-        s->busy_ns += (double)(sim_engine_now(e) - s->busy_since);
+    if (--s->in_service == 0) s->busy_ns += (double)(sim_engine_now(e) - s->busy_since);
     if (s->wait_head != NIL) {
         uint32_t w = s->wait_head;
         s->wait_head = s->req[w].next;
-        if (s->wait_head == NIL)
-            s->wait_tail = NIL;
+        if (s->wait_head == NIL) s->wait_tail = NIL;
         start(s, w);
     }
 }
@@ -80,13 +76,14 @@ static const sim_component_ops storage_ops = {.name = "storage", .handle = handl
 sim_storage *sim_storage_create(sim_engine *e, const sim_storage_desc *d)
 {
     sim_storage *s = calloc(1, sizeof *s);
-    if (!s)
-        return NULL;
+    if (!s) return NULL;
     s->e = e;
     s->d = *d;
     s->free_head = s->wait_head = s->wait_tail = NIL;
-    sim_ps_config bw = {.name = "storage-bw", .rate = d->read_mbps * 1e6 / 1e9,
-                        .per_job_max = d->read_mbps * 1e6 / 1e9, .busy_units = 1};
+    sim_ps_config bw = {.name = "storage-bw",
+                        .rate = d->read_mbps * 1e6 / 1e9,
+                        .per_job_max = d->read_mbps * 1e6 / 1e9,
+                        .busy_units = 1};
     s->bw = sim_ps_create(e, &bw);
     int id = sim_engine_add(e, &storage_ops, s);
     if (!s->bw || id < 0) {
@@ -100,8 +97,7 @@ sim_storage *sim_storage_create(sim_engine *e, const sim_storage_desc *d)
 
 void sim_storage_destroy(sim_storage *s)
 {
-    if (!s)
-        return;
+    if (!s) return;
     sim_ps_destroy(s->bw);
     free(s->req);
     free(s);
@@ -139,7 +135,6 @@ void sim_storage_read(sim_storage *s, double bytes, uint32_t reply_to, uint32_t 
 double sim_storage_busy_ns(sim_storage *s)
 {
     double busy = s->busy_ns;
-    if (s->in_service > 0)
-        busy += (double)(sim_engine_now(s->e) - s->busy_since);
+    if (s->in_service > 0) busy += (double)(sim_engine_now(s->e) - s->busy_since);
     return busy;
 }

@@ -297,8 +297,8 @@ static void gpu_item(sim_timeline *tl, int rank, uint64_t seq, int64_t start_ns,
     case SIM_OP_MEMCPY_D2H: {
         add_span(tl, stream, SIM_TL_MEMCPY, start_ns, end_ns, (int64_t)seq, 0);
         int link = r->lane[it->op_kind == SIM_OP_MEMCPY_D2H ? SIM_TL_LANE_D2H : SIM_TL_LANE_H2D];
-        add_span(tl, link, SIM_TL_TRANSFER, start_ns,
-                          link_end_ns > start_ns ? link_end_ns : end_ns, (int64_t)seq, 0);
+        add_span(tl, link, SIM_TL_TRANSFER, start_ns, link_end_ns > start_ns ? link_end_ns : end_ns,
+                 (int64_t)seq, 0);
         break;
     }
     case SIM_OP_ALLREDUCE:
@@ -712,7 +712,8 @@ static void write_flows(yajl_gen g, const sim_timeline *tl)
         yajl_gen_map_open(g);
         sim_json_str(g, "ph", f->finish ? "f" : "s");
         if (f->finish)
-            sim_json_str(g, "bp", "e"); /* bind to the enclosing slice (the kernel), not the next one */
+            sim_json_str(g, "bp",
+                         "e"); /* bind to the enclosing slice (the kernel), not the next one */
         sim_json_str(g, "cat", CAT);
         sim_json_str(g, "name", "launch");
         sim_json_int(g, "id", (long long)f->id);

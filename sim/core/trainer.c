@@ -39,7 +39,7 @@ struct sim_trainer {
     sim_trainer_config cfg;
     int epoch;
     int64_t step, batches;
-    int64_t taken; /* loader batches taken this epoch */
+    int64_t taken;      /* loader batches taken this epoch */
     bool at_next_batch; /* the batch in flight was asked for by the NEXT_BATCH op at pc */
     int64_t batch;
     int64_t step_start_ns;
@@ -58,8 +58,13 @@ static int64_t global_step(const sim_trainer *t)
 /* The main thread did `what` from start_ns to now. */
 static void report(sim_trainer *t, sim_tl_what what, int64_t start_ns, int64_t a, int64_t b)
 {
-    sim_observation o = {.kind = SIM_OBS_SPAN, .rank = t->cfg.index, .thread = SIM_TL_LANE_MAIN,
-                         .what = (int)what, .start_ns = start_ns, .a = a, .b = b};
+    sim_observation o = {.kind = SIM_OBS_SPAN,
+                         .rank = t->cfg.index,
+                         .thread = SIM_TL_LANE_MAIN,
+                         .what = (int)what,
+                         .start_ns = start_ns,
+                         .a = a,
+                         .b = b};
     sim_engine_observe(t->e, &o);
 }
 
@@ -72,16 +77,21 @@ static void phase_done(sim_trainer *t, sim_tl_what what, int64_t a, int64_t b)
 /* Stream item `seq` came from op `op` (-1: the input copy). */
 static void report_item(sim_trainer *t, uint64_t seq, int op, sim_op_kind kind, int unit)
 {
-    sim_observation o = {.kind = SIM_OBS_ITEM, .rank = t->cfg.index, .index = op,
-                         .what = (int)kind, .unit = unit, .seq = seq, .a = global_step(t)};
+    sim_observation o = {.kind = SIM_OBS_ITEM,
+                         .rank = t->cfg.index,
+                         .index = op,
+                         .what = (int)kind,
+                         .unit = unit,
+                         .seq = seq,
+                         .a = global_step(t)};
     sim_engine_observe(t->e, &o);
 }
 
 /* The launch of the kernel that will be item `seq` began with the current phase. */
 static void report_launch(sim_trainer *t, uint64_t seq)
 {
-    sim_observation o = {.kind = SIM_OBS_LAUNCH, .rank = t->cfg.index, .seq = seq,
-                         .start_ns = t->phase_ns};
+    sim_observation o = {
+        .kind = SIM_OBS_LAUNCH, .rank = t->cfg.index, .seq = seq, .start_ns = t->phase_ns};
     sim_engine_observe(t->e, &o);
 }
 
@@ -120,8 +130,8 @@ static void start_step(sim_trainer *t)
 {
     t->step_start_ns = sim_engine_now(t->e);
     t->pc = 0;
-    sim_engine_observe(t->e, &(sim_observation){.kind = SIM_OBS_STEP, .rank = t->cfg.index,
-                                                .a = global_step(t)});
+    sim_engine_observe(
+        t->e, &(sim_observation){.kind = SIM_OBS_STEP, .rank = t->cfg.index, .a = global_step(t)});
     request_batch(t);
 }
 
@@ -176,8 +186,7 @@ static void op_dispatched(sim_trainer *t)
     const sim_op *op = &t->cfg.program->ops[t->pc];
     sim_gpu *g = t->cfg.gpu;
     phase_done(t, SIM_TL_DISPATCH, (int64_t)t->pc, op->kind);
-    if (op->kind == SIM_OP_KERNEL)
-        report_launch(t, sim_gpu_enqueued(g) + 1);
+    if (op->kind == SIM_OP_KERNEL) report_launch(t, sim_gpu_enqueued(g) + 1);
     switch ((sim_op_kind)op->kind) {
     case SIM_OP_KERNEL:
         if (sim_gpu_queued(g) >= (uint64_t)sim_gpu_queue_depth(g)) {
@@ -233,8 +242,7 @@ static void graph_launched(sim_trainer *t)
             seq = sim_gpu_copy(t->cfg.gpu, op->bytes, true);
         if (seq) {
             report_item(t, seq, (int)i, (sim_op_kind)op->kind, op->unit);
-            if (op->kind == SIM_OP_KERNEL)
-                report_launch(t, seq);
+            if (op->kind == SIM_OP_KERNEL) report_launch(t, seq);
         }
     }
     next_op(t);
@@ -318,8 +326,7 @@ static void epoch_synced(sim_trainer *t)
     report(t, SIM_TL_STEP, t->step_start_ns, global_step(t) - 1, 0); /* step was counted on */
     sim_metrics_step(t->cfg.metrics, t->cfg.index, sim_engine_now(t->e) - t->step_start_ns);
     set_main(t, SIM_MAIN_OTHER);
-    if (t->cfg.on_epoch_end)
-        t->cfg.on_epoch_end(t->cfg.ctx, t->cfg.index, t->epoch);
+    if (t->cfg.on_epoch_end) t->cfg.on_epoch_end(t->cfg.ctx, t->cfg.index, t->epoch);
     if (++t->epoch < t->cfg.epochs)
         begin_epoch(t);
     else
@@ -378,8 +385,7 @@ static const sim_component_ops trainer_ops = {.name = "trainer", .handle = handl
 sim_trainer *sim_trainer_create(sim_engine *e, const sim_trainer_config *cfg)
 {
     sim_trainer *t = calloc(1, sizeof *t);
-    if (!t)
-        return NULL;
+    if (!t) return NULL;
     t->e = e;
     t->cfg = *cfg;
     int id = sim_engine_add(e, &trainer_ops, t);

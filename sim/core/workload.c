@@ -11,8 +11,7 @@ int sim_program_push(sim_program *p, const sim_op *op)
     if (p->n_ops == p->cap_ops) {
         size_t cap = p->cap_ops ? 2 * p->cap_ops : 64;
         sim_op *ops = realloc(p->ops, cap * sizeof *ops);
-        if (!ops)
-            return SIM_ENOMEM;
+        if (!ops) return SIM_ENOMEM;
         p->ops = ops;
         p->cap_ops = cap;
     }
@@ -30,8 +29,7 @@ int64_t sim_program_gpu_ns(const sim_program *p)
 {
     int64_t sum = 0;
     for (size_t i = 0; i < p->n_ops; i++)
-        if (p->ops[i].kind == SIM_OP_KERNEL)
-            sum += p->ops[i].gpu_ns;
+        if (p->ops[i].kind == SIM_OP_KERNEL) sum += p->ops[i].gpu_ns;
     return sum;
 }
 

@@ -15,11 +15,26 @@
 #include <string.h>
 
 #define BIG 1e308
-#define STR(T, f) {#f, CFG_T_STR, offsetof(T, f), sizeof(((T *)0)->f), CFG_NO_RANGE, NULL, NULL}
-#define NUM(T, f, lo, hi) {#f, CFG_T_DOUBLE, offsetof(T, f), 0, lo, hi, NULL, NULL}
-#define INT(T, f, lo, hi) {#f, CFG_T_INT, offsetof(T, f), 0, lo, hi, NULL, NULL}
-#define BOOL(T, f) {#f, CFG_T_BOOL, offsetof(T, f), 0, CFG_NO_RANGE, NULL, NULL}
-#define CURVE(T, f) {#f, CFG_T_CURVE, offsetof(T, f), 0, CFG_NO_RANGE, NULL, NULL}
+#define STR(T, f)                                                                                  \
+    {                                                                                              \
+#f, CFG_T_STR, offsetof(T, f), sizeof(((T *)0)->f), CFG_NO_RANGE, NULL, NULL               \
+    }
+#define NUM(T, f, lo, hi)                                                                          \
+    {                                                                                              \
+#f, CFG_T_DOUBLE, offsetof(T, f), 0, lo, hi, NULL, NULL                                    \
+    }
+#define INT(T, f, lo, hi)                                                                          \
+    {                                                                                              \
+#f, CFG_T_INT, offsetof(T, f), 0, lo, hi, NULL, NULL                                       \
+    }
+#define BOOL(T, f)                                                                                 \
+    {                                                                                              \
+#f, CFG_T_BOOL, offsetof(T, f), 0, CFG_NO_RANGE, NULL, NULL                                \
+    }
+#define CURVE(T, f)                                                                                \
+    {                                                                                              \
+#f, CFG_T_CURVE, offsetof(T, f), 0, CFG_NO_RANGE, NULL, NULL                               \
+    }
 
 static const cfg_field gpu_fields[] = {
     STR(sim_gpu_desc, name),
@@ -103,7 +118,10 @@ static const cfg_field system_fields[] = {
 
 static const char *const extra_keys[] = {"sources", "notes", NULL};
 
-#define TABLE(a) {a, sizeof a / sizeof a[0], extra_keys}
+#define TABLE(a)                                                                                   \
+    {                                                                                              \
+        a, sizeof a / sizeof a[0], extra_keys                                                      \
+    }
 static const struct {
     const char *dir;
     cfg_table table;
@@ -128,8 +146,7 @@ const cfg_table *cfg_catalog_table(cfg_catalog_kind kind)
 
 static bool valid_name(const char *name)
 {
-    if (!*name || strlen(name) >= SIM_NAME_MAX)
-        return false;
+    if (!*name || strlen(name) >= SIM_NAME_MAX) return false;
     for (const char *p = name; *p; p++)
         if (!((*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') || *p == '-' || *p == '_' ||
               *p == '.'))
@@ -189,14 +206,12 @@ static double watts_per_sm_ghz3(const sim_gpu_desc *g)
 static int resolve_clock(const char *dir, sim_gpu_desc *g, const char *path, sim_err *err)
 {
     g->clock_factor = 1;
-    if (!g->power_ref[0])
-        return SIM_OK;
+    if (!g->power_ref[0]) return SIM_OK;
     sim_gpu_desc ref;
     sim_err inner;
     sim_err_clear(&inner);
     int rc = cfg_catalog_load(dir, CFG_CAT_GPU, g->power_ref, &ref, &inner);
-    if (rc)
-        return sim_err_set(err, rc, path, 0, 0, "power_ref '%s': %s", g->power_ref, inner.msg);
+    if (rc) return sim_err_set(err, rc, path, 0, 0, "power_ref '%s': %s", g->power_ref, inner.msg);
     if (ref.power_ref[0] || strcmp(ref.arch, g->arch) != 0)
         return sim_err_set(err, SIM_EINVAL, path, 0, 0,
                            "power_ref '%s' must be a card of the same arch (%s) without a "
@@ -228,11 +243,9 @@ int cfg_catalog_load(const char *dir, cfg_catalog_kind kind, const char *name, v
     bool set[64] = {false};
     memset(out, 0, kinds[kind].size);
     int rc = cfg_table_load_file(t, path, out, set, NULL, err);
-    if (rc)
-        return rc;
+    if (rc) return rc;
     rc = check_complete(kind, set, path, err);
-    if (rc)
-        return rc;
+    if (rc) return rc;
     if (strcmp((const char *)out, name) != 0) /* `name` is the first field of every desc */
         return sim_err_set(err, SIM_EINVAL, path, 0, 0, "name '%s' does not match the file name",
                            (const char *)out);
@@ -244,8 +257,7 @@ static int cmp_str(const void *a, const void *b)
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-int cfg_catalog_list(const char *dir, cfg_catalog_kind kind, char ***names, size_t *n,
-                     sim_err *err)
+int cfg_catalog_list(const char *dir, cfg_catalog_kind kind, char ***names, size_t *n, sim_err *err)
 {
     *names = NULL;
     *n = 0;
@@ -263,8 +275,7 @@ int cfg_catalog_list(const char *dir, cfg_catalog_kind kind, char ***names, size
     int rc = SIM_OK;
     while ((e = readdir(d))) {
         size_t len = strlen(e->d_name);
-        if (len <= 5 || strcmp(e->d_name + len - 5, ".yaml") != 0 || e->d_name[0] == '.')
-            continue;
+        if (len <= 5 || strcmp(e->d_name + len - 5, ".yaml") != 0 || e->d_name[0] == '.') continue;
         if (*n == cap) {
             cap = cap ? 2 * cap : 32;
             char **grown = realloc(list, cap * sizeof *grown);
@@ -287,8 +298,7 @@ int cfg_catalog_list(const char *dir, cfg_catalog_kind kind, char ***names, size
         *n = 0;
         return rc;
     }
-    if (*n)
-        qsort(list, *n, sizeof *list, cmp_str);
+    if (*n) qsort(list, *n, sizeof *list, cmp_str);
     *names = list;
     return SIM_OK;
 }
@@ -305,8 +315,7 @@ int cfg_catalog_pcie(const char *dir, int gen, int lanes, sim_link_desc *out, si
     char name[32];
     snprintf(name, sizeof name, "pcie-gen%d", gen);
     int rc = cfg_catalog_load(dir, CFG_CAT_LINK, name, out, err);
-    if (rc)
-        return rc;
+    if (rc) return rc;
     if (lanes <= 0 || lanes > 32)
         return sim_err_set(err, SIM_EINVAL, NULL, 0, 0, "invalid PCIe lane count %d", lanes);
     /* Measured rates are per x16 link; bandwidth scales with lanes, the per-call cost does not. */

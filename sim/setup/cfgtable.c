@@ -21,8 +21,7 @@ const cfg_field *cfg_table_find(const cfg_table *t, const char *key, size_t *ind
 {
     for (size_t i = 0; i < t->n; i++)
         if (strcmp(t->fields[i].key, key) == 0) {
-            if (index)
-                *index = i;
+            if (index) *index = i;
             return &t->fields[i];
         }
     return NULL;
@@ -41,8 +40,7 @@ const char *cfg_table_suggest(const cfg_table *t, const char *key)
         leaf = leaf ? leaf + 1 : cand;
         size_t d = sim_edit_distance(key, cand);
         size_t dl = sim_edit_distance(key_leaf, leaf);
-        if (dl < d)
-            d = dl;
+        if (dl < d) d = dl;
         if (d < best_d) {
             best_d = d;
             best = cand;
@@ -108,8 +106,7 @@ static int parse_integer(const cfg_field *f, const char *s, char *p, char *why, 
         snprintf(why, why_size, "expected an integer, got '%s'", s);
         return SIM_EINVAL;
     }
-    if (has_range(f) && (v < f->min || v > f->max))
-        return range_error(f, why, why_size);
+    if (has_range(f) && (v < f->min || v > f->max)) return range_error(f, why, why_size);
     if (f->type == CFG_T_INT) {
         if (v < INT32_MIN || v > INT32_MAX) {
             snprintf(why, why_size, "'%s' is out of range", s);
@@ -137,8 +134,7 @@ static int parse_double(const cfg_field *f, const char *s, char *p, char *why, s
         snprintf(why, why_size, "expected a number, got '%s'", s);
         return SIM_EINVAL;
     }
-    if (has_range(f) && (v < f->min || v > f->max))
-        return range_error(f, why, why_size);
+    if (has_range(f) && (v < f->min || v > f->max)) return range_error(f, why, why_size);
     *(double *)p = v;
     return 0;
 }
@@ -153,11 +149,10 @@ static int parse_enum(const cfg_field *f, const char *s, char *p, char *why, siz
             return 0;
         }
         if (used < why_size)
-            used += (size_t)snprintf(why + used, why_size - used, "%s%s", i ? ", " : "",
-                                     f->names[i]);
+            used +=
+                (size_t)snprintf(why + used, why_size - used, "%s%s", i ? ", " : "", f->names[i]);
     }
-    if (used < why_size)
-        snprintf(why + used, why_size - used, ")");
+    if (used < why_size) snprintf(why + used, why_size - used, ")");
     return SIM_EINVAL;
 }
 
@@ -233,10 +228,9 @@ void cfg_table_format(const cfg_field *f, const void *base, char *buf, size_t si
         const sim_curve *c = (const sim_curve *)p;
         size_t used = (size_t)snprintf(buf, size, "[");
         for (int i = 0; i < c->n && used < size; i++)
-            used += (size_t)snprintf(buf + used, size - used, "%s[%g, %g]", i ? ", " : "",
-                                     c->x[i], c->y[i]);
-        if (used < size)
-            snprintf(buf + used, size - used, "]");
+            used += (size_t)snprintf(buf + used, size - used, "%s[%g, %g]", i ? ", " : "", c->x[i],
+                                     c->y[i]);
+        if (used < size) snprintf(buf + used, size - used, "]");
         break;
     }
     case CFG_T_ENUM:
@@ -255,8 +249,7 @@ typedef struct walk {
     sim_err *err;
 } walk;
 
-static int node_error(walk *w, const yaml_node_t *n, const char *fmt, const char *a,
-                      const char *b)
+static int node_error(walk *w, const yaml_node_t *n, const char *fmt, const char *a, const char *b)
 {
     char msg[2 * SIM_ERR_MSG_MAX + 64]; /* key and reason, cut to size by sim_err_set */
     snprintf(msg, sizeof msg, fmt, a, b ? b : "");
@@ -272,8 +265,7 @@ static int parse_curve(walk *w, const cfg_field *f, const char *key, yaml_node_t
     for (yaml_node_item_t *it = n->data.sequence.items.start; it < n->data.sequence.items.top;
          it++) {
         yaml_node_t *pair = yaml_document_get_node(w->doc, *it);
-        if (c.n == SIM_CURVE_MAX)
-            return node_error(w, pair, "'%s': at most 12 points", key, NULL);
+        if (c.n == SIM_CURVE_MAX) return node_error(w, pair, "'%s': at most 12 points", key, NULL);
         if (pair->type != YAML_SEQUENCE_NODE ||
             pair->data.sequence.items.top - pair->data.sequence.items.start != 2)
             return node_error(w, pair, "'%s': each point must be a pair [x, y]", key, NULL);
@@ -301,8 +293,7 @@ static int parse_curve(walk *w, const cfg_field *f, const char *key, yaml_node_t
 static bool is_extra_key(const cfg_table *t, const char *key)
 {
     for (const char *const *k = t->extra_keys; k && *k; k++)
-        if (!strcmp(*k, key))
-            return true;
+        if (!strcmp(*k, key)) return true;
     return false;
 }
 
@@ -330,8 +321,7 @@ static int walk_mapping(walk *w, yaml_node_t *map, const char *prefix)
         if (len < 0 || (size_t)len >= sizeof key)
             return node_error(w, k, "key '%s' is too long%s", (const char *)k->data.scalar.value,
                               NULL);
-        if (!*prefix && is_extra_key(w->t, key))
-            continue;
+        if (!*prefix && is_extra_key(w->t, key)) continue;
         size_t index = 0;
         const cfg_field *f = cfg_table_find(w->t, key, &index);
         const char *first = f ? NULL : section_first_key(w->t, key);
@@ -345,14 +335,12 @@ static int walk_mapping(walk *w, yaml_node_t *map, const char *prefix)
         }
         if (!f) {
             const char *near = cfg_table_suggest(w->t, key);
-            if (near)
-                return node_error(w, k, "unknown key '%s' (did you mean '%s'?)", key, near);
+            if (near) return node_error(w, k, "unknown key '%s' (did you mean '%s'?)", key, near);
             return node_error(w, k, "unknown key '%s'%s", key, NULL);
         }
         if (f->type == CFG_T_CURVE) {
             int rc = parse_curve(w, f, key, v);
-            if (rc)
-                return rc;
+            if (rc) return rc;
         } else {
             if (v->type != YAML_SCALAR_NODE)
                 return node_error(w, v, "'%s': expected a single value, not a %s", key,
@@ -361,8 +349,7 @@ static int walk_mapping(walk *w, yaml_node_t *map, const char *prefix)
             if (parse_scalar(f, (const char *)v->data.scalar.value, w->base, why, sizeof why))
                 return node_error(w, v, "'%s' %s", key, why);
         }
-        if (w->set)
-            w->set[index] = true;
+        if (w->set) w->set[index] = true;
         if (w->marks) {
             cfg_mark *m = &w->marks[index];
             snprintf(m->where, sizeof m->where, "%.159s", w->path);
@@ -515,8 +502,7 @@ int cfg_table_load_file(const cfg_table *t, const char *path, void *base, bool *
 {
     yaml_document_t doc;
     int rc = cfg_yaml_load_file(path, &doc, err);
-    if (rc)
-        return rc;
+    if (rc) return rc;
     yaml_node_t *root = yaml_document_get_root_node(&doc);
     if (!root) {
         rc = sim_err_set(err, SIM_EINVAL, path, 1, 1, "the file is empty");
@@ -533,7 +519,8 @@ int cfg_table_load_node(const cfg_table *t, yaml_document_t *doc, yaml_node_t *m
     if (map->type != YAML_MAPPING_NODE)
         return sim_err_set(err, SIM_EINVAL, path, (int)map->start_mark.line + 1,
                            (int)map->start_mark.column + 1, "expected a mapping of keys");
-    walk w = {.t = t, .doc = doc, .path = path, .base = base, .set = set, .marks = marks, .err = err};
+    walk w = {
+        .t = t, .doc = doc, .path = path, .base = base, .set = set, .marks = marks, .err = err};
     return walk_mapping(&w, map, "");
 }
 
@@ -547,8 +534,7 @@ int cfg_table_set(const cfg_table *t, const char *assignment, void *base, bool *
         return sim_err_set(err, SIM_EINVAL, where, 0, 0, "expected key.path=value");
     char key[KEY_MAX];
     size_t klen = (size_t)(eq - assignment);
-    if (klen >= sizeof key)
-        return sim_err_set(err, SIM_EINVAL, where, 0, 0, "key is too long");
+    if (klen >= sizeof key) return sim_err_set(err, SIM_EINVAL, where, 0, 0, "key is too long");
     memcpy(key, assignment, klen);
     key[klen] = 0;
     size_t index = 0;
@@ -568,8 +554,7 @@ int cfg_table_set(const cfg_table *t, const char *assignment, void *base, bool *
     char why[256];
     if (parse_scalar(f, eq + 1, base, why, sizeof why))
         return sim_err_set(err, SIM_EINVAL, where, 0, 0, "'%s' %s", key, why);
-    if (set)
-        set[index] = true;
+    if (set) set[index] = true;
     if (marks) {
         snprintf(marks[index].where, sizeof marks[index].where, "%.159s", where);
         marks[index].line = marks[index].col = 0;

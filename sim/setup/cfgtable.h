@@ -27,9 +27,9 @@ typedef struct cfg_field {
     const char *key;
     cfg_type type;
     size_t offset;
-    size_t size;     /* CFG_T_STR: buffer size */
-    double min, max; /* numeric range, inclusive; min > max means "no range" */
-    const char *help; /* one line, with the unit */
+    size_t size;              /* CFG_T_STR: buffer size */
+    double min, max;          /* numeric range, inclusive; min > max means "no range" */
+    const char *help;         /* one line, with the unit */
     const char *const *names; /* CFG_T_ENUM: the accepted values, NULL-terminated */
 } cfg_field;
 

@@ -8,11 +8,18 @@
 
 #define BIG 1e308
 #define X sim_experiment
-#define F(key, type, member, ...) {key, type, offsetof(X, member), 0, __VA_ARGS__, NULL}
+#define F(key, type, member, ...)                                                                  \
+    {                                                                                              \
+        key, type, offsetof(X, member), 0, __VA_ARGS__, NULL                                       \
+    }
 #define E(key, member, names, help)                                                                \
-    {key, CFG_T_ENUM, offsetof(X, member), 0, CFG_NO_RANGE, help, names}
+    {                                                                                              \
+        key, CFG_T_ENUM, offsetof(X, member), 0, CFG_NO_RANGE, help, names                         \
+    }
 #define S(key, member, help)                                                                       \
-    {key, CFG_T_STR, offsetof(X, member), sizeof(((X *)0)->member), CFG_NO_RANGE, help, NULL}
+    {                                                                                              \
+        key, CFG_T_STR, offsetof(X, member), sizeof(((X *)0)->member), CFG_NO_RANGE, help, NULL    \
+    }
 
 static const char *const optimizer_names[] = {"sgd", "adam", "adamw", NULL};
 static const char *const impl_names[] = {"foreach", "fused", "forloop", NULL};
@@ -171,7 +178,7 @@ void sim_experiment_defaults(sim_experiment *x)
     x->workload.optimizer_impl = 0; /* foreach, torch.optim's default on CUDA since 2.0 */
     x->workload.weight_decay = true;
     x->workload.accum_steps = 1;
-    x->workload.grad_scaler = 0;    /* auto */
+    x->workload.grad_scaler = 0; /* auto */
     x->dataset.samples = 1281167;
     x->dataset.sample_bytes = 110000;
     x->dataset.decode_us = 4000;
@@ -194,15 +201,14 @@ void sim_experiment_defaults(sim_experiment *x)
 
 /* A relative path key (workload.trace, system.catalog_overlay) given in a file is relative to
  * that file's folder; on the command line, --set KEY=P stays relative to the working directory.
- * `before` is the key's value before the file was read: unchanged means the file did not give it. */
-static int resolve_path(const char *path, const char *key, char *t, size_t size,
-                        const char *before, sim_err *err)
+ * `before` is the key's value before the file was read: unchanged means the file did not give it.
+ */
+static int resolve_path(const char *path, const char *key, char *t, size_t size, const char *before,
+                        sim_err *err)
 {
-    if (!t[0] || t[0] == '/' || !strcmp(t, before))
-        return SIM_OK;
+    if (!t[0] || t[0] == '/' || !strcmp(t, before)) return SIM_OK;
     const char *slash = strrchr(path, '/');
-    if (!slash)
-        return SIM_OK;
+    if (!slash) return SIM_OK;
     size_t dlen = (size_t)(slash - path) + 1, tlen = strlen(t);
     if (dlen + tlen >= size)
         return sim_err_set(err, SIM_EINVAL, path, 0, 0,

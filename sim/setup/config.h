@@ -20,8 +20,7 @@ typedef struct cfg_experiment_set {
 } cfg_experiment_set;
 
 /* Loads FILE on top of x (start from sim_experiment_defaults). */
-int cfg_experiment_load(const char *path, sim_experiment *x, cfg_experiment_set *set,
-                        sim_err *err);
+int cfg_experiment_load(const char *path, sim_experiment *x, cfg_experiment_set *set, sim_err *err);
 /* Like cfg_experiment_load, also accepting and skipping the top-level keys extra_keys names (a
  * sweep file's `sweep:` block). A relative workload.trace is resolved against FILE's folder. */
 int cfg_experiment_load_with(const char *path, const char *const *extra_keys, sim_experiment *x,

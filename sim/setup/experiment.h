@@ -23,9 +23,9 @@ typedef struct sim_experiment {
         int cpu_threads; /* 0 = the CPU's own */
         char storage[SIM_NAME_MAX];
         double host_memory_gb;
-        int pcie_gen; /* 0 = the lower of the GPU's and the CPU's */
+        int pcie_gen;         /* 0 = the lower of the GPU's and the CPU's */
         double page_cache_gb; /* RAM the page cache may use; < 0 = estimate from host memory */
-        double mem_copy_efficiency; /* share of the DRAM peak a many-thread copy reaches */
+        double mem_copy_efficiency;         /* share of the DRAM peak a many-thread copy reaches */
         char catalog_overlay[SIM_PATH_MAX]; /* catalog overlay file (sim/setup/overlay.h); "" =
                                                none */
     } system;
@@ -33,23 +33,23 @@ typedef struct sim_experiment {
         char model[SIM_NAME_MAX]; /* "synthetic" or a model-zoo name */
         char trace[SIM_PATH_MAX]; /* a native trace to replay instead of a model; "" = none */
         sim_precision precision;
-        int kernels_per_step; /* synthetic */
-        double kernel_us;     /* synthetic: GPU time per kernel, any GPU */
-        double dispatch_us;   /* synthetic: CPU dispatch cost per kernel on the reference core */
-        double graph_launch_us; /* CPU cost of one CUDA-graph launch on the reference core */
+        int kernels_per_step;    /* synthetic */
+        double kernel_us;        /* synthetic: GPU time per kernel, any GPU */
+        double dispatch_us;      /* synthetic: CPU dispatch cost per kernel on the reference core */
+        double graph_launch_us;  /* CPU cost of one CUDA-graph launch on the reference core */
         double step_overhead_us; /* main-thread Python work per step outside the ops */
         /* model zoo (ignored for synthetic and trace workloads) */
-        int optimizer;       /* index into "sgd", "adam", "adamw" (adam = adamw here) */
-        int optimizer_impl;  /* index into "foreach", "fused", "forloop" */
+        int optimizer;      /* index into "sgd", "adam", "adamw" (adam = adamw here) */
+        int optimizer_impl; /* index into "foreach", "fused", "forloop" */
         bool weight_decay;
-        int accum_steps;     /* loader batches (micro-batches) per optimizer step */
-        bool checkpointing;  /* activation checkpointing over the model's blocks */
-        int grad_scaler;     /* index into "auto", "off", "on" */
-        int memory_format;   /* index into "contiguous", "channels_last" */
-        int attention;       /* index into "default", "eager", "sdpa" (MDL_ATTN_* order) */
-        int image_size;      /* images: height = width; 0 = the model's default */
-        int seq_len;         /* tokens; 0 = the model's default */
-        int features;        /* vectors; 0 = the model's default */
+        int accum_steps;    /* loader batches (micro-batches) per optimizer step */
+        bool checkpointing; /* activation checkpointing over the model's blocks */
+        int grad_scaler;    /* index into "auto", "off", "on" */
+        int memory_format;  /* index into "contiguous", "channels_last" */
+        int attention;      /* index into "default", "eager", "sdpa" (MDL_ATTN_* order) */
+        int image_size;     /* images: height = width; 0 = the model's default */
+        int seq_len;        /* tokens; 0 = the model's default */
+        int features;       /* vectors; 0 = the model's default */
         /* trace replay (sim/setup/replay_workload.h) */
         char trace_gpu[SIM_NAME_MAX]; /* catalog GPU the trace was recorded on; "" = match the
                                          trace's GPU name */

@@ -50,14 +50,12 @@ static int apply_section(yaml_document_t *doc, yaml_node_t *sec, const char *pat
         yaml_node_t *k = yaml_document_get_node(doc, p->key);
         yaml_node_t *v = yaml_document_get_node(doc, p->value);
         const char *entry = scalar(k);
-        if (!entry)
-            return at(err, path, k, "entry names must be plain names%s", "");
+        if (!entry) return at(err, path, k, "entry names must be plain names%s", "");
         any_desc scratch;
         memset(&scratch, 0, sizeof scratch);
         void *into = name && !strcmp(entry, name) ? desc : &scratch;
         int rc = cfg_table_load_node(t, doc, v, path, into, NULL, NULL, err);
-        if (rc)
-            return rc;
+        if (rc) return rc;
     }
     return SIM_OK;
 }
@@ -67,12 +65,13 @@ int cfg_overlay_apply(const char *path, cfg_catalog_kind kind, const char *name,
 {
     yaml_document_t doc;
     int rc = cfg_yaml_load_file(path, &doc, err);
-    if (rc)
-        return rc;
+    if (rc) return rc;
     yaml_node_t *root = yaml_document_get_root_node(&doc);
     if (!root || root->type != YAML_MAPPING_NODE) {
-        rc = root ? at(err, path, root, "expected a mapping of catalog kinds (gpus, cpus, "
-                                        "storage, links)%s", "")
+        rc = root ? at(err, path, root,
+                       "expected a mapping of catalog kinds (gpus, cpus, "
+                       "storage, links)%s",
+                       "")
                   : sim_err_set(err, SIM_EINVAL, path, 1, 1, "the file is empty");
         yaml_document_delete(&doc);
         return rc;
@@ -83,8 +82,8 @@ int cfg_overlay_apply(const char *path, cfg_catalog_kind kind, const char *name,
         const char *s = scalar(k);
         cfg_catalog_kind sk = s ? kind_named(s) : CFG_CAT_COUNT;
         if (sk == CFG_CAT_COUNT)
-            rc = at(err, path, k, "unknown section '%s' (an overlay has gpus, cpus, storage, links)",
-                    s ? s : "");
+            rc = at(err, path, k,
+                    "unknown section '%s' (an overlay has gpus, cpus, storage, links)", s ? s : "");
         else
             rc = apply_section(&doc, yaml_document_get_node(&doc, p->value), path, sk,
                                sk == kind ? name : NULL, desc, err);

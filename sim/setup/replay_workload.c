@@ -1,9 +1,9 @@
-/* replay_workload.c — a recorded trace replayed on simulated hardware (see replay_workload.h and docs/replay.md).
- * The median step of the trace becomes the program (traces/program.h); this file resolves the
- * source GPU and CPU, rescales dispatch, kernels, copies and collectives to the target machine
- * and the experiment's batch size, and folds side-stream overlap into the one simulated stream.
- * The trace is read once: what the program does not carry (annotate) is taken from each step's
- * records as the reader passes them (trc_program_opts.note). */
+/* replay_workload.c — a recorded trace replayed on simulated hardware (see replay_workload.h and
+ * docs/replay.md). The median step of the trace becomes the program (traces/program.h); this file
+ * resolves the source GPU and CPU, rescales dispatch, kernels, copies and collectives to the target
+ * machine and the experiment's batch size, and folds side-stream overlap into the one simulated
+ * stream. The trace is read once: what the program does not carry (annotate) is taken from each
+ * step's records as the reader passes them (trc_program_opts.note). */
 #include "sim/setup/replay_workload.h"
 
 #include "models/cost.h"
@@ -34,12 +34,9 @@
 static const struct {
     const char *contains, *entry;
 } gpu_alias[] = {
-    {"V100-DGXS-32GB", "v100-sxm2-32gb"},
-    {"V100-DGXS-16GB", "v100-sxm2-16gb"},
-    {"A100-PG509-200", "a100-sxm4-40gb"},
-    {"H100 80GB HBM3", "h100-sxm5-80gb"},
-    {"H100 PCIe", "h100-pcie-80gb"},
-    {"A100 80GB PCIe", "a100-pcie-80gb"},
+    {"V100-DGXS-32GB", "v100-sxm2-32gb"}, {"V100-DGXS-16GB", "v100-sxm2-16gb"},
+    {"A100-PG509-200", "a100-sxm4-40gb"}, {"H100 80GB HBM3", "h100-sxm5-80gb"},
+    {"H100 PCIe", "h100-pcie-80gb"},      {"A100 80GB PCIe", "a100-pcie-80gb"},
     {"H200", "h200-sxm-141gb"},
 };
 
@@ -99,13 +96,13 @@ int64_t trc_replay_kernel_ns(int64_t rec_ns, sim_unit unit, int conv, double flo
                              int64_t blocks, const sim_gpu_desc *src, const sim_gpu_desc *dst,
                              sim_precision p, double work_ratio)
 {
-    if (rec_ns <= 0 || unit == SIM_UNIT_NONE)
-        return rec_ns;
-    if (!strcmp(src->name, dst->name) && work_ratio == 1.0)
-        return rec_ns;
+    if (rec_ns <= 0 || unit == SIM_UNIT_NONE) return rec_ns;
+    if (!strcmp(src->name, dst->name) && work_ratio == 1.0) return rec_ns;
     mdl_kernel k = {
         .kind = SIM_OP_KERNEL,
-        .math = unit == SIM_UNIT_MEMORY ? MDL_MATH_SIMT : conv ? MDL_MATH_CONV : MDL_MATH_GEMM,
+        .math = unit == SIM_UNIT_MEMORY ? MDL_MATH_SIMT
+                : conv                  ? MDL_MATH_CONV
+                                        : MDL_MATH_GEMM,
         /* unknown grid: so many blocks that the last wave's idle SMs do not matter */
         .blocks = blocks > 0 ? (double)blocks : 1e9,
         .flops = flops > 0 ? flops : 0,
@@ -146,8 +143,7 @@ static int has_ci(const char *s, const char *needle)
 {
     size_t m = strlen(needle);
     for (; *s; s++) /* the first letter first: annotate runs on every record of every step */
-        if (tolower((unsigned char)*s) == needle[0] && !strncasecmp(s, needle, m))
-            return 1;
+        if (tolower((unsigned char)*s) == needle[0] && !strncasecmp(s, needle, m)) return 1;
     return 0;
 }
 
@@ -172,8 +168,7 @@ static int64_t covered(const span *u, size_t n, int64_t a, int64_t b)
     int64_t c = 0;
     for (size_t i = 0; i < n && u[i].a < b; i++) {
         int64_t s = u[i].a > a ? u[i].a : a, e = u[i].b < b ? u[i].b : b;
-        if (e > s)
-            c += e - s;
+        if (e > s) c += e - s;
     }
     return c;
 }
@@ -181,14 +176,12 @@ static int64_t covered(const span *u, size_t n, int64_t a, int64_t b)
 /* Sorts and merges spans in place; returns the new count. */
 static size_t merge(span *u, size_t n)
 {
-    if (!n)
-        return 0;
+    if (!n) return 0;
     qsort(u, n, sizeof *u, cmp_span);
     size_t o = 0;
     for (size_t i = 1; i < n; i++) {
         if (u[i].a <= u[o].b) {
-            if (u[i].b > u[o].b)
-                u[o].b = u[i].b;
+            if (u[i].b > u[o].b) u[o].b = u[i].b;
         } else {
             u[++o] = u[i];
         }
@@ -204,33 +197,30 @@ static int main_stream_of(const sim_program *p, const trc_op_extra *ex)
     int64_t ns[MAX_STREAMS];
     int n = 0, best = -1;
     for (size_t i = 0; i < p->n_ops; i++) {
-        if (p->ops[i].kind != SIM_OP_KERNEL || ex[i].stream < 0)
-            continue;
+        if (p->ops[i].kind != SIM_OP_KERNEL || ex[i].stream < 0) continue;
         int k = 0;
         while (k < n && id[k] != ex[i].stream)
             k++;
         if (k == n) {
-            if (n == MAX_STREAMS)
-                continue;
+            if (n == MAX_STREAMS) continue;
             id[n] = ex[i].stream;
             ns[n++] = 0;
         }
         ns[k] += p->ops[i].gpu_ns;
     }
     for (int k = 0; k < n; k++)
-        if (best < 0 || ns[k] > ns[best])
-            best = k;
+        if (best < 0 || ns[k] > ns[best]) best = k;
     return best < 0 ? -1 : id[best];
 }
 
 /* Per op of the program: what the step's records say beyond trc_op_extra. */
 typedef struct op_note {
-    int conv;            /* a conv kernel (cuDNN rules) rather than a GEMM */
-    int fixed;           /* launched inside the optimizer / zero_grad: work does not scale with
-                            batch */
-    double bytes;        /* the record's bytes estimate (KERNEL) */
-    double exposed;      /* share of its recorded GPU time not overlapped by other GPU work
-                            (side streams only; 1 on the main stream) */
+    int conv;       /* a conv kernel (cuDNN rules) rather than a GEMM */
+    int fixed;      /* launched inside the optimizer / zero_grad: work does not scale with
+                       batch */
+    double bytes;   /* the record's bytes estimate (KERNEL) */
+    double exposed; /* share of its recorded GPU time not overlapped by other GPU work
+                       (side streams only; 1 on the main stream) */
 } op_note;
 
 /* What annotate finds in one step's records: one block per step (trc_step_note_fn). */
@@ -260,18 +250,15 @@ static void note_op(const trc_step *s, const trc_op_extra *ex, size_t i, int mai
                     const span *opt, size_t n_opt, op_note *nt, size_t *side, size_t *n_side)
 {
     nt->exposed = 1;
-    if (ex->record < 0 || (size_t)ex->record >= s->n_recs)
-        return;
+    if (ex->record < 0 || (size_t)ex->record >= s->n_recs) return;
     const trc_record *rec = &s->recs[ex->record];
     nt->conv = trc_kernel_is_conv(trc_step_rec_name(s, rec));
     nt->bytes = rec->bytes;
     for (size_t k = 0; k < n_opt; k++)
-        if (rec->cpu_start_ns >= opt[k].a && rec->cpu_start_ns < opt[k].b)
-            nt->fixed = 1;
+        if (rec->cpu_start_ns >= opt[k].a && rec->cpu_start_ns < opt[k].b) nt->fixed = 1;
     if (rec->kind == TRC_REC_COLLECTIVE)
         nt->fixed = 1; /* gradient bytes do not grow with the batch */
-    if (ex->stream >= 0 && ex->stream != main_stream && rec->gpu_dur_ns > 0)
-        side[(*n_side)++] = i;
+    if (ex->stream >= 0 && ex->stream != main_stream && rec->gpu_dur_ns > 0) side[(*n_side)++] = i;
 }
 
 /* Side-stream ops in GPU start order: each keeps the part of its interval that neither the main
@@ -284,8 +271,7 @@ static void expose_side_ops(const trc_step *s, const trc_op_extra *extra, size_t
         for (size_t b = a; b > 0; b--) {
             const trc_record *p = &s->recs[extra[side[b - 1]].record];
             const trc_record *q = &s->recs[extra[side[b]].record];
-            if (p->gpu_start_ns <= q->gpu_start_ns)
-                break;
+            if (p->gpu_start_ns <= q->gpu_start_ns) break;
             size_t t = side[b - 1];
             side[b - 1] = side[b];
             side[b] = t;
@@ -347,15 +333,13 @@ static int prefixed(int rc, const char *key, sim_err *err)
     return rc;
 }
 
-
 /* The trace's program with its extras and the picked step's step_note, in one pass over the
  * trace (a Kineto JSON is imported into a temporary native trace first). */
 static int read_trace(const char *trace, sim_program *rec, trc_program_info *pi, sim_err *err)
 {
     char tmp[SIM_PATH_MAX + 64];
     int rc = trc_import_temp(trace, "replay", tmp, sizeof tmp, err);
-    if (rc)
-        return prefixed(rc, "workload.trace", err);
+    if (rc) return prefixed(rc, "workload.trace", err);
     trc_program_opts o;
     trc_program_opts_init(&o);
     o.extras = 1;
@@ -473,8 +457,7 @@ static int rescale_op(rescale *rs, size_t i, size_t n, sim_op *op, sim_program *
         op->gpu_ns = (int64_t)llround((double)op->gpu_ns * keep);
         break;
     case SIM_OP_ALLREDUCE:
-        if (rs->hw->gpu_count > 1)
-            break; /* simulated across the GPUs */
+        if (rs->hw->gpu_count > 1) break; /* simulated across the GPUs */
         /* One simulated GPU: the recorded NCCL time stays on the stream as a kernel. */
         if (ex->recorded_gpu_ns > 0) {
             op->kind = SIM_OP_KERNEL;
@@ -527,8 +510,7 @@ int trc_replay_program(const sim_experiment *x, const sim_hardware *hw, const ch
     rescale rs = {.x = x, .hw = hw, .pi = &pi};
     sim_cpu_desc cpu;
     int rc = read_trace(x->workload.trace, &rec, &pi, err);
-    if (rc)
-        goto done;
+    if (rc) goto done;
     copy_recorded(&pi, info);
     if ((rc = source_gpu(x, &pi, catalog_dir, info, &rs.src, err)) ||
         (rc = source_cpu(x, &pi, catalog_dir, info, &cpu, err)))
@@ -541,8 +523,7 @@ int trc_replay_program(const sim_experiment *x, const sim_hardware *hw, const ch
         rs.prec = SIM_PREC_FP32; /* "unknown": kernels ran as recorded; fp32 is PyTorch's default */
     rc = rescale_program(&rs, &rec, out, info, err);
 done:
-    if (rc)
-        sim_program_free(out);
+    if (rc) sim_program_free(out);
     trc_program_info_free(&pi);
     sim_program_free(&rec);
     return rc;
@@ -553,8 +534,7 @@ int trc_replay_scenario(const sim_experiment *x, const cfg_experiment_set *set,
 {
     trc_replay_info info;
     int rc = trc_replay_program(x, &sc->hw, catalog_dir, &sc->program, &info, err);
-    if (rc)
-        return rc;
+    if (rc) return rc;
     if (!cfg_experiment_was_set(set, "training.sync_every_step"))
         sc->training.sync_every_step = false;
     if (!cfg_experiment_was_set(set, "dataset.input_bytes")) {

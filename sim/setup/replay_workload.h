@@ -1,8 +1,8 @@
-/* replay_workload.h — a recorded trace as the workload of an experiment (`workload.trace: PATH`), rescaled
- * from the machine it was recorded on to the simulated one: CPU dispatch by single-thread speed,
- * each kernel by its roofline class between source and target GPU (wave-aware), kernel work by
- * batch size through the efficiency curves, side-stream GPU work by its recorded overlap.
- * The rules and the validation against the five real traces are in docs/replay.md. */
+/* replay_workload.h — a recorded trace as the workload of an experiment (`workload.trace: PATH`),
+ * rescaled from the machine it was recorded on to the simulated one: CPU dispatch by single-thread
+ * speed, each kernel by its roofline class between source and target GPU (wave-aware), kernel work
+ * by batch size through the efficiency curves, side-stream GPU work by its recorded overlap. The
+ * rules and the validation against the five real traces are in docs/replay.md. */
 #ifndef TRC_REPLAY_H
 #define TRC_REPLAY_H
 
@@ -23,18 +23,18 @@ typedef struct trc_replay_info {
     const char *source_cpu_why;    /* static text: where source_cpu came from */
     int source_batch;              /* batch the trace ran (0 = unknown) */
     int world_size;
-    int64_t step_index;            /* ProfilerStep replayed (the median step) */
-    int steps;                     /* steps in the trace */
-    int64_t recorded_step_ns;      /* median step over the trace */
-    int64_t recorded_busy_ns;      /* GPU busy (union over streams) of the median step */
-    int64_t recorded_wait_ns;      /* data wait of the replayed step */
+    int64_t step_index;             /* ProfilerStep replayed (the median step) */
+    int steps;                      /* steps in the trace */
+    int64_t recorded_step_ns;       /* median step over the trace */
+    int64_t recorded_busy_ns;       /* GPU busy (union over streams) of the median step */
+    int64_t recorded_wait_ns;       /* data wait of the replayed step */
     int64_t recorded_collective_ns; /* NCCL GPU time of the replayed step */
-    int64_t input_copy_bytes;      /* H2D bytes before the first kernel (the batch copy) */
+    int64_t input_copy_bytes;       /* H2D bytes before the first kernel (the batch copy) */
     int64_t input_copy_dispatch_ns; /* their CPU time on the reference core */
-    int64_t side_stream_ns;        /* recorded GPU time of side-stream ops */
-    int64_t side_hidden_ns;        /* the part of it that overlapped other GPU work */
-    int64_t kernel_ns;             /* sum of kernel durations of the program, after rescaling */
-    int64_t dispatch_ns;           /* sum of dispatch of the program, reference core */
+    int64_t side_stream_ns;         /* recorded GPU time of side-stream ops */
+    int64_t side_hidden_ns;         /* the part of it that overlapped other GPU work */
+    int64_t kernel_ns;              /* sum of kernel durations of the program, after rescaling */
+    int64_t dispatch_ns;            /* sum of dispatch of the program, reference core */
     int main_stream;
 } trc_replay_info;
 

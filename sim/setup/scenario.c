@@ -21,14 +21,12 @@ int sim_synthetic_program(const sim_experiment *x, sim_program *out)
         .sm_fraction = 1.0f, /* synthetic kernels are assumed to fill the GPU */
     };
     for (int i = 0; i < x->workload.kernels_per_step; i++)
-        if (sim_program_push(out, &k))
-            return SIM_ENOMEM;
+        if (sim_program_push(out, &k)) return SIM_ENOMEM;
     if (x->system.gpu_count > 1) {
         /* Data parallelism ends each backward with a gradient all-reduce: a barrier across GPUs.
          * Synthetic kernels carry no gradients, so it moves no bytes. */
         sim_op ar = {.kind = SIM_OP_ALLREDUCE, .dispatch_ns = k.dispatch_ns};
-        if (sim_program_push(out, &ar))
-            return SIM_ENOMEM;
+        if (sim_program_push(out, &ar)) return SIM_ENOMEM;
     }
     out->graph_launch_ns = (int64_t)(x->workload.graph_launch_us * 1e3);
     out->step_overhead_ns = (int64_t)(x->workload.step_overhead_us * 1e3);
@@ -37,8 +35,7 @@ int sim_synthetic_program(const sim_experiment *x, sim_program *out)
 
 static void take_str(char *dst, const char *src, bool user_set)
 {
-    if (!user_set && src[0])
-        strcpy(dst, src);
+    if (!user_set && src[0]) strcpy(dst, src);
 }
 
 /* A named system supplies every field the user did not give. */
@@ -47,8 +44,7 @@ static int apply_system(sim_experiment *x, const cfg_experiment_set *set, const 
 {
     sim_system_desc sys;
     int rc = cfg_catalog_load(dir, CFG_CAT_SYSTEM, x->system.name, &sys, err);
-    if (rc)
-        return rc;
+    if (rc) return rc;
     take_str(x->system.gpu, sys.gpu, cfg_experiment_was_set(set, "system.gpu"));
     take_str(x->system.cpu, sys.cpu, cfg_experiment_was_set(set, "system.cpu"));
     take_str(x->system.storage, sys.storage, cfg_experiment_was_set(set, "system.storage"));
@@ -133,10 +129,8 @@ static int check_memory_budget(const sim_experiment *x, const cfg_experiment_set
 static int apply_overlay(const char *path, sim_hardware *hw, sim_err *err)
 {
     int rc = cfg_overlay_apply(path, CFG_CAT_GPU, hw->gpu.name, &hw->gpu, err);
-    if (!rc)
-        rc = cfg_overlay_apply(path, CFG_CAT_CPU, hw->cpu.name, &hw->cpu, err);
-    if (!rc)
-        rc = cfg_overlay_apply(path, CFG_CAT_STORAGE, hw->storage.name, &hw->storage, err);
+    if (!rc) rc = cfg_overlay_apply(path, CFG_CAT_CPU, hw->cpu.name, &hw->cpu, err);
+    if (!rc) rc = cfg_overlay_apply(path, CFG_CAT_STORAGE, hw->storage.name, &hw->storage, err);
     return rc;
 }
 
@@ -159,8 +153,8 @@ static void resolve_job(const sim_experiment *x, sim_scenario *sc)
     sc->copy_dispatch_ns = (int64_t)(x->copy_dispatch_us * 1e3);
 }
 
-int sim_scenario_build(const sim_experiment *x_in, const cfg_experiment_set *set,
-                       const char *dir, sim_scenario *sc, sim_err *err)
+int sim_scenario_build(const sim_experiment *x_in, const cfg_experiment_set *set, const char *dir,
+                       sim_scenario *sc, sim_err *err)
 {
     memset(sc, 0, sizeof *sc);
     /* The experiment with its named system's values filled in: a working copy, never the
@@ -186,10 +180,8 @@ int sim_scenario_build(const sim_experiment *x_in, const cfg_experiment_set *set
      * sockets, each with its own memory channels (a VM with fewer cores keeps the socket's). */
     if (x->system.cpu_cores > hw->cpu.cores)
         hw->cpu.mem_bw_gbps *= (double)x->system.cpu_cores / hw->cpu.cores;
-    if (x->system.cpu_cores)
-        hw->cpu.cores = x->system.cpu_cores;
-    if (x->system.cpu_threads)
-        hw->cpu.threads = x->system.cpu_threads;
+    if (x->system.cpu_cores) hw->cpu.cores = x->system.cpu_cores;
+    if (x->system.cpu_threads) hw->cpu.threads = x->system.cpu_threads;
     if (hw->cpu.threads < hw->cpu.cores)
         return cfg_experiment_locate(
             set, x->system.cpu_threads ? "system.cpu_threads" : "system.cpu_cores",
@@ -201,8 +193,7 @@ int sim_scenario_build(const sim_experiment *x_in, const cfg_experiment_set *set
             err);
     /* The link runs at the lower generation of the two ends unless the user says otherwise. */
     int gen = x->system.pcie_gen;
-    if (!gen)
-        gen = hw->gpu.pcie_gen < hw->cpu.pcie_gen ? hw->gpu.pcie_gen : hw->cpu.pcie_gen;
+    if (!gen) gen = hw->gpu.pcie_gen < hw->cpu.pcie_gen ? hw->gpu.pcie_gen : hw->cpu.pcie_gen;
     if ((rc = cfg_catalog_pcie(dir, gen, hw->gpu.pcie_lanes, &hw->link, err)))
         return named(rc, "system.pcie_gen", set, err);
     hw->gpu_count = x->system.gpu_count;

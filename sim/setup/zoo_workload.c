@@ -86,10 +86,8 @@ int sim_zoo_workload(const sim_experiment *x, const cfg_experiment_set *set, sim
     options_from(x, &o);
     mdl_memory mem;
     int rc = mdl_build_program(x->workload.model, &o, NULL, &sc->hw.gpu, &sc->program, &mem, err);
-    if (rc == SIM_OK || rc == SIM_EOOM)
-        fill_memory(&mem, &sc->memory);
-    if (rc)
-        return rc;
+    if (rc == SIM_OK || rc == SIM_EOOM) fill_memory(&mem, &sc->memory);
+    if (rc) return rc;
     if (e && !cfg_experiment_was_set(set, "dataset.input_bytes")) {
         mdl_shape shape = o.shape;
         mdl_zoo_resolve_shape(e, &shape);

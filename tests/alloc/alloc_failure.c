@@ -89,8 +89,7 @@ void *__wrap_malloc(size_t n)
 {
     pthread_mutex_lock(&lock);
     void *p = should_fail() ? NULL : __real_malloc(n);
-    if (p && live)
-        live_add(p);
+    if (p && live) live_add(p);
     pthread_mutex_unlock(&lock);
     return p;
 }
@@ -99,8 +98,7 @@ void *__wrap_calloc(size_t n, size_t size)
 {
     pthread_mutex_lock(&lock);
     void *p = should_fail() ? NULL : __real_calloc(n, size);
-    if (p && live)
-        live_add(p);
+    if (p && live) live_add(p);
     pthread_mutex_unlock(&lock);
     return p;
 }
@@ -110,8 +108,7 @@ void *__wrap_realloc(void *old, size_t n)
     pthread_mutex_lock(&lock);
     void *p = should_fail() ? NULL : __real_realloc(old, n);
     if (p && live) {
-        if (old)
-            live_remove(old);
+        if (old) live_remove(old);
         live_add(p);
     }
     pthread_mutex_unlock(&lock);
@@ -120,11 +117,9 @@ void *__wrap_realloc(void *old, size_t n)
 
 void __wrap_free(void *p)
 {
-    if (!p)
-        return;
+    if (!p) return;
     pthread_mutex_lock(&lock);
-    if (live)
-        live_remove(p);
+    if (live) live_remove(p);
     pthread_mutex_unlock(&lock);
     __real_free(p);
 }
@@ -159,8 +154,7 @@ static int simulate(const char *const *sets)
     memset(&set, 0, sizeof set);
     sim_err err;
     for (; *sets; sets++)
-        if (cfg_experiment_apply(*sets, &x, &set, &err))
-            return err.code ? err.code : SIM_EINVAL;
+        if (cfg_experiment_apply(*sets, &x, &set, &err)) return err.code ? err.code : SIM_EINVAL;
     sim_scenario sc;
     int rc = sim_scenario_build(&x, &set, CATALOG, &sc, &err);
     if (!rc) {
@@ -216,21 +210,17 @@ static int sweep(void)
     memset(&set, 0, sizeof set);
     sim_err err;
     int rc = cfg_experiment_apply("training.max_steps=2", &x, &set, &err);
-    if (!rc)
-        rc = cfg_experiment_apply("dataset.samples=4000", &x, &set, &err);
+    if (!rc) rc = cfg_experiment_apply("dataset.samples=4000", &x, &set, &err);
     sim_sweep_spec spec;
     sim_sweep_spec_init(&spec);
-    if (!rc)
-        rc = sim_sweep_spec_add(&spec, "loader.num_workers=2,4", 0, &err);
-    if (!rc)
-        rc = sim_sweep_spec_check(&spec, &err);
+    if (!rc) rc = sim_sweep_spec_add(&spec, "loader.num_workers=2,4", 0, &err);
+    if (!rc) rc = sim_sweep_spec_check(&spec, &err);
     char out[64];
     snprintf(out, sizeof out, "/tmp/epochsim-alloc-%ld.csv", (long)getpid());
-    sim_sweep_opts o = {.out_path = out, .threads = 1, .replications = 1, .force = true,
-                        .catalog_dir = CATALOG};
+    sim_sweep_opts o = {
+        .out_path = out, .threads = 1, .replications = 1, .force = true, .catalog_dir = CATALOG};
     sim_sweep_stats st = {0};
-    if (!rc)
-        rc = sim_sweep_run(&spec, &x, &set, &o, &st, &err);
+    if (!rc) rc = sim_sweep_run(&spec, &x, &set, &o, &st, &err);
     sim_sweep_spec_free(&spec);
     unlink(out);
     /* a point that fails is a row with its error (the sweep goes on): that is the report */
@@ -264,8 +254,7 @@ static void fail_each_allocation(operation op, const char *name)
         if (leaked)
             fail_msg("%s: failing allocation %ld leaked %ld block%s", name, n, leaked,
                      leaked == 1 ? "" : "s");
-        if (!hit)
-            break; /* the operation makes fewer than n allocations: every one was tried */
+        if (!hit) break; /* the operation makes fewer than n allocations: every one was tried */
         /* success despite a failed allocation would be a run with a hole in it (this found step
          * times of 0 ms and a missing GPU-Util series): every failure must be reported */
         if (!rc)
@@ -273,8 +262,8 @@ static void fail_each_allocation(operation op, const char *name)
                      name, n);
         failures++;
     }
-    printf("%s: %ld allocations failed one at a time: %ld clean errors, no crash, no leak\n",
-           name, n - 1, failures);
+    printf("%s: %ld allocations failed one at a time: %ld clean errors, no crash, no leak\n", name,
+           n - 1, failures);
 }
 
 static void test_run(void **state)
@@ -304,8 +293,7 @@ static void test_sweep(void **state)
 int main(void)
 {
     live = __real_calloc(LIVE_SLOTS, sizeof *live);
-    if (!live)
-        return 1;
+    if (!live) return 1;
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_run),
         cmocka_unit_test(test_import),

@@ -50,16 +50,14 @@ static run_result run(const char *args)
 
 static void assert_contains(const char *haystack, const char *needle)
 {
-    if (!strstr(haystack, needle))
-        fail_msg("expected '%s' in output:\n%s", needle, haystack);
+    if (!strstr(haystack, needle)) fail_msg("expected '%s' in output:\n%s", needle, haystack);
 }
 
 static double json_number(yajl_val root, const char *a, const char *b, const char *c)
 {
     const char *path[] = {a, b, c, NULL};
     yajl_val v = yajl_tree_get(root, path, yajl_t_number);
-    if (!v)
-        fail_msg("no number at %s.%s.%s", a, b, c ? c : "");
+    if (!v) fail_msg("no number at %s.%s.%s", a, b, c ? c : "");
     return YAJL_GET_DOUBLE(v);
 }
 
@@ -95,8 +93,7 @@ static void test_hw_cmd_list_json_parses(void **state)
     assert_int_equal(r.status, 0);
     char errbuf[256];
     yajl_val root = yajl_tree_parse(r.out, errbuf, sizeof errbuf);
-    if (!root)
-        fail_msg("invalid JSON: %s", errbuf);
+    if (!root) fail_msg("invalid JSON: %s", errbuf);
     const char *path[] = {"cpus", NULL};
     yajl_val cpus = yajl_tree_get(root, path, yajl_t_array);
     assert_non_null(cpus);
@@ -126,9 +123,9 @@ static void test_hw_cmd_show_gpu_table(void **state)
     assert_int_equal(r.status, 0);
     assert_contains(r.out, "a100-sxm4-80gb (gpus)");
     assert_contains(r.out, "mem_bw_gbps");
-    assert_contains(r.out, "GB/s");   /* units */
+    assert_contains(r.out, "GB/s"); /* units */
     assert_contains(r.out, "TFLOP/s");
-    assert_contains(r.out, "[S7]");   /* the line's source comment */
+    assert_contains(r.out, "[S7]"); /* the line's source comment */
     assert_contains(r.out, "sources:");
     assert_contains(r.out, "glennklockwood.com"); /* the citation itself */
     assert_contains(r.out, "compute_capability  8.0");
@@ -142,8 +139,7 @@ static void test_hw_cmd_show_json_values(void **state)
     assert_int_equal(r.status, 0);
     char errbuf[256];
     yajl_val root = yajl_tree_parse(r.out, errbuf, sizeof errbuf);
-    if (!root)
-        fail_msg("invalid JSON: %s", errbuf);
+    if (!root) fail_msg("invalid JSON: %s", errbuf);
     const char *kp[] = {"kind", NULL};
     assert_string_equal(YAJL_GET_STRING(yajl_tree_get(root, kp, yajl_t_string)), "gpus");
     /* numbers come back exactly as the catalog writes them */
@@ -202,14 +198,19 @@ static void test_hw_cmd_unknown_name_is_error(void **state)
 static void test_hw_cmd_bad_usage_exits_2(void **state)
 {
     (void)state;
-    const char *bad[] = {"hw", "hw list bogus", "hw frobnicate", "hw show", "hw show t4 extra",
-                         "hw list --kind", "hw list --wat", "hw show t4 --kind nonsense"};
+    const char *bad[] = {"hw",
+                         "hw list bogus",
+                         "hw frobnicate",
+                         "hw show",
+                         "hw show t4 extra",
+                         "hw list --kind",
+                         "hw list --wat",
+                         "hw show t4 --kind nonsense"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         char args[256];
         snprintf(args, sizeof args, "%s 2>&1", bad[i]);
         run_result r = run(args);
-        if (r.status != 2)
-            fail_msg("'%s' exited %d, expected 2 (usage)", bad[i], r.status);
+        if (r.status != 2) fail_msg("'%s' exited %d, expected 2 (usage)", bad[i], r.status);
         assert_true(strlen(r.out) > 0); /* says why */
         free(r.out);
     }

@@ -26,8 +26,7 @@ static int setup(void **state)
     (void)state;
     snprintf(tmpdir, sizeof tmpdir, "/tmp/epochsim-int-tmp-XXXXXX");
     snprintf(outdir, sizeof outdir, "/tmp/epochsim-int-out-XXXXXX");
-    if (!mkdtemp(tmpdir) || !mkdtemp(outdir))
-        return -1;
+    if (!mkdtemp(tmpdir) || !mkdtemp(outdir)) return -1;
     snprintf(out_json, sizeof out_json, "%s/result.json", outdir);
     return 0;
 }
@@ -84,8 +83,7 @@ static int wait_for_entry(const char *dir)
 {
     struct timespec pause = {0, 2000000};
     for (int i = 0; i < 10000; i++) {
-        if (entries(dir) > 0)
-            return 1;
+        if (entries(dir) > 0) return 1;
         nanosleep(&pause, NULL);
     }
     return 0;

@@ -42,8 +42,7 @@ static yajl_val parse(void)
 {
     char errbuf[256];
     yajl_val v = yajl_tree_parse(output, errbuf, sizeof errbuf);
-    if (!v)
-        fail_msg("bad JSON: %s\n%s", errbuf, output);
+    if (!v) fail_msg("bad JSON: %s\n%s", errbuf, output);
     return v;
 }
 
@@ -90,9 +89,10 @@ static void test_cli_model_show_json(void **state)
 static void test_cli_model_show_oom_verdict(void **state)
 {
     (void)state;
-    assert_int_equal(run("model show llama-7b --batch 1 --seq 512 --precision bf16 --optimizer adam "
-                         "--capacity-gb 24 --json"),
-                     0);
+    assert_int_equal(
+        run("model show llama-7b --batch 1 --seq 512 --precision bf16 --optimizer adam "
+            "--capacity-gb 24 --json"),
+        0);
     yajl_val v = parse();
     assert_true(YAJL_IS_TRUE(get(v, "memory", "oom")));
     assert_int_equal(YAJL_GET_INTEGER(get(v, "memory", "max_batch")), 0);
@@ -105,9 +105,10 @@ static void test_cli_model_show_with_catalog_gpu(void **state)
 {
     (void)state;
     char args[1024];
-    snprintf(args, sizeof args,
-             "model show resnet18 --batch 64 --gpu test-gpu --catalog '%s/tests/data/catalog' --json",
-             EPOCHSIM_SOURCE_DIR);
+    snprintf(
+        args, sizeof args,
+        "model show resnet18 --batch 64 --gpu test-gpu --catalog '%s/tests/data/catalog' --json",
+        EPOCHSIM_SOURCE_DIR);
     assert_int_equal(run(args), 0);
     yajl_val v = parse();
     assert_true(YAJL_GET_DOUBLE(get(v, "gpu", "step_gpu_ms")) > 0);

@@ -23,9 +23,9 @@
 /* A small, fast job on the round-number test catalog. */
 #define RUN_ARGS                                                                                   \
     " run --quiet --catalog " EPOCHSIM_SOURCE_DIR "/tests/data/catalog"                            \
-    " --set system.gpu=test-gpu --set system.cpu=test-cpu-8c --set system.storage=test-nvme"      \
-    " --set dataset.samples=2560 --set loader.batch_size=64 --set loader.num_workers=2"           \
-    " --set workload.kernels_per_step=10 --set workload.kernel_us=1000"                           \
+    " --set system.gpu=test-gpu --set system.cpu=test-cpu-8c --set system.storage=test-nvme"       \
+    " --set dataset.samples=2560 --set loader.batch_size=64 --set loader.num_workers=2"            \
+    " --set workload.kernels_per_step=10 --set workload.kernel_us=1000"                            \
     " --set report.util_window_ns=20000000"
 
 static char dir[64];
@@ -63,8 +63,7 @@ static char *slurp(const char *name, size_t *len)
     char path[256];
     snprintf(path, sizeof path, "%s/%s", dir, name);
     FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
+    if (!f) return NULL;
     fseek(f, 0, SEEK_END);
     long n = ftell(f);
     fseek(f, 0, SEEK_SET);
@@ -81,8 +80,7 @@ static void assert_png(const char *name)
 {
     size_t n = 0;
     char *b = slurp(name, &n);
-    if (!b)
-        fail_msg("%s was not written", name);
+    if (!b) fail_msg("%s was not written", name);
     static const unsigned char sig[8] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'};
     assert_true(n > 1000);
     assert_memory_equal(b, sig, 8);
@@ -93,8 +91,7 @@ static void assert_svg(const char *name)
 {
     size_t n = 0;
     char *b = slurp(name, &n);
-    if (!b)
-        fail_msg("%s was not written", name);
+    if (!b) fail_msg("%s was not written", name);
     assert_non_null(strstr(b, "<svg"));
     assert_non_null(strstr(b, "</svg>"));
     free(b);
@@ -105,8 +102,7 @@ static void assert_err_has(const char *text)
     size_t n;
     char *b = slurp("err", &n);
     assert_non_null(b);
-    if (!strstr(b, text))
-        fail_msg("stderr lacks '%s':\n%s", text, b);
+    if (!strstr(b, text)) fail_msg("stderr lacks '%s':\n%s", text, b);
     free(b);
 }
 
@@ -135,8 +131,8 @@ static void test_plots_sweep_png_svg_dumb(void **state)
     assert_svg("b.svg");
     size_t n;
     char *svg = slurp("b.svg", &n);
-    assert_non_null(strstr(svg, "Epoch time"));          /* the title */
-    assert_non_null(strstr(svg, "epoch_time_s [s]"));    /* the y label with its unit */
+    assert_non_null(strstr(svg, "Epoch time"));       /* the title */
+    assert_non_null(strstr(svg, "epoch_time_s [s]")); /* the y label with its unit */
     free(svg);
     assert_int_equal(sh("'%s' plot '%s' --x system.gpu --y gpu_util_pct --by loader.batch_size "
                         "--term dumb",
@@ -162,9 +158,8 @@ static void test_plots_missing_gnuplot(void **state)
                      1);
     assert_err_has("gnuplot not found: install the Debian package gnuplot-nox");
     assert_false(exists("c.png"));
-    assert_int_equal(sh("PATH='%s' '%s'" RUN_ARGS " --plot '%s/util.png'", empty,
-                        EPOCHSIM_BINARY, dir),
-                     1);
+    assert_int_equal(
+        sh("PATH='%s' '%s'" RUN_ARGS " --plot '%s/util.png'", empty, EPOCHSIM_BINARY, dir), 1);
     assert_err_has("gnuplot-nox");
     assert_false(exists("util.png"));
 }
@@ -172,9 +167,9 @@ static void test_plots_missing_gnuplot(void **state)
 static void test_plots_bad_input(void **state)
 {
     (void)state;
-    assert_int_equal(sh("'%s' plot '%s' --x batch --y samples_per_s -o '%s/d.png'",
-                        EPOCHSIM_BINARY, SWEEP, dir),
-                     1);
+    assert_int_equal(
+        sh("'%s' plot '%s' --x batch --y samples_per_s -o '%s/d.png'", EPOCHSIM_BINARY, SWEEP, dir),
+        1);
     assert_err_has("no column 'batch'");
     assert_err_has("loader.batch_size, loader.num_workers"); /* the list of columns */
     assert_false(exists("d.png"));
@@ -221,8 +216,7 @@ static void test_plots_run_util_and_timeline(void **state)
     /* A name that says no kind, and an unknown format, are usage errors. */
     assert_int_equal(sh("'%s'" RUN_ARGS " --plot '%s/x.png'", EPOCHSIM_BINARY, dir), 2);
     assert_int_equal(sh("'%s'" RUN_ARGS " --plot util.pdf", EPOCHSIM_BINARY), 2);
-    assert_int_equal(sh("'%s'" RUN_ARGS " --timeline x.json --timeline-steps 0",
-                        EPOCHSIM_BINARY),
+    assert_int_equal(sh("'%s'" RUN_ARGS " --timeline x.json --timeline-steps 0", EPOCHSIM_BINARY),
                      2);
 }
 

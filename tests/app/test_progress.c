@@ -41,8 +41,7 @@ static int run_with_stderr(const char *const *args, int tty, char *err, size_t s
     if (pid == 0) {
         int e = tty ? open(slave, O_RDWR) : pipefd[1];
         int null = open("/dev/null", O_WRONLY);
-        if (e < 0 || null < 0)
-            _exit(127);
+        if (e < 0 || null < 0) _exit(127);
         dup2(e, STDERR_FILENO);
         dup2(null, STDOUT_FILENO);
         const char *argv[16] = {EPOCHSIM_BINARY};
@@ -53,8 +52,7 @@ static int run_with_stderr(const char *const *args, int tty, char *err, size_t s
         _exit(127);
     }
     int fd = tty ? master : pipefd[0];
-    if (!tty)
-        close(pipefd[1]);
+    if (!tty) close(pipefd[1]);
     size_t used = 0;
     for (;;) {
         ssize_t got = read(fd, err + used, size - 1 - used);
@@ -87,11 +85,13 @@ static void terminal_shows_progress_with_same_figures(void **state)
 {
     (void)state;
     static char err[1 << 16];
-    const char *tty_args[] = {"run", "--set", LONG_EPOCHS, "--json", "/tmp/epochsim-progress-tty.json", NULL};
+    const char *tty_args[] = {
+        "run", "--set", LONG_EPOCHS, "--json", "/tmp/epochsim-progress-tty.json", NULL};
     assert_int_equal(run_with_stderr(tty_args, 1, err, sizeof err), 0);
     assert_non_null(strstr(err, "simulating"));
     assert_non_null(strstr(err, " %"));
-    const char *pipe_args[] = {"run", "--set", LONG_EPOCHS, "--json", "/tmp/epochsim-progress-pipe.json", NULL};
+    const char *pipe_args[] = {
+        "run", "--set", LONG_EPOCHS, "--json", "/tmp/epochsim-progress-pipe.json", NULL};
     assert_int_equal(run_with_stderr(pipe_args, 0, err, sizeof err), 0);
     assert_null(strstr(err, "simulating")); /* a pipe or a log file gets no progress */
     assert_string_equal(slurp("/tmp/epochsim-progress-tty.json"),

@@ -34,8 +34,7 @@ static pid_t start(const char *const *args, const char *out_path)
     if (pid == 0) {
         int o = open(out_path ? out_path : "/dev/null", O_WRONLY | O_CREAT | O_TRUNC, 0644);
         int e = open("/dev/null", O_WRONLY);
-        if (o < 0 || e < 0)
-            _exit(127);
+        if (o < 0 || e < 0) _exit(127);
         dup2(o, STDOUT_FILENO);
         dup2(e, STDERR_FILENO);
         execv(EPOCHSIM_BINARY, (char *const *)argv);
@@ -70,16 +69,14 @@ static char *slurp(const char *path, size_t *len)
     assert_int_equal(fread(buf, 1, (size_t)n, fp), (size_t)n);
     buf[n] = 0;
     fclose(fp);
-    if (len)
-        *len = (size_t)n;
+    if (len) *len = (size_t)n;
     return buf;
 }
 
 static size_t lines_in(const char *path)
 {
     FILE *fp = fopen(path, "rb");
-    if (!fp)
-        return 0;
+    if (!fp) return 0;
     size_t n = 0;
     int c;
     while ((c = fgetc(fp)) != EOF)
@@ -121,13 +118,31 @@ static void test_sweep_cli_sigterm_then_resume(void **state)
     unlink(killed);
     unlink(clean);
     /* 240 points of 200 steps: long enough (seconds) to be killed midway. */
-    const char *args[] = {"sweep", "--catalog", CATALOG, "--set", "system.gpu=test-gpu",
-                          "--set", "system.cpu=test-cpu-8c", "--set", "system.storage=test-nvme",
-                          "--set", "training.max_steps=200", "--set", "dataset.samples=200000",
-                          "--sweep", "loader.batch_size=16,32,64,128",
-                          "--sweep", "loader.num_workers=0,1,2,4,8,16",
-                          "--sweep", "dataset.decode_cv=0,0.1,0.2,0.3,0.4,0.5,0.6,0.7,0.8,0.9",
-                          "-j", "2", "-o", killed, NULL, NULL};
+    const char *args[] = {"sweep",
+                          "--catalog",
+                          CATALOG,
+                          "--set",
+                          "system.gpu=test-gpu",
+                          "--set",
+                          "system.cpu=test-cpu-8c",
+                          "--set",
+                          "system.storage=test-nvme",
+                          "--set",
+                          "training.max_steps=200",
+                          "--set",
+                          "dataset.samples=200000",
+                          "--sweep",
+                          "loader.batch_size=16,32,64,128",
+                          "--sweep",
+                          "loader.num_workers=0,1,2,4,8,16",
+                          "--sweep",
+                          "dataset.decode_cv=0,0.1,0.2,0.3,0.4,0.5,0.6,0.7,0.8,0.9",
+                          "-j",
+                          "2",
+                          "-o",
+                          killed,
+                          NULL,
+                          NULL};
     size_t n_args = sizeof args / sizeof args[0] - 2;
     pid_t pid = start(args, NULL);
     /* Wait for the header and a few rows, then SIGTERM. */
@@ -149,8 +164,7 @@ static void test_sweep_cli_sigterm_then_resume(void **state)
     assert_int_equal(run(args, NULL), 0);
     args[n_args] = NULL;
     for (size_t i = 0; i < n_args; i++)
-        if (args[i] == killed)
-            args[i] = clean;
+        if (args[i] == killed) args[i] = clean;
     assert_int_equal(run(args, NULL), 0);
 
     size_t lk, lc;
@@ -175,21 +189,43 @@ static void test_sweep_cli_stdout_rows_and_exit_codes(void **state)
     char out[64];
     snprintf(out, sizeof out, "/tmp/epochsim-sweep-out-%d.txt", (int)getpid());
     /* Data on stdout; an invalid point makes exit 1 after every row is written. */
-    const char *bad[] = {"sweep", "--catalog", CATALOG, "--set", "system.gpu=test-gpu",
-                         "--set", "system.cpu=test-cpu-8c", "--set", "system.storage=test-nvme",
-                         "--set", "training.max_steps=5", "--sweep", "loader.batch_size=8,x,16",
+    const char *bad[] = {"sweep",
+                         "--catalog",
+                         CATALOG,
+                         "--set",
+                         "system.gpu=test-gpu",
+                         "--set",
+                         "system.cpu=test-cpu-8c",
+                         "--set",
+                         "system.storage=test-nvme",
+                         "--set",
+                         "training.max_steps=5",
+                         "--sweep",
+                         "loader.batch_size=8,x,16",
                          NULL};
     assert_int_equal(run(bad, out), 1);
     assert_int_equal(lines_in(out), 4);
-    const char *good[] = {"sweep", "--catalog", CATALOG, "--set", "system.gpu=test-gpu",
-                          "--set", "system.cpu=test-cpu-8c", "--set", "system.storage=test-nvme",
-                          "--set", "training.max_steps=5", "--sweep", "loader.batch_size=8,16",
-                          "--format", "jsonl", NULL};
+    const char *good[] = {"sweep",
+                          "--catalog",
+                          CATALOG,
+                          "--set",
+                          "system.gpu=test-gpu",
+                          "--set",
+                          "system.cpu=test-cpu-8c",
+                          "--set",
+                          "system.storage=test-nvme",
+                          "--set",
+                          "training.max_steps=5",
+                          "--sweep",
+                          "loader.batch_size=8,16",
+                          "--format",
+                          "jsonl",
+                          NULL};
     assert_int_equal(run(good, out), 0);
     assert_int_equal(lines_in(out), 2);
     /* Options may follow FILE; the example sweep file runs (16 points, 4 of them OOM: exit 0). */
-    const char *file[] = {"sweep", EPOCHSIM_SOURCE_DIR "/configs/sweeps/batch-size.yaml",
-                          "--quiet", "-j", "2", NULL};
+    const char *file[] = {
+        "sweep", EPOCHSIM_SOURCE_DIR "/configs/sweeps/batch-size.yaml", "--quiet", "-j", "2", NULL};
     assert_int_equal(run(file, out), 0);
     assert_int_equal(lines_in(out), 17);
     /* Config errors are 1, usage errors 2. */
@@ -216,15 +252,13 @@ static void test_sweep_cli_every_command_has_help_and_exit_codes(void **state)
     snprintf(out, sizeof out, "/tmp/epochsim-help-%d.txt", (int)getpid());
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++) {
         const char *help[] = {commands[i], "--help", NULL};
-        if (run(help, out) != 0)
-            fail_msg("epochsim %s --help: exit not 0", commands[i]);
+        if (run(help, out) != 0) fail_msg("epochsim %s --help: exit not 0", commands[i]);
         char *text = slurp(out, NULL);
         if (!strstr(text, "example") || !strstr(text, "usage: epochsim"))
             fail_msg("epochsim %s --help: no usage or examples on stdout", commands[i]);
         free(text);
         const char *bad[] = {commands[i], "--no-such-option", NULL};
-        if (run(bad, out) != 2)
-            fail_msg("epochsim %s --no-such-option: exit not 2", commands[i]);
+        if (run(bad, out) != 2) fail_msg("epochsim %s --no-such-option: exit not 2", commands[i]);
         if (lines_in(out) != 0)
             fail_msg("epochsim %s --no-such-option: wrote to stdout", commands[i]);
     }

@@ -23,12 +23,14 @@
 static void base(sim_experiment *x, cfg_experiment_set *set)
 {
     static const char *const sets[] = {
-        "system.gpu=test-gpu", "system.cpu=test-cpu-8c", "system.storage=test-nvme",
-        "system.host_memory_gb=64", "dataset.samples=100000", "dataset.sample_bytes=1000",
-        "dataset.decode_us=500", "dataset.decode_cv=0.3", "dataset.input_bytes=1000",
-        "loader.batch_size=64", "loader.num_workers=2", "loader.worker_start_ms=0",
-        "workload.kernels_per_step=10", "workload.kernel_us=1000", "training.max_steps=40",
-        NULL,
+        "system.gpu=test-gpu",          "system.cpu=test-cpu-8c",
+        "system.storage=test-nvme",     "system.host_memory_gb=64",
+        "dataset.samples=100000",       "dataset.sample_bytes=1000",
+        "dataset.decode_us=500",        "dataset.decode_cv=0.3",
+        "dataset.input_bytes=1000",     "loader.batch_size=64",
+        "loader.num_workers=2",         "loader.worker_start_ms=0",
+        "workload.kernels_per_step=10", "workload.kernel_us=1000",
+        "training.max_steps=40",        NULL,
     };
     sim_err err;
     memset(set, 0, sizeof *set);
@@ -43,8 +45,7 @@ static void make_spec(sim_sweep_spec *s, const char *const *axes)
     sim_sweep_spec_init(s);
     for (const char *const *a = axes; *a; a++) {
         int zip = !strncmp(*a, "zip:", 4);
-        if (sim_sweep_spec_add(s, zip ? *a + 4 : *a, zip, &err))
-            fail_msg("%s: %s", *a, err.msg);
+        if (sim_sweep_spec_add(s, zip ? *a + 4 : *a, zip, &err)) fail_msg("%s: %s", *a, err.msg);
     }
     assert_int_equal(sim_sweep_spec_check(s, &err), 0);
 }
@@ -70,8 +71,7 @@ static char *slurp(const char *path, size_t *len)
     assert_int_equal(fread(buf, 1, (size_t)n, fp), (size_t)n);
     buf[n] = 0;
     fclose(fp);
-    if (len)
-        *len = (size_t)n;
+    if (len) *len = (size_t)n;
     return buf;
 }
 
@@ -94,10 +94,8 @@ static int sweep(const char *const *axes, const char *path, sim_sweep_opts o, si
     make_spec(&s, axes);
     o.out_path = path;
     o.catalog_dir = CATALOG;
-    if (!o.threads)
-        o.threads = 1;
-    if (!o.replications)
-        o.replications = 1;
+    if (!o.threads) o.threads = 1;
+    if (!o.replications) o.replications = 1;
     sim_sweep_stats local;
     int rc = sim_sweep_run(&s, &x, &set, &o, st ? st : &local, err);
     sim_sweep_spec_free(&s);
@@ -112,9 +110,8 @@ static size_t count_lines(const char *s)
     return n;
 }
 
-static const char *const mixed[] = {"loader.batch_size=16,32,abc,64",
-                                    "loader.num_workers=0,2,4", "system.gpu=test-gpu,nope",
-                                    NULL};
+static const char *const mixed[] = {"loader.batch_size=16,32,abc,64", "loader.num_workers=0,2,4",
+                                    "system.gpu=test-gpu,nope", NULL};
 
 static void test_sweep_run_parallel_output_is_identical(void **state)
 {
@@ -199,7 +196,7 @@ static void test_sweep_run_resume_after_cut_file(void **state)
         /* Cut at the start, inside the header (CSV) or first row, right after a newline, in the
          * middle of a row, and one byte short of the end. */
         const char *third = strchr(strchr(want, '\n') + 1, '\n') + 1;
-        size_t cuts[] = {0, 10, (size_t)(third - want), (size_t)(third - want) + 25, len / 2,
+        size_t cuts[] = {0,       10, (size_t)(third - want), (size_t)(third - want) + 25, len / 2,
                          len - 1, len};
         for (size_t k = 0; k < sizeof cuts / sizeof cuts[0]; k++) {
             spit(part, want, cuts[k]);
@@ -213,8 +210,7 @@ static void test_sweep_run_resume_after_cut_file(void **state)
             assert_int_equal(glen, len);
             assert_memory_equal(got, want, len);
             assert_int_equal(st.skipped + st.written, 12);
-            if (cuts[k] == len)
-                assert_int_equal(st.written, 0);
+            if (cuts[k] == len) assert_int_equal(st.written, 0);
             free(got);
         }
         free(want);
@@ -303,8 +299,7 @@ static size_t read_jsonl(const char *path, yajl_val *rows, size_t max)
         char why[128];
         assert_true(n < max);
         rows[n] = yajl_tree_parse(line, why, sizeof why);
-        if (!rows[n])
-            fail_msg("line %zu does not parse: %s", n + 1, why);
+        if (!rows[n]) fail_msg("line %zu does not parse: %s", n + 1, why);
         n++;
     }
     free(d);
@@ -315,8 +310,7 @@ static double num(yajl_val row, const char *key)
 {
     const char *path[] = {key, NULL};
     yajl_val v = yajl_tree_get(row, path, yajl_t_number);
-    if (!v)
-        fail_msg("no number '%s'", key);
+    if (!v) fail_msg("no number '%s'", key);
     return YAJL_GET_DOUBLE(v);
 }
 
@@ -409,11 +403,13 @@ static void test_sweep_run_oom_point_is_a_row(void **state)
     make_spec(&s, axes);
     char p[64];
     tmp_path(p, sizeof p);
-    sim_sweep_opts o = {.out_path = p, .format = SIM_SWEEP_JSONL, .threads = 1, .replications = 1,
+    sim_sweep_opts o = {.out_path = p,
+                        .format = SIM_SWEEP_JSONL,
+                        .threads = 1,
+                        .replications = 1,
                         .catalog_dir = EPOCHSIM_SOURCE_DIR "/configs/hardware"};
     sim_sweep_stats st;
-    if (sim_sweep_run(&s, &x, &set, &o, &st, &err))
-        fail_msg("%s", err.msg);
+    if (sim_sweep_run(&s, &x, &set, &o, &st, &err)) fail_msg("%s", err.msg);
     assert_int_equal(st.oom, 1);
     assert_int_equal(st.failed, 0);
     yajl_val rows[2];

@@ -158,8 +158,7 @@ static void expect_error(const char *text, int line, int col, const char *what)
     sim_err err;
     sim_err_clear(&err);
     int rc = sim_sweep_spec_load(&s, path, &err);
-    if (!rc)
-        rc = sim_sweep_spec_check(&s, &err);
+    if (!rc) rc = sim_sweep_spec_check(&s, &err);
     assert_int_equal(rc, SIM_EINVAL);
     if (!strstr(err.msg, what) || err.line != line || err.col != col)
         fail_msg("expected %d:%d '%s', got %d:%d '%s'", line, col, what, err.line, err.col,
@@ -183,8 +182,7 @@ static void test_sweep_spec_errors_name_line_and_column(void **state)
                  "    loader.batch_sise: [32]\n",
                  3, 5, "unknown key 'loader.batch_sise' (did you mean 'loader.batch_size'?)");
     expect_error("sweep:\n  gird: {loader.batch_size: [1]}\n", 2, 3, "unknown key 'sweep.gird'");
-    expect_error("sweep:\n  grid: {loader.batch_size: 32}\n", 2, 29,
-                 "expected a non-empty list");
+    expect_error("sweep:\n  grid: {loader.batch_size: 32}\n", 2, 29, "expected a non-empty list");
     expect_error("sweep:\n  hardware:\n    - {system.gpu: a10}\n", 3, 7,
                  "a hardware set needs a 'name'");
     expect_error("sweep:\n  hardware:\n    - {name: x, system.gpuu: a10}\n", 3, 17,
@@ -210,8 +208,7 @@ static uint64_t seed_of(const char *axis, const char *bs)
         const char *v[2];
         sim_sweep_point p;
         sim_sweep_spec_point(&s, i, &p, v);
-        if (strcmp(v[0], bs))
-            continue;
+        if (strcmp(v[0], bs)) continue;
         sim_experiment x;
         cfg_experiment_set set = {0};
         sim_experiment_defaults(&x);
@@ -245,8 +242,9 @@ static void test_sweep_spec_trace_relative_to_file(void **state)
 {
     (void)state;
     char path[64];
-    write_tmp(path, sizeof path, "workload:\n  trace: data/step.json.gz\nsweep:\n  grid:\n"
-                                 "    loader.batch_size: [32, 64]\n");
+    write_tmp(path, sizeof path,
+              "workload:\n  trace: data/step.json.gz\nsweep:\n  grid:\n"
+              "    loader.batch_size: [32, 64]\n");
     sim_experiment x;
     sim_experiment_defaults(&x);
     cfg_experiment_set set = {0};

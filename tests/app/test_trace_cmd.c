@@ -1,5 +1,5 @@
-/* test_trace_cmd.c — `epochsim import kineto` and `epochsim trace show` as a user runs them: exit codes,
- * the summary JSON (parsed back with yajl), and errors on stderr. */
+/* test_trace_cmd.c — `epochsim import kineto` and `epochsim trace show` as a user runs them: exit
+ * codes, the summary JSON (parsed back with yajl), and errors on stderr. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -27,15 +27,12 @@ static int run(const char *cmd, char *out, size_t cap)
     size_t n = 0;
     char sink[4096];
     for (;;) {
-        size_t got = out && n + 1 < cap ? fread(out + n, 1, cap - 1 - n, p)
-                                        : fread(sink, 1, sizeof sink, p);
-        if (got == 0)
-            break;
-        if (out && n + 1 < cap)
-            n += got;
+        size_t got =
+            out && n + 1 < cap ? fread(out + n, 1, cap - 1 - n, p) : fread(sink, 1, sizeof sink, p);
+        if (got == 0) break;
+        if (out && n + 1 < cap) n += got;
     }
-    if (out)
-        out[n] = 0;
+    if (out) out[n] = 0;
     int st = pclose(p);
     return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
@@ -83,8 +80,7 @@ static void test_cmd_import_and_show(void **state)
     js[n] = 0;
     char errbuf[256];
     yajl_val root = yajl_tree_parse(js, errbuf, sizeof errbuf);
-    if (!root)
-        fail_msg("summary JSON does not parse: %s", errbuf);
+    if (!root) fail_msg("summary JSON does not parse: %s", errbuf);
     assert_true(YAJL_IS_INTEGER(get(root, "steps")));
     assert_int_equal(YAJL_GET_INTEGER(get(root, "steps")), 3);
     assert_string_equal(YAJL_GET_STRING(get(root, "gpu_name")), "NVIDIA A100-SXM4-40GB");
@@ -116,8 +112,7 @@ static void test_cmd_import_and_show(void **state)
     snprintf(cmd, sizeof cmd, "'%s' trace show '%s' --json", EPOCHSIM_BINARY, tmp[0]);
     assert_int_equal(run(cmd, out, sizeof out), 0);
     root = yajl_tree_parse(out, errbuf, sizeof errbuf);
-    if (!root)
-        fail_msg("trace show --json does not parse: %s", errbuf);
+    if (!root) fail_msg("trace show --json does not parse: %s", errbuf);
     assert_int_equal(YAJL_GET_INTEGER(get(root, "steps")), 3);
     yajl_tree_free(root);
 

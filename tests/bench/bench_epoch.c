@@ -19,8 +19,8 @@ int main(int argc, char **argv)
 {
     int repeats = argc > 1 ? atoi(argv[1]) : 3;
     static const char *const sets[] = {
-        "system.gpu=test-gpu", "system.cpu=test-cpu-8c", "system.storage=test-nvme",
-        "dataset.samples=1281167", "loader.batch_size=256", "workload.kernels_per_step=320",
+        "system.gpu=test-gpu",     "system.cpu=test-cpu-8c", "system.storage=test-nvme",
+        "dataset.samples=1281167", "loader.batch_size=256",  "workload.kernels_per_step=320",
         "training.epochs=1",
     };
     sim_experiment x;
@@ -38,11 +38,9 @@ int main(int argc, char **argv)
     for (int r = 0; r < repeats; r++) {
         sim_result res;
         double t0 = now_s();
-        if (sim_run(&sc, &res, &err))
-            return fprintf(stderr, "%s\n", err.msg), 1;
+        if (sim_run(&sc, &res, &err)) return fprintf(stderr, "%s\n", err.msg), 1;
         double wall = now_s() - t0;
-        if (wall < best)
-            best = wall;
+        if (wall < best) best = wall;
         printf("run %d: %llu events, %lld steps, wall %.3f s, %.2f M events/s "
                "(simulated epoch %.1f s, GPU-Util %.1f %%)\n",
                r + 1, (unsigned long long)res.events, (long long)res.steps, wall,

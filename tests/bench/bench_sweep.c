@@ -12,10 +12,12 @@
 int main(int argc, char **argv)
 {
     int threads = argc > 1 ? atoi(argv[1]) : 1;
-    sim_sweep_format format = argc > 2 && !strcmp(argv[2], "jsonl") ? SIM_SWEEP_JSONL
-                                                                      : SIM_SWEEP_CSV;
+    sim_sweep_format format =
+        argc > 2 && !strcmp(argv[2], "jsonl") ? SIM_SWEEP_JSONL : SIM_SWEEP_CSV;
     static const char *const sets[] = {
-        "system.gpu=test-gpu", "system.cpu=test-cpu-8c", "system.storage=test-nvme",
+        "system.gpu=test-gpu",
+        "system.cpu=test-cpu-8c",
+        "system.storage=test-nvme",
         "training.max_steps=200",
     };
     static const char *const axes[] = {
@@ -34,10 +36,13 @@ int main(int argc, char **argv)
     sim_sweep_spec spec;
     sim_sweep_spec_init(&spec);
     for (size_t i = 0; i < sizeof axes / sizeof axes[0]; i++)
-        if (sim_sweep_spec_add(&spec, axes[i], 0, &err))
-            return fprintf(stderr, "%s\n", err.msg), 1;
-    sim_sweep_opts o = {.out_path = "/dev/null", .format = format, .threads = threads,
-                        .replications = 1, .force = true, .catalog_dir = EPOCHSIM_BENCH_CATALOG};
+        if (sim_sweep_spec_add(&spec, axes[i], 0, &err)) return fprintf(stderr, "%s\n", err.msg), 1;
+    sim_sweep_opts o = {.out_path = "/dev/null",
+                        .format = format,
+                        .threads = threads,
+                        .replications = 1,
+                        .force = true,
+                        .catalog_dir = EPOCHSIM_BENCH_CATALOG};
     sim_sweep_stats st;
     if (sim_sweep_run(&spec, &x, &set, &o, &st, &err)) {
         sim_err_print(&err, stderr);

@@ -30,8 +30,7 @@ static void recorder_handle(sim_engine *e, void *self, const sim_event *ev)
         r->a[r->n] = ev->a;
         r->n++;
     }
-    if (r->react)
-        r->react(r, e, ev);
+    if (r->react) r->react(r, e, ev);
 }
 
 static const sim_component_ops recorder_ops = {.name = "recorder", .handle = recorder_handle};

@@ -26,8 +26,7 @@ static void join_on_cue(recorder *r, sim_engine *e, const sim_event *ev)
 {
     (void)e;
     join_plan *p = r->ctx;
-    if (ev->kind == 1)
-        sim_collective_join(p->c, (int)(r - p->gpus), BYTES, r->id, 2);
+    if (ev->kind == 1) sim_collective_join(p->c, (int)(r - p->gpus), BYTES, r->id, 2);
 }
 
 static void barrier_then_ring(void **state)

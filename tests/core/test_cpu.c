@@ -19,11 +19,11 @@ static void capacity_cores_then_siblings(void **state)
 {
     (void)state;
     assert_true(sim_cpu_capacity(&box, 0) == 0);
-    assert_true(sim_cpu_capacity(&box, 2) == 2);      /* fewer threads than cores */
+    assert_true(sim_cpu_capacity(&box, 2) == 2); /* fewer threads than cores */
     assert_true(sim_cpu_capacity(&box, 4) == 4);
-    assert_true(sim_cpu_capacity(&box, 6) == 4.5);    /* 4 + 2 siblings x 0.25 */
-    assert_true(sim_cpu_capacity(&box, 8) == 5);      /* every hardware thread busy */
-    assert_true(sim_cpu_capacity(&box, 100) == 5);    /* more threads add nothing */
+    assert_true(sim_cpu_capacity(&box, 6) == 4.5); /* 4 + 2 siblings x 0.25 */
+    assert_true(sim_cpu_capacity(&box, 8) == 5);   /* every hardware thread busy */
+    assert_true(sim_cpu_capacity(&box, 100) == 5); /* more threads add nothing */
 }
 
 /* Threads of 1 ms of reference-core work each; returns when the last finished. */

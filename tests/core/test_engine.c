@@ -125,8 +125,7 @@ static const sim_observer_ops watcher = {.name = "watcher", .observe = observe};
 /* Each event reports its payload; the observer is set by the event at t = 20. */
 static void report_payload(recorder *r, sim_engine *e, const sim_event *ev)
 {
-    if (ev->t_ns == 20)
-        sim_engine_set_observer(e, &watcher, r->ctx);
+    if (ev->t_ns == 20) sim_engine_set_observer(e, &watcher, r->ctx);
     sim_engine_observe(e, &(sim_observation){.kind = SIM_OBS_STEP, .a = (int64_t)ev->a});
 }
 

@@ -33,12 +33,16 @@ static void rig_up(rig *r)
 {
     r->e = sim_engine_create();
     recorder_attach(&r->main_thread, r->e);
-    sim_ps_config link = {.name = "h2d", .rate = LINK_BYTES_PER_NS, .per_job_max = 1e300,
-                          .busy_units = 1};
+    sim_ps_config link = {
+        .name = "h2d", .rate = LINK_BYTES_PER_NS, .per_job_max = 1e300, .busy_units = 1};
     r->link = sim_ps_create(r->e, &link);
     r->metrics = sim_metrics_create(r->e, 1, 1000 * US, 0);
-    sim_gpu_config c = {.index = 0, .launch_queue_depth = 1024, .copy_overhead_ns = COPY_OVERHEAD_NS,
-                        .pageable_slowdown = 2.0, .h2d = r->link, .metrics = r->metrics};
+    sim_gpu_config c = {.index = 0,
+                        .launch_queue_depth = 1024,
+                        .copy_overhead_ns = COPY_OVERHEAD_NS,
+                        .pageable_slowdown = 2.0,
+                        .h2d = r->link,
+                        .metrics = r->metrics};
     r->gpu = sim_gpu_create(r->e, &c);
     assert_true(r->link && r->metrics && r->gpu);
 }
@@ -63,7 +67,7 @@ static void kernels_run_in_order(void **state)
     assert_int_equal(sim_gpu_queued(r.gpu), 3);
     sim_gpu_notify(r.gpu, 2, r.main_thread.id, 9);
     assert_int_equal(sim_engine_run(r.e), 0);
-    assert_int_equal(r.main_thread.n, 1); /* one waiter, told once */
+    assert_int_equal(r.main_thread.n, 1);          /* one waiter, told once */
     assert_int_equal(r.main_thread.t[0], 30 * US); /* items 1 and 2: 10 + 20 us */
     assert_int_equal(sim_gpu_queued(r.gpu), 0);
     assert_int_equal(sim_engine_now(r.e), 60 * US);
@@ -77,8 +81,8 @@ static void copies_cost_bytes_over_the_link(void **state)
     (void)state;
     rig r;
     rig_up(&r);
-    sim_gpu_copy(r.gpu, 1e6, true);   /* 1 MB pinned: 50 us + 5 us */
-    sim_gpu_copy(r.gpu, 1e6, false);  /* pageable: twice the link work, 100 us + 5 us */
+    sim_gpu_copy(r.gpu, 1e6, true);  /* 1 MB pinned: 50 us + 5 us */
+    sim_gpu_copy(r.gpu, 1e6, false); /* pageable: twice the link work, 100 us + 5 us */
     sim_gpu_kernel(r.gpu, 40 * US, 1.0f);
     sim_gpu_notify(r.gpu, 1, r.main_thread.id, 1);
     assert_int_equal(sim_engine_run(r.e), 0);

@@ -29,8 +29,7 @@ static void take_and_ask(recorder *r, sim_engine *e, const sim_event *ev)
 {
     (void)e;
     ask *k = r->ctx;
-    if (ev->a + 1 < BATCHES)
-        sim_loader_next(k->l, r->id, 0);
+    if (ev->a + 1 < BATCHES) sim_loader_next(k->l, r->id, 0);
 }
 
 static void batches_in_order_from_round_robin_workers(void **state)
@@ -45,11 +44,19 @@ static void batches_in_order_from_round_robin_workers(void **state)
     sim_ps *mem = sim_ps_create(e, &bus);
     sim_storage_desc ram = {.read_mbps = 1e9, .latency_us = 0, .queue_depth = 64};
     sim_storage *disk = sim_storage_create(e, &ram);
-    sim_loader_config c = {
-        .batch_size = 4, .num_workers = 2, .prefetch_factor = 2, .samples = 4 * BATCHES,
-        .dataset_samples = 4 * BATCHES, .sample_bytes = 1000, .decode_ref_ns = 1.0 * MS,
-        .input_bytes = 1000, .worker_start_ref_ns = 1.0 * MS, .seed = 1, .cpu = cpu, .mem = mem,
-        .storage = disk};
+    sim_loader_config c = {.batch_size = 4,
+                           .num_workers = 2,
+                           .prefetch_factor = 2,
+                           .samples = 4 * BATCHES,
+                           .dataset_samples = 4 * BATCHES,
+                           .sample_bytes = 1000,
+                           .decode_ref_ns = 1.0 * MS,
+                           .input_bytes = 1000,
+                           .worker_start_ref_ns = 1.0 * MS,
+                           .seed = 1,
+                           .cpu = cpu,
+                           .mem = mem,
+                           .storage = disk};
     int rc;
     sim_loader *l = sim_loader_create(e, &c, &rc);
     assert_non_null(l);

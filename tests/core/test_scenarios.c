@@ -20,12 +20,14 @@
 static void run(const char *const *sets, sim_scenario *sc, sim_result *res)
 {
     static const char *const base[] = {
-        "system.gpu=test-gpu", "system.cpu=test-cpu-8c", "system.storage=test-nvme",
-        "system.host_memory_gb=64", "dataset.samples=2560", "dataset.sample_bytes=1000",
-        "dataset.decode_us=10", "dataset.decode_cv=0", "dataset.input_bytes=1000",
-        "loader.batch_size=64", "loader.worker_start_ms=0", "workload.kernels_per_step=10",
-        "workload.kernel_us=1000", "workload.dispatch_us=1", "workload.step_overhead_us=0",
-        NULL,
+        "system.gpu=test-gpu",         "system.cpu=test-cpu-8c",
+        "system.storage=test-nvme",    "system.host_memory_gb=64",
+        "dataset.samples=2560",        "dataset.sample_bytes=1000",
+        "dataset.decode_us=10",        "dataset.decode_cv=0",
+        "dataset.input_bytes=1000",    "loader.batch_size=64",
+        "loader.worker_start_ms=0",    "workload.kernels_per_step=10",
+        "workload.kernel_us=1000",     "workload.dispatch_us=1",
+        "workload.step_overhead_us=0", NULL,
     };
     sim_experiment x;
     cfg_experiment_set set = {0};
@@ -35,13 +37,10 @@ static void run(const char *const *sets, sim_scenario *sc, sim_result *res)
     for (const char *const *s = base; *s; s++)
         assert_int_equal(cfg_experiment_apply(*s, &x, &set, &err), 0);
     for (const char *const *s = sets; s && *s; s++) {
-        if (cfg_experiment_apply(*s, &x, &set, &err))
-            fail_msg("%s: %s", *s, err.msg);
+        if (cfg_experiment_apply(*s, &x, &set, &err)) fail_msg("%s: %s", *s, err.msg);
     }
-    if (sim_scenario_build(&x, &set, CATALOG, sc, &err))
-        fail_msg("build: %s", err.msg);
-    if (sim_run(sc, res, &err))
-        fail_msg("run: %s", err.msg);
+    if (sim_scenario_build(&x, &set, CATALOG, sc, &err)) fail_msg("build: %s", err.msg);
+    if (sim_run(sc, res, &err)) fail_msg("run: %s", err.msg);
     /* Invariants of every run: GPU-Util in [0, 100] and busy + idle causes = wall time. */
     for (int i = 0; i < res->n_epochs; i++) {
         const sim_epoch_result *e = &res->epochs[i];
@@ -54,8 +53,7 @@ static void run(const char *const *sets, sim_scenario *sc, sim_result *res)
          * GPU's DistributedSampler shard of ceil(N / GPUs), or max_steps batches of it. */
         int64_t g = x.system.gpu_count;
         int64_t per_epoch = g * ((x.dataset.samples + g - 1) / g);
-        if (x.training.max_steps)
-            per_epoch = g * x.training.max_steps * x.loader.batch_size;
+        if (x.training.max_steps) per_epoch = g * x.training.max_steps * x.loader.batch_size;
         assert_int_equal(e->samples, per_epoch);
         /* No epoch is shorter than the GPU's own work in it. */
         double gpu_s = (double)e->steps * sim_program_gpu_ns(&sc->program) / 1e9;
@@ -70,8 +68,8 @@ static void run(const char *const *sets, sim_scenario *sc, sim_result *res)
         assert_true(e->storage_busy_pct <= 100 + 1e-9 && e->h2d_busy_pct <= 100 + 1e-9);
         if (x.dataset.decode_cv == 0) {
             double cores = hw->cpu.cores + hw->cpu.smt_gain * (hw->cpu.threads - hw->cpu.cores);
-            double decode_s = (double)e->samples * x.dataset.decode_us * 1e-6 /
-                              (hw->cpu.single_thread * cores);
+            double decode_s =
+                (double)e->samples * x.dataset.decode_us * 1e-6 / (hw->cpu.single_thread * cores);
             assert_true(e->time_s >= decode_s);
         }
     }
@@ -101,8 +99,8 @@ static void test_scenario_gpu_bound(void **state)
 static void test_scenario_loader_bound_workers_within_cores(void **state)
 {
     (void)state;
-    static const char *const s[] = {"loader.num_workers=4", "dataset.decode_us=10000",
-                                    "dataset.samples=400", "loader.batch_size=10",
+    static const char *const s[] = {"loader.num_workers=4",        "dataset.decode_us=10000",
+                                    "dataset.samples=400",         "loader.batch_size=10",
                                     "workload.kernels_per_step=1", NULL};
     sim_scenario sc;
     sim_result r;
@@ -119,11 +117,11 @@ static void test_scenario_loader_bound_workers_within_cores(void **state)
 static void test_scenario_loader_bound_workers_beyond_cores_get_smt_gain_only(void **state)
 {
     (void)state;
-    static const char *const w8[] = {"loader.num_workers=8", "dataset.decode_us=10000",
-                                     "dataset.samples=1600", "loader.batch_size=10",
+    static const char *const w8[] = {"loader.num_workers=8",        "dataset.decode_us=10000",
+                                     "dataset.samples=1600",        "loader.batch_size=10",
                                      "workload.kernels_per_step=1", NULL};
-    static const char *const w16[] = {"loader.num_workers=16", "dataset.decode_us=10000",
-                                      "dataset.samples=1600", "loader.batch_size=10",
+    static const char *const w16[] = {"loader.num_workers=16",       "dataset.decode_us=10000",
+                                      "dataset.samples=1600",        "loader.batch_size=10",
                                       "workload.kernels_per_step=1", NULL};
     sim_scenario sc8, sc16;
     sim_result r8, r16;
@@ -145,9 +143,12 @@ static void test_scenario_loader_bound_workers_beyond_cores_get_smt_gain_only(vo
 static void test_scenario_num_workers_zero_is_serial(void **state)
 {
     (void)state;
-    static const char *const s[] = {"loader.num_workers=0", "dataset.decode_us=2000",
-                                    "loader.batch_size=10", "dataset.samples=400",
-                                    "workload.kernels_per_step=1", "workload.kernel_us=5000",
+    static const char *const s[] = {"loader.num_workers=0",
+                                    "dataset.decode_us=2000",
+                                    "loader.batch_size=10",
+                                    "dataset.samples=400",
+                                    "workload.kernels_per_step=1",
+                                    "workload.kernel_us=5000",
                                     NULL};
     sim_scenario sc;
     sim_result r;
@@ -177,8 +178,8 @@ static void test_scenario_launch_bound(void **state)
     assert_int_equal(r.bottleneck, SIM_BN_CPU_DISPATCH);
     /* CUDA graphs replace the 1000 dispatches by one launch: the GPU becomes the limit. */
     static const char *const g[] = {"workload.kernels_per_step=1000", "workload.kernel_us=10",
-                                    "workload.dispatch_us=20", "dataset.samples=1280",
-                                    "training.cuda_graphs=true", NULL};
+                                    "workload.dispatch_us=20",        "dataset.samples=1280",
+                                    "training.cuda_graphs=true",      NULL};
     sim_scenario scg;
     sim_result rg;
     run(g, &scg, &rg);
@@ -194,9 +195,9 @@ static void test_scenario_storage_bound_hdd_and_page_cache(void **state)
 {
     (void)state;
     static const char *const s[] = {"system.storage=test-hdd", "dataset.sample_bytes=110000",
-                                    "dataset.decode_us=100", "dataset.samples=400",
-                                    "loader.batch_size=10", "workload.kernels_per_step=1",
-                                    "training.epochs=2", NULL};
+                                    "dataset.decode_us=100",   "dataset.samples=400",
+                                    "loader.batch_size=10",    "workload.kernels_per_step=1",
+                                    "training.epochs=2",       NULL};
     sim_scenario sc;
     sim_result r;
     run(s, &sc, &r);
@@ -211,10 +212,10 @@ static void test_scenario_storage_bound_hdd_and_page_cache(void **state)
     sim_result_free(&r);
     sim_scenario_free(&sc);
 
-    static const char *const nocache[] = {"system.storage=test-hdd", "dataset.sample_bytes=110000",
-                                          "dataset.decode_us=100", "dataset.samples=400",
-                                          "loader.batch_size=10", "workload.kernels_per_step=1",
-                                          "training.epochs=2", "system.page_cache_gb=0", NULL};
+    static const char *const nocache[] = {
+        "system.storage=test-hdd", "dataset.sample_bytes=110000", "dataset.decode_us=100",
+        "dataset.samples=400",     "loader.batch_size=10",        "workload.kernels_per_step=1",
+        "training.epochs=2",       "system.page_cache_gb=0",      NULL};
     run(nocache, &sc, &r);
     assert_int_equal(r.bottleneck, SIM_BN_STORAGE);
     near(r.epochs[1].time_s, r.epochs[0].time_s, 0.01, "epoch 2 without a page cache");
@@ -287,8 +288,12 @@ static void test_scenario_same_seed_same_result_other_seed_differs(void **state)
     (void)state;
     static const char *const s[] = {"dataset.decode_cv=0.5", "dataset.decode_us=2000",
                                     "loader.num_workers=4", "training.epochs=2", NULL};
-    static const char *const s2[] = {"dataset.decode_cv=0.5", "dataset.decode_us=2000",
-                                     "loader.num_workers=4", "training.epochs=2", "seed=7", NULL};
+    static const char *const s2[] = {"dataset.decode_cv=0.5",
+                                     "dataset.decode_us=2000",
+                                     "loader.num_workers=4",
+                                     "training.epochs=2",
+                                     "seed=7",
+                                     NULL};
     sim_scenario a, b, c;
     sim_result ra, rb, rc;
     run(s, &a, &ra);
@@ -311,12 +316,16 @@ static void test_scenario_same_seed_same_result_other_seed_differs(void **state)
 static void test_scenario_data_parallel_gpus_share_the_host(void **state)
 {
     (void)state;
-    static const char *const one[] = {"loader.num_workers=4", "dataset.decode_us=10000",
-                                      "dataset.samples=1600", "loader.batch_size=10",
+    static const char *const one[] = {"loader.num_workers=4",        "dataset.decode_us=10000",
+                                      "dataset.samples=1600",        "loader.batch_size=10",
                                       "workload.kernels_per_step=1", NULL};
-    static const char *const four[] = {"loader.num_workers=4", "dataset.decode_us=10000",
-                                       "dataset.samples=1600", "loader.batch_size=10",
-                                       "workload.kernels_per_step=1", "system.gpu_count=4", NULL};
+    static const char *const four[] = {"loader.num_workers=4",
+                                       "dataset.decode_us=10000",
+                                       "dataset.samples=1600",
+                                       "loader.batch_size=10",
+                                       "workload.kernels_per_step=1",
+                                       "system.gpu_count=4",
+                                       NULL};
     sim_scenario s1, s4;
     sim_result r1, r4;
     run(one, &s1, &r1);
@@ -340,8 +349,8 @@ static void test_scenario_data_parallel_gpus_share_the_host(void **state)
 static void test_scenario_gpus_end_epochs_apart(void **state)
 {
     (void)state;
-    static const char *const sets[] = {"system.gpu_count=2", "training.epochs=2",
-                                       "training.max_steps=5", "loader.num_workers=2",
+    static const char *const sets[] = {"system.gpu_count=2",    "training.epochs=2",
+                                       "training.max_steps=5",  "loader.num_workers=2",
                                        "dataset.decode_cv=0.5", NULL};
     sim_scenario sc;
     sim_result r;

@@ -23,8 +23,8 @@
 
 static sim_storage *device(sim_engine *e, int queue_depth)
 {
-    sim_storage_desc d = {.read_mbps = 1000, .latency_us = LAT_NS / 1000.0,
-                          .queue_depth = queue_depth};
+    sim_storage_desc d = {
+        .read_mbps = 1000, .latency_us = LAT_NS / 1000.0, .queue_depth = queue_depth};
     sim_storage *s = sim_storage_create(e, &d);
     assert_non_null(s);
     return s;

@@ -26,12 +26,24 @@
 static void build(const char *const *sets, sim_scenario *sc)
 {
     static const char *const base[] = {
-        "system.gpu=test-gpu", "system.cpu=test-cpu-8c", "system.storage=test-nvme",
-        "system.host_memory_gb=64", "dataset.samples=2560", "dataset.sample_bytes=1000",
-        "dataset.decode_us=10", "dataset.decode_cv=0.3", "dataset.input_bytes=1000",
-        "loader.batch_size=64", "loader.num_workers=4", "loader.pin_memory=true",
-        "loader.non_blocking=true", "loader.worker_start_ms=1", "workload.kernels_per_step=10",
-        "workload.kernel_us=1000", "workload.dispatch_us=5", "workload.step_overhead_us=20",
+        "system.gpu=test-gpu",
+        "system.cpu=test-cpu-8c",
+        "system.storage=test-nvme",
+        "system.host_memory_gb=64",
+        "dataset.samples=2560",
+        "dataset.sample_bytes=1000",
+        "dataset.decode_us=10",
+        "dataset.decode_cv=0.3",
+        "dataset.input_bytes=1000",
+        "loader.batch_size=64",
+        "loader.num_workers=4",
+        "loader.pin_memory=true",
+        "loader.non_blocking=true",
+        "loader.worker_start_ms=1",
+        "workload.kernels_per_step=10",
+        "workload.kernel_us=1000",
+        "workload.dispatch_us=5",
+        "workload.step_overhead_us=20",
         NULL,
     };
     sim_experiment x;
@@ -42,10 +54,8 @@ static void build(const char *const *sets, sim_scenario *sc)
     for (const char *const *s = base; *s; s++)
         assert_int_equal(cfg_experiment_apply(*s, &x, &set, &err), 0);
     for (const char *const *s = sets; s && *s; s++)
-        if (cfg_experiment_apply(*s, &x, &set, &err))
-            fail_msg("%s: %s", *s, err.msg);
-    if (sim_scenario_build(&x, &set, CATALOG, sc, &err))
-        fail_msg("build: %s", err.msg);
+        if (cfg_experiment_apply(*s, &x, &set, &err)) fail_msg("%s: %s", *s, err.msg);
+    if (sim_scenario_build(&x, &set, CATALOG, sc, &err)) fail_msg("build: %s", err.msg);
 }
 
 /* ---- the parsed file ---------------------------------------------------------------------- */
@@ -103,8 +113,7 @@ static void parse_file(const char *path, trace *t)
     fclose(f);
     char errbuf[256];
     yajl_val root = yajl_tree_parse(buf, errbuf, sizeof errbuf);
-    if (!root)
-        fail_msg("not JSON: %s", errbuf);
+    if (!root) fail_msg("not JSON: %s", errbuf);
     free(buf);
     yajl_val evs = member(root, "traceEvents");
     assert_true(YAJL_IS_ARRAY(evs));
@@ -163,23 +172,20 @@ static void parse_file(const char *path, trace *t)
 static int lane_tid(const trace *t, const char *prefix)
 {
     for (int i = 0; i < 256; i++)
-        if (!strncmp(t->lane_name[i], prefix, strlen(prefix)))
-            return i;
+        if (!strncmp(t->lane_name[i], prefix, strlen(prefix))) return i;
     return -1;
 }
 
 static size_t count_x(const trace *t, int tid, const char *prefix, int64_t *sum_ns)
 {
     size_t n = 0;
-    if (sum_ns)
-        *sum_ns = 0;
+    if (sum_ns) *sum_ns = 0;
     for (size_t i = 0; i < t->n; i++) {
         const event *e = &t->ev[i];
         if (e->ph == 'X' && (tid < 0 || e->tid == tid) &&
             !strncmp(e->name, prefix, strlen(prefix))) {
             n++;
-            if (sum_ns)
-                *sum_ns += e->dur_ns;
+            if (sum_ns) *sum_ns += e->dur_ns;
         }
     }
     return n;
@@ -193,15 +199,14 @@ static void check_lane_nesting(const trace *t, int tid, bool strict)
     int depth = 0;
     for (size_t i = 0; i < t->n; i++) {
         const event *e = &t->ev[i];
-        if (e->ph != 'X' || e->tid != tid)
-            continue;
+        if (e->ph != 'X' || e->tid != tid) continue;
         int64_t end = e->ts_ns + e->dur_ns;
         while (depth > 0 && stack[depth - 1] <= e->ts_ns)
             depth--;
         if (depth > 0) {
             if (strict)
-                fail_msg("lane %s: '%s' at %lld ns overlaps the previous span",
-                         t->lane_name[tid], e->name, (long long)e->ts_ns);
+                fail_msg("lane %s: '%s' at %lld ns overlaps the previous span", t->lane_name[tid],
+                         e->name, (long long)e->ts_ns);
             if (end > stack[depth - 1])
                 fail_msg("lane %s: '%s' at %lld ns overlaps its parent without nesting",
                          t->lane_name[tid], e->name, (long long)e->ts_ns);
@@ -218,8 +223,7 @@ static size_t check_flows(const trace *t)
     size_t starts = 0;
     for (size_t i = 0; i < t->n; i++) {
         const event *s = &t->ev[i];
-        if (s->ph != 's')
-            continue;
+        if (s->ph != 's') continue;
         starts++;
         const event *f = NULL;
         for (size_t j = 0; j < t->n; j++)
@@ -227,20 +231,17 @@ static size_t check_flows(const trace *t)
                 assert_null(f); /* exactly one */
                 f = &t->ev[j];
             }
-        if (!f)
-            fail_msg("flow %lld has no finish", s->id);
+        if (!f) fail_msg("flow %lld has no finish", s->id);
         assert_true(f->bp_e);
         assert_true(f->ts_ns >= s->ts_ns);
         bool from = false, to = false;
         for (size_t j = 0; j < t->n; j++) {
             const event *x = &t->ev[j];
-            if (x->ph != 'X')
-                continue;
+            if (x->ph != 'X') continue;
             if (x->tid == s->tid && x->ts_ns == s->ts_ns &&
                 (strstr(x->name, "kernel launch") || strstr(x->name, "graph launch")))
                 from = true;
-            if (x->tid == f->tid && x->ts_ns == f->ts_ns && strstr(x->name, "kernel ("))
-                to = true;
+            if (x->tid == f->tid && x->ts_ns == f->ts_ns && strstr(x->name, "kernel (")) to = true;
         }
         assert_true(from && to);
         assert_true(!strncmp(t->lane_name[s->tid], "main thread", 11));
@@ -266,14 +267,12 @@ static void record(const char *const *sets, int64_t steps, trace *t, sim_result 
     sim_run_opts o = {.timeline = tl};
     sim_result res;
     sim_err err;
-    if (sim_run_ex(&sc, &o, &res, &err))
-        fail_msg("run: %s", err.msg);
+    if (sim_run_ex(&sc, &o, &res, &err)) fail_msg("run: %s", err.msg);
     char path[] = "/tmp/epochsim-tl-XXXXXX";
     int fd = mkstemp(path);
     assert_true(fd >= 0);
     close(fd);
-    if (sim_timeline_write_json(tl, path, &err))
-        fail_msg("write: %s", err.msg);
+    if (sim_timeline_write_json(tl, path, &err)) fail_msg("write: %s", err.msg);
     parse_file(path, t);
     unlink(path);
     if (res_out)
@@ -291,11 +290,10 @@ static void test_timeline_json_structure(void **state)
     record(NULL, 3, &t, NULL);
     /* Lanes: workers, pin thread, main thread, storage, both PCIe directions, the stream. */
     const char *lanes[] = {"DataLoader worker 0", "DataLoader worker 3", "pin-memory thread",
-                           "main thread", "storage slot 0", "PCIe H2D (GPU 0)",
-                           "PCIe D2H (GPU 0)", "GPU 0 compute stream"};
+                           "main thread",         "storage slot 0",      "PCIe H2D (GPU 0)",
+                           "PCIe D2H (GPU 0)",    "GPU 0 compute stream"};
     for (size_t i = 0; i < sizeof lanes / sizeof lanes[0]; i++)
-        if (lane_tid(&t, lanes[i]) < 0)
-            fail_msg("no lane '%s'", lanes[i]);
+        if (lane_tid(&t, lanes[i]) < 0) fail_msg("no lane '%s'", lanes[i]);
     assert_int_equal(lane_tid(&t, "DataLoader worker 4"), -1);
     int stream = lane_tid(&t, "GPU 0 compute stream");
     int main_tid = lane_tid(&t, "main thread");
@@ -304,8 +302,7 @@ static void test_timeline_json_structure(void **state)
     check_lane_nesting(&t, stream, true);
     check_lane_nesting(&t, h2d, true);
     for (int i = 0; i < 256; i++)
-        if (!strncmp(t.lane_name[i], "storage slot", 12))
-            check_lane_nesting(&t, i, true);
+        if (!strncmp(t.lane_name[i], "storage slot", 12)) check_lane_nesting(&t, i, true);
     /* Threads nest: a step holds its waits and dispatches, a batch its reads and decodes. */
     check_lane_nesting(&t, main_tid, false);
     for (int w = 0; w < 4; w++) {
@@ -435,8 +432,8 @@ static void test_timeline_main_thread_loads(void **state)
 static void test_timeline_cuda_graphs_and_sync(void **state)
 {
     (void)state;
-    static const char *const sets[] = {"training.cuda_graphs=true",
-                                       "training.sync_every_step=true", NULL};
+    static const char *const sets[] = {"training.cuda_graphs=true", "training.sync_every_step=true",
+                                       NULL};
     trace t;
     record(sets, 2, &t, NULL);
     int m = lane_tid(&t, "main thread");

@@ -41,8 +41,11 @@ typedef struct rig {
 static void program(rig *r, int kernels, int64_t dispatch_ns, int64_t gpu_ns, int accum)
 {
     for (int i = 0; i < kernels; i++) {
-        sim_op k = {.dispatch_ns = dispatch_ns, .gpu_ns = gpu_ns, .sm_fraction = 1.0f,
-                    .kind = SIM_OP_KERNEL, .unit = SIM_UNIT_TENSOR};
+        sim_op k = {.dispatch_ns = dispatch_ns,
+                    .gpu_ns = gpu_ns,
+                    .sm_fraction = 1.0f,
+                    .kind = SIM_OP_KERNEL,
+                    .unit = SIM_UNIT_TENSOR};
         assert_int_equal(sim_program_push(&r->program, &k), 0);
         if (i + 1 < accum) {
             sim_op next = {.kind = SIM_OP_NEXT_BATCH};
@@ -68,12 +71,21 @@ static void run(rig *r, int64_t batches, const sim_trainer_config *opts)
     sim_storage_desc ram = {.read_mbps = 1e9, .latency_us = 0, .queue_depth = 64};
     r->storage = sim_storage_create(r->e, &ram);
     r->metrics = sim_metrics_create(r->e, 1, 1000 * US, 0);
-    sim_gpu_config gc = {.index = 0, .launch_queue_depth = 1024, .pageable_slowdown = 1.0,
-                         .h2d = r->link, .metrics = r->metrics};
+    sim_gpu_config gc = {.index = 0,
+                         .launch_queue_depth = 1024,
+                         .pageable_slowdown = 1.0,
+                         .h2d = r->link,
+                         .metrics = r->metrics};
     r->gpu = sim_gpu_create(r->e, &gc);
-    sim_loader_config lc = {.batch_size = 1, .num_workers = 1, .prefetch_factor = 2,
-                            .pin_memory = true, .samples = batches, .dataset_samples = batches,
-                            .seed = 1, .cpu = r->loader_cpu, .mem = r->mem,
+    sim_loader_config lc = {.batch_size = 1,
+                            .num_workers = 1,
+                            .prefetch_factor = 2,
+                            .pin_memory = true,
+                            .samples = batches,
+                            .dataset_samples = batches,
+                            .seed = 1,
+                            .cpu = r->loader_cpu,
+                            .mem = r->mem,
                             .storage = r->storage};
     int rc;
     r->loader = sim_loader_create(r->e, &lc, &rc);

@@ -17,8 +17,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     cfg_experiment_set set;
     memset(&set, 0, sizeof set);
     sim_err err;
-    if (cfg_experiment_load(path, &x, &set, &err) != SIM_OK)
-        return 0;
+    if (cfg_experiment_load(path, &x, &set, &err) != SIM_OK) return 0;
     sim_scenario sc;
     if (sim_scenario_build(&x, &set, EPOCHSIM_CATALOG_DIR, &sc, &err) == SIM_OK)
         sim_scenario_free(&sc);

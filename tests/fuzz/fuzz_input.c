@@ -26,6 +26,7 @@ const char *fuzz_input_file(const uint8_t *data, size_t size, const char *suffix
 
 const char *fuzz_output_path(void)
 {
-    snprintf(out_path, sizeof out_path, "%s/epochsim-fuzz-%ld.out.trace", tmp_dir(), (long)getpid());
+    snprintf(out_path, sizeof out_path, "%s/epochsim-fuzz-%ld.out.trace", tmp_dir(),
+             (long)getpid());
     return out_path;
 }

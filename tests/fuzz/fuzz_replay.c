@@ -23,8 +23,7 @@ static int run_file(const char *path)
         n += got;
         if (n == cap) {
             uint8_t *bigger = realloc(buf, cap *= 2);
-            if (!bigger)
-                free(buf);
+            if (!bigger) free(buf);
             buf = bigger;
         }
     }

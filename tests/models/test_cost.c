@@ -34,9 +34,15 @@ static sim_gpu_desc flat_gpu(double eff)
 
 static mdl_kernel gemm_kernel(double m, double n, double k, double bytes)
 {
-    mdl_kernel x = {.op = "gemm", .kind = SIM_OP_KERNEL, .math = MDL_MATH_GEMM,
-                    .flops = 2 * m * n * k, .bytes = bytes, .gemm_m = m, .gemm_n = n,
-                    .gemm_k = k, .gemm_batch = 1};
+    mdl_kernel x = {.op = "gemm",
+                    .kind = SIM_OP_KERNEL,
+                    .math = MDL_MATH_GEMM,
+                    .flops = 2 * m * n * k,
+                    .bytes = bytes,
+                    .gemm_m = m,
+                    .gemm_n = n,
+                    .gemm_k = k,
+                    .gemm_batch = 1};
     return x;
 }
 
@@ -63,8 +69,12 @@ static void test_cost_memory_bound_elementwise(void **state)
     (void)state;
     sim_gpu_desc g = flat_gpu(0.5);
     g.kernel_overhead_us = 2;
-    mdl_kernel k = {.op = "add", .kind = SIM_OP_KERNEL, .math = MDL_MATH_SIMT, .flops = 32e6,
-                    .bytes = 256e6, .blocks = 65536};
+    mdl_kernel k = {.op = "add",
+                    .kind = SIM_OP_KERNEL,
+                    .math = MDL_MATH_SIMT,
+                    .flops = 32e6,
+                    .bytes = 256e6,
+                    .blocks = 65536};
     mdl_cost c;
     mdl_kernel_cost(&k, &g, SIM_PREC_FP32, &c);
     double expect = 256e6 / (1000e9 * 0.5) * 1e9 + 2000;
@@ -89,8 +99,12 @@ static void test_cost_wave_quantization_one_block(void **state)
     assert_true(fabs((double)c.total_ns - expect) <= 1.0);
     assert_true(fabs(c.sm_fraction - 0.04f) < 1e-6);
     /* A non-GEMM tensor kernel (flash attention) with exactly 1 block: factor = slots. */
-    mdl_kernel a = {.op = "attn", .kind = SIM_OP_KERNEL, .math = MDL_MATH_ATTN, .flops = 1e9,
-                    .bytes = 1, .blocks = 1};
+    mdl_kernel a = {.op = "attn",
+                    .kind = SIM_OP_KERNEL,
+                    .math = MDL_MATH_ATTN,
+                    .flops = 1e9,
+                    .bytes = 1,
+                    .blocks = 1};
     mdl_kernel_cost(&a, &g, SIM_PREC_AMP_FP16, &c);
     assert_true(fabs(c.wave_factor - 200.0) < 1e-12);
     assert_true(fabs((double)c.total_ns - 1e9 * 200 / 200e12 * 1e9) <= 1.0);
@@ -102,8 +116,12 @@ static void test_cost_wave_quantization_partial_wave(void **state)
 {
     (void)state;
     sim_gpu_desc g = flat_gpu(1.0);
-    mdl_kernel full = {.op = "attn", .kind = SIM_OP_KERNEL, .math = MDL_MATH_ATTN,
-                       .flops = 4e10, .bytes = 1, .blocks = 400};
+    mdl_kernel full = {.op = "attn",
+                       .kind = SIM_OP_KERNEL,
+                       .math = MDL_MATH_ATTN,
+                       .flops = 4e10,
+                       .bytes = 1,
+                       .blocks = 400};
     mdl_kernel over = full;
     over.blocks = 401;
     assert_true(fabs(mdl_kernel_time_ns(&full, &g, SIM_PREC_BF16) - 200000.0) <= 1.0);
@@ -127,10 +145,10 @@ static void test_cost_curve_interpolates_and_clamps(void **state)
     sim_curve c = {3, {6, 8, 10}, {0.1, 0.5, 0.9}};
     assert_true(fabs(mdl_curve_eval(&c, 7) - 0.3) < 1e-12);
     assert_true(fabs(mdl_curve_eval(&c, 9.5) - 0.8) < 1e-12);
-    assert_true(mdl_curve_eval(&c, 2) == 0.1);   /* below the first point */
-    assert_true(mdl_curve_eval(&c, 15) == 0.9);  /* above the last point */
+    assert_true(mdl_curve_eval(&c, 2) == 0.1);  /* below the first point */
+    assert_true(mdl_curve_eval(&c, 15) == 0.9); /* above the last point */
     sim_curve bad = {3, {6, 6, 10}, {0.1, 0.5, 0.9}};
-    assert_true(mdl_curve_eval(&bad, 7) < 0);    /* not increasing: rejected, no GSL abort */
+    assert_true(mdl_curve_eval(&bad, 7) < 0); /* not increasing: rejected, no GSL abort */
     sim_curve empty = {0, {0}, {0}};
     assert_true(mdl_curve_eval(&empty, 7) < 0);
     /* An empty GPU curve falls back to the default; efficiencies stay in [0.001, 1]. */
@@ -210,8 +228,12 @@ static void test_cost_amp_speeds_tensor_bound_not_memory_bound(void **state)
     double t16 = (double)mdl_kernel_time_ns(&mm, &g, SIM_PREC_AMP_FP16);
     assert_true(t16 < t32 / 10);
     assert_true(fabs(t32 / t16 - 20) < 0.5);
-    mdl_kernel ew = {.op = "relu", .kind = SIM_OP_KERNEL, .math = MDL_MATH_SIMT, .flops = 1e8,
-                     .bytes = 800e6, .blocks = 200000};
+    mdl_kernel ew = {.op = "relu",
+                     .kind = SIM_OP_KERNEL,
+                     .math = MDL_MATH_SIMT,
+                     .flops = 1e8,
+                     .bytes = 800e6,
+                     .blocks = 200000};
     assert_int_equal(mdl_kernel_time_ns(&ew, &g, SIM_PREC_FP32),
                      mdl_kernel_time_ns(&ew, &g, SIM_PREC_AMP_FP16));
 }
@@ -224,8 +246,8 @@ static void test_cost_non_kernels_and_overhead(void **state)
     g.kernel_overhead_us = 1.5;
     mdl_kernel cpu = {.op = "zero_grad", .kind = SIM_OP_CPU, .dispatch_ns = 1000};
     assert_int_equal(mdl_kernel_time_ns(&cpu, &g, SIM_PREC_FP32), 0);
-    mdl_kernel tiny = {.op = "fill", .kind = SIM_OP_KERNEL, .math = MDL_MATH_SIMT, .bytes = 4,
-                       .blocks = 1};
+    mdl_kernel tiny = {
+        .op = "fill", .kind = SIM_OP_KERNEL, .math = MDL_MATH_SIMT, .bytes = 4, .blocks = 1};
     int64_t t = mdl_kernel_time_ns(&tiny, &g, SIM_PREC_FP32);
     assert_true(t >= 1500 && t < 1600);
 }

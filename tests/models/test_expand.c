@@ -24,10 +24,8 @@ typedef struct run {
 static void expand(const char *model, const mdl_options *o, run *r)
 {
     sim_err err;
-    if (mdl_zoo_build(model, &o->shape, &r->net, &err))
-        fail_msg("%s: %s", model, err.msg);
-    if (mdl_expand(&r->net, o, NULL, &r->step, &err))
-        fail_msg("%s: %s", model, err.msg);
+    if (mdl_zoo_build(model, &o->shape, &r->net, &err)) fail_msg("%s: %s", model, err.msg);
+    if (mdl_expand(&r->net, o, NULL, &r->step, &err)) fail_msg("%s: %s", model, err.msg);
     mdl_step_totals_get(&r->step, &r->t);
 }
 
@@ -90,7 +88,8 @@ static void test_expand_resnet50_gemm_counts(void **state)
  * GEMM (1x1 stride 1). ResNet-50 v1.5 has 20 such: the 7x7 stem, sixteen 3x3 and the three
  * strided 1x1 downsamples (layer1's has stride 1). Each gets 3 transposes forward (activation
  * and filter in, output back), 3 around its data gradient (all but the stem's, which has none)
- * and 3 around its weight gradient: 20 x 3 + 19 x 3 + 20 x 3 = 177. channels_last, or CUDA-core convolutions, have none. */
+ * and 3 around its weight gradient: 20 x 3 + 19 x 3 + 20 x 3 = 177. channels_last, or CUDA-core
+ * convolutions, have none. */
 static void test_expand_nchw_transposes(void **state)
 {
     (void)state;
@@ -111,9 +110,8 @@ static void test_expand_nchw_transposes(void **state)
     done(&r);
     o.channels_last = true;
     expand("resnet50", &o, &r);
-    assert_int_equal(count_prefix(&r.step, "nchw_", MDL_PH_FWD) +
-                         count_prefix(&r.step, "nhwc_", MDL_PH_BWD),
-                     0);
+    assert_int_equal(
+        count_prefix(&r.step, "nchw_", MDL_PH_FWD) + count_prefix(&r.step, "nhwc_", MDL_PH_BWD), 0);
     done(&r);
     o.channels_last = false;
     o.conv_tensor_cores = false;
@@ -139,8 +137,7 @@ static void test_expand_optimizer_implementations(void **state)
         k[impl] = r.t.kernels_phase[MDL_PH_OPT];
         disp[impl] = 0;
         for (size_t i = 0; i < r.step.n; i++)
-            if (r.step.k[i].phase == MDL_PH_OPT)
-                disp[impl] += r.step.k[i].dispatch_ns;
+            if (r.step.k[i].phase == MDL_PH_OPT) disp[impl] += r.step.k[i].dispatch_ns;
         tensors = r.step.param_tensors;
         done(&r);
     }

@@ -18,11 +18,9 @@ static mdl_memory estimate(const char *model, const mdl_options *o, double cap_g
 {
     mdl_net net;
     sim_err err;
-    if (mdl_zoo_build(model, &o->shape, &net, &err))
-        fail_msg("%s: %s", model, err.msg);
+    if (mdl_zoo_build(model, &o->shape, &net, &err)) fail_msg("%s: %s", model, err.msg);
     mdl_memory m;
-    if (mdl_memory_estimate(&net, o, cap_gib * GIB, &m, &err))
-        fail_msg("%s: %s", model, err.msg);
+    if (mdl_memory_estimate(&net, o, cap_gib * GIB, &m, &err)) fail_msg("%s: %s", model, err.msg);
     mdl_net_free(&net);
     return m;
 }

@@ -16,11 +16,9 @@ static double params_of(const char *name, const mdl_shape *s, double *macs)
     mdl_net net;
     sim_err err;
     int rc = mdl_zoo_build(name, s, &net, &err);
-    if (rc)
-        fail_msg("%s: %s", name, err.msg);
+    if (rc) fail_msg("%s: %s", name, err.msg);
     double p = mdl_net_params(&net);
-    if (macs)
-        *macs = mdl_net_fwd_macs(&net);
+    if (macs) *macs = mdl_net_fwd_macs(&net);
     mdl_net_free(&net);
     return p;
 }
@@ -38,12 +36,12 @@ static void check_params(const char *name, double expect)
 static void test_zoo_param_counts_match_references(void **state)
 {
     (void)state;
-    check_params("resnet18", 11689512);        /* torchvision: 11,689,512 */
-    check_params("resnet50", 25557032);        /* torchvision: 25,557,032 */
-    check_params("efficientnet_b0", 5288548);  /* torchvision: 5,288,548 */
-    check_params("vit_b_16", 86567656);        /* torchvision: 86,567,656 */
-    check_params("gpt2", 124439808);           /* HF gpt2: 124,439,808 (tied lm_head) */
-    check_params("llama-7b", 6738415616.0);    /* Llama-2-7B: 6,738,415,616 */
+    check_params("resnet18", 11689512);       /* torchvision: 11,689,512 */
+    check_params("resnet50", 25557032);       /* torchvision: 25,557,032 */
+    check_params("efficientnet_b0", 5288548); /* torchvision: 5,288,548 */
+    check_params("vit_b_16", 86567656);       /* torchvision: 86,567,656 */
+    check_params("gpt2", 124439808);          /* HF gpt2: 124,439,808 (tied lm_head) */
+    check_params("llama-7b", 6738415616.0);   /* Llama-2-7B: 6,738,415,616 */
     check_params("mlp", 784 * 512 + 512 + 512 * 512 + 512 + 512 * 10 + 10);
     /* HF BertModel with pooler: 109,482,240 (base), 335,141,888 (large); our classifier adds
      * Linear(hidden, 2). */
@@ -178,7 +176,8 @@ static void test_zoo_contrastive_shares_encoder(void **state)
     assert_int_equal(linears, 9);
     assert_int_equal(shared, 6);
     assert_int_equal(losses, 1);
-    assert_true(fabs(mdl_net_params(&net) - (256.0 * 512 + 512 + 512 * 256 + 256 + 256 * 128 + 128)) < 0.5);
+    assert_true(
+        fabs(mdl_net_params(&net) - (256.0 * 512 + 512 + 512 * 256 + 256 + 256 * 128 + 128)) < 0.5);
     mdl_net_free(&net);
 }
 

@@ -51,8 +51,7 @@ static size_t for_each(cfg_catalog_kind kind, entry_fn fn)
     for (size_t i = 0; i < n; i++) {
         any_desc d;
         load_or_fail(kind, names[i], &d);
-        if (fn)
-            fn(names[i], &d);
+        if (fn) fn(names[i], &d);
     }
     cfg_catalog_names_free(names, n);
     return n;
@@ -172,8 +171,8 @@ static void check_gpu(const char *name, const any_desc *any)
         fail_msg("%s: Volta/Turing have no bf16, tf32 or fp8 tensor path", name);
     if (!pre_ampere && !(g->bf16_tflops > 0 && g->tf32_tflops > 0))
         fail_msg("%s: Ampere and later have bf16 and tf32", name);
-    bool has_fp8 = !strcmp(g->arch, "ada") || !strcmp(g->arch, "hopper") ||
-                   !strcmp(g->arch, "blackwell");
+    bool has_fp8 =
+        !strcmp(g->arch, "ada") || !strcmp(g->arch, "hopper") || !strcmp(g->arch, "blackwell");
     if (has_fp8 != (g->fp8_tflops > 0))
         fail_msg("%s: fp8 exists exactly on Ada, Hopper and Blackwell", name);
     assert_true(g->mem_gb > 0 && g->mem_bw_gbps > 0 && g->tdp_w > 0);
@@ -276,8 +275,7 @@ static void check_storage(const char *name, const any_desc *any)
 {
     const sim_storage_desc *s = &any->storage;
     assert_true(s->read_mbps > 0 && s->latency_us > 0 && s->queue_depth >= 1);
-    if (!strncmp(name, "hdd-", 4))
-        assert_int_equal(s->queue_depth, 1); /* one head assembly */
+    if (!strncmp(name, "hdd-", 4)) assert_int_equal(s->queue_depth, 1); /* one head assembly */
 }
 
 static double storage_field(const char *name, size_t offset)
@@ -352,8 +350,7 @@ static void check_system(const char *name, const any_desc *any)
     if (s->pcie_gen && s->pcie_gen > link_gen)
         fail_msg("%s: pcie_gen %d beyond what GPU and CPU both support (%d)", name, s->pcie_gen,
                  link_gen);
-    if (s->nvlink && gpu.gpu.nvlink_gbps <= 0)
-        fail_msg("%s: nvlink on a GPU without NVLink", name);
+    if (s->nvlink && gpu.gpu.nvlink_gbps <= 0) fail_msg("%s: nvlink on a GPU without NVLink", name);
     if (s->gpu_count * gpu.gpu.mem_gb > 0 && s->host_memory_gb < gpu.gpu.mem_gb)
         fail_msg("%s: less host memory than one GPU's memory", name);
 }
@@ -376,8 +373,7 @@ typedef struct keyset {
 static bool keyset_has(const keyset *k, const char *key)
 {
     for (int i = 0; i < k->n; i++)
-        if (!strcmp(k->key[i], key))
-            return true;
+        if (!strcmp(k->key[i], key)) return true;
     return false;
 }
 
@@ -392,8 +388,7 @@ static void cited_keys(const char *text, keyset *out)
 {
     for (const char *p = strchr(text, '['); p; p = strchr(p + 1, '[')) {
         const char *end = strchr(p, ']');
-        if (!end)
-            return;
+        if (!end) return;
         for (const char *q = p + 1; q < end; q++) {
             if (*q >= 'A' && *q <= 'Z' && q[1] >= '0' && q[1] <= '9' &&
                 (q == p + 1 || q[-1] == ' ' || q[-1] == ',')) {
@@ -421,22 +416,19 @@ static bool is_number(const char *s)
 static void check_citations(const char *path)
 {
     FILE *fp = fopen(path, "r");
-    if (!fp)
-        fail_msg("cannot open %s", path);
+    if (!fp) fail_msg("cannot open %s", path);
     keyset cited = {0}, listed = {0};
     enum { TOP, NOTES, SOURCES } section = TOP;
     char line[4096];
     int lineno = 0;
     while (fgets(line, sizeof line, fp)) {
         lineno++;
-        if (line[0] == '#' || line[0] == '\n')
-            continue;
+        if (line[0] == '#' || line[0] == '\n') continue;
         if (line[0] != ' ') {
             section = !strncmp(line, "notes:", 6)     ? NOTES
                       : !strncmp(line, "sources:", 8) ? SOURCES
                                                       : TOP;
-            if (section != TOP)
-                continue;
+            if (section != TOP) continue;
             const char *colon = strchr(line, ':');
             assert_non_null(colon);
             const char *value = colon + 1;
@@ -445,14 +437,12 @@ static void check_citations(const char *path)
             const char *comment = strstr(line, " #");
             if (is_number(value) && !comment)
                 fail_msg("%s:%d: a number without a source comment", path, lineno);
-            if (comment)
-                cited_keys(comment, &cited);
+            if (comment) cited_keys(comment, &cited);
         } else if (section == NOTES) {
             cited_keys(line, &cited);
         } else if (section == SOURCES) {
             char key[8];
-            if (sscanf(line, " %7[A-Z0-9]:", key) == 1)
-                keyset_add(&listed, key);
+            if (sscanf(line, " %7[A-Z0-9]:", key) == 1) keyset_add(&listed, key);
         }
     }
     fclose(fp);

@@ -128,9 +128,9 @@ static void test_config_unknown_catalog_name_is_an_error(void **state)
     assert_non_null(strstr(err.msg, "system.gpu: unknown gpus 'no-such-gpu'"));
     assert_non_null(strstr(err.msg, "test-gpu"));
     strcpy(x.system.gpu, "../etc/passwd");
-    assert_int_equal(sim_scenario_build(&x, NULL, EPOCHSIM_SOURCE_DIR "/tests/data/catalog",
-                                        &sc, &err),
-                     SIM_EINVAL);
+    assert_int_equal(
+        sim_scenario_build(&x, NULL, EPOCHSIM_SOURCE_DIR "/tests/data/catalog", &sc, &err),
+        SIM_EINVAL);
 }
 
 static void test_config_named_system_fills_only_unset_keys(void **state)
@@ -175,8 +175,7 @@ static void copy_dispatch_of(const char *file, const char *const *sets, int64_t 
     for (const char *const *s = sets; *s; s++)
         assert_int_equal(cfg_experiment_apply(*s, &x, &set, &err), 0);
     sim_scenario sc;
-    if (sim_scenario_build(&x, &set, catalog, &sc, &err))
-        fail_msg("build: %s", err.msg);
+    if (sim_scenario_build(&x, &set, catalog, &sc, &err)) fail_msg("build: %s", err.msg);
     *copy_ns = sc.copy_dispatch_ns;
     *op_ns = sc.program.ops[0].dispatch_ns;
     sim_scenario_free(&sc);
@@ -202,10 +201,9 @@ static void test_config_copy_dispatch_is_its_own_key(void **state)
     assert_int_equal(copy, 25000);
     assert_int_equal(op, 20000);
     /* set: the copy alone changes, the synthetic kernels keep workload.dispatch_us */
-    copy_dispatch_of(NULL,
-                     (const char *const[]){"workload.dispatch_us=20", "loader.copy_dispatch_us=7",
-                                           NULL},
-                     &copy, &op);
+    copy_dispatch_of(
+        NULL, (const char *const[]){"workload.dispatch_us=20", "loader.copy_dispatch_us=7", NULL},
+        &copy, &op);
     assert_int_equal(copy, 7000);
     assert_int_equal(op, 20000);
 

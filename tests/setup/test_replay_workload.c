@@ -1,6 +1,6 @@
-/* test_replay_workload.c — trace replay (sim/setup/replay_workload.h): the five real traces replayed on the machine
- * they were recorded on reproduce their step time and GPU busy time within 5 % (issue 4 §3),
- * the kernel rescaling rules, what-if directions, and the error cases. */
+/* test_replay_workload.c — trace replay (sim/setup/replay_workload.h): the five real traces
+ * replayed on the machine they were recorded on reproduce their step time and GPU busy time within
+ * 5 % (issue 4 §3), the kernel rescaling rules, what-if directions, and the error cases. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -82,12 +82,10 @@ static int simulate(const char *exp, const char *const *sets, figures *f, sim_sc
         rc = cfg_experiment_apply(sets[i], &x, &set, err);
     sim_scenario sc;
     memset(&sc, 0, sizeof sc);
-    if (!rc)
-        rc = sim_scenario_build(&x, &set, CATALOG, &sc, err);
+    if (!rc) rc = sim_scenario_build(&x, &set, CATALOG, &sc, err);
     sim_result res;
     memset(&res, 0, sizeof res);
-    if (!rc)
-        rc = sim_run(&sc, &res, err);
+    if (!rc) rc = sim_run(&sc, &res, err);
     if (!rc) {
         const sim_epoch_result *m = &res.mean;
         double per_step_ms = res.total_time_s * 1e3 / (double)res.steps;
@@ -120,8 +118,7 @@ static void check_replay(const char *exp, const char *json, const char *label)
     recorded(json, &rec);
     sim_err err;
     int rc = simulate(exp, NULL, &sim, NULL, &err);
-    if (rc)
-        fprintf(stderr, "%s: %s\n", label, err.msg);
+    if (rc) fprintf(stderr, "%s: %s\n", label, err.msg);
     assert_int_equal(rc, 0);
     printf("replay %-18s step %8.2f ms rec %8.2f sim (%+.1f %%)   busy %8.2f rec %8.2f sim "
            "(%+.1f %%)\n",
@@ -217,8 +214,8 @@ static void test_replay_kernel_roofline_ratios(void **state)
     int64_t tt = trc_replay_kernel_ns(tiny, SIM_UNIT_MEMORY, 0, 0, 0, 0, &v, &a, SIM_PREC_FP32, 1);
     assert_true(llabs(tt - (int64_t)(a.kernel_overhead_us * 1e3)) <= 1);
     /* Collectives kept as recorded (unit NONE). */
-    assert_int_equal(
-        trc_replay_kernel_ns(rec, SIM_UNIT_NONE, 0, 0, 0, 0, &v, &a, SIM_PREC_FP32, 1), rec);
+    assert_int_equal(trc_replay_kernel_ns(rec, SIM_UNIT_NONE, 0, 0, 0, 0, &v, &a, SIM_PREC_FP32, 1),
+                     rec);
 }
 
 static void test_replay_kernel_waves(void **state)
@@ -237,7 +234,8 @@ static void test_replay_kernel_waves(void **state)
     /* closed form: per-SM rate ratio (fp32 per SM-clock) for a kernel that fits in one wave on
      * both: t_a / t_v = (fp32_v / sms_v) / (fp32_a / sms_a) within the efficiency curve's
      * difference (same work on both, same curve point) */
-    double per_sm = (v.fp32_tflops * v.clock_factor / v.sms) / (a.fp32_tflops * a.clock_factor / a.sms);
+    double per_sm =
+        (v.fp32_tflops * v.clock_factor / v.sms) / (a.fp32_tflops * a.clock_factor / a.sms);
     assert_true(fabs((double)one / rec - per_sm) < 0.02);
 }
 
@@ -251,8 +249,7 @@ static void test_replay_kernel_batch_efficiency(void **state)
     int64_t big = 20000000, small = 20000;
     int64_t b2 = trc_replay_kernel_ns(big, SIM_UNIT_CUDA, 0, 0, 0, 0, &v, &v, SIM_PREC_FP32, 2);
     assert_true(fabs((double)b2 / big - 2.0) < 0.02);
-    int64_t s2 = trc_replay_kernel_ns(small, SIM_UNIT_MEMORY, 0, 0, 0, 0, &v, &v, SIM_PREC_FP32,
-                                      2);
+    int64_t s2 = trc_replay_kernel_ns(small, SIM_UNIT_MEMORY, 0, 0, 0, 0, &v, &v, SIM_PREC_FP32, 2);
     assert_true(s2 > small && s2 < 2 * small);
 }
 
@@ -282,8 +279,7 @@ static void whatif(const char *exp, const char *const *sets, figures *f)
 {
     sim_err err;
     int rc = simulate(exp, sets, f, NULL, &err);
-    if (rc)
-        fprintf(stderr, "%s\n", err.msg);
+    if (rc) fprintf(stderr, "%s\n", err.msg);
     assert_int_equal(rc, 0);
 }
 
@@ -390,7 +386,7 @@ static void test_replay_predict_other_loader(void **state)
      * no loader setting explains; the loader part itself is predicted (4 workers keep up). */
     assert_true(rel(p4.step_ms, rec4.step_ms) <= 0.10);
     assert_true(rel(p0.step_ms, rec0.step_ms) <= 0.15);
-    assert_true(p4.wait_ms < 5.0);                                /* recorded 1.25 ms */
+    assert_true(p4.wait_ms < 5.0); /* recorded 1.25 ms */
     assert_true(p0.wait_ms > 0.7 * rec0.wait_ms && p0.wait_ms < 1.1 * rec0.wait_ms);
 }
 
@@ -402,8 +398,7 @@ static void expect_error(const char *const *sets, int code, const char *needle)
     figures f;
     int rc = simulate(EXP "replay-resnet50-nw0.yaml", sets, &f, NULL, &err);
     assert_int_equal(rc, code);
-    if (!strstr(err.msg, needle))
-        fprintf(stderr, "message: %s\n", err.msg);
+    if (!strstr(err.msg, needle)) fprintf(stderr, "message: %s\n", err.msg);
     assert_non_null(strstr(err.msg, needle));
 }
 
@@ -427,8 +422,8 @@ static void test_replay_errors(void **state)
     const char *const bad_cpu[] = {"workload.trace_cpu=no-such-cpu", NULL};
     expect_error(bad_cpu, SIM_ENOENT, "workload.trace_cpu");
     /* the A100 trace names no CPU and has no guess: trace_cpu is required */
-    const char *const no_cpu[] = {
-        "workload.trace=" VT "hta/nccl_parser_config/nccl_data.json.gz", NULL};
+    const char *const no_cpu[] = {"workload.trace=" VT "hta/nccl_parser_config/nccl_data.json.gz",
+                                  NULL};
     if (access(VT "hta/nccl_parser_config/nccl_data.json.gz", R_OK) == 0)
         expect_error(no_cpu, SIM_EINVAL, "workload.trace_cpu");
 }
@@ -461,8 +456,7 @@ static void test_replay_old_schema_uses_system_cpu(void **state)
     figures fig;
     sim_scenario sc;
     int rc = simulate(EXP "replay-resnet50-nw0.yaml", sets, &fig, &sc, &err);
-    if (rc)
-        fail_msg("%s", err.msg);
+    if (rc) fail_msg("%s", err.msg);
     /* replay-resnet50-nw0.yaml sets system.cpu: xeon-e5-2698-v4 */
     assert_string_equal(sc.workload.trace_cpu, "xeon-e5-2698-v4");
     sim_scenario_free(&sc);

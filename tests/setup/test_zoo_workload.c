@@ -23,8 +23,8 @@
 static int build(const char *const *sets, sim_scenario *sc, sim_result *res)
 {
     static const char *const base[] = {
-        "workload.model=resnet50", "training.max_steps=20", "dataset.decode_us=100",
-        "loader.num_workers=16", "loader.worker_start_ms=0", NULL,
+        "workload.model=resnet50", "training.max_steps=20",    "dataset.decode_us=100",
+        "loader.num_workers=16",   "loader.worker_start_ms=0", NULL,
     };
     sim_experiment x;
     cfg_experiment_set set = {0};
@@ -34,13 +34,10 @@ static int build(const char *const *sets, sim_scenario *sc, sim_result *res)
     for (const char *const *s = base; *s; s++)
         assert_int_equal(cfg_experiment_apply(*s, &x, &set, &err), 0);
     for (const char *const *s = sets; *s; s++)
-        if (cfg_experiment_apply(*s, &x, &set, &err))
-            fail_msg("%s: %s", *s, err.msg);
+        if (cfg_experiment_apply(*s, &x, &set, &err)) fail_msg("%s: %s", *s, err.msg);
     int rc = sim_scenario_build(&x, &set, CATALOG, sc, &err);
-    if (rc || !res)
-        return rc;
-    if (sim_run(sc, res, &err))
-        fail_msg("run: %s", err.msg);
+    if (rc || !res) return rc;
+    if (sim_run(sc, res, &err)) fail_msg("run: %s", err.msg);
     return 0;
 }
 
@@ -50,8 +47,7 @@ static double step_ms(const char *const *sets, sim_bottleneck *bn)
     sim_result res;
     assert_int_equal(build(sets, &sc, &res), 0);
     double ms = res.mean.step_time_ms_p50;
-    if (bn)
-        *bn = res.bottleneck;
+    if (bn) *bn = res.bottleneck;
     sim_result_free(&res);
     sim_scenario_free(&sc);
     return ms;
@@ -74,13 +70,11 @@ static void test_zoo_workload_bigger_gpu_helps_large_batch_not_launch_bound(void
     /* Batch 2: ~13 ms of eager dispatch per step against a few ms of kernels: the step is the
      * main thread's, and the bigger GPU changes it by less than 5 % (it only shortens the
      * kernels that still run behind the launches). */
-    double a100_small = step_ms((const char *[]){"system.gpu=a100-sxm4-80gb",
-                                                 "loader.batch_size=2", "workload.precision=fp32",
-                                                 NULL},
+    double a100_small = step_ms((const char *[]){"system.gpu=a100-sxm4-80gb", "loader.batch_size=2",
+                                                 "workload.precision=fp32", NULL},
                                 &bn_small);
-    double h100_small = step_ms((const char *[]){"system.gpu=h100-sxm5-80gb",
-                                                 "loader.batch_size=2", "workload.precision=fp32",
-                                                 NULL},
+    double h100_small = step_ms((const char *[]){"system.gpu=h100-sxm5-80gb", "loader.batch_size=2",
+                                                 "workload.precision=fp32", NULL},
                                 NULL);
     assert_int_equal(bn_small, SIM_BN_CPU_DISPATCH);
     assert_true(fabs(h100_small - a100_small) / a100_small < 0.05);
@@ -93,15 +87,15 @@ static void test_zoo_workload_amp_helps_tensor_bound_not_loader_bound(void **sta
     sim_result fp32, amp;
     /* GPU-bound: AMP moves convolutions from TF32 to fp16 tensor cores (2x the rate on the
      * A100) and halves activation traffic; the step must be at least 1.5x faster. */
-    assert_int_equal(build((const char *[]){"loader.batch_size=256", "workload.precision=fp32",
-                                            NULL},
-                           &sc, &fp32),
-                     0);
+    assert_int_equal(
+        build((const char *[]){"loader.batch_size=256", "workload.precision=fp32", NULL}, &sc,
+              &fp32),
+        0);
     sim_scenario_free(&sc);
-    assert_int_equal(build((const char *[]){"loader.batch_size=256",
-                                            "workload.precision=amp_fp16", NULL},
-                           &sc, &amp),
-                     0);
+    assert_int_equal(
+        build((const char *[]){"loader.batch_size=256", "workload.precision=amp_fp16", NULL}, &sc,
+              &amp),
+        0);
     sim_scenario_free(&sc);
     assert_true(amp.mean.time_s < fp32.mean.time_s / 1.5);
     sim_result_free(&fp32);
@@ -126,8 +120,7 @@ static void test_zoo_workload_amp_helps_tensor_bound_not_loader_bound(void **sta
 static double part_gb(const sim_memory_info *m, const char *name)
 {
     for (int i = 0; i < m->n_parts; i++)
-        if (!strcmp(m->parts[i].name, name))
-            return m->parts[i].gb;
+        if (!strcmp(m->parts[i].name, name)) return m->parts[i].gb;
     fail_msg("no memory part %s", name);
     return 0;
 }
@@ -139,12 +132,12 @@ static void test_zoo_workload_llama_7b_weights_and_adam_oom_in_24_gb(void **stat
     /* Seed 004's table: 7B parameters x 2 bytes = ~14 GB (13.5e9 B = 12.6 GiB for Llama's
      * 6.74e9 parameters); within 3 % of that count. It fits an 80 GB card for inference-sized
      * training (SGD without momentum state is not offered, so check the part, not the run). */
-    assert_int_equal(build((const char *[]){"workload.model=llama-7b", "loader.batch_size=1",
-                                            "workload.precision=fp16", "workload.seq_len=512",
-                                            "system.gpu=h100-sxm5-80gb",
-                                            "workload.checkpointing=true", NULL},
-                           &sc, NULL),
-                     0);
+    assert_int_equal(
+        build((const char *[]){"workload.model=llama-7b", "loader.batch_size=1",
+                               "workload.precision=fp16", "workload.seq_len=512",
+                               "system.gpu=h100-sxm5-80gb", "workload.checkpointing=true", NULL},
+              &sc, NULL),
+        0);
     assert_true(sc.memory.known);
     double weights_bytes = part_gb(&sc.memory, "weights") * 1073741824.0;
     assert_true(fabs(weights_bytes - 2 * 6.74e9) / (2 * 6.74e9) < 0.03);
@@ -172,9 +165,9 @@ static void test_zoo_workload_oom_report_names_parts_and_max_batch(void **state)
     sim_scenario sc;
     /* ResNet-50 fp32 at batch 256 needs ~25 GiB: a 16 GB T4 runs out, and the largest batch
      * that fits is reported (below 256, above 0). */
-    int rc = build((const char *[]){"system.gpu=t4", "loader.batch_size=256",
-                                    "workload.precision=fp32", NULL},
-                   &sc, NULL);
+    int rc = build(
+        (const char *[]){"system.gpu=t4", "loader.batch_size=256", "workload.precision=fp32", NULL},
+        &sc, NULL);
     assert_int_equal(rc, SIM_EOOM);
     assert_true(sc.memory.max_batch > 0 && sc.memory.max_batch < 256);
     char buf[4096] = {0};
@@ -190,10 +183,9 @@ static void test_zoo_workload_oom_report_names_parts_and_max_batch(void **state)
     /* The largest batch really fits. */
     char batch[64];
     snprintf(batch, sizeof batch, "loader.batch_size=%d", sc.memory.max_batch);
-    assert_int_equal(build((const char *[]){"system.gpu=t4", batch, "workload.precision=fp32",
-                                            NULL},
-                           &sc, NULL),
-                     0);
+    assert_int_equal(
+        build((const char *[]){"system.gpu=t4", batch, "workload.precision=fp32", NULL}, &sc, NULL),
+        0);
     assert_false(sc.memory.oom);
     sim_scenario_free(&sc);
 }
@@ -221,8 +213,7 @@ static void test_zoo_workload_gradient_accumulation_takes_batches_per_step(void 
     /* An epoch of 1000 samples at 64 x 4 ends inside the fourth step: 16 batches (the last of
      * 40), ceil(16 / 4) = 4 steps, every sample read once. */
     assert_int_equal(build((const char *[]){"loader.batch_size=64", "workload.accum_steps=4",
-                                            "training.max_steps=0", "dataset.samples=1000",
-                                            NULL},
+                                            "training.max_steps=0", "dataset.samples=1000", NULL},
                            &sc, &res),
                      0);
     assert_int_equal(res.steps, 4);
@@ -230,11 +221,11 @@ static void test_zoo_workload_gradient_accumulation_takes_batches_per_step(void 
     sim_result_free(&res);
     sim_scenario_free(&sc);
     /* With CUDA graphs each micro-batch is one graph launch; the run completes the same way. */
-    assert_int_equal(build((const char *[]){"loader.batch_size=64", "workload.accum_steps=3",
-                                            "training.cuda_graphs=true", "training.max_steps=5",
-                                            NULL},
-                           &sc, &res),
-                     0);
+    assert_int_equal(
+        build((const char *[]){"loader.batch_size=64", "workload.accum_steps=3",
+                               "training.cuda_graphs=true", "training.max_steps=5", NULL},
+              &sc, &res),
+        0);
     assert_int_equal(res.steps, 5);
     assert_int_equal(res.mean.samples, 5 * 3 * 64);
     sim_result_free(&res);
@@ -246,10 +237,10 @@ static void test_zoo_workload_input_bytes_follow_the_model(void **state)
     (void)state;
     sim_scenario sc;
     /* BERT at 128 tokens: input_ids + attention_mask, int64: 2 x 128 x 8 B. */
-    assert_int_equal(build((const char *[]){"workload.model=bert-base", "workload.seq_len=128",
-                                            NULL},
-                           &sc, NULL),
-                     0);
+    assert_int_equal(
+        build((const char *[]){"workload.model=bert-base", "workload.seq_len=128", NULL}, &sc,
+              NULL),
+        0);
     assert_true(fabs(sc.dataset.input_bytes - 2048) < 1e-9);
     sim_scenario_free(&sc);
     /* ResNet-50 at 160 px: 3 x 160 x 160 float32. */
@@ -292,9 +283,13 @@ static void test_zoo_workload_channels_last_removes_nchw_transposes(void **state
 static void test_zoo_workload_attention_sdpa_vs_eager(void **state)
 {
     (void)state;
-    const char *base[] = {"workload.model=bert-large", "workload.seq_len=512",
-                          "loader.batch_size=8", "workload.precision=amp_fp16",
-                          "system.gpu=a100-sxm4-80gb", NULL, NULL};
+    const char *base[] = {"workload.model=bert-large",
+                          "workload.seq_len=512",
+                          "loader.batch_size=8",
+                          "workload.precision=amp_fp16",
+                          "system.gpu=a100-sxm4-80gb",
+                          NULL,
+                          NULL};
     double ms[3], gb[3];
     const char *modes[3] = {"workload.attention=default", "workload.attention=eager",
                             "workload.attention=sdpa"};

@@ -108,8 +108,7 @@ static void test_kclass_collective_names(void **state)
     assert_int_equal(trc_coll_kind_from_name("nccl:all_to_all"), TRC_COLL_ALL_TO_ALL);
     assert_int_equal(trc_coll_kind_from_name("nccl:broadcast"), TRC_COLL_BROADCAST);
     assert_int_equal(trc_coll_kind_from_name("nccl:_all_gather_base"), TRC_COLL_ALL_GATHER);
-    assert_int_equal(trc_coll_kind_from_name("nccl:_reduce_scatter_base"),
-                     TRC_COLL_REDUCE_SCATTER);
+    assert_int_equal(trc_coll_kind_from_name("nccl:_reduce_scatter_base"), TRC_COLL_REDUCE_SCATTER);
     assert_int_equal(trc_coll_kind_from_name("SendRecv_RING_SIMPLE_Sum_int8_t"),
                      TRC_COLL_SEND_RECV);
     assert_int_equal(trc_coll_kind_from_name("nccl:something_new"), TRC_COLL_OTHER);

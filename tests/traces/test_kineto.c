@@ -1,6 +1,6 @@
 /* test_kineto.c — the Kineto importer on the hand-made fixtures of both schemas (every figure
- * below is worked out by hand from the fixtures in tests/data/kineto/), on broken input, and on the five
- * real traces copied into tests/data/validation-traces/ (a missing one is a failure). */
+ * below is worked out by hand from the fixtures in tests/data/kineto/), on broken input, and on the
+ * five real traces copied into tests/data/validation-traces/ (a missing one is a failure). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -46,8 +46,7 @@ static void read_steps(const char *path, steps *out)
     trc_reader *r = NULL;
     sim_err err;
     sim_err_clear(&err);
-    if (trc_reader_open(path, &r, &err))
-        fail_msg("%s: %s", path, err.msg);
+    if (trc_reader_open(path, &r, &err)) fail_msg("%s: %s", path, err.msg);
     out->h = *trc_reader_header(r);
     const trc_step *s;
     int rc;
@@ -76,12 +75,9 @@ static const trc_record *find_rec(const trc_step *s, int kind, const char *name,
 {
     for (size_t i = 0; i < s->n_recs; i++) {
         const trc_record *r = &s->recs[i];
-        if (r->kind != kind)
-            continue;
-        if (name && strcmp(trc_step_rec_name(s, r), name) != 0)
-            continue;
-        if (nth-- == 0)
-            return r;
+        if (r->kind != kind) continue;
+        if (name && strcmp(trc_step_rec_name(s, r), name) != 0) continue;
+        if (nth-- == 0) return r;
     }
     return NULL;
 }
@@ -103,8 +99,7 @@ static void test_kineto_old_schema_fixture(void **state)
     sim_err err;
     sim_err_clear(&err);
     int rc = trc_kineto_import(FIXTURES "old_schema.json", out, NULL, &sum, &err);
-    if (rc)
-        fail_msg("%s", err.msg);
+    if (rc) fail_msg("%s", err.msg);
     assert_string_equal(sum.source_schema, "kineto-old");
     assert_int_equal(sum.steps_found, 4);
     assert_int_equal(sum.steps_kept, 2);
@@ -195,8 +190,7 @@ static void check_new_fixture(const char *in, const char *tag)
     trc_kineto_summary sum;
     sim_err err;
     sim_err_clear(&err);
-    if (trc_kineto_import(in, out, NULL, &sum, &err))
-        fail_msg("%s: %s", in, err.msg);
+    if (trc_kineto_import(in, out, NULL, &sum, &err)) fail_msg("%s: %s", in, err.msg);
     assert_string_equal(sum.source_schema, "kineto-new");
     assert_int_equal(sum.steps_found, 3);
     assert_int_equal(sum.steps_kept, 3);
@@ -364,8 +358,7 @@ static void test_kineto_bad_input(void **state)
         write_text(in, text, cut);
         remove(out);
         int rc = trc_kineto_import(in, out, NULL, NULL, &err);
-        if (rc >= 0)
-            fail_msg("the fixture cut to %zu bytes was imported", cut);
+        if (rc >= 0) fail_msg("the fixture cut to %zu bytes was imported", cut);
         assert_int_not_equal(stat(out, &st), 0);
     }
     remove(in);
@@ -386,8 +379,7 @@ static void import_real(const char *path, const char *tag, trc_kineto_summary *s
     out_path(out, sizeof out, tag);
     sim_err err;
     sim_err_clear(&err);
-    if (trc_kineto_import(path, out, NULL, sum, &err))
-        fail_msg("%s: %s", path, err.msg);
+    if (trc_kineto_import(path, out, NULL, sum, &err)) fail_msg("%s: %s", path, err.msg);
     read_steps(out, s);
     remove(out);
 }
@@ -534,8 +526,7 @@ static void test_kineto_real_trace4_nccl_a100(void **state)
         int ar = 0;
         for (size_t k = 0; k < s.v[i].n_recs; k++) {
             const trc_record *r = &s.v[i].recs[k];
-            if (r->kind != TRC_REC_COLLECTIVE || r->sub != TRC_COLL_ALL_REDUCE)
-                continue;
+            if (r->kind != TRC_REC_COLLECTIVE || r->sub != TRC_COLL_ALL_REDUCE) continue;
             ar++;
             /* an NCCL kernel on its own stream, and the bucket size from record_param_comms */
             assert_int_equal(r->stream, 40);

@@ -339,8 +339,7 @@ static int kernels_per_step(const char *path, int *counts, int max, char *import
     trc_reader *r = NULL;
     sim_err err;
     sim_err_clear(&err);
-    if (trc_reader_open(path, &r, &err))
-        fail_msg("%s: %s", path, err.msg);
+    if (trc_reader_open(path, &r, &err)) fail_msg("%s: %s", path, err.msg);
     snprintf(importer, cap, "%s", trc_reader_header(r)->importer);
     const trc_step *s;
     int n = 0, rc;
@@ -388,8 +387,7 @@ static void test_kineto_input_no_profiler_step_whole(void **state)
     char out[256];
     trc_kineto_summary sum;
     sim_err err;
-    if (import_fixture("no_steps_once.json", out, sizeof out, &sum, &err))
-        fail_msg("%s", err.msg);
+    if (import_fixture("no_steps_once.json", out, sizeof out, &sum, &err)) fail_msg("%s", err.msg);
     assert_int_equal(sum.step_source, TRC_STEPS_WHOLE);
     assert_int_equal(sum.steps_kept, 1);
     int k[2];
@@ -443,8 +441,8 @@ typedef struct expect {
 /* A value for an 'args' integer: plain, zero, negative or far too large. */
 static const char *wild_int(uint64_t *x)
 {
-    static const char *const v[] = {"3", "0", "-7", "65535", "4294967296", "9223372036854775807",
-                                    "1e300", "2.5"};
+    static const char *const v[] = {
+        "3", "0", "-7", "65535", "4294967296", "9223372036854775807", "1e300", "2.5"};
     return v[pick(x, 8)];
 }
 
@@ -468,17 +466,18 @@ static void gen_launch(text *t, uint64_t *x, expect *ex, int si, int ts_us, int 
     int c = (*corr)++;
     ex->kernels[si]++;
     if (pick(x, 2)) {
-        put(t, ",\n{\"ph\": \"X\", \"cat\": \"%s\", \"name\": \"aten::mm\", \"pid\": 1, "
-               "\"tid\": 1, \"ts\": %d, \"dur\": 30, \"args\": {\"x\": 1",
+        put(t,
+            ",\n{\"ph\": \"X\", \"cat\": \"%s\", \"name\": \"aten::mm\", \"pid\": 1, "
+            "\"tid\": 1, \"ts\": %d, \"dur\": 30, \"args\": {\"x\": 1",
             old ? "Operator" : "cpu_op", ts_us - 2);
         gen_dims(t, x);
         put(t, "}}");
     }
-    put(t, ",\n{\"ph\": \"X\", \"cat\": \"%s\", \"name\": \"cudaLaunchKernel\", \"pid\": 1, "
-           "\"tid\": 1, \"ts\": %d, \"dur\": %d, \"args\": {\"correlation\": %d}}",
+    put(t,
+        ",\n{\"ph\": \"X\", \"cat\": \"%s\", \"name\": \"cudaLaunchKernel\", \"pid\": 1, "
+        "\"tid\": 1, \"ts\": %d, \"dur\": %d, \"args\": {\"correlation\": %d}}",
         old ? "Runtime" : "cuda_runtime", ts_us, pick(x, 3) ? 5 : 0, c);
-    if (pick(x, 8) == 0)
-        return; /* the launch's kernel was not recorded */
+    if (pick(x, 8) == 0) return; /* the launch's kernel was not recorded */
     static const char *const names[] = {"ampere_sgemm_64x64_nn", "relu_kernel",
                                         "implicit_convolve_sgemm", "reduce_kernel"};
     int linked = pick(x, 6) != 0, dur = pick(x, 4) ? 1 + pick(x, 90) : 0;
@@ -489,15 +488,11 @@ static void gen_launch(text *t, uint64_t *x, expect *ex, int si, int ts_us, int 
     else
         put(t, "\"tid\": %s", pick(x, 3) ? "7" : wild_int(x));
     put(t, ", \"ts\": %d, \"dur\": %d, \"args\": {", ts_us + pick(x, 40), dur);
-    if (linked)
-        put(t, "\"correlation\": %d, ", c);
-    if (pick(x, 2))
-        put(t, "\"stream\": %s, ", pick(x, 2) ? "7" : wild_int(x));
-    if (pick(x, 2))
-        put(t, "\"grid\": [%s, %s, %s], ", wild_int(x), wild_int(x), wild_int(x));
+    if (linked) put(t, "\"correlation\": %d, ", c);
+    if (pick(x, 2)) put(t, "\"stream\": %s, ", pick(x, 2) ? "7" : wild_int(x));
+    if (pick(x, 2)) put(t, "\"grid\": [%s, %s, %s], ", wild_int(x), wild_int(x), wild_int(x));
     put(t, "\"device\": 0}}");
-    if (linked)
-        ex->kernel_ns[si] += (int64_t)dur * 1000;
+    if (linked) ex->kernel_ns[si] += (int64_t)dur * 1000;
 }
 
 /* A trace of 1-4 ProfilerStep windows of 10 ms with 0-8 launches each, and sometimes events with
@@ -507,20 +502,23 @@ static void gen_trace(text *t, uint64_t *x, expect *ex)
     memset(ex, 0, sizeof *ex);
     int old = pick(x, 3) == 0, corr = 1;
     ex->n_steps = 1 + pick(x, 4);
-    put(t, "{\"deviceProperties\": [{\"id\": 0, \"name\": \"NVIDIA A100-SXM4-40GB\", "
-           "\"numSms\": %s}], \"distributedInfo\": {\"rank\": %s, \"world_size\": %s},\n"
-           "\"traceEvents\": [\n{\"ph\": \"i\", \"name\": \"start\", \"ts\": 0}",
+    put(t,
+        "{\"deviceProperties\": [{\"id\": 0, \"name\": \"NVIDIA A100-SXM4-40GB\", "
+        "\"numSms\": %s}], \"distributedInfo\": {\"rank\": %s, \"world_size\": %s},\n"
+        "\"traceEvents\": [\n{\"ph\": \"i\", \"name\": \"start\", \"ts\": 0}",
         pick(x, 2) ? "108" : wild_int(x), wild_int(x), wild_int(x));
     if (pick(x, 4) == 0) {
         ex->bad = 1;
-        put(t, ",\n{\"ph\": \"X\", \"cat\": \"%s\", \"name\": \"early\", \"pid\": 0, \"tid\": 7, "
-               "\"ts\": 10, \"dur\": %s}",
+        put(t,
+            ",\n{\"ph\": \"X\", \"cat\": \"%s\", \"name\": \"early\", \"pid\": 0, \"tid\": 7, "
+            "\"ts\": 10, \"dur\": %s}",
             old ? "Kernel" : "kernel", pick(x, 2) ? "-1" : "\"x\"");
     }
     for (int si = 0; si < ex->n_steps; si++) {
         int ts = 1000 + 10000 * si;
-        put(t, ",\n{\"ph\": \"X\", \"cat\": \"%s\", \"name\": \"ProfilerStep#%d\", \"pid\": 1, "
-               "\"tid\": 1, \"ts\": %d, \"dur\": 8000}",
+        put(t,
+            ",\n{\"ph\": \"X\", \"cat\": \"%s\", \"name\": \"ProfilerStep#%d\", \"pid\": 1, "
+            "\"tid\": 1, \"ts\": %d, \"dur\": 8000}",
             old ? "Operator" : "user_annotation", si + 1, ts);
         int n = pick(x, 9);
         for (int k = 0; k < n; k++)
@@ -554,8 +552,7 @@ static void check_against(const char *path, const expect *ex)
         sim_program_free(&p);
         n++;
     }
-    if (rc < 0)
-        fail_msg("the reader refused what the importer wrote: %s", err.msg);
+    if (rc < 0) fail_msg("the reader refused what the importer wrote: %s", err.msg);
     assert_int_equal(n, ex->n_steps);
     trc_reader_close(r);
 }

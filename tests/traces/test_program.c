@@ -1,6 +1,7 @@
 /* test_program.c — native trace step -> engine step program: dispatch gaps, what is left out
  * (waits, syncs, blocked launch time), op kinds, and the median/mean/index picks. Expected values
- * are worked out by hand from the records written here or from tests/data/kineto/old_schema.json. */
+ * are worked out by hand from the records written here or from tests/data/kineto/old_schema.json.
+ */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -32,8 +33,7 @@ static trc_record rec(int kind, int64_t start_us, int64_t dur_us)
     return r;
 }
 
-static trc_record kernel(int64_t start_us, int64_t dur_us, int64_t gpu_us, int unit,
-                         int64_t blocks)
+static trc_record kernel(int64_t start_us, int64_t dur_us, int64_t gpu_us, int unit, int64_t blocks)
 {
     trc_record r = rec(TRC_REC_KERNEL, start_us, dur_us);
     r.gpu_start_ns = r.cpu_start_ns + 5000;
@@ -148,7 +148,7 @@ static void test_program_op_kinds(void **state)
     assert_int_equal(p.ops[1].kind, SIM_OP_KERNEL); /* device copy: a memory kernel */
     assert_int_equal(p.ops[1].unit, SIM_UNIT_MEMORY);
     assert_int_equal(p.ops[1].gpu_ns, 3000);
-    assert_true(p.ops[1].bytes == 2000); /* read + write */
+    assert_true(p.ops[1].bytes == 2000);            /* read + write */
     assert_int_equal(p.ops[2].kind, SIM_OP_KERNEL); /* memset */
     assert_true(p.ops[2].bytes == 1000);
     assert_int_equal(p.ops[3].kind, SIM_OP_ALLREDUCE);
@@ -280,8 +280,7 @@ static int note_step(void *ctx, const trc_step *s, const sim_program *prog,
 {
     int *calls = ctx;
     seen_note *n = malloc(sizeof *n);
-    if (!n)
-        return SIM_ENOMEM;
+    if (!n) return SIM_ENOMEM;
     *n = (seen_note){s->index, prog->n_ops, s->n_recs, extra != NULL};
     *note = n;
     if (++*calls == 99) /* the hook's error ends the read */
@@ -345,10 +344,9 @@ static void test_program_old_fixture(void **state)
     snprintf(out, sizeof out, "/tmp/epochsim_test_program_%ld_old.trace", (long)getpid());
     sim_err err;
     sim_err_clear(&err);
-    assert_int_equal(
-        trc_kineto_import(EPOCHSIM_SOURCE_DIR "/tests/data/kineto/old_schema.json", out, NULL,
-                          NULL, &err),
-        0);
+    assert_int_equal(trc_kineto_import(EPOCHSIM_SOURCE_DIR "/tests/data/kineto/old_schema.json",
+                                       out, NULL, NULL, &err),
+                     0);
     sim_program p;
     memset(&p, 0, sizeof p);
     trc_program_info info;

@@ -110,8 +110,7 @@ static int write_sample(const char *path, int steps)
     sim_err err;
     sim_err_clear(&err);
     int rc = trc_writer_open(path, &h, &w, &err);
-    if (rc)
-        return rc;
+    if (rc) return rc;
     for (int i = 0; i < steps; i++) {
         trc_step s;
         memset(&s, 0, sizeof s);
@@ -132,8 +131,7 @@ static int read_all(const char *path, int *steps, sim_err *err)
     trc_reader *r = NULL;
     *steps = 0;
     int rc = trc_reader_open(path, &r, err);
-    if (rc)
-        return rc;
+    if (rc) return rc;
     const trc_step *s;
     while ((rc = trc_reader_next_step(r, &s, err)) > 0)
         (*steps)++;
@@ -209,15 +207,12 @@ static void test_trace_round_trip(void **state)
                 assert_true(a->flops == b->flops);
                 assert_int_equal(a->blocks, b->blocks);
             }
-            if (b->kind == TRC_REC_MEMCPY)
-                assert_int_equal(a->pinned, b->pinned);
+            if (b->kind == TRC_REC_MEMCPY) assert_int_equal(a->pinned, b->pinned);
             if (b->kind == TRC_REC_MEMCPY || b->kind == TRC_REC_SYNC ||
                 b->kind == TRC_REC_COLLECTIVE)
                 assert_int_equal(a->sub, b->sub);
-            if (b->kind == TRC_REC_COLLECTIVE)
-                assert_int_equal(a->group_size, b->group_size);
-            if (b->kind == TRC_REC_LOADER)
-                assert_int_equal(a->worker, b->worker);
+            if (b->kind == TRC_REC_COLLECTIVE) assert_int_equal(a->group_size, b->group_size);
+            if (b->kind == TRC_REC_LOADER) assert_int_equal(a->worker, b->worker);
         }
         trc_step_free(&w);
     }
@@ -269,8 +264,7 @@ static void test_trace_truncated_everywhere(void **state)
         sim_err_clear(&err);
         int steps;
         int rc = read_all(cut, &steps, &err);
-        if (rc >= 0)
-            fail_msg("a trace cut to %zu of %zu bytes was read without error", len, n);
+        if (rc >= 0) fail_msg("a trace cut to %zu of %zu bytes was read without error", len, n);
         assert_int_equal(rc, SIM_EFORMAT);
         assert_int_equal(err.code, SIM_EFORMAT);
         assert_true(err.offset >= 0 && err.offset <= (long long)len);
@@ -297,8 +291,7 @@ static void test_trace_corrupted_bytes(void **state)
         for (size_t k = 0; k <= sizeof subst; k++) {
             unsigned char orig = buf[i];
             unsigned char v = k < sizeof subst ? subst[k] : (unsigned char)~orig;
-            if (v == orig)
-                continue;
+            if (v == orig) continue;
             buf[i] = v;
             spill(bad, buf, n);
             buf[i] = orig;
@@ -307,8 +300,8 @@ static void test_trace_corrupted_bytes(void **state)
             int steps;
             int rc = read_all(bad, &steps, &err);
             if (rc >= 0)
-                fail_msg("byte %zu of %zu changed %02x->%02x was read without error", i, n,
-                         orig, v);
+                fail_msg("byte %zu of %zu changed %02x->%02x was read without error", i, n, orig,
+                         v);
             assert_true(rc == SIM_EFORMAT);
             assert_true(err.offset >= 0 && err.offset <= (long long)n);
         }
