@@ -2677,14 +2677,13 @@ int trc_import_temp(const char *path, const char *tag, char *tmp, size_t tmp_siz
     if (!ends_with(path, ".json") && !ends_with(path, ".json.gz")) return SIM_OK;
     const char *dir = getenv("TMPDIR");
     snprintf(tmp, tmp_size, "%s/epochsim-%s-XXXXXX", dir && dir[0] ? dir : "/tmp", tag);
-    int fd = mkstemp(tmp);
+    int fd = sim_outfile_mkstemp(tmp);
     if (fd < 0) {
         tmp[0] = 0;
         return sim_err_set(err, SIM_EIO, NULL, 0, 0, "cannot make a temporary file to import '%s'",
                            path);
     }
     close(fd);
-    sim_outfile_track(tmp);
     int rc = trc_kineto_import(path, tmp, NULL, NULL, err);
     if (rc) trc_import_temp_drop(tmp);
     return rc;

@@ -4,14 +4,14 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-/* ---- temporary-file registry ------------------------------------------------------------------
- */
+/* ---- temporary-file registry ----------------------------------------------------------------- */
 
 enum { SLOT_FREE, SLOT_FILLING, SLOT_TRACKED };
 
@@ -33,6 +33,22 @@ void sim_outfile_track(const char *tmp)
     }
 }
 
+int sim_outfile_mkstemp(char *tmpl)
+{
+    sigset_t hold, old;
+    sigemptyset(&hold);
+    sigaddset(&hold, SIGINT);
+    sigaddset(&hold, SIGTERM);
+    sigaddset(&hold, SIGHUP);
+    sigprocmask(SIG_BLOCK, &hold, &old);
+    int fd = mkstemp(tmpl);
+    int e = errno;
+    if (fd >= 0) sim_outfile_track(tmpl);
+    sigprocmask(SIG_SETMASK, &old, NULL);
+    errno = e;
+    return fd;
+}
+
 void sim_outfile_untrack(const char *tmp)
 {
     for (int i = 0; i < SIM_OUTFILE_TRACK_MAX; i++)
@@ -48,8 +64,7 @@ void sim_outfile_cleanup(void)
         if (atomic_load(&tracked[i].state) == SLOT_TRACKED) unlink(tracked[i].path);
 }
 
-/* ---- where the data goes ----------------------------------------------------------------------
- */
+/* ---- where the data goes --------------------------------------------------------------------- */
 
 /* Fills o->path with PATH, a symbolic link followed, and says whether it is written in place
  * (*in_place = 1: a device, FIFO or socket) or replaced whole through a temporary file. */
@@ -86,14 +101,13 @@ static int resolve(sim_outfile *o, const char *path, int *in_place, sim_err *err
 static int make_temp(sim_outfile *o, sim_err *err)
 {
     snprintf(o->tmp, sizeof o->tmp, "%s.tmp.XXXXXX", o->path);
-    int fd = mkstemp(o->tmp);
+    int fd = sim_outfile_mkstemp(o->tmp);
     if (fd < 0) {
         int e = errno;
         o->tmp[0] = 0;
         return sim_err_set(err, e == ENOENT ? SIM_ENOENT : SIM_EIO, o->path, 0, 0,
                            "cannot create: %s", strerror(e));
     }
-    sim_outfile_track(o->tmp);
     /* mkstemp creates 0600. The umask is read by setting it and back: output files are opened
      * from the CLI's one thread. */
     mode_t mask = umask(0);

@@ -48,6 +48,10 @@ int sim_outfile_finish(sim_outfile *o, int ok, sim_err *err);
  * SIM_OUTFILE_TRACK_MAX at once; beyond that a path is simply not tracked. */
 #define SIM_OUTFILE_TRACK_MAX 64
 void sim_outfile_track(const char *tmp);
+/* mkstemp(tmpl) and sim_outfile_track of the name it made, with SIGINT, SIGTERM and SIGHUP held
+ * off in between, so an interrupt never finds the file made but not yet tracked. Returns the
+ * descriptor, or -1 with errno set (tmpl is then left as mkstemp left it). */
+int sim_outfile_mkstemp(char *tmpl);
 void sim_outfile_untrack(const char *tmp);
 void sim_outfile_cleanup(void);
 

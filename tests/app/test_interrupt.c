@@ -89,6 +89,29 @@ static int wait_for_entry(const char *dir)
     return 0;
 }
 
+/* Waits (up to 60 s) until process pid has used 0.2 s of CPU: it is past exec and start-up (its
+ * signal handlers are the first thing epochsim sets) and simulating. A wall-clock pause instead
+ * could fire before exec on a loaded machine. True when it got there. */
+static int wait_running(pid_t pid)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+    long tick = sysconf(_SC_CLK_TCK);
+    struct timespec pause = {0, 5000000};
+    for (int i = 0; i < 12000; i++) {
+        FILE *f = fopen(path, "r");
+        unsigned long ut = 0, st = 0;
+        /* fields 14 and 15: utime and stime in clock ticks (after "pid (comm) state ...") */
+        int got = f ? fscanf(f, "%*d (%*[^)]) %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu",
+                             &ut, &st)
+                    : 0;
+        if (f) fclose(f);
+        if (got == 2 && (double)(ut + st) / (double)tick >= 0.2) return 1;
+        nanosleep(&pause, NULL);
+    }
+    return 0;
+}
+
 static void sigint_during_import(void **state)
 {
     (void)state;
@@ -106,8 +129,7 @@ static void sigterm_during_run(void **state)
     (void)state;
     const char *args[] = {"run", "--set", "training.epochs=500", "--json", out_json, NULL};
     pid_t pid = start(args);
-    struct timespec pause = {1, 0}; /* 1 s: well past start-up, inside a run of minutes */
-    nanosleep(&pause, NULL);
+    assert_true(wait_running(pid)); /* inside a run of minutes */
     kill(pid, SIGTERM);
     assert_int_equal(exit_code(pid), 143);
     assert_int_equal(entries(outdir), 0);
