@@ -16,10 +16,8 @@ int mdl_build_program(const char *model, const mdl_options *opt, const mdl_dispa
     int rc = mdl_options_check(opt, err);
     if (rc) return rc;
     mdl_net net;
-    rc = mdl_zoo_build(model, &opt->shape, &net, err);
+    rc = mdl_build_net(model, opt, &net, err);
     if (rc) goto out;
-    if (opt->attention != MDL_ATTN_MODEL)
-        mdl_net_set_attention(&net, opt->attention == MDL_ATTN_SDPA);
     rc = mdl_memory_estimate(&net, opt, mdl_gpu_capacity_bytes(gpu), mem, err);
     if (rc) goto out;
     if (mem->oom) {
@@ -31,8 +29,7 @@ int mdl_build_program(const char *model, const mdl_options *opt, const mdl_dispa
                          mem->capacity_bytes / 1073741824.0, mem->max_batch);
         goto out;
     }
-    mdl_options o = *opt;
-    o.conv_tensor_cores = mdl_conv_tensor_cores(gpu, opt->precision);
+    mdl_options o = mdl_options_on(opt, gpu);
     mdl_step step;
     rc = mdl_expand(&net, &o, d, &step, err);
     if (rc) goto out;
@@ -41,4 +38,19 @@ int mdl_build_program(const char *model, const mdl_options *opt, const mdl_dispa
 out:
     mdl_net_free(&net);
     return rc;
+}
+
+int mdl_build_net(const char *model, const mdl_options *opt, mdl_net *net, sim_err *err)
+{
+    int rc = mdl_zoo_build(model, &opt->shape, net, err);
+    if (rc == SIM_OK && opt->attention != MDL_ATTN_MODEL)
+        mdl_net_set_attention(net, opt->attention == MDL_ATTN_SDPA);
+    return rc;
+}
+
+mdl_options mdl_options_on(const mdl_options *opt, const sim_gpu_desc *gpu)
+{
+    mdl_options o = *opt;
+    o.conv_tensor_cores = mdl_conv_tensor_cores(gpu, opt->precision);
+    return o;
 }

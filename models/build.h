@@ -21,4 +21,12 @@
 int mdl_build_program(const char *model, const mdl_options *opt, const mdl_dispatch *d,
                       const sim_gpu_desc *gpu, sim_program *prog, mdl_memory *mem, sim_err *err);
 
+/* The zoo network of `model` as opt runs it: mdl_zoo_build, then opt->attention applied. Free
+ * with mdl_net_free (also after an error). */
+int mdl_build_net(const char *model, const mdl_options *opt, mdl_net *net, sim_err *err);
+
+/* opt as it runs on gpu (NULL: no GPU named): whether its convolutions use tensor cores
+ * (mdl_conv_tensor_cores) is settled. */
+mdl_options mdl_options_on(const mdl_options *opt, const sim_gpu_desc *gpu);
+
 #endif

@@ -151,6 +151,8 @@ double mdl_peak_flops(const sim_gpu_desc *gpu, sim_precision p, mdl_math math, i
 
 bool mdl_conv_tensor_cores(const sim_gpu_desc *gpu, sim_precision p)
 {
+    if (!gpu) /* every GPU since Volta has half-precision tensor cores; TF32 asked for explicitly */
+        return p != SIM_PREC_FP32;
     int tensor = 0;
     mdl_peak_flops(gpu, p, MDL_MATH_CONV, &tensor);
     return tensor != 0;

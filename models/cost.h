@@ -102,7 +102,8 @@ int64_t mdl_kernel_time_ns(const mdl_kernel *k, const sim_gpu_desc *gpu, sim_pre
 double mdl_peak_flops(const sim_gpu_desc *gpu, sim_precision p, mdl_math math, int *tensor);
 
 /* Whether cuDNN runs convolutions on tensor cores on this GPU under precision p (half precision
- * where the part has the unit, TF32 on Ampere and later under PyTorch's default allow_tf32). */
+ * where the part has the unit, TF32 on Ampere and later under PyTorch's default allow_tf32).
+ * gpu NULL (no GPU named): in every precision but fp32, whose TF32 depends on the GPU. */
 bool mdl_conv_tensor_cores(const sim_gpu_desc *gpu, sim_precision p);
 
 #endif

@@ -4,6 +4,7 @@
 #include "sim/app/model_cmd.h"
 
 #include "sim/base/json.h"
+#include "models/build.h"
 #include "models/cost.h"
 #include "models/expand.h"
 #include "models/memory.h"
@@ -40,6 +41,8 @@ static void usage(FILE *out)
             "  --accum N              gradient accumulation steps (default 1)\n"
             "  --checkpoint[=S]       activation checkpointing in S segments (default sqrt)\n"
             "  --cuda-graphs          the step is replayed as one CUDA graph\n"
+            "  --memory-format F      contiguous (NCHW, default) or channels_last\n"
+            "  --attention A          default (the model's own), eager or sdpa\n"
             "  --gpu NAME             price kernels on a catalog GPU, check its memory\n"
             "  --catalog DIR          hardware catalog (default $EPOCHSIM_CATALOG or built-in)\n"
             "  --capacity-gb G        check memory against G GiB (without --gpu)\n"
@@ -264,8 +267,32 @@ static int step_option(const char *f, const char *v, show_args *a)
         }
     } else if (!strcmp(f, "--accum")) {
         NEED_VALUE(f, v);
-        if (parse_long(f, v, 1, 255, &n)) return SIM_EXIT_USAGE;
+        if (parse_long(f, v, 1, 1024, &n)) return SIM_EXIT_USAGE;
         a->opt.accum_steps = (int)n;
+    } else if (!strcmp(f, "--memory-format")) {
+        NEED_VALUE(f, v);
+        if (strcmp(v, "contiguous") && strcmp(v, "channels_last")) {
+            fprintf(stderr,
+                    "epochsim model show: unknown --memory-format '%s' (contiguous, "
+                    "channels_last)\n",
+                    v);
+            return SIM_EXIT_USAGE;
+        }
+        a->opt.channels_last = !strcmp(v, "channels_last");
+    } else if (!strcmp(f, "--attention")) {
+        NEED_VALUE(f, v);
+        static const char *const names[] = {"default", "eager", "sdpa"}; /* MDL_ATTN_* order */
+        int i = 0;
+        while (i < 3 && strcmp(v, names[i]))
+            i++;
+        if (i == 3) {
+            fprintf(stderr,
+                    "epochsim model show: unknown --attention '%s' (default, eager, "
+                    "sdpa)\n",
+                    v);
+            return SIM_EXIT_USAGE;
+        }
+        a->opt.attention = i;
     } else if (!strcmp(f, "--gpu")) {
         NEED_VALUE(f, v);
         a->gpu = v;
@@ -434,12 +461,13 @@ typedef struct show_report {
 static int build_report(show_report *r, sim_err *err)
 {
     const show_args *a = r->a;
-    if (mdl_zoo_build(a->model, &a->opt.shape, &r->net, err)) return -1;
+    mdl_options o = mdl_options_on(&a->opt, r->have_gpu ? &r->gpu : NULL);
+    if (mdl_build_net(a->model, &o, &r->net, err)) return -1;
     r->e = mdl_zoo_find(a->model);
     mdl_shape shape = a->opt.shape;
     mdl_zoo_resolve_shape(r->e, &shape);
-    if (mdl_expand(&r->net, &a->opt, NULL, &r->step, err) ||
-        mdl_memory_estimate(&r->net, &a->opt, r->capacity, &r->mem, err))
+    if (mdl_expand(&r->net, &o, NULL, &r->step, err) ||
+        mdl_memory_estimate(&r->net, &o, r->capacity, &r->mem, err))
         return -1;
     mdl_step_totals_get(&r->step, &r->t);
     r->samples = (double)a->opt.batch * a->opt.accum_steps;

@@ -84,6 +84,32 @@ static void test_cli_model_show_json(void **state)
     yajl_tree_free(v);
 }
 
+/* --memory-format and --attention reach the expansion: ResNet-50 AMP in NCHW has cuDNN's
+ * transposes around its 20 non-1x1 convolutions (177 kernels, docs/kernel-cost.md) that
+ * channels_last removes; BERT-base with SDPA runs one fused kernel each way per layer (12 + 12)
+ * instead of the eager chain. */
+static void test_cli_model_show_layout_and_attention(void **state)
+{
+    (void)state;
+    const char *base = "model show resnet50 --batch 64 --precision amp_fp16 --json";
+    char cmd[256];
+    assert_int_equal(run(base), 0);
+    yajl_val v = parse();
+    long long nchw = YAJL_GET_INTEGER(get(v, "kernels_per_step", NULL));
+    yajl_tree_free(v);
+    snprintf(cmd, sizeof cmd, "%s --memory-format channels_last", base);
+    assert_int_equal(run(cmd), 0);
+    v = parse();
+    assert_int_equal(nchw - YAJL_GET_INTEGER(get(v, "kernels_per_step", NULL)), 177);
+    yajl_tree_free(v);
+    assert_int_equal(run("model show bert-base --attention sdpa --kernels"), 0);
+    int flash = 0;
+    for (const char *p = output; (p = strstr(p, "sdpa_flash_")); p++)
+        flash += !strncmp(p, "sdpa_flash_fwd", 14) || !strncmp(p, "sdpa_flash_bwd ", 15);
+    assert_int_equal(flash, 24);
+    assert_null(strstr(output, " softmax_fwd")); /* the loss's log_softmax stays */
+}
+
 /* Seed 004 from the command line: full Adam fine-tuning of a 7B model on 24 GB is OOM, and not
  * even batch 1 fits. The report is still data (exit 0); the verdict is in the JSON. */
 static void test_cli_model_show_oom_verdict(void **state)
@@ -144,6 +170,8 @@ static void test_cli_model_bad_input(void **state)
     assert_int_equal(run("model show resnet50 --image 0x5"), 2);
     assert_int_equal(run("model show resnet50 --optimizer lamb"), 2);
     assert_int_equal(run("model show resnet50 --frob"), 2);
+    assert_int_equal(run("model show resnet50 --memory-format nhwc"), 2);
+    assert_int_equal(run("model show bert-base --attention flash"), 2);
     assert_int_equal(run("model show no-such-model"), 1);
     assert_int_equal(run("model show vit_b_16 --image 225"), 1);
     assert_int_equal(run("model show bert-base --seq 100000"), 1);
@@ -160,6 +188,7 @@ int main(void)
         cmocka_unit_test(test_cli_model_show_with_catalog_gpu),
         cmocka_unit_test(test_cli_model_kernel_listing),
         cmocka_unit_test(test_cli_model_bad_input),
+        cmocka_unit_test(test_cli_model_show_layout_and_attention),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
