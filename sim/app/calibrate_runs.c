@@ -301,7 +301,12 @@ int sim_cal_runs_fit(sim_cal_runs *c, mdl_fit_result *out, sim_err *err)
         /* sigma(ln t) = sigma_t / t; ln field moves by slope x d(ln t) / FIT_K */
         double fitted = *field(&g, c->pr.param[i]), slope;
         log_scale(out->theta[i], &slope);
-        out->sigma[i] = fitted * slope * (out->sigma[i] / out->theta[i]) / FIT_K;
+        /* At the bound, or where no run moves with the field any more (a zero column of the
+         * Jacobian gives a zero variance while the residuals are not), the runs do not pin
+         * it down: no standard error. */
+        out->sigma[i] = slope < 0.01 || (!(out->sigma[i] > 0) && out->rms_end > 0)
+                            ? NAN
+                            : fitted * slope * (out->sigma[i] / out->theta[i]) / FIT_K;
         out->theta[i] = fitted;
     }
     evaluate(c, &g, c->after);
@@ -352,8 +357,17 @@ static void print_text(FILE *out, const sim_cal_runs *c, const mdl_fit_result *f
             c->fit.n, c->check.n);
     cal_print_fit(out, &c->pr, fit, "log residual");
     fprintf(out, "runs simulated: %ld\n", c->evaluations);
+    for (size_t i = 0; i < c->pr.p; i++)
+        if (isnan(fit->sigma[i]))
+            fprintf(out, "%s: not pinned down by the runs (no run moves with it there, or it "
+                         "is at the fit's bound, x/ 100 of its start)\n",
+                    c->pr.param[i]->key);
     fprintf(out, "fitted runs, mean absolute error: %.1f %% -> %.1f %%\n",
             sim_cal_runs_mape(&c->fit, c->before), sim_cal_runs_mape(&c->fit, c->after));
+    if (c->check.n)
+        fprintf(out, "held-out runs, mean absolute error: %.1f %% -> %.1f %%\n",
+                sim_cal_runs_mape(&c->check, c->check_before),
+                sim_cal_runs_mape(&c->check, c->check_after));
     for (size_t i = 0; i < c->check.n; i++) {
         const sim_val_row *r = &c->check.rows[i];
         fprintf(out, "held out %s:%d %s: %+.1f %% -> %+.1f %%\n", r->file, r->line, r->id,
@@ -398,6 +412,8 @@ static int write_json(const char *path, const sim_cal_runs *c, const mdl_fit_res
     sim_json_int(g, "runs_simulated", c->evaluations);
     sim_json_num(g, "mape_before_pct", sim_cal_runs_mape(&c->fit, c->before));
     sim_json_num(g, "mape_after_pct", sim_cal_runs_mape(&c->fit, c->after));
+    sim_json_num(g, "held_out_mape_before_pct", sim_cal_runs_mape(&c->check, c->check_before));
+    sim_json_num(g, "held_out_mape_after_pct", sim_cal_runs_mape(&c->check, c->check_after));
     json_rows(g, "fitted", &c->fit, c->before, c->after);
     json_rows(g, "held_out", &c->check, c->check_before, c->check_after);
     yajl_gen_map_close(g);

@@ -90,6 +90,15 @@ static void test_calibrate_runs_held_out_row_improves(void **state)
     assert_true(before > 0.03);
     assert_true(after < 0.01);
     assert_true(after < before / 5);
+    /* a prepared row re-priced on the fitted entry gives validate's own figure, bit for bit */
+    sim_gpu_desc g = c.pr.gpu;
+    for (size_t i = 0; i < c.pr.p; i++)
+        *(double *)((char *)&g + c.pr.param[i]->offset) = fit.theta[i];
+    for (size_t i = 0; i < c.fit.n; i++) {
+        sim_val_row r = c.fit.rows[i];
+        sim_val_predict_row(&r, CATALOG, &g);
+        assert_true(r.predicted == c.after[i]);
+    }
     sim_cal_runs_free(&c);
 }
 

@@ -61,9 +61,10 @@ int main(int argc, char **argv)
     if (rc)
         return sim_err_print(&err, stderr), 1;
     for (size_t i = 0; i < c.pr.p; i++)
-        printf("%-20s start %10.4g fitted %10.4g (true x%.2f: %10.4g)\n", c.pr.param[i]->key,
-               cal_param_start(&c.pr, i), fit.theta[i], factors[i],
-               cal_param_start(&c.pr, i) * factors[i]);
+        printf("%-20s start %10.4g fitted %10.4g (true x%.2f: %10.4g, fit off by %+.4f %%)\n",
+               c.pr.param[i]->key, cal_param_start(&c.pr, i), fit.theta[i], factors[i],
+               cal_param_start(&c.pr, i) * factors[i],
+               100 * (fit.theta[i] / (cal_param_start(&c.pr, i) * factors[i]) - 1));
     printf("%zu rows, %zu fields, %d threads: load + predict %.2f s, fit %.2f s (%d iterations, "
            "%ld runs simulated), total %.2f s\n",
            c.fit.n, c.pr.p, c.threads, t1 - t0, t2 - t1, fit.iterations, c.evaluations, t2 - t0);
