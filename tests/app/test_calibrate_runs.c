@@ -1,7 +1,8 @@
 /* test_calibrate_runs.c — `epochsim calibrate --runs` (sim/app/calibrate_runs.c): a fit to
  * runs the model itself predicted on an entry with known fields recovers those fields; a
- * held-out run's error falls; bad input fails with file:line; the overlay written by -o moves
- * `epochsim run` exactly as far as the fit said. Each test writes its tables to a temp folder. */
+ * held-out run's error falls; the default fields follow the rows' precisions; bad input fails
+ * with file:line; the overlay written by -o moves `epochsim run` exactly as far as the fit said.
+ * Each test writes its tables to a temp folder. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -99,6 +100,31 @@ static void test_calibrate_runs_held_out_row_improves(void **state)
         sim_val_predict_row(&r, CATALOG, &g);
         assert_true(r.predicted == c.after[i]);
     }
+    sim_cal_runs_free(&c);
+}
+
+static void test_calibrate_runs_default_fields(void **state)
+{
+    (void)state;
+    static const cal_row_spec rows[] = {
+        {"resnet50", "amp_fp16", 64}, {"bert-base", "tf32", 16}, {"bert-base", "fp16", 16},
+        {"resnet50", "tf32", 64}};
+    sim_gpu_desc t;
+    truth(A100, &t);
+    const char *path = cal_dir_path("defaults.csv");
+    assert_int_equal(cal_rows_write(path, A100, rows, 4, &t, CATALOG, SIM_VAL_STEP_MS), 0);
+    sim_cal_runs_args a = {.runs = {path}, .n_runs = 1, .catalog = CATALOG};
+    sim_cal_runs c;
+    sim_err err;
+    sim_err_clear(&err);
+    assert_int_equal(sim_cal_runs_load(&c, &a, NULL, &err), 0);
+    /* amp_fp16/fp16 price tensor kernels at fp16_tflops, tf32 at tf32_tflops; fp32_tflops and
+     * bf16_tflops are no peak rate of these precisions' GEMMs and convolutions */
+    static const char *const want[] = {"kernel_overhead_us", "tf32_tflops", "fp16_tflops",
+                                       "mem_bw_gbps"};
+    assert_int_equal(c.pr.p, 4);
+    for (size_t i = 0; i < 4; i++)
+        assert_string_equal(c.pr.param[i]->key, want[i]);
     sim_cal_runs_free(&c);
 }
 
@@ -221,6 +247,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_calibrate_runs_recovers_known_fields),
         cmocka_unit_test(test_calibrate_runs_held_out_row_improves),
+        cmocka_unit_test(test_calibrate_runs_default_fields),
         cmocka_unit_test(test_calibrate_runs_rejects_bad_input),
         cmocka_unit_test(test_calibrate_runs_overlay_moves_run),
     };
