@@ -1,8 +1,10 @@
 /* calibrate_cmd.c — `epochsim calibrate --trace T.trace ... [-o OVERLAY]` (see calibrate_cmd.h
- * and sim/setup/calibrate.h). stdout = the report (text, or JSON with --json -); stderr =
+ * and sim/setup/calibrate.h) and `epochsim calibrate --runs RUNS.csv ...` (measured training
+ * runs, sim/app/calibrate_runs.h). stdout = the report (text, or JSON with --json -); stderr =
  * errors. */
 #include "sim/app/calibrate_cmd.h"
 
+#include "sim/app/calibrate_runs.h"
 #include "sim/app/cli.h"
 #include "sim/base/json.h"
 #include "sim/base/outfile.h"
@@ -28,6 +30,9 @@ static void usage(FILE *out)
     fprintf(out,
             "usage: epochsim calibrate --trace FILE [--trace FILE]... [--gpu NAME]\n"
             "                          [--param FIELD]... [--check FILE]... [-o OVERLAY]\n"
+            "                          [--json PATH|-] [--catalog DIR]\n"
+            "       epochsim calibrate --runs FILE.csv [--runs FILE.csv]... [--gpu NAME]\n"
+            "                          [--param FIELD]... [--check-runs FILE.csv]... [-o OVERLAY]\n"
             "                          [--json PATH|-] [--catalog DIR]\n\n"
             "Fits number fields of a GPU's catalog entry to the kernels recorded on that GPU\n"
             "(PyTorch-profiler .json[.gz] or native traces, recorded with record_shapes so that\n"
@@ -36,25 +41,53 @@ static void usage(FILE *out)
             "Prints each field's start, fitted value and standard error, the residuals, and the\n"
             "error of the traces' kernel time before and after; --check traces are left out of\n"
             "the fit and only measured.\n\n"
+            "With --runs, fits them to whole training runs measured on the GPU instead: CSV\n"
+            "files in the format `epochsim validate` reads (tests/data/published), columns\n"
+            "  " SIM_VAL_COLUMNS "\n"
+            "with metric samples_per_s or step_ms, all on one GPU. Each row is predicted as\n"
+            "validate predicts it, on the trial values; the fit minimises the sum of\n"
+            "ln(predicted / measured)^2 over the rows, each weighted equally.\n\n"
             "  --trace FILE    a trace recorded on the GPU (repeatable)\n"
             "  --gpu NAME      the GPU's catalog name (default: matched from the first trace)\n"
             "  --param FIELD   a number field of the GPU entry to fit (repeatable; default:\n"
-            "                  kernel_overhead_us and the peak rates and bandwidth the traces use)\n"
+            "                  kernel_overhead_us and the peak rates and bandwidth the traces\n"
+            "                  or the runs' precisions use)\n"
             "  --check FILE    a held-out trace on the same GPU: reported, not fitted\n"
+            "  --runs FILE     measured training runs on the GPU, CSV (repeatable)\n"
+            "  --check-runs FILE  held-out runs on the same GPU: reported, not fitted\n"
             "  -o OVERLAY      write the fitted fields as a catalog overlay (YAML)\n"
             "  --json PATH|-   the report as JSON\n"
             "  --catalog DIR   hardware catalog (default $EPOCHSIM_CATALOG or the built-in one)\n\n"
             "examples:\n"
             "  epochsim calibrate --trace worker0.pt.trace.json.gz -o my-gpu.yaml\n"
             "  epochsim run exp.yaml --set system.catalog_overlay=my-gpu.yaml\n"
-            "  epochsim calibrate --trace a.trace --check b.trace --param kernel_overhead_us\n");
+            "  epochsim calibrate --trace a.trace --check b.trace --param kernel_overhead_us\n"
+            "  epochsim calibrate --runs my-runs.csv --check-runs held-out.csv -o my-gpu.yaml\n");
 }
 
 typedef struct cal_args {
     const char *traces[64], *checks[64], *params[MDL_FIT_MAX_PARAMS];
     int n_traces, n_checks, n_params;
+    sim_cal_runs_args runs; /* --runs, --check-runs */
     const char *gpu, *overlay, *json, *catalog;
 } cal_args;
+
+/* One mode, traces or runs, with its own held-out option; returns 0 or SIM_EXIT_USAGE. */
+static int check_modes(int argc, const cal_args *a)
+{
+    const char *why = optind < argc ? "unexpected argument (traces go after --trace)"
+                      : a->n_traces && a->runs.n_runs
+                          ? "--trace and --runs do not mix: calibrate from kernels or from runs"
+                      : a->n_traces && a->runs.n_checks ? "--check-runs goes with --runs"
+                      : a->runs.n_runs && a->n_checks   ? "--check goes with --trace"
+                      : !a->n_traces && !a->runs.n_runs ? "give at least one --trace or --runs"
+                                                        : NULL;
+    if (!why)
+        return 0;
+    fprintf(stderr, "epochsim calibrate: %s\n", why);
+    usage(stderr);
+    return SIM_EXIT_USAGE;
+}
 
 /* Parses the options into a; returns 0, SIM_EXIT_USAGE (message printed) or -1 for --help. */
 static int parse(int argc, char **argv, cal_args *a)
@@ -64,6 +97,7 @@ static int parse(int argc, char **argv, cal_args *a)
         {"param", required_argument, 0, 'p'}, {"gpu", required_argument, 0, 'g'},
         {"output", required_argument, 0, 'o'}, {"json", required_argument, 0, 'j'},
         {"catalog", required_argument, 0, 'c'}, {"help", no_argument, 0, 'h'},
+        {"runs", required_argument, 0, 'r'},    {"check-runs", required_argument, 0, 'R'},
         {0, 0, 0, 0},
     };
     int c;
@@ -76,6 +110,8 @@ static int parse(int argc, char **argv, cal_args *a)
         case 't': slot = a->traces; n = &a->n_traces; cap = 64; break;
         case 'k': slot = a->checks; n = &a->n_checks; cap = 64; break;
         case 'p': slot = a->params; n = &a->n_params; cap = MDL_FIT_MAX_PARAMS; break;
+        case 'r': slot = a->runs.runs; n = &a->runs.n_runs; cap = 64; break;
+        case 'R': slot = a->runs.checks; n = &a->runs.n_checks; cap = 64; break;
         case 'g': a->gpu = optarg; break;
         case 'o': a->overlay = optarg; break;
         case 'j': a->json = optarg; break;
@@ -94,14 +130,7 @@ static int parse(int argc, char **argv, cal_args *a)
             slot[(*n)++] = optarg;
         }
     }
-    if (optind < argc || a->n_traces == 0) {
-        fprintf(stderr, "epochsim calibrate: %s\n",
-                optind < argc ? "unexpected argument (traces go after --trace)"
-                              : "give at least one --trace");
-        usage(stderr);
-        return SIM_EXIT_USAGE;
-    }
-    return 0;
+    return check_modes(argc, a);
 }
 
 /* The GPU's catalog name: --gpu, else the first trace's recorded GPU matched to the catalog. */
@@ -147,7 +176,6 @@ typedef struct cal_report {
     const cal_problem *pr;
     const mdl_fit_result *fit;
     const cal_set *checks; /* one set per --check */
-    double start[MDL_FIT_MAX_PARAMS];
 } cal_report;
 
 static void print_text(FILE *out, const cal_report *r)
@@ -156,13 +184,7 @@ static void print_text(FILE *out, const cal_report *r)
     fprintf(out, "calibrate %s on %d trace(s): %zu kernels fitted (%zu without known work left "
                  "out)\n\n",
             pr->gpu.name, r->a->n_traces, pr->data->n, pr->data->skipped);
-    fprintf(out, "%-22s %12s %12s %12s\n", "field", "start", "fitted", "std. error");
-    for (size_t i = 0; i < pr->p; i++)
-        fprintf(out, "%-22s %12.5g %12.5g %12.3g\n", pr->param[i]->key, r->start[i],
-                r->fit->theta[i], r->fit->sigma[i]);
-    fprintf(out, "\nweighted log residual (rms): %.4f -> %.4f (%d iterations%s)\n",
-            r->fit->rms_start, r->fit->rms_end, r->fit->iterations,
-            r->fit->converged ? ", converged" : ", iteration limit");
+    cal_print_fit(out, pr, r->fit, "weighted log residual");
     fprintf(out, "kernel time of the fitted traces: %+.1f %% -> %+.1f %%\n",
             100 * cal_total_error(pr, pr->data, NULL),
             100 * cal_total_error(pr, pr->data, r->fit->theta));
@@ -192,30 +214,14 @@ static void json_error_pair(yajl_gen g, const char *key, const cal_problem *pr,
 
 static int write_json(const char *path, const cal_report *r, sim_err *err)
 {
-    yajl_gen g = yajl_gen_alloc(NULL);
+    yajl_gen g = sim_json_doc_open(err);
     if (!g)
-        return sim_err_set(err, SIM_ENOMEM, NULL, 0, 0, "out of memory");
-    yajl_gen_config(g, yajl_gen_beautify, 1);
+        return SIM_ENOMEM;
     const cal_problem *pr = r->pr;
-    yajl_gen_map_open(g);
     sim_json_str(g, "gpu", pr->gpu.name);
     sim_json_int(g, "kernels", (long long)pr->data->n);
     sim_json_int(g, "kernels_left_out", (long long)pr->data->skipped);
-    sim_json_key(g, "params");
-    yajl_gen_array_open(g);
-    for (size_t i = 0; i < pr->p; i++) {
-        yajl_gen_map_open(g);
-        sim_json_str(g, "field", pr->param[i]->key);
-        sim_json_num(g, "start", r->start[i]);
-        sim_json_num(g, "fitted", r->fit->theta[i]);
-        sim_json_num(g, "std_error", r->fit->sigma[i]);
-        yajl_gen_map_close(g);
-    }
-    yajl_gen_array_close(g);
-    sim_json_num(g, "rms_start", r->fit->rms_start);
-    sim_json_num(g, "rms_end", r->fit->rms_end);
-    sim_json_int(g, "iterations", r->fit->iterations);
-    sim_json_bool(g, "converged", r->fit->converged);
+    cal_json_fit(g, pr, r->fit);
     json_error_pair(g, "kernel_time_error", pr, pr->data, r->fit->theta);
     sim_json_key(g, "held_out");
     yajl_gen_array_open(g);
@@ -252,8 +258,6 @@ static int calibrate(const cal_args *a, cal_set *data, cal_set *checks, sim_err 
     if (rc)
         return rc;
     cal_report r = {.a = a, .pr = &pr, .fit = &fit, .checks = checks};
-    for (size_t i = 0; i < pr.p; i++)
-        r.start[i] = *(const double *)((const char *)&pr.gpu + pr.param[i]->offset);
     if (a->overlay) {
         char header[256];
         snprintf(header, sizeof header,
@@ -278,7 +282,13 @@ int sim_calibrate_cmd(int argc, char **argv)
     memset(checks, 0, sizeof checks);
     sim_err err;
     sim_err_clear(&err);
-    rc = calibrate(&a, &data, checks, &err);
+    if (a.runs.n_runs) {
+        a.runs.params = a.params, a.runs.n_params = a.n_params, a.runs.gpu = a.gpu;
+        a.runs.catalog = sim_cli_catalog_dir(a.catalog);
+        a.runs.overlay = a.overlay, a.runs.json = a.json;
+        rc = sim_cal_runs_main(&a.runs, &err);
+    } else
+        rc = calibrate(&a, &data, checks, &err);
     cal_set_free(&data);
     for (int i = 0; i < a.n_checks; i++)
         cal_set_free(&checks[i]);

@@ -7,6 +7,7 @@
 
 #include "plots/plt_csv.h"
 #include "sim/base/err.h"
+#include "sim/core/hw.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -63,6 +64,23 @@ void sim_val_table_free(sim_val_table *t);
 /* Predicts every row (see validate_predict.c); a row that cannot be predicted gets its reason
  * in row->error and NaN. catalog_dir: the hardware catalog. */
 void sim_val_predict(sim_val_table *t, const char *catalog_dir);
+
+/* Predicts one row (as sim_val_predict does) with the catalog's entry for the row's GPU
+ * replaced by *gpu; gpu = NULL: the catalog's. Fills r->predicted, r->error, r->note, r->arch. */
+void sim_val_predict_row(sim_val_row *r, const char *catalog_dir, const sim_gpu_desc *gpu);
+
+/* A row whose experiment and scenario are built once, for pricing it on many variants of its
+ * GPU (`epochsim calibrate --runs`). Borrows r and catalog_dir until freed. */
+typedef struct sim_val_prepared sim_val_prepared;
+/* NULL when the row cannot be built (r->error says why, r->predicted is NaN) or out of memory. */
+sim_val_prepared *sim_val_prepare(sim_val_row *r, const char *catalog_dir);
+/* The row's prediction with its GPU entry replaced by *gpu: equal to
+ * sim_val_predict_row(r, catalog_dir, gpu), cheaper (the experiment, catalog and scenario are
+ * not read again; the step is re-priced and simulated). Fills the row as sim_val_predict_row;
+ * returns r->predicted (NaN on failure). One prepared row may not be priced by two threads at
+ * once; different ones may. */
+double sim_val_reprice(sim_val_prepared *p, const sim_gpu_desc *gpu);
+void sim_val_prepared_free(sim_val_prepared *p);
 
 /* Signed error of a predicted row, percent: (predicted / published - 1) x 100. */
 double sim_val_error_pct(const sim_val_row *r);

@@ -101,39 +101,53 @@ static int apply_settings(sim_val_row *r, sim_experiment *x, cfg_experiment_set 
     return 0;
 }
 
-/* The experiment of a row, as `run --set ...` would build it, into a scenario. */
-static int build(sim_val_row *r, const char *catalog, sim_scenario *sc, bench_params *b)
+/* The experiment of a row, as `run --set ...` would build it. */
+static int experiment(sim_val_row *r, sim_experiment *x, cfg_experiment_set *set, bench_params *b)
 {
-    sim_experiment x;
-    cfg_experiment_set set = {0};
-    sim_experiment_defaults(&x);
+    memset(set, 0, sizeof *set);
+    sim_experiment_defaults(x);
     char a[600];
     for (size_t i = 0; i < sizeof benchmark_path / sizeof benchmark_path[0]; i++)
-        if (apply(r, benchmark_path[i], &x, &set)) return -1;
+        if (apply(r, benchmark_path[i], x, set)) return -1;
     snprintf(a, sizeof a, "training.max_steps=%d", STEPS);
-    if (apply(r, a, &x, &set)) return -1;
+    if (apply(r, a, x, set)) return -1;
     snprintf(a, sizeof a, "system.gpu=%s", r->gpu);
-    if (apply(r, a, &x, &set)) return -1;
+    if (apply(r, a, x, set)) return -1;
     snprintf(a, sizeof a, "system.gpu_count=%d", r->gpus);
-    if (apply(r, a, &x, &set)) return -1;
+    if (apply(r, a, x, set)) return -1;
     snprintf(a, sizeof a, "workload.precision=%s", r->precision);
-    if (apply(r, a, &x, &set)) return -1;
+    if (apply(r, a, x, set)) return -1;
     if (strcmp(r->model, "-")) {
         snprintf(a, sizeof a, "workload.model=%s", r->model);
-        if (apply(r, a, &x, &set)) return -1;
+        if (apply(r, a, x, set)) return -1;
     }
     if (r->batch > 0) {
         snprintf(a, sizeof a, "loader.batch_size=%d", r->batch);
-        if (apply(r, a, &x, &set)) return -1;
+        if (apply(r, a, x, set)) return -1;
     }
-    if (apply_settings(r, &x, &set, b)) return -1;
-    sim_err err;
-    sim_err_clear(&err);
-    int rc = sim_scenario_build(&x, &set, catalog, sc, &err);
+    return apply_settings(r, x, set, b);
+}
+
+/* What a scenario build (or re-pricing) returned, as the row's state; a batch the memory model
+ * rejects is the answer of a max_batch row. */
+static int built(sim_val_row *r, int rc, const sim_scenario *sc, const sim_err *err)
+{
     snprintf(r->arch, sizeof r->arch, "%s", sc->hw.gpu.arch);
     if (rc == SIM_EOOM && r->metric == SIM_VAL_MAX_BATCH) return 0;
-    if (rc) row_fail(r, "%s", err.msg);
+    if (rc) row_fail(r, "%s", err->msg);
     return rc ? -1 : 0;
+}
+
+/* The row's experiment into a scenario, on the catalog GPU or on *gpu. */
+static int build(sim_val_row *r, const char *catalog, const sim_gpu_desc *gpu, sim_scenario *sc,
+                 bench_params *b)
+{
+    sim_experiment x;
+    cfg_experiment_set set;
+    if (experiment(r, &x, &set, b)) return -1;
+    sim_err err;
+    sim_err_clear(&err);
+    return built(r, sim_scenario_build_gpu(&x, &set, catalog, gpu, sc, &err), sc, &err);
 }
 
 /* Training figures from a simulated run: samples per second from the p50 optimizer step. */
@@ -203,38 +217,95 @@ static void predict_copy(sim_val_row *r, const sim_scenario *sc, const bench_par
     r->predicted = b->bytes / s / 1e9;
 }
 
-static void predict_row(sim_val_row *r, const char *catalog)
+/* The row's figure from its built scenario, by metric. */
+static void predict_built(sim_val_row *r, const sim_scenario *sc, const bench_params *b)
+{
+    r->error[0] = 0;
+    switch (r->metric) {
+    case SIM_VAL_SAMPLES_PER_S:
+    case SIM_VAL_STEP_MS:
+    case SIM_VAL_GPU_UTIL_PCT:
+        predict_run(r, sc);
+        break;
+    case SIM_VAL_H2D_GBPS:
+        predict_copy(r, sc, b);
+        break;
+    case SIM_VAL_MAX_BATCH:
+        if (sc->memory.known)
+            r->predicted = sc->memory.max_batch;
+        else
+            row_fail(r, "max_batch needs a zoo model");
+        break;
+    default:
+        predict_kernel(r, sc, b);
+    }
+}
+
+void sim_val_predict_row(sim_val_row *r, const char *catalog_dir, const sim_gpu_desc *gpu)
 {
     sim_scenario sc;
     memset(&sc, 0, sizeof sc);
     bench_params b = {.pinned = true};
-    if (build(r, catalog, &sc, &b) == 0) {
-        switch (r->metric) {
-        case SIM_VAL_SAMPLES_PER_S:
-        case SIM_VAL_STEP_MS:
-        case SIM_VAL_GPU_UTIL_PCT:
-            predict_run(r, &sc);
-            break;
-        case SIM_VAL_H2D_GBPS:
-            predict_copy(r, &sc, &b);
-            break;
-        case SIM_VAL_MAX_BATCH:
-            if (sc.memory.known)
-                r->predicted = sc.memory.max_batch;
-            else
-                row_fail(r, "max_batch needs a zoo model");
-            break;
-        default:
-            predict_kernel(r, &sc, &b);
-        }
-    }
+    r->error[0] = 0;
+    if (build(r, catalog_dir, gpu, &sc, &b) == 0)
+        predict_built(r, &sc, &b);
     sim_scenario_free(&sc);
 }
 
 void sim_val_predict(sim_val_table *t, const char *catalog_dir)
 {
     for (size_t i = 0; i < t->n; i++)
-        predict_row(&t->rows[i], catalog_dir);
+        sim_val_predict_row(&t->rows[i], catalog_dir, NULL);
+}
+
+/* ---- one row priced again and again (calibration) ---------------------------------------- */
+
+struct sim_val_prepared {
+    sim_val_row *row;    /* borrowed */
+    const char *catalog; /* borrowed */
+    sim_experiment x;
+    cfg_experiment_set set;
+    bench_params b;
+    sim_scenario sc; /* built once; its program is re-priced by sim_val_reprice */
+};
+
+sim_val_prepared *sim_val_prepare(sim_val_row *r, const char *catalog_dir)
+{
+    sim_val_prepared *p = calloc(1, sizeof *p);
+    if (!p) {
+        row_fail(r, "out of memory");
+        return NULL;
+    }
+    p->row = r;
+    p->catalog = catalog_dir;
+    p->b.pinned = true;
+    r->error[0] = 0;
+    sim_err err;
+    sim_err_clear(&err);
+    if (experiment(r, &p->x, &p->set, &p->b) ||
+        built(r, sim_scenario_build(&p->x, &p->set, catalog_dir, &p->sc, &err), &p->sc, &err)) {
+        sim_val_prepared_free(p);
+        return NULL;
+    }
+    return p;
+}
+
+double sim_val_reprice(sim_val_prepared *p, const sim_gpu_desc *gpu)
+{
+    sim_err err;
+    sim_err_clear(&err);
+    int rc = sim_scenario_reprice(&p->x, &p->set, p->catalog, gpu, &p->sc, &err);
+    if (built(p->row, rc, &p->sc, &err) == 0)
+        predict_built(p->row, &p->sc, &p->b);
+    return p->row->predicted;
+}
+
+void sim_val_prepared_free(sim_val_prepared *p)
+{
+    if (!p)
+        return;
+    sim_scenario_free(&p->sc);
+    free(p);
 }
 
 double sim_val_error_pct(const sim_val_row *r)

@@ -38,6 +38,18 @@ void sim_json_bool(yajl_gen g, const char *k, bool v)
     yajl_gen_bool(g, v);
 }
 
+yajl_gen sim_json_doc_open(sim_err *err)
+{
+    yajl_gen g = yajl_gen_alloc(NULL);
+    if (!g) {
+        sim_err_set(err, SIM_ENOMEM, NULL, 0, 0, "out of memory");
+        return NULL;
+    }
+    yajl_gen_config(g, yajl_gen_beautify, 1);
+    yajl_gen_map_open(g);
+    return g;
+}
+
 int sim_json_write(yajl_gen g, const char *path, sim_err *err)
 {
     const unsigned char *buf;

@@ -16,6 +16,10 @@ void sim_json_int(yajl_gen g, const char *k, long long v);
 void sim_json_num(yajl_gen g, const char *k, double v);
 void sim_json_bool(yajl_gen g, const char *k, bool v);
 
+/* A new beautified document with its top-level object opened; NULL (err filled) when out of
+ * memory. Close the object, sim_json_write, then yajl_gen_free. */
+yajl_gen sim_json_doc_open(sim_err *err);
+
 /* Writes the finished document of g to PATH under sim/base/outfile.h's rules ("-" = stdout). */
 int sim_json_write(yajl_gen g, const char *path, sim_err *err);
 

@@ -2,6 +2,7 @@
  * (see calibrate.h). */
 #include "sim/setup/calibrate.h"
 
+#include "sim/base/json.h"
 #include "sim/base/outfile.h"
 #include "sim/setup/catalog.h"
 #include "traces/kclass.h"
@@ -153,7 +154,7 @@ int cal_add_param(cal_problem *pr, const char *name, sim_err *err)
         return sim_err_set(err, SIM_EINVAL, NULL, 0, 0,
                            "--param %s: %s has %g there; a fitted value must start positive",
                            name, pr->gpu.name, *field(&pr->gpu, f));
-    if (!matters(pr, f))
+    if (pr->data && !matters(pr, f))
         return sim_err_set(err, SIM_EINVAL, NULL, 0, 0,
                            "--param %s: no measured kernel depends on it, so the data cannot "
                            "fit it",
@@ -196,6 +197,40 @@ double cal_total_error(const cal_problem *pr, const cal_set *data, const double 
         meas += data->obs[i].measured_ns;
     }
     return meas > 0 ? pred / meas - 1 : NAN;
+}
+
+double cal_param_start(const cal_problem *pr, size_t i)
+{
+    return *field((sim_gpu_desc *)&pr->gpu, pr->param[i]);
+}
+
+void cal_print_fit(FILE *out, const cal_problem *pr, const mdl_fit_result *fit, const char *what)
+{
+    fprintf(out, "%-22s %12s %12s %12s\n", "field", "start", "fitted", "std. error");
+    for (size_t i = 0; i < pr->p; i++)
+        fprintf(out, "%-22s %12.5g %12.5g %12.3g\n", pr->param[i]->key, cal_param_start(pr, i),
+                fit->theta[i], fit->sigma[i]);
+    fprintf(out, "\n%s (rms): %.4f -> %.4f (%d iterations%s)\n", what, fit->rms_start,
+            fit->rms_end, fit->iterations, fit->converged ? ", converged" : ", iteration limit");
+}
+
+void cal_json_fit(yajl_gen g, const cal_problem *pr, const mdl_fit_result *fit)
+{
+    sim_json_key(g, "params");
+    yajl_gen_array_open(g);
+    for (size_t i = 0; i < pr->p; i++) {
+        yajl_gen_map_open(g);
+        sim_json_str(g, "field", pr->param[i]->key);
+        sim_json_num(g, "start", cal_param_start(pr, i));
+        sim_json_num(g, "fitted", fit->theta[i]);
+        sim_json_num(g, "std_error", fit->sigma[i]);
+        yajl_gen_map_close(g);
+    }
+    yajl_gen_array_close(g);
+    sim_json_num(g, "rms_start", fit->rms_start);
+    sim_json_num(g, "rms_end", fit->rms_end);
+    sim_json_int(g, "iterations", fit->iterations);
+    sim_json_bool(g, "converged", fit->converged);
 }
 
 /* ---- the overlay ------------------------------------------------------------------------- */

@@ -14,6 +14,9 @@
 #include "sim/setup/cfgtable.h"
 #include "traces/trace.h"
 
+#include <stdio.h>
+#include <yajl/yajl_gen.h>
+
 #include <stddef.h>
 
 typedef struct cal_obs {
@@ -39,11 +42,12 @@ typedef struct cal_problem {
     sim_gpu_desc gpu;                            /* the entry, before the fit */
     const cfg_field *param[MDL_FIT_MAX_PARAMS];  /* double fields of the GPU table */
     size_t p;
-    const cal_set *data;
+    const cal_set *data; /* the kernels; NULL when the caller fits other observations */
 } cal_problem;
 
 /* Adds the GPU field `name` to the fitted parameters: SIM_EINVAL when it is not a number field
- * of the GPU catalog, its value is not positive, or no observation depends on it. */
+ * of the GPU catalog, its value is not positive, or no observation of pr->data depends on it
+ * (not checked when pr->data is NULL: the caller fits other observations and checks). */
 int cal_add_param(cal_problem *pr, const char *name, sim_err *err);
 
 /* The fitted parameters in out; out->theta is in the fields' own units. */
@@ -52,6 +56,17 @@ int cal_fit(const cal_problem *pr, mdl_fit_result *out, sim_err *err);
 /* Sum of predicted / sum of measured kernel time of `data` on pr->gpu with parameters theta
  * (NULL = the entry's own values), minus 1: the error of the trace's kernel time. */
 double cal_total_error(const cal_problem *pr, const cal_set *data, const double *theta);
+
+/* The value of fitted field i in pr->gpu (the entry before the fit). */
+double cal_param_start(const cal_problem *pr, size_t i);
+
+/* The fit's figures as both calibrate modes print them: a table of field, start, fitted value
+ * and standard error, then `what (rms): start -> end (N iterations, converged)`. */
+void cal_print_fit(FILE *out, const cal_problem *pr, const mdl_fit_result *fit,
+                   const char *what);
+/* The same as members of an open JSON object: "params" [{field, start, fitted, std_error}],
+ * rms_start, rms_end, iterations, converged. */
+void cal_json_fit(yajl_gen g, const cal_problem *pr, const mdl_fit_result *fit);
 
 /* Writes a catalog overlay (sim/setup/overlay.h) setting the fitted fields of pr->gpu, whole or
  * not at all; `header` is a comment put at its top. */

@@ -156,6 +156,13 @@ static void resolve_job(const sim_experiment *x, sim_scenario *sc)
 int sim_scenario_build(const sim_experiment *x_in, const cfg_experiment_set *set, const char *dir,
                        sim_scenario *sc, sim_err *err)
 {
+    return sim_scenario_build_gpu(x_in, set, dir, NULL, sc, err);
+}
+
+int sim_scenario_build_gpu(const sim_experiment *x_in, const cfg_experiment_set *set,
+                           const char *dir, const sim_gpu_desc *gpu, sim_scenario *sc,
+                           sim_err *err)
+{
     memset(sc, 0, sizeof *sc);
     /* The experiment with its named system's values filled in: a working copy, never the
      * caller's; everything derived from it goes into sc. */
@@ -176,6 +183,8 @@ int sim_scenario_build(const sim_experiment *x_in, const cfg_experiment_set *set
         return named(rc, "system.storage", set, err);
     if (x->system.catalog_overlay[0] && (rc = apply_overlay(x->system.catalog_overlay, hw, err)))
         return named(rc, "system.catalog_overlay", set, err);
+    if (gpu)
+        hw->gpu = *gpu;
     /* A catalog CPU is one socket; a box that gives the job more cores than that has more
      * sockets, each with its own memory channels (a VM with fewer cores keeps the socket's). */
     if (x->system.cpu_cores > hw->cpu.cores)
@@ -206,6 +215,22 @@ int sim_scenario_build(const sim_experiment *x_in, const cfg_experiment_set *set
     if ((rc = sim_synthetic_program(x, &sc->program)))
         return sim_err_set(err, rc, NULL, 0, 0, "out of memory");
     return SIM_OK;
+}
+
+int sim_scenario_reprice(const sim_experiment *x_in, const cfg_experiment_set *set,
+                         const char *dir, const sim_gpu_desc *gpu, sim_scenario *sc, sim_err *err)
+{
+    sim_experiment xs = *x_in;
+    int rc;
+    if (xs.workload.trace[0] || !strcmp(xs.workload.model, "synthetic")) {
+        sim_scenario_free(sc);
+        return sim_scenario_build_gpu(x_in, set, dir, gpu, sc, err);
+    }
+    if (xs.system.name[0] && (rc = apply_system(&xs, set, dir, err)))
+        return named(rc, "system.name", set, err);
+    sim_program_free(&sc->program);
+    sc->hw.gpu = *gpu;
+    return named(sim_zoo_workload(&xs, set, sc, err), "workload.model", set, err);
 }
 
 void sim_scenario_free(sim_scenario *sc)

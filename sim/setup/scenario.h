@@ -11,6 +11,21 @@
 int sim_scenario_build(const sim_experiment *x, const cfg_experiment_set *set,
                        const char *catalog_dir, sim_scenario *sc, sim_err *err);
 
+/* sim_scenario_build with the GPU entry replaced by *gpu (after the catalog and any overlay);
+ * gpu = NULL is sim_scenario_build. Everything priced on the GPU (the program, the memory
+ * verdict) is priced on *gpu. */
+int sim_scenario_build_gpu(const sim_experiment *x, const cfg_experiment_set *set,
+                           const char *catalog_dir, const sim_gpu_desc *gpu, sim_scenario *sc,
+                           sim_err *err);
+
+/* Re-prices sc, built from the same x, set and catalog_dir, on *gpu: the result equals
+ * sim_scenario_build_gpu(x, set, catalog_dir, gpu) without reading the experiment's catalog
+ * entries again (a zoo model's program and memory are rebuilt; a trace or synthetic workload
+ * is built again whole). On an error sc holds no program; free it with sim_scenario_free. */
+int sim_scenario_reprice(const sim_experiment *x, const cfg_experiment_set *set,
+                         const char *catalog_dir, const sim_gpu_desc *gpu, sim_scenario *sc,
+                         sim_err *err);
+
 /* The synthetic workload: kernels_per_step kernels of kernel_us each, dispatch_us of CPU each. */
 int sim_synthetic_program(const sim_experiment *x, sim_program *out);
 

@@ -10,51 +10,22 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <unistd.h>
+
+#include "tests/app/calibrate_testkit.h"
 
 #define TRACE EPOCHSIM_SOURCE_DIR "/tests/data/validation-traces/kineto/resnet50_num_workers_0/" \
                                   "worker0.1623143089861.pt.trace.json.gz"
 
-static char dir[64];
-
+/* fmt with one %s (the binary) run in the temp folder. */
 static int sh(const char *fmt, const char *arg)
 {
-    char cmd[2048], inner[1024];
-    snprintf(inner, sizeof inner, fmt, arg);
-    snprintf(cmd, sizeof cmd, "cd %s && %s", dir, inner);
-    int st = system(cmd);
-    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd, fmt, arg);
+    return cal_dir_sh(cmd);
 }
 
-static char *slurp(const char *name)
-{
-    char path[128];
-    snprintf(path, sizeof path, "%s/%s", dir, name);
-    FILE *fp = fopen(path, "r");
-    if (!fp)
-        return NULL;
-    static char buf[65536];
-    size_t n = fread(buf, 1, sizeof buf - 1, fp);
-    buf[n] = 0;
-    fclose(fp);
-    return buf;
-}
-
-static int setup(void **state)
-{
-    (void)state;
-    snprintf(dir, sizeof dir, "/tmp/epochsim-calibrate-cmd-XXXXXX");
-    return mkdtemp(dir) ? 0 : -1;
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-    return system(cmd);
-}
+#define slurp cal_dir_slurp
 
 static void test_calibrate_cmd_usage_errors(void **state)
 {
@@ -127,11 +98,12 @@ static void test_calibrate_cmd_fits_writes_overlay_and_json(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_calibrate_cmd_usage_errors, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_calibrate_cmd_refuses_what_is_no_trace, setup,
-                                        teardown),
-        cmocka_unit_test_setup_teardown(test_calibrate_cmd_fits_writes_overlay_and_json, setup,
-                                        teardown),
+        cmocka_unit_test_setup_teardown(test_calibrate_cmd_usage_errors, cal_dir_make,
+                                        cal_dir_remove),
+        cmocka_unit_test_setup_teardown(test_calibrate_cmd_refuses_what_is_no_trace, cal_dir_make,
+                                        cal_dir_remove),
+        cmocka_unit_test_setup_teardown(test_calibrate_cmd_fits_writes_overlay_and_json,
+                                        cal_dir_make, cal_dir_remove),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
