@@ -82,8 +82,7 @@ static int check_modes(int argc, const cal_args *a)
                       : a->runs.n_runs && a->n_checks   ? "--check goes with --trace"
                       : !a->n_traces && !a->runs.n_runs ? "give at least one --trace or --runs"
                                                         : NULL;
-    if (!why)
-        return 0;
+    if (!why) return 0;
     fprintf(stderr, "epochsim calibrate: %s\n", why);
     usage(stderr);
     return SIM_EXIT_USAGE;
@@ -93,11 +92,16 @@ static int check_modes(int argc, const cal_args *a)
 static int parse(int argc, char **argv, cal_args *a)
 {
     static const struct option opts[] = {
-        {"trace", required_argument, 0, 't'}, {"check", required_argument, 0, 'k'},
-        {"param", required_argument, 0, 'p'}, {"gpu", required_argument, 0, 'g'},
-        {"output", required_argument, 0, 'o'}, {"json", required_argument, 0, 'j'},
-        {"catalog", required_argument, 0, 'c'}, {"help", no_argument, 0, 'h'},
-        {"runs", required_argument, 0, 'r'},    {"check-runs", required_argument, 0, 'R'},
+        {"trace", required_argument, 0, 't'},
+        {"check", required_argument, 0, 'k'},
+        {"param", required_argument, 0, 'p'},
+        {"gpu", required_argument, 0, 'g'},
+        {"output", required_argument, 0, 'o'},
+        {"json", required_argument, 0, 'j'},
+        {"catalog", required_argument, 0, 'c'},
+        {"help", no_argument, 0, 'h'},
+        {"runs", required_argument, 0, 'r'},
+        {"check-runs", required_argument, 0, 'R'},
         {0, 0, 0, 0},
     };
     int c;
@@ -107,16 +111,46 @@ static int parse(int argc, char **argv, cal_args *a)
         const char **slot = NULL;
         int *n = NULL, cap = 0;
         switch (c) {
-        case 't': slot = a->traces; n = &a->n_traces; cap = 64; break;
-        case 'k': slot = a->checks; n = &a->n_checks; cap = 64; break;
-        case 'p': slot = a->params; n = &a->n_params; cap = MDL_FIT_MAX_PARAMS; break;
-        case 'r': slot = a->runs.runs; n = &a->runs.n_runs; cap = 64; break;
-        case 'R': slot = a->runs.checks; n = &a->runs.n_checks; cap = 64; break;
-        case 'g': a->gpu = optarg; break;
-        case 'o': a->overlay = optarg; break;
-        case 'j': a->json = optarg; break;
-        case 'c': a->catalog = optarg; break;
-        case 'h': usage(stdout); return -1;
+        case 't':
+            slot = a->traces;
+            n = &a->n_traces;
+            cap = 64;
+            break;
+        case 'k':
+            slot = a->checks;
+            n = &a->n_checks;
+            cap = 64;
+            break;
+        case 'p':
+            slot = a->params;
+            n = &a->n_params;
+            cap = MDL_FIT_MAX_PARAMS;
+            break;
+        case 'r':
+            slot = a->runs.runs;
+            n = &a->runs.n_runs;
+            cap = 64;
+            break;
+        case 'R':
+            slot = a->runs.checks;
+            n = &a->runs.n_checks;
+            cap = 64;
+            break;
+        case 'g':
+            a->gpu = optarg;
+            break;
+        case 'o':
+            a->overlay = optarg;
+            break;
+        case 'j':
+            a->json = optarg;
+            break;
+        case 'c':
+            a->catalog = optarg;
+            break;
+        case 'h':
+            usage(stdout);
+            return -1;
         default:
             fprintf(stderr, "epochsim calibrate: bad option '%s'\n", argv[optind - 1]);
             usage(stderr);
@@ -146,8 +180,7 @@ static int load_traces(const char *const *paths, int n, cal_set *out, sim_err *e
 {
     for (int i = 0; i < n; i++) {
         int rc = cal_add_trace(paths[i], out, err);
-        if (rc)
-            return rc;
+        if (rc) return rc;
     }
     return SIM_OK;
 }
@@ -157,8 +190,7 @@ static int choose_params(const cal_args *a, cal_problem *pr, sim_err *err)
 {
     for (int i = 0; i < a->n_params; i++) {
         int rc = cal_add_param(pr, a->params[i], err);
-        if (rc)
-            return rc;
+        if (rc) return rc;
     }
     for (size_t i = 0; a->n_params == 0 && i < sizeof default_params / sizeof *default_params;
          i++) {
@@ -166,8 +198,7 @@ static int choose_params(const cal_args *a, cal_problem *pr, sim_err *err)
         if (cal_add_param(pr, default_params[i], &skip))
             fprintf(stderr, "epochsim calibrate: not fitted: %s\n", skip.msg);
     }
-    if (pr->p == 0)
-        return sim_err_set(err, SIM_EINVAL, NULL, 0, 0, "nothing to fit");
+    if (pr->p == 0) return sim_err_set(err, SIM_EINVAL, NULL, 0, 0, "nothing to fit");
     return SIM_OK;
 }
 
@@ -181,8 +212,9 @@ typedef struct cal_report {
 static void print_text(FILE *out, const cal_report *r)
 {
     const cal_problem *pr = r->pr;
-    fprintf(out, "calibrate %s on %d trace(s): %zu kernels fitted (%zu without known work left "
-                 "out)\n\n",
+    fprintf(out,
+            "calibrate %s on %d trace(s): %zu kernels fitted (%zu without known work left "
+            "out)\n\n",
             pr->gpu.name, r->a->n_traces, pr->data->n, pr->data->skipped);
     cal_print_fit(out, pr, r->fit, "weighted log residual");
     fprintf(out, "kernel time of the fitted traces: %+.1f %% -> %+.1f %%\n",
@@ -202,8 +234,8 @@ static void print_text(FILE *out, const cal_report *r)
                 r->a->overlay);
 }
 
-static void json_error_pair(yajl_gen g, const char *key, const cal_problem *pr,
-                            const cal_set *data, const double *theta)
+static void json_error_pair(yajl_gen g, const char *key, const cal_problem *pr, const cal_set *data,
+                            const double *theta)
 {
     sim_json_key(g, key);
     yajl_gen_map_open(g);
@@ -215,8 +247,7 @@ static void json_error_pair(yajl_gen g, const char *key, const cal_problem *pr,
 static int write_json(const char *path, const cal_report *r, sim_err *err)
 {
     yajl_gen g = sim_json_doc_open(err);
-    if (!g)
-        return SIM_ENOMEM;
+    if (!g) return SIM_ENOMEM;
     const cal_problem *pr = r->pr;
     sim_json_str(g, "gpu", pr->gpu.name);
     sim_json_int(g, "kernels", (long long)pr->data->n);
@@ -250,24 +281,19 @@ static int calibrate(const cal_args *a, cal_set *data, cal_set *checks, sim_err 
     }
     for (int i = 0; !rc && i < a->n_checks; i++)
         rc = cal_add_trace(a->checks[i], &checks[i], err);
-    if (!rc)
-        rc = choose_params(a, &pr, err);
+    if (!rc) rc = choose_params(a, &pr, err);
     mdl_fit_result fit;
-    if (!rc)
-        rc = cal_fit(&pr, &fit, err);
-    if (rc)
-        return rc;
+    if (!rc) rc = cal_fit(&pr, &fit, err);
+    if (rc) return rc;
     cal_report r = {.a = a, .pr = &pr, .fit = &fit, .checks = checks};
     if (a->overlay) {
         char header[256];
         snprintf(header, sizeof header,
                  "catalog overlay written by `epochsim calibrate` for %s from %d trace(s)",
                  pr.gpu.name, a->n_traces);
-        if ((rc = cal_write_overlay(a->overlay, &pr, &fit, header, err)))
-            return rc;
+        if ((rc = cal_write_overlay(a->overlay, &pr, &fit, header, err))) return rc;
     }
-    if (a->json)
-        return write_json(a->json, &r, err);
+    if (a->json) return write_json(a->json, &r, err);
     print_text(stdout, &r);
     return SIM_OK;
 }
@@ -276,8 +302,7 @@ int sim_calibrate_cmd(int argc, char **argv)
 {
     cal_args a = {0};
     int rc = parse(argc, argv, &a);
-    if (rc)
-        return rc < 0 ? SIM_EXIT_OK : rc;
+    if (rc) return rc < 0 ? SIM_EXIT_OK : rc;
     cal_set data = {0}, checks[64];
     memset(checks, 0, sizeof checks);
     sim_err err;

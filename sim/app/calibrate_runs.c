@@ -39,8 +39,7 @@ static double *field(sim_gpu_desc *g, const cfg_field *f)
 static double log_scale(double t, double *slope)
 {
     double x = tanh((log(t) - FIT_U0) / FIT_K / FIT_B);
-    if (slope)
-        *slope = 1 - x * x;
+    if (slope) *slope = 1 - x * x;
     return FIT_B * x;
 }
 
@@ -105,8 +104,7 @@ static int read_files(sim_val_table *t, const char *const *paths, int n, sim_err
 {
     for (int i = 0; i < n; i++) {
         int rc = sim_val_read_file(t, paths[i], err);
-        if (rc)
-            return rc;
+        if (rc) return rc;
     }
     return SIM_OK;
 }
@@ -119,8 +117,8 @@ static int check_rows(const sim_val_table *t, char *gpu, const char **first, int
         const sim_val_row *r = &t->rows[i];
         if (r->metric != SIM_VAL_SAMPLES_PER_S && r->metric != SIM_VAL_STEP_MS)
             return sim_err_set(err, SIM_EINVAL, r->file, r->line, 0,
-                               "run '%s' measures %s; --runs takes samples_per_s or step_ms",
-                               r->id, sim_val_metric_name(r->metric));
+                               "run '%s' measures %s; --runs takes samples_per_s or step_ms", r->id,
+                               sim_val_metric_name(r->metric));
         if (!gpu[0]) {
             snprintf(gpu, SIM_NAME_MAX, "%s", r->gpu);
             *first = r->file, *first_line = r->line;
@@ -143,8 +141,7 @@ static int load_rows(sim_cal_runs *c, const sim_cal_runs_args *a, sim_err *err)
     char gpu[SIM_NAME_MAX] = "";
     const char *first = NULL;
     int first_line = 0, rc;
-    if (a->gpu)
-        snprintf(gpu, sizeof gpu, "%s", a->gpu);
+    if (a->gpu) snprintf(gpu, sizeof gpu, "%s", a->gpu);
     if ((rc = read_files(&c->fit, a->runs, a->n_runs, err)) ||
         (rc = read_files(&c->check, a->checks, a->n_checks, err)) ||
         (rc = check_rows(&c->fit, gpu, &first, &first_line, err)) ||
@@ -152,8 +149,7 @@ static int load_rows(sim_cal_runs *c, const sim_cal_runs_args *a, sim_err *err)
         return rc;
     if (c->fit.n == 0)
         return sim_err_set(err, SIM_EINVAL, a->runs[0], 0, 0, "no measured run in the file(s)");
-    if ((rc = cfg_catalog_load(c->catalog, CFG_CAT_GPU, gpu, &c->pr.gpu, err)))
-        return rc;
+    if ((rc = cfg_catalog_load(c->catalog, CFG_CAT_GPU, gpu, &c->pr.gpu, err))) return rc;
     size_t n = c->fit.n, m = c->check.n;
     c->prep = calloc(n, sizeof *c->prep);
     c->before = calloc(n, sizeof(double));
@@ -173,8 +169,7 @@ static int load_rows(sim_cal_runs *c, const sim_cal_runs_args *a, sim_err *err)
         sim_val_predict_row(&c->check.rows[i], c->catalog, &c->pr.gpu);
         c->check_before[i] = c->check.rows[i].predicted;
     }
-    if ((rc = unpredicted(&c->fit, c->before, err)))
-        return rc;
+    if ((rc = unpredicted(&c->fit, c->before, err))) return rc;
     return unpredicted(&c->check, c->check_before, err);
 }
 
@@ -194,10 +189,8 @@ static int matters(sim_cal_runs *c, const cfg_field *f)
 static int add_param(sim_cal_runs *c, const char *name, sim_err *err)
 {
     int rc = cal_add_param(&c->pr, name, err);
-    if (rc)
-        return rc;
-    if (matters(c, c->pr.param[c->pr.p - 1]))
-        return SIM_OK;
+    if (rc) return rc;
+    if (matters(c, c->pr.param[c->pr.p - 1])) return SIM_OK;
     c->pr.p--;
     return sim_err_set(err, SIM_EINVAL, NULL, 0, 0,
                        "--param %s: no measured run's prediction depends on it, so the runs "
@@ -214,35 +207,30 @@ static int rate_used(const sim_cal_runs *c, const char *name)
     static const mdl_math maths[] = {MDL_MATH_GEMM, MDL_MATH_CONV, MDL_MATH_ATTN};
     for (size_t i = 0; i < c->fit.n; i++) {
         sim_precision p;
-        if (sim_precision_parse(c->fit.rows[i].precision, &p))
-            continue;
+        if (sim_precision_parse(c->fit.rows[i].precision, &p)) continue;
         for (size_t k = 0; k < sizeof maths / sizeof *maths; k++)
-            if (mdl_peak_flops(&g, p, maths[k], NULL) != mdl_peak_flops(&c->pr.gpu, p, maths[k],
-                                                                        NULL))
+            if (mdl_peak_flops(&g, p, maths[k], NULL) !=
+                mdl_peak_flops(&c->pr.gpu, p, maths[k], NULL))
                 return 1;
     }
     return 0;
 }
 
-static int choose_params(sim_cal_runs *c, const sim_cal_runs_args *a, FILE *notes,
-                         sim_err *err)
+static int choose_params(sim_cal_runs *c, const sim_cal_runs_args *a, FILE *notes, sim_err *err)
 {
     static const char *const defaults[] = {"kernel_overhead_us", "fp32_tflops", "tf32_tflops",
                                            "fp16_tflops",        "bf16_tflops", "mem_bw_gbps"};
     for (int i = 0; i < a->n_params; i++) {
         int rc = add_param(c, a->params[i], err);
-        if (rc)
-            return rc;
+        if (rc) return rc;
     }
     for (size_t i = 0; a->n_params == 0 && i < sizeof defaults / sizeof *defaults; i++) {
         sim_err skip;
-        if (strstr(defaults[i], "_tflops") && !rate_used(c, defaults[i]))
-            continue;
+        if (strstr(defaults[i], "_tflops") && !rate_used(c, defaults[i])) continue;
         if (add_param(c, defaults[i], &skip) && notes)
             fprintf(notes, "epochsim calibrate: not fitted: %s\n", skip.msg);
     }
-    if (c->pr.p == 0)
-        return sim_err_set(err, SIM_EINVAL, NULL, 0, 0, "nothing to fit");
+    if (c->pr.p == 0) return sim_err_set(err, SIM_EINVAL, NULL, 0, 0, "nothing to fit");
     if (c->fit.n < c->pr.p) {
         const sim_val_row *last = &c->fit.rows[c->fit.n - 1];
         return sim_err_set(err, SIM_EINVAL, last->file, last->line, 0,
@@ -259,8 +247,7 @@ int sim_cal_runs_load(sim_cal_runs *c, const sim_cal_runs_args *a, FILE *notes, 
     c->catalog = a->catalog;
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);
     c->threads = a->threads > 0 ? a->threads : cpus > 0 ? (int)cpus : 1;
-    if (c->threads > MAX_THREADS)
-        c->threads = MAX_THREADS;
+    if (c->threads > MAX_THREADS) c->threads = MAX_THREADS;
     int rc = load_rows(c, a, err);
     return rc ? rc : choose_params(c, a, notes, err);
 }
@@ -294,8 +281,7 @@ int sim_cal_runs_fit(sim_cal_runs *c, mdl_fit_result *out, sim_err *err)
         return sim_err_set(err, rc, c->failed->file, c->failed->line, 0,
                            "run '%s' cannot be predicted at a trial point of the fit: %s",
                            c->failed->id, c->failed->error);
-    if (rc)
-        return rc;
+    if (rc) return rc;
     sim_gpu_desc g = trial(c, out->theta);
     for (size_t i = 0; i < c->pr.p; i++) {
         /* sigma(ln t) = sigma_t / t; ln field moves by slope x d(ln t) / FIT_K */
@@ -314,8 +300,7 @@ int sim_cal_runs_fit(sim_cal_runs *c, mdl_fit_result *out, sim_err *err)
         sim_val_predict_row(&c->check.rows[i], c->catalog, &g);
         c->check_after[i] = c->check.rows[i].predicted;
     }
-    if ((rc = unpredicted(&c->fit, c->after, err)))
-        return rc;
+    if ((rc = unpredicted(&c->fit, c->after, err))) return rc;
     return unpredicted(&c->check, c->check_after, err);
 }
 
@@ -324,8 +309,7 @@ double sim_cal_runs_mape(const sim_val_table *t, const double *pred)
     double sum = 0;
     int n = 0;
     for (size_t i = 0; i < t->n; i++)
-        if (!isnan(pred[i]))
-            sum += fabs(pred[i] / t->rows[i].value - 1), n++;
+        if (!isnan(pred[i])) sum += fabs(pred[i] / t->rows[i].value - 1), n++;
     return n ? 100 * sum / n : NAN;
 }
 
@@ -353,14 +337,15 @@ static double error_pct(const sim_val_row *r, double pred)
 static void print_text(FILE *out, const sim_cal_runs *c, const mdl_fit_result *fit,
                        const char *overlay)
 {
-    fprintf(out, "calibrate %s on %zu measured run(s), %zu held out\n\n", c->pr.gpu.name,
-            c->fit.n, c->check.n);
+    fprintf(out, "calibrate %s on %zu measured run(s), %zu held out\n\n", c->pr.gpu.name, c->fit.n,
+            c->check.n);
     cal_print_fit(out, &c->pr, fit, "log residual");
     fprintf(out, "runs simulated: %ld\n", c->evaluations);
     for (size_t i = 0; i < c->pr.p; i++)
         if (isnan(fit->sigma[i]))
-            fprintf(out, "%s: not pinned down by the runs (no run moves with it there, or it "
-                         "is at the fit's bound, x/ 100 of its start)\n",
+            fprintf(out,
+                    "%s: not pinned down by the runs (no run moves with it there, or it "
+                    "is at the fit's bound, x/ 100 of its start)\n",
                     c->pr.param[i]->key);
     fprintf(out, "fitted runs, mean absolute error: %.1f %% -> %.1f %%\n",
             sim_cal_runs_mape(&c->fit, c->before), sim_cal_runs_mape(&c->fit, c->after));
@@ -374,8 +359,7 @@ static void print_text(FILE *out, const sim_cal_runs *c, const mdl_fit_result *f
                 error_pct(r, c->check_before[i]), error_pct(r, c->check_after[i]));
     }
     if (overlay)
-        fprintf(out, "\noverlay: %s (use it: --set system.catalog_overlay=%s)\n", overlay,
-                overlay);
+        fprintf(out, "\noverlay: %s (use it: --set system.catalog_overlay=%s)\n", overlay, overlay);
 }
 
 static void json_rows(yajl_gen g, const char *key, const sim_val_table *t, const double *before,
@@ -404,8 +388,7 @@ static int write_json(const char *path, const sim_cal_runs *c, const mdl_fit_res
                       sim_err *err)
 {
     yajl_gen g = sim_json_doc_open(err);
-    if (!g)
-        return SIM_ENOMEM;
+    if (!g) return SIM_ENOMEM;
     sim_json_str(g, "gpu", c->pr.gpu.name);
     sim_json_int(g, "runs", (long long)c->fit.n);
     cal_json_fit(g, &c->pr, fit);
@@ -427,8 +410,7 @@ int sim_cal_runs_main(const sim_cal_runs_args *a, sim_err *err)
     sim_cal_runs c;
     mdl_fit_result fit;
     int rc = sim_cal_runs_load(&c, a, stderr, err);
-    if (!rc)
-        rc = sim_cal_runs_fit(&c, &fit, err);
+    if (!rc) rc = sim_cal_runs_fit(&c, &fit, err);
     if (!rc && a->overlay) {
         char header[256];
         snprintf(header, sizeof header,

@@ -31,12 +31,12 @@ typedef struct sim_cal_runs_args {
 
 /* A fit in progress: the rows, their prepared scenarios, the GPU entry and fitted fields. */
 typedef struct sim_cal_runs {
-    sim_val_table fit, check;  /* --runs rows, --check-runs rows */
-    sim_val_prepared **prep;   /* one per fit row */
-    cal_problem pr;            /* the GPU entry before the fit and the fitted fields (no kernels) */
+    sim_val_table fit, check; /* --runs rows, --check-runs rows */
+    sim_val_prepared **prep;  /* one per fit row */
+    cal_problem pr;           /* the GPU entry before the fit and the fitted fields (no kernels) */
     const char *catalog;
     int threads;
-    double *before, *after;    /* fit rows' predictions on the entry and on the fitted fields */
+    double *before, *after; /* fit rows' predictions on the entry and on the fitted fields */
     double *check_before, *check_after;
     long evaluations;          /* rows priced during the fit */
     const sim_val_row *failed; /* the row a trial point of the fit could not price, or NULL */

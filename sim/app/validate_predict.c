@@ -37,7 +37,6 @@ static void row_fail(sim_val_row *r, const char *fmt, ...)
     r->predicted = NAN;
 }
 
-
 /* Microbenchmark parameters: the settings without a dot (m=, n=, k=, bytes=, pinned=). */
 typedef struct bench_params {
     double m, n, k, bytes;
@@ -247,8 +246,7 @@ void sim_val_predict_row(sim_val_row *r, const char *catalog_dir, const sim_gpu_
     memset(&sc, 0, sizeof sc);
     bench_params b = {.pinned = true};
     r->error[0] = 0;
-    if (build(r, catalog_dir, gpu, &sc, &b) == 0)
-        predict_built(r, &sc, &b);
+    if (build(r, catalog_dir, gpu, &sc, &b) == 0) predict_built(r, &sc, &b);
     sim_scenario_free(&sc);
 }
 
@@ -295,15 +293,13 @@ double sim_val_reprice(sim_val_prepared *p, const sim_gpu_desc *gpu)
     sim_err err;
     sim_err_clear(&err);
     int rc = sim_scenario_reprice(&p->x, &p->set, p->catalog, gpu, &p->sc, &err);
-    if (built(p->row, rc, &p->sc, &err) == 0)
-        predict_built(p->row, &p->sc, &p->b);
+    if (built(p->row, rc, &p->sc, &err) == 0) predict_built(p->row, &p->sc, &p->b);
     return p->row->predicted;
 }
 
 void sim_val_prepared_free(sim_val_prepared *p)
 {
-    if (!p)
-        return;
+    if (!p) return;
     sim_scenario_free(&p->sc);
     free(p);
 }

@@ -22,8 +22,7 @@ static int push(cal_set *s, const cal_obs *o)
     if (s->n == s->cap) {
         size_t cap = s->cap ? s->cap * 2 : 256;
         cal_obs *a = realloc(s->obs, cap * sizeof *a);
-        if (!a)
-            return SIM_ENOMEM;
+        if (!a) return SIM_ENOMEM;
         s->obs = a;
         s->cap = cap;
     }
@@ -43,13 +42,12 @@ static int observation(const trc_step *s, const trc_record *r, sim_precision tra
     const char *name = trc_step_rec_name(s, r);
     const char *np = name ? trc_kernel_precision(name) : NULL;
     sim_precision p = trace_p;
-    if (np && sim_precision_parse(np, &p))
-        p = trace_p;
+    if (np && sim_precision_parse(np, &p)) p = trace_p;
     *o = (cal_obs){
         .k = {.kind = SIM_OP_KERNEL,
-              .math = !compute                             ? MDL_MATH_SIMT
-                      : name && trc_kernel_is_conv(name)   ? MDL_MATH_CONV
-                                                           : MDL_MATH_GEMM,
+              .math = !compute                           ? MDL_MATH_SIMT
+                      : name && trc_kernel_is_conv(name) ? MDL_MATH_CONV
+                                                         : MDL_MATH_GEMM,
               /* unknown grid: so many blocks that the last wave's idle SMs do not matter */
               .blocks = r->blocks > 0 ? (double)r->blocks : 1e9,
               .flops = compute ? r->flops : 0,
@@ -64,24 +62,20 @@ int cal_add_trace(const char *path, cal_set *out, sim_err *err)
 {
     char tmp[1024];
     int rc = trc_import_temp(path, "calibrate", tmp, sizeof tmp, err);
-    if (rc)
-        return rc;
+    if (rc) return rc;
     trc_reader *r;
     rc = trc_reader_open(tmp[0] ? tmp : path, &r, err);
     trc_import_temp_drop(tmp); /* the reader holds the file open */
-    if (rc)
-        return rc;
+    if (rc) return rc;
     if (!out->gpu_name[0])
         snprintf(out->gpu_name, sizeof out->gpu_name, "%s", trc_reader_header(r)->gpu_name);
     sim_precision trace_p = SIM_PREC_FP32;
-    if (sim_precision_parse(trc_reader_header(r)->precision, &trace_p))
-        trace_p = SIM_PREC_FP32;
+    if (sim_precision_parse(trc_reader_header(r)->precision, &trace_p)) trace_p = SIM_PREC_FP32;
     const trc_step *s;
     while ((rc = trc_reader_next_step(r, &s, err)) == 1) {
         for (size_t i = 0; i < s->n_recs; i++) {
             const trc_record *rec = &s->recs[i];
-            if (rec->kind != TRC_REC_KERNEL)
-                continue;
+            if (rec->kind != TRC_REC_KERNEL) continue;
             cal_obs o;
             if (!observation(s, rec, trace_p, &o))
                 out->skipped++;
@@ -90,8 +84,7 @@ int cal_add_trace(const char *path, cal_set *out, sim_err *err)
                 break;
             }
         }
-        if (rc < 0)
-            break;
+        if (rc < 0) break;
     }
     trc_reader_close(r);
     return rc < 0 ? rc : SIM_OK;
@@ -152,8 +145,8 @@ int cal_add_param(cal_problem *pr, const char *name, sim_err *err)
                            MDL_FIT_MAX_PARAMS);
     if (!(*field(&pr->gpu, f) > 0))
         return sim_err_set(err, SIM_EINVAL, NULL, 0, 0,
-                           "--param %s: %s has %g there; a fitted value must start positive",
-                           name, pr->gpu.name, *field(&pr->gpu, f));
+                           "--param %s: %s has %g there; a fitted value must start positive", name,
+                           pr->gpu.name, *field(&pr->gpu, f));
     if (pr->data && !matters(pr, f))
         return sim_err_set(err, SIM_EINVAL, NULL, 0, 0,
                            "--param %s: no measured kernel depends on it, so the data cannot "
@@ -210,8 +203,8 @@ void cal_print_fit(FILE *out, const cal_problem *pr, const mdl_fit_result *fit, 
     for (size_t i = 0; i < pr->p; i++)
         fprintf(out, "%-22s %12.5g %12.5g %12.3g\n", pr->param[i]->key, cal_param_start(pr, i),
                 fit->theta[i], fit->sigma[i]);
-    fprintf(out, "\n%s (rms): %.4f -> %.4f (%d iterations%s)\n", what, fit->rms_start,
-            fit->rms_end, fit->iterations, fit->converged ? ", converged" : ", iteration limit");
+    fprintf(out, "\n%s (rms): %.4f -> %.4f (%d iterations%s)\n", what, fit->rms_start, fit->rms_end,
+            fit->iterations, fit->converged ? ", converged" : ", iteration limit");
 }
 
 void cal_json_fit(yajl_gen g, const cal_problem *pr, const mdl_fit_result *fit)
@@ -277,8 +270,7 @@ int cal_write_overlay(const char *path, const cal_problem *pr, const mdl_fit_res
 {
     sim_outfile o;
     int rc = sim_outfile_open(&o, path, err);
-    if (rc)
-        return rc;
+    if (rc) return rc;
     for (const char *line = header; line && *line;) {
         size_t n = strcspn(line, "\n");
         fprintf(o.fp, "# %.*s\n", (int)n, line);

@@ -39,8 +39,8 @@ void cal_set_free(cal_set *s);
 
 /* What is fitted: numeric fields of the GPU's catalog entry, by name. */
 typedef struct cal_problem {
-    sim_gpu_desc gpu;                            /* the entry, before the fit */
-    const cfg_field *param[MDL_FIT_MAX_PARAMS];  /* double fields of the GPU table */
+    sim_gpu_desc gpu;                           /* the entry, before the fit */
+    const cfg_field *param[MDL_FIT_MAX_PARAMS]; /* double fields of the GPU table */
     size_t p;
     const cal_set *data; /* the kernels; NULL when the caller fits other observations */
 } cal_problem;
@@ -62,8 +62,7 @@ double cal_param_start(const cal_problem *pr, size_t i);
 
 /* The fit's figures as both calibrate modes print them: a table of field, start, fitted value
  * and standard error, then `what (rms): start -> end (N iterations, converged)`. */
-void cal_print_fit(FILE *out, const cal_problem *pr, const mdl_fit_result *fit,
-                   const char *what);
+void cal_print_fit(FILE *out, const cal_problem *pr, const mdl_fit_result *fit, const char *what);
 /* The same as members of an open JSON object: "params" [{field, start, fitted, std_error}],
  * rms_start, rms_end, iterations, converged. */
 void cal_json_fit(yajl_gen g, const cal_problem *pr, const mdl_fit_result *fit);

@@ -160,8 +160,7 @@ int sim_scenario_build(const sim_experiment *x_in, const cfg_experiment_set *set
 }
 
 int sim_scenario_build_gpu(const sim_experiment *x_in, const cfg_experiment_set *set,
-                           const char *dir, const sim_gpu_desc *gpu, sim_scenario *sc,
-                           sim_err *err)
+                           const char *dir, const sim_gpu_desc *gpu, sim_scenario *sc, sim_err *err)
 {
     memset(sc, 0, sizeof *sc);
     /* The experiment with its named system's values filled in: a working copy, never the
@@ -183,8 +182,7 @@ int sim_scenario_build_gpu(const sim_experiment *x_in, const cfg_experiment_set 
         return named(rc, "system.storage", set, err);
     if (x->system.catalog_overlay[0] && (rc = apply_overlay(x->system.catalog_overlay, hw, err)))
         return named(rc, "system.catalog_overlay", set, err);
-    if (gpu)
-        hw->gpu = *gpu;
+    if (gpu) hw->gpu = *gpu;
     /* A catalog CPU is one socket; a box that gives the job more cores than that has more
      * sockets, each with its own memory channels (a VM with fewer cores keeps the socket's). */
     if (x->system.cpu_cores > hw->cpu.cores)
@@ -217,8 +215,8 @@ int sim_scenario_build_gpu(const sim_experiment *x_in, const cfg_experiment_set 
     return SIM_OK;
 }
 
-int sim_scenario_reprice(const sim_experiment *x_in, const cfg_experiment_set *set,
-                         const char *dir, const sim_gpu_desc *gpu, sim_scenario *sc, sim_err *err)
+int sim_scenario_reprice(const sim_experiment *x_in, const cfg_experiment_set *set, const char *dir,
+                         const sim_gpu_desc *gpu, sim_scenario *sc, sim_err *err)
 {
     sim_experiment xs = *x_in;
     int rc;

@@ -62,8 +62,7 @@ static inline char *cal_dir_slurp(const char *name)
 {
     static char buf[65536];
     FILE *fp = fopen(cal_dir_path(name), "r");
-    if (!fp)
-        return NULL;
+    if (!fp) return NULL;
     size_t n = fread(buf, 1, sizeof buf - 1, fp);
     buf[n] = 0;
     fclose(fp);
@@ -90,12 +89,10 @@ static inline int cal_rows_scaled_gpu(const char *catalog, const char *gpu, cons
                                       const double *factors, size_t n, sim_gpu_desc *out)
 {
     sim_err err;
-    if (cfg_catalog_load(catalog, CFG_CAT_GPU, gpu, out, &err))
-        return -1;
+    if (cfg_catalog_load(catalog, CFG_CAT_GPU, gpu, out, &err)) return -1;
     for (size_t i = 0; i < n; i++) {
         const cfg_field *f = cfg_table_find(cfg_catalog_table(CFG_CAT_GPU), keys[i], NULL);
-        if (!f)
-            return -1;
+        if (!f) return -1;
         *(double *)((char *)out + f->offset) *= factors[i];
     }
     return 0;
@@ -109,18 +106,26 @@ static inline int cal_rows_write(const char *path, const char *gpu, const cal_ro
                                  sim_val_metric metric)
 {
     FILE *fp = fopen(path, "w");
-    if (!fp)
-        return -1;
+    if (!fp) return -1;
     fprintf(fp, "%s\n", SIM_VAL_COLUMNS);
     int rc = 0;
     for (size_t i = 0; i < n && !rc; i++) {
         char id[128];
         snprintf(id, sizeof id, "%s-%s-b%d", rows[i].model, rows[i].precision, rows[i].batch);
-        sim_val_row r = {.file = path, .line = (int)i + 2, .id = id, .group = rows[i].model,
-                         .gpu = gpu, .model = rows[i].model, .precision = rows[i].precision,
-                         .settings = cal_row_settings(rows[i].model), .source = "-",
-                         .role = SIM_VAL_CHECK, .metric = metric, .value = 1,
-                         .gpus = 1, .batch = rows[i].batch};
+        sim_val_row r = {.file = path,
+                         .line = (int)i + 2,
+                         .id = id,
+                         .group = rows[i].model,
+                         .gpu = gpu,
+                         .model = rows[i].model,
+                         .precision = rows[i].precision,
+                         .settings = cal_row_settings(rows[i].model),
+                         .source = "-",
+                         .role = SIM_VAL_CHECK,
+                         .metric = metric,
+                         .value = 1,
+                         .gpus = 1,
+                         .batch = rows[i].batch};
         sim_val_predict_row(&r, catalog, truth);
         if (!(r.predicted > 0)) {
             fprintf(stderr, "%s: %s\n", id, r.error);

@@ -14,8 +14,9 @@
 
 #include "tests/app/calibrate_testkit.h"
 
-#define TRACE EPOCHSIM_SOURCE_DIR "/tests/data/validation-traces/kineto/resnet50_num_workers_0/" \
-                                  "worker0.1623143089861.pt.trace.json.gz"
+#define TRACE                                                                                      \
+    EPOCHSIM_SOURCE_DIR "/tests/data/validation-traces/kineto/resnet50_num_workers_0/"             \
+                        "worker0.1623143089861.pt.trace.json.gz"
 
 /* fmt with one %s (the binary) run in the temp folder. */
 static int sh(const char *fmt, const char *arg)
@@ -54,8 +55,7 @@ static void test_calibrate_cmd_refuses_what_is_no_trace(void **state)
 static void test_calibrate_cmd_fits_writes_overlay_and_json(void **state)
 {
     (void)state;
-    assert_int_equal(sh("%s import kineto " TRACE " -o v100.trace >/dev/null", EPOCHSIM_BINARY),
-                     0);
+    assert_int_equal(sh("%s import kineto " TRACE " -o v100.trace >/dev/null", EPOCHSIM_BINARY), 0);
     /* a native trace and the Kineto JSON it came from give the same fit */
     assert_int_equal(sh("%s calibrate --trace " TRACE " --param kernel_overhead_us --param "
                         "mem_bw_gbps >json-out.txt",

@@ -33,8 +33,13 @@ static void fit_fp16_and_bw(const char *runs, const char *check, sim_cal_runs *c
                             mdl_fit_result *fit)
 {
     static const char *const params[] = {"fp16_tflops", "mem_bw_gbps"};
-    sim_cal_runs_args a = {.runs = {runs}, .n_runs = 1, .checks = {check}, .n_checks = !!check,
-                           .params = params, .n_params = 2, .catalog = CATALOG};
+    sim_cal_runs_args a = {.runs = {runs},
+                           .n_runs = 1,
+                           .checks = {check},
+                           .n_checks = !!check,
+                           .params = params,
+                           .n_params = 2,
+                           .catalog = CATALOG};
     sim_err err;
     sim_err_clear(&err);
     assert_int_equal(sim_cal_runs_load(c, &a, stderr, &err), 0);
@@ -45,10 +50,10 @@ static void test_calibrate_runs_recovers_known_fields(void **state)
 {
     (void)state;
     static const cal_row_spec rows[] = {
-        {"resnet50", "amp_fp16", 64},  {"resnet50", "amp_fp16", 256}, {"resnet50", "tf32", 128},
-        {"resnet50", "tf32", 32},      {"bert-base", "fp16", 16},     {"bert-base", "fp16", 64},
-        {"bert-base", "tf32", 32},     {"bert-large", "fp16", 8},     {"bert-large", "fp16", 32},
-        {"bert-large", "tf32", 16},    {"resnet50", "amp_fp16", 128}, {"bert-base", "tf32", 8},
+        {"resnet50", "amp_fp16", 64}, {"resnet50", "amp_fp16", 256}, {"resnet50", "tf32", 128},
+        {"resnet50", "tf32", 32},     {"bert-base", "fp16", 16},     {"bert-base", "fp16", 64},
+        {"bert-base", "tf32", 32},    {"bert-large", "fp16", 8},     {"bert-large", "fp16", 32},
+        {"bert-large", "tf32", 16},   {"resnet50", "amp_fp16", 128}, {"bert-base", "tf32", 8},
     };
     sim_gpu_desc t;
     truth(A100, &t);
@@ -71,7 +76,9 @@ static void test_calibrate_runs_held_out_row_improves(void **state)
 {
     (void)state;
     static const cal_row_spec fit_rows[] = {
-        {"resnet50", "amp_fp16", 64}, {"resnet50", "amp_fp16", 128}, {"bert-base", "fp16", 16},
+        {"resnet50", "amp_fp16", 64},
+        {"resnet50", "amp_fp16", 128},
+        {"bert-base", "fp16", 16},
         {"bert-base", "fp16", 32},
     };
     static const cal_row_spec held_out[] = {{"bert-large", "fp16", 8}};
@@ -106,9 +113,10 @@ static void test_calibrate_runs_held_out_row_improves(void **state)
 static void test_calibrate_runs_default_fields(void **state)
 {
     (void)state;
-    static const cal_row_spec rows[] = {
-        {"resnet50", "amp_fp16", 64}, {"bert-base", "tf32", 16}, {"bert-base", "fp16", 16},
-        {"resnet50", "tf32", 64}};
+    static const cal_row_spec rows[] = {{"resnet50", "amp_fp16", 64},
+                                        {"bert-base", "tf32", 16},
+                                        {"bert-base", "fp16", 16},
+                                        {"resnet50", "tf32", 64}};
     sim_gpu_desc t;
     truth(A100, &t);
     const char *path = cal_dir_path("defaults.csv");
@@ -148,9 +156,10 @@ static void test_calibrate_runs_rejects_bad_input(void **state)
     (void)state;
     small_table("a.csv", A100, SIM_VAL_SAMPLES_PER_S);
     /* rows on two GPUs: the first row of the second file is named, with the first GPU's row */
-    assert_int_equal(sh("sed '2,$s/^/v-/; s/a100-sxm4-80gb/v100-sxm2-32gb/' a.csv >v.csv && "
-                        EPOCHSIM_BINARY " calibrate --runs a.csv --runs v.csv >out.txt 2>err.txt"),
-                     1);
+    assert_int_equal(
+        sh("sed '2,$s/^/v-/; s/a100-sxm4-80gb/v100-sxm2-32gb/' a.csv >v.csv && " EPOCHSIM_BINARY
+           " calibrate --runs a.csv --runs v.csv >out.txt 2>err.txt"),
+        1);
     assert_string_equal(slurp("out.txt"), "");
     char *e = slurp("err.txt");
     assert_non_null(strstr(e, "v.csv:2: error:"));

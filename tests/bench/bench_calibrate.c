@@ -36,15 +36,17 @@ int main(int argc, char **argv)
     n = 50;
     char path[] = "/tmp/bench-calibrate-XXXXXX";
     int fd = mkstemp(path);
-    if (fd < 0)
-        return perror("mkstemp"), 1;
+    if (fd < 0) return perror("mkstemp"), 1;
     close(fd);
     sim_gpu_desc truth;
     if (cal_rows_scaled_gpu(EPOCHSIM_CATALOG_DIR, "a100-sxm4-80gb", keys, factors, 3, &truth) ||
         cal_rows_write(path, "a100-sxm4-80gb", rows, n, &truth, EPOCHSIM_CATALOG_DIR,
                        SIM_VAL_SAMPLES_PER_S))
         return fprintf(stderr, "cannot write the rows\n"), 1;
-    sim_cal_runs_args a = {.runs = {path}, .n_runs = 1, .params = keys, .n_params = 3,
+    sim_cal_runs_args a = {.runs = {path},
+                           .n_runs = 1,
+                           .params = keys,
+                           .n_params = 3,
                            .catalog = EPOCHSIM_CATALOG_DIR,
                            .threads = argc > 1 ? atoi(argv[1]) : 0};
     sim_cal_runs c;
@@ -54,12 +56,10 @@ int main(int argc, char **argv)
     double t0 = now_s();
     int rc = sim_cal_runs_load(&c, &a, stderr, &err);
     double t1 = now_s();
-    if (!rc)
-        rc = sim_cal_runs_fit(&c, &fit, &err);
+    if (!rc) rc = sim_cal_runs_fit(&c, &fit, &err);
     double t2 = now_s();
     unlink(path);
-    if (rc)
-        return sim_err_print(&err, stderr), 1;
+    if (rc) return sim_err_print(&err, stderr), 1;
     for (size_t i = 0; i < c.pr.p; i++)
         printf("%-20s start %10.4g fitted %10.4g (true x%.2f: %10.4g, fit off by %+.4f %%)\n",
                c.pr.param[i]->key, cal_param_start(&c.pr, i), fit.theta[i], factors[i],

@@ -195,11 +195,11 @@ static void test_overlay_changes_a_run(void **state)
         sim_scenario sc;
         assert_int_equal(sim_scenario_build(&x, &set, CATALOG, &sc, &err), 0);
         gpu_ns[i] = sim_program_gpu_ns(&sc.program);
-        if (i)
-            assert_true(fabs(sc.hw.gpu.kernel_overhead_us - 42) < 1e-12);
+        if (i) assert_true(fabs(sc.hw.gpu.kernel_overhead_us - 42) < 1e-12);
         size_t kernels = sim_program_kernels(&sc.program);
         if (i) /* 40 us more per kernel, exactly: the overhead adds to every kernel's time */
-            assert_true(llabs(gpu_ns[1] - gpu_ns[0] - (int64_t)kernels * 40000) <= (int64_t)kernels);
+            assert_true(llabs(gpu_ns[1] - gpu_ns[0] - (int64_t)kernels * 40000) <=
+                        (int64_t)kernels);
         sim_scenario_free(&sc);
     }
     unlink(path);
