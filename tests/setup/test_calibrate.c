@@ -121,12 +121,12 @@ static void test_calibrate_on_one_trace_improves_a_trace_left_out(void **state)
     double before = cal_total_error(&pr, &left_out, NULL);
     double after = cal_total_error(&pr, &left_out, f.theta);
     print_message("left-out trace kernel time: %+.1f %% -> %+.1f %%\n", 100 * before, 100 * after);
-    /* Measured when written: +19.1 % -> +13.0 %; since the default curves are read at the
-     * kernel's ideal time on the reference A100 (models/cost.c), the unfitted model starts
-     * closer: +16.8 % -> +12.8 %. The left-out run is the same model on the same GPU (another
-     * loader setting), so the fit must carry over: at least a fifth of the error goes, and the
-     * weighted residual of the fitted trace falls. */
-    assert_true(fabs(after) < 0.8 * fabs(before));
+    /* Measured when written: +19.1 % -> +13.0 %; with the default curves read at the kernel's
+     * ideal time on the reference A100 and the V100 SXM2's power-limited clock (models/cost.c,
+     * sim/setup/catalog.c): +20.4 % -> +12.8 %. The left-out run is the same model on the same GPU
+     * (another loader setting), so the fit must carry over: at least a quarter of the error goes,
+     * and the weighted residual of the fitted trace falls. */
+    assert_true(fabs(after) < 0.75 * fabs(before));
     assert_true(f.rms_end < f.rms_start);
     cal_set_free(&fit_on);
     cal_set_free(&left_out);
