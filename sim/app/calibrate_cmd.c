@@ -5,7 +5,7 @@
 #include "sim/app/calibrate_cmd.h"
 
 #include "sim/app/calibrate_runs.h"
-#include "sim/app/cli.h"
+#include "sim/app/app.h"
 #include "sim/base/json.h"
 #include "sim/base/outfile.h"
 #include "sim/setup/calibrate.h"
@@ -277,7 +277,7 @@ static int calibrate(const cal_args *a, cal_set *data, cal_set *checks, sim_err 
     int rc = load_traces(a->traces, a->n_traces, data, err);
     if (!rc) {
         find_gpu(a, data, gpu);
-        rc = cfg_catalog_load(sim_cli_catalog_dir(a->catalog), CFG_CAT_GPU, gpu, &pr.gpu, err);
+        rc = cfg_catalog_load(sim_app_catalog_dir(a->catalog), CFG_CAT_GPU, gpu, &pr.gpu, err);
     }
     for (int i = 0; !rc && i < a->n_checks; i++)
         rc = cal_add_trace(a->checks[i], &checks[i], err);
@@ -309,7 +309,7 @@ int sim_calibrate_cmd(int argc, char **argv)
     sim_err_clear(&err);
     if (a.runs.n_runs) {
         a.runs.params = a.params, a.runs.n_params = a.n_params, a.runs.gpu = a.gpu;
-        a.runs.catalog = sim_cli_catalog_dir(a.catalog);
+        a.runs.catalog = sim_app_catalog_dir(a.catalog);
         a.runs.overlay = a.overlay, a.runs.json = a.json;
         rc = sim_cal_runs_main(&a.runs, &err);
     } else

@@ -14,7 +14,6 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 static const sim_cli_command commands[] = {
@@ -37,34 +36,6 @@ static void usage(FILE *out)
         fprintf(out, "  %-10s %s\n", c->name, c->summary);
     fprintf(out, "\nRun `epochsim COMMAND --help` for a command's options and examples.\n"
                  "Exit codes: 0 ok, 1 simulation or config error, 2 usage error.\n");
-}
-
-/* PREFIX/share/epochsim/configs/hardware when this binary is PREFIX/bin/epochsim and that folder
- * exists; NULL otherwise. */
-static const char *installed_catalog(void)
-{
-    static char dir[4096];
-    char exe[4096];
-    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    if (n <= 0) return NULL;
-    exe[n] = 0;
-    char *slash = strrchr(exe, '/');
-    if (!slash) return NULL;
-    *slash = 0; /* PREFIX/bin */
-    if ((size_t)snprintf(dir, sizeof dir, "%s/../share/epochsim/configs/hardware", exe) >=
-        sizeof dir)
-        return NULL;
-    struct stat st;
-    return stat(dir, &st) == 0 && S_ISDIR(st.st_mode) ? dir : NULL;
-}
-
-const char *sim_cli_catalog_dir(const char *from_flag)
-{
-    if (from_flag && from_flag[0]) return from_flag;
-    const char *env = getenv("EPOCHSIM_CATALOG");
-    if (env && env[0]) return env;
-    const char *installed = installed_catalog();
-    return installed ? installed : EPOCHSIM_CATALOG_DIR;
 }
 
 static int dispatch(int argc, char **argv)

@@ -1,12 +1,11 @@
 /* cli.h — the epochsim command line. Subcommands live in a table in cli.c; each takes
- * (argc, argv) starting at its own name and returns the process exit code:
- * 0 ok, 1 simulation or config error, 2 usage error. */
+ * (argc, argv) starting at its own name and returns the process exit code (app.h). */
 #ifndef SIM_CLI_H
 #define SIM_CLI_H
 
-#include <stdio.h>
+#include "sim/app/app.h"
 
-enum { SIM_EXIT_OK = 0, SIM_EXIT_ERROR = 1, SIM_EXIT_USAGE = 2 };
+#include <stdio.h>
 
 typedef int (*sim_cli_fn)(int argc, char **argv);
 
@@ -17,11 +16,5 @@ typedef struct sim_cli_command {
 } sim_cli_command;
 
 int sim_cli_main(int argc, char **argv);
-
-/* The catalog directory: --catalog, else $EPOCHSIM_CATALOG, else the installed catalog beside the
- * binary (PREFIX/share/epochsim/configs/hardware for PREFIX/bin/epochsim, as `cmake --install`
- * lays it out), else the source tree's (the build-time default, for a binary run from its build
- * folder). */
-const char *sim_cli_catalog_dir(const char *from_flag);
 
 #endif

@@ -6,7 +6,7 @@
 
 #include "sim/setup/catalog.h"
 #include "sim/setup/cfgtable.h"
-#include "sim/app/cli.h"
+#include "sim/app/app.h"
 #include "sim/base/err.h"
 #include "sim/core/hw.h"
 
@@ -830,7 +830,7 @@ int sim_hw_cmd(int argc, char **argv)
         }
         kind_filter = (int)k;
     }
-    const char *dir = sim_cli_catalog_dir(h.catalog);
+    const char *dir = sim_app_catalog_dir(h.catalog);
     if (!strcmp(h.pos[0], "list")) return hw_list(dir, &h, kind_filter);
     if (!strcmp(h.pos[0], "show")) {
         if (h.npos != 2) {

@@ -10,7 +10,7 @@
 #include "models/memory.h"
 #include "models/zoo.h"
 #include "sim/setup/catalog.h"
-#include "sim/app/cli.h"
+#include "sim/app/app.h"
 
 #include <errno.h>
 #include <math.h>
@@ -686,7 +686,7 @@ static int cmd_show(int argc, char **argv)
     memset(&r, 0, sizeof r);
     r.a = &a;
     if (a.gpu) {
-        if (cfg_catalog_load(sim_cli_catalog_dir(a.catalog), CFG_CAT_GPU, a.gpu, &r.gpu, &err)) {
+        if (cfg_catalog_load(sim_app_catalog_dir(a.catalog), CFG_CAT_GPU, a.gpu, &r.gpu, &err)) {
             fprintf(stderr, "epochsim model show: ");
             sim_err_print(&err, stderr);
             return SIM_EXIT_ERROR;

@@ -5,7 +5,7 @@
 
 #include "plots/plt_csv.h"
 #include "plots/plt_gnuplot.h"
-#include "sim/app/cli.h"
+#include "sim/app/app.h"
 
 #include <errno.h>
 #include <getopt.h>

@@ -3,7 +3,7 @@
 #include "sim/app/run_cmd.h"
 
 #include "plots/plt_run.h"
-#include "sim/app/cli.h"
+#include "sim/app/app.h"
 #include "sim/app/progress.h"
 #include "sim/app/report.h"
 #include "sim/setup/scenario.h"
@@ -154,7 +154,7 @@ static int load_scenario(const char *file, const run_args *a, cfg_experiment_set
     if (file) rc = cfg_experiment_load(file, &x, set, err);
     for (int i = 0; !rc && i < a->n_sets; i++)
         rc = cfg_experiment_apply(a->sets[i], &x, set, err);
-    if (!rc) rc = sim_scenario_build(&x, set, sim_cli_catalog_dir(a->catalog), sc, err);
+    if (!rc) rc = sim_scenario_build(&x, set, sim_app_catalog_dir(a->catalog), sc, err);
     return rc;
 }
 

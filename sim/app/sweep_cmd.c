@@ -4,7 +4,7 @@
  * exit status. The stop flag is the one global here: a signal handler can reach nothing else. */
 #include "sim/app/sweep_cmd.h"
 
-#include "sim/app/cli.h"
+#include "sim/app/app.h"
 #include "sim/app/sweep_run.h"
 
 #include <getopt.h>
@@ -217,7 +217,7 @@ static int run_sweep(const sim_sweep_spec *spec, const sim_experiment *x,
                      const cfg_experiment_set *set, sweep_args *a, sim_sweep_stats *st,
                      sim_err *err)
 {
-    a->o.catalog_dir = sim_cli_catalog_dir(a->catalog);
+    a->o.catalog_dir = sim_app_catalog_dir(a->catalog);
     a->o.progress = !a->quiet && isatty(STDERR_FILENO);
     a->o.stop = &stop_requested;
     stop_requested = 0;

@@ -4,7 +4,7 @@
  * messages; --summary-json / --json give the same figures with stable keys for scripts. */
 #include "sim/app/trace_cmd.h"
 
-#include "sim/app/cli.h"
+#include "sim/app/app.h"
 #include "sim/base/err.h"
 #include "sim/base/json.h"
 #include "sim/base/outfile.h"

@@ -4,7 +4,7 @@
  * ratios, for fitting and checking rows apart (validate.h, docs/accuracy.md). */
 #include "sim/app/validate_cmd.h"
 
-#include "sim/app/cli.h"
+#include "sim/app/app.h"
 #include "sim/app/validate.h"
 #include "sim/base/json.h"
 #include "sim/base/outfile.h"
@@ -231,7 +231,7 @@ int sim_validate_cmd(int argc, char **argv)
     options o;
     int status = parse_args(argc, argv, &o);
     if (status >= 0) return status;
-    const char *catalog = sim_cli_catalog_dir(o.catalog);
+    const char *catalog = sim_app_catalog_dir(o.catalog);
     sim_val_table t = {0};
     sim_val_summary s = {0};
     sim_err err;
