@@ -382,20 +382,6 @@ static int parse_show(int argc, char **argv, show_args *a)
 }
 #undef NOT_MINE
 
-static const char *unit_name(sim_unit u)
-{
-    switch (u) {
-    case SIM_UNIT_TENSOR:
-        return "tensor";
-    case SIM_UNIT_CUDA:
-        return "cuda";
-    case SIM_UNIT_MEMORY:
-        return "memory";
-    default:
-        return "-";
-    }
-}
-
 static const char *kind_name(uint8_t k)
 {
     switch (k) {
@@ -571,7 +557,7 @@ static void json_kernels(yajl_gen g, const show_report *r)
             mdl_cost c;
             mdl_kernel_cost(k, &r->gpu, r->a->opt.precision, &c);
             sim_json_num(g, "gpu_us", c.total_ns / 1e3);
-            sim_json_str(g, "unit", unit_name(c.unit));
+            sim_json_str(g, "unit", sim_unit_name(c.unit));
             sim_json_num(g, "blocks", c.blocks);
         }
         yajl_gen_map_close(g);
@@ -655,7 +641,7 @@ static void text_kernels(const show_report *r)
         if (r->have_gpu && k->kind == SIM_OP_KERNEL) {
             mdl_cost c;
             mdl_kernel_cost(k, &r->gpu, r->a->opt.precision, &c);
-            printf(" %9.1f %-7s %8.0f", c.total_ns / 1e3, unit_name(c.unit), c.blocks);
+            printf(" %9.1f %-7s %8.0f", c.total_ns / 1e3, sim_unit_name(c.unit), c.blocks);
         }
         printf("\n");
     }

@@ -419,21 +419,6 @@ int sim_timeline_lane_order(const sim_timeline *tl, int lane_id)
     return l->rank * 100000 + (int)l->kind * 10000 + l->index;
 }
 
-static const char *unit_name(int unit)
-{
-    switch ((sim_unit)unit) {
-    case SIM_UNIT_TENSOR:
-        return "tensor";
-    case SIM_UNIT_CUDA:
-        return "cuda";
-    case SIM_UNIT_MEMORY:
-        return "memory";
-    case SIM_UNIT_NONE:
-        break;
-    }
-    return "none";
-}
-
 static const char *op_kind_name(int64_t kind)
 {
     switch ((sim_op_kind)kind) {
@@ -468,7 +453,7 @@ static void item_span_name(const sim_timeline *tl, const sim_tl_span *s, char *b
     const stream_item *it = item_of(tl, s);
     if (s->what == SIM_TL_KERNEL) {
         if (it)
-            snprintf(buf, size, "op %d kernel (%s)", it->op, unit_name(it->unit));
+            snprintf(buf, size, "op %d kernel (%s)", it->op, sim_unit_name(it->unit));
         else
             snprintf(buf, size, "kernel");
     } else if (s->what == SIM_TL_ALLREDUCE) {
@@ -651,7 +636,7 @@ static void span_args(yajl_gen g, const sim_timeline *tl, const sim_tl_span *s)
         if (it) {
             sim_json_int(g, "step", it->step);
             sim_json_int(g, "op", it->op);
-            if (s->what == SIM_TL_KERNEL) sim_json_str(g, "unit", unit_name(it->unit));
+            if (s->what == SIM_TL_KERNEL) sim_json_str(g, "unit", sim_unit_name(it->unit));
         }
         break;
     }

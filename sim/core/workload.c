@@ -56,3 +56,18 @@ int sim_program_batches_per_step(const sim_program *p)
         n += p->ops[i].kind == SIM_OP_NEXT_BATCH;
     return n;
 }
+
+const char *sim_unit_name(int unit)
+{
+    switch ((sim_unit)unit) {
+    case SIM_UNIT_TENSOR:
+        return "tensor";
+    case SIM_UNIT_CUDA:
+        return "cuda";
+    case SIM_UNIT_MEMORY:
+        return "memory";
+    case SIM_UNIT_NONE:
+        break;
+    }
+    return "none";
+}

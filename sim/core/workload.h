@@ -29,6 +29,9 @@ typedef enum sim_unit {
     SIM_UNIT_MEMORY, /* bandwidth-bound elementwise, reductions, normalization */
 } sim_unit;
 
+/* "tensor", "cuda", "memory" or "none" (also for a value outside the enum). */
+const char *sim_unit_name(int unit);
+
 typedef struct sim_op {
     int64_t dispatch_ns; /* CPU time on the reference core before the launch/copy is issued */
     int64_t gpu_ns;      /* kernel duration on the simulated GPU (KERNEL); 0 for other kinds */
