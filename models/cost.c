@@ -8,7 +8,9 @@
 #include <math.h>
 
 /* Default efficiency curves (used when the catalog gives none). Engineering estimates, set once
- * from public behaviour and NOT fitted to docs/published-throughput.md:
+ * from public behaviour and NOT fitted to the checking rows of tests/data/published
+ * (docs/accuracy.md); they are set on the A100 SXM4 and read at the kernel's ideal time on
+ * other GPUs (mdl_efficiency_at):
  *
  * Tensor cores, x = log10(FLOPs of the kernel's full-wave equivalent, i.e. FLOPs x wave factor):
  *   large cuBLAS half-precision GEMMs (~1e12 FLOPs, e.g. 8192^3) run at ~75-80 % of the dense
