@@ -648,6 +648,10 @@ static int show_json(cfg_catalog_kind kind, const cfg_table *t, const hw_entry *
             json_str(g, fi->comment[i]);
         }
     yajl_gen_map_close(g);
+    if (kind == CFG_CAT_GPU) { /* derived when the catalog is read (sim/setup/catalog.c) */
+        json_str(g, "clock_factor");
+        yajl_gen_double(g, e->gpu.clock_factor);
+    }
     json_str(g, "notes");
     if (fi->notes)
         json_str(g, fi->notes);
@@ -697,6 +701,11 @@ static int show_text(const char *dir, const char *name, cfg_catalog_kind kind, c
     printf("%s (%s)\nfile: %s\n\n", name, cfg_catalog_kind_dir(kind), path);
     int exit_code = field_table(kind, cfg_catalog_table(kind), e, fi);
     if (kind == CFG_CAT_SYSTEM) exit_code |= show_parts(dir, &e->system, stdout);
+    if (kind == CFG_CAT_GPU)
+        printf("\nsustained clock: %.3f of boost, %.0f MHz (%s; docs/kernel-cost.md)\n",
+               e->gpu.clock_factor, e->gpu.clock_factor * e->gpu.boost_mhz,
+               e->gpu.power_ref[0] ? "limited by board power, against power_ref"
+                                   : "holds boost: no power_ref");
     if (fi->notes) {
         printf("\nnotes:\n");
         print_wrapped(fi->notes, 2, 100, stdout);

@@ -8,6 +8,7 @@
 #include <cmocka.h>
 
 #include <stdio.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -57,7 +58,7 @@ static double json_number(yajl_val root, const char *a, const char *b, const cha
 {
     const char *path[] = {a, b, c, NULL};
     yajl_val v = yajl_tree_get(root, path, yajl_t_number);
-    if (!v) fail_msg("no number at %s.%s.%s", a, b, c ? c : "");
+    if (!v) fail_msg("no number at %s.%s.%s", a, b ? b : "", c ? c : "");
     return YAJL_GET_DOUBLE(v);
 }
 
@@ -152,6 +153,16 @@ static void test_hw_cmd_show_json_values(void **state)
     assert_non_null(yajl_tree_get(root, sp, yajl_t_string));
     const char *cp[] = {"entry", "eff_tensor", NULL}; /* not given: null, the model default */
     assert_non_null(yajl_tree_get(root, cp, yajl_t_null));
+    /* the SXM4 is its chip's power reference: it holds boost */
+    assert_true(json_number(root, "clock_factor", NULL, NULL) == 1);
+    yajl_tree_free(root);
+    free(r.out);
+    /* the A10 holds cbrt((150 W / 72 SMs) / (350 W / 82 SMs)) of boost against the RTX 3090 */
+    r = run("hw show a10 --json");
+    assert_int_equal(r.status, 0);
+    root = yajl_tree_parse(r.out, errbuf, sizeof errbuf);
+    if (!root) fail_msg("invalid JSON: %s", errbuf);
+    assert_true(fabs(json_number(root, "clock_factor", NULL, NULL) - 0.7874) < 1e-4);
     yajl_tree_free(root);
     free(r.out);
 }
