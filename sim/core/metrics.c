@@ -4,6 +4,8 @@
  * GPU's own state (a copy or collective occupying the stream) or else by its main thread's. */
 #include "sim/core/metrics.h"
 
+#include "sim/core/windows.h"
+
 #include "sim/base/err.h"
 
 #include <stdlib.h>
@@ -79,17 +81,8 @@ static sim_stall stall_of(const gpu_track *g)
 
 static int grow_windows(sim_metrics *m, int64_t need)
 {
-    if (need <= m->cap_win) return 0;
-    if (m->max_win && need > m->max_win) return SIM_EBUDGET;
-    int64_t cap = m->cap_win ? m->cap_win : 1024;
-    while (cap < need)
-        cap *= 2;
-    int64_t *w = realloc(m->win_busy, (size_t)cap * sizeof *w);
-    if (!w) return SIM_ENOMEM;
-    memset(w + m->cap_win, 0, (size_t)(cap - m->cap_win) * sizeof *w);
-    m->win_busy = w;
-    m->cap_win = cap;
-    return 0;
+    return sim_windows_reserve((void **)&m->win_busy, sizeof *m->win_busy, &m->cap_win, need,
+                               m->max_win);
 }
 
 /* Adds the kernel interval [s, e) of GPU 0 to the windows it overlaps. */
@@ -102,11 +95,7 @@ static void add_busy(sim_metrics *m, int64_t s, int64_t e)
         sim_engine_fail(m->e, rc);
         return;
     }
-    for (int64_t w = s / m->window_ns; w <= last; w++) {
-        int64_t ws = w * m->window_ns, we = ws + m->window_ns;
-        int64_t a = s > ws ? s : ws, b = e < we ? e : we;
-        m->win_busy[w] += b - a;
-    }
+    sim_windows_add(m->win_busy, m->window_ns, s, e);
     if (last + 1 > m->n_win) m->n_win = last + 1;
 }
 
@@ -181,14 +170,12 @@ uint8_t *sim_metrics_util_series(sim_metrics *m, int64_t *n)
         add_busy(m, m->kernel_start_ns, now);
         m->kernel_start_ns = now;
     }
-    int64_t windows = (now + m->window_ns - 1) / m->window_ns;
+    int64_t windows = sim_windows_count(now, m->window_ns);
     if (grow_windows(m, windows)) return NULL;
     uint8_t *out = malloc((size_t)(windows ? windows : 1));
     if (!out) return NULL;
     for (int64_t w = 0; w < windows; w++) {
-        int64_t len = m->window_ns;
-        if (w == windows - 1 && now % m->window_ns)
-            len = now % m->window_ns; /* the last, partial window */
+        int64_t len = sim_windows_len(w, now, m->window_ns); /* the last may be partial */
         int64_t pct = (m->win_busy[w] * 100 + len / 2) / len;
         out[w] = (uint8_t)(pct > 100 ? 100 : pct);
     }

@@ -6,6 +6,7 @@
 #include "sim/core/metrics.h"
 #include "sim/core/pipeline.h"
 #include "sim/core/timeline.h"
+#include "sim/core/windows.h"
 
 #include <gsl/gsl_sort.h>
 #include <gsl/gsl_statistics_double.h>
@@ -70,15 +71,17 @@ typedef struct world {
 static int series_push(world *w, int64_t len_ns)
 {
     sim_run_series *s = w->series;
-    if (s->n == w->cap_series) {
-        int64_t cap = w->cap_series ? 2 * w->cap_series : 1024;
-        double *c = realloc(s->cpu_util_pct, (size_t)cap * sizeof *c);
-        if (c) s->cpu_util_pct = c;
-        double *q = realloc(s->queue_depth, (size_t)cap * sizeof *q);
-        if (q) s->queue_depth = q;
-        if (!c || !q) return SIM_ENOMEM;
-        w->cap_series = cap;
+    /* The metrics hold the GPU-Util windows to the budget; these are as many. */
+    int64_t cap = w->cap_series;
+    int rc =
+        sim_windows_reserve((void **)&s->cpu_util_pct, sizeof *s->cpu_util_pct, &cap, s->n + 1, 0);
+    if (!rc) {
+        cap = w->cap_series;
+        rc = sim_windows_reserve((void **)&s->queue_depth, sizeof *s->queue_depth, &cap, s->n + 1,
+                                 0);
     }
+    if (rc) return rc;
+    w->cap_series = cap;
     double busy = sim_ps_busy_integral(w->cpu);
     s->cpu_util_pct[s->n] = len_ns > 0 ? 100.0 * (busy - w->cpu_busy_at_window) /
                                              (w->cpu_model.threads * (double)len_ns)
@@ -571,10 +574,8 @@ static int results(world *w, sim_result *res, int64_t window_ns)
     if (w->series) {
         /* The last, partial window (or the only one of a run shorter than a tick). */
         int64_t end = sim_engine_now(w->e);
-        while (w->series->n < res->n_util) {
-            int64_t ws = w->series->n * window_ns;
-            if (series_push(w, end - ws < window_ns ? end - ws : window_ns)) return SIM_ENOMEM;
-        }
+        while (w->series->n < res->n_util)
+            if (series_push(w, sim_windows_len(w->series->n, end, window_ns))) return SIM_ENOMEM;
     }
     mean_of_epochs(res);
     verdict(w->sc, res);
