@@ -67,6 +67,16 @@ const char *mdl_phase_name(mdl_phase p)
     return (unsigned)p < MDL_PH_COUNT ? phase_names[p] : "?";
 }
 
+const char *const mdl_attention_names[] = {"default", "eager", "sdpa", NULL};
+const char *const mdl_memory_format_names[] = {"contiguous", "channels_last", NULL};
+
+int mdl_name_index(const char *const *names, const char *s)
+{
+    for (int i = 0; names[i]; i++)
+        if (!strcmp(names[i], s)) return i;
+    return -1;
+}
+
 static const char *const opt_names[MDL_OPT_COUNT] = {"sgd", "adam"};
 static const char *const impl_names[MDL_IMPL_COUNT] = {"foreach", "fused", "forloop"};
 
@@ -322,12 +332,15 @@ static void transpose(ctx *c, const char *op, double elems, double bytes_per, in
     elem(c, op, elems, 2 * elems * bytes_per, 0, ns);
 }
 
-/* The transposes before a convolution kernel: its activation operand and the filter. The first
- * carries the op's dispatch ns; returns what the kernel after them carries. */
-static int64_t transposes_in(ctx *c, const mdl_layer *l, double act_elems, int64_t ns)
+/* The two transposes before a convolution kernel: its activation operand (act_elems) and the
+ * second operand op2 (the filter, or the output gradient of a weight gradient). The first
+ * carries ns, the op's dispatch when it starts the call; returns what the kernel after them
+ * carries. */
+static int64_t transposes_in(ctx *c, double act_elems, const char *op2, double elems2,
+                             double bytes2, int64_t ns)
 {
     transpose(c, "nchw_to_nhwc", act_elems, c->act, ns);
-    transpose(c, "nchw_to_nhwc_filter", l->params, c->cb, c->d->extra_launch_ns);
+    transpose(c, op2, elems2, bytes2, c->d->extra_launch_ns);
     return c->d->extra_launch_ns;
 }
 
@@ -342,7 +355,7 @@ static void fwd_conv(ctx *c, const mdl_layer *l)
     double bytes = c->act * B * (in + out) + c->cb * l->params;
     double flops = 2.0 * B * l->m * (double)l->n * (double)l->k;
     int64_t ns = c->d->module_op_ns;
-    if (tr) ns = transposes_in(c, l, B * in, ns);
+    if (tr) ns = transposes_in(c, B * in, "nchw_to_nhwc_filter", l->params, c->cb, ns);
     if (depthwise(l))
         push(c, "conv_depthwise_fwd", SIM_OP_KERNEL, MDL_MATH_SIMT, flops, bytes,
              ceil(B * out / ELEMS_PER_BLOCK), ns);
@@ -607,16 +620,12 @@ static void bwd_conv(ctx *c, const mdl_layer *l)
         bool tr = nchw_transposes(c, l);
         if (!(l->flags & MDL_F_NO_DGRAD)) {
             double M = B * l->in_h * l->in_w;
-            if (tr) ns = transposes_in(c, l, B * out, ns);
+            if (tr) ns = transposes_in(c, B * out, "nchw_to_nhwc_filter", l->params, c->cb, ns);
             gemm(c, "conv_dgrad", MDL_MATH_CONV, M, cin, flops / (2 * M * cin), 1, bytes, ns);
             ns = D->extra_launch_ns;
             if (tr) transpose(c, "nhwc_to_nchw", B * in, c->act, ns);
         }
-        if (tr) {
-            transpose(c, "nchw_to_nhwc", B * in, c->act, ns);
-            transpose(c, "nchw_to_nhwc", B * out, c->act, D->extra_launch_ns);
-            ns = D->extra_launch_ns;
-        }
+        if (tr) ns = transposes_in(c, B * in, "nchw_to_nhwc", B * out, c->act, ns);
         gemm(c, "conv_wgrad", MDL_MATH_CONV, (double)l->n, (double)l->k, B * l->m, 1, bytes, ns);
         if (tr) transpose(c, "nhwc_to_nchw_filter", l->params, c->cb, D->extra_launch_ns);
     }

@@ -30,6 +30,13 @@ typedef enum mdl_opt_impl {
 
 /* Which attention implementation a transformer runs (workload.attention). */
 enum { MDL_ATTN_MODEL, MDL_ATTN_EAGER, MDL_ATTN_SDPA };
+/* The names users give, NULL-terminated: attention in MDL_ATTN_* order ("default", "eager",
+ * "sdpa"); memory format false / true for channels_last ("contiguous", "channels_last"). The
+ * experiment keys and `model show` both read these. */
+extern const char *const mdl_attention_names[];
+extern const char *const mdl_memory_format_names[];
+/* Index of s in a NULL-terminated name list, or -1. */
+int mdl_name_index(const char *const *names, const char *s);
 
 typedef struct mdl_options {
     int batch; /* samples per micro-batch, >= 1 */

@@ -248,6 +248,16 @@ static int shape_option(const char *f, const char *v, show_args *a)
     return 0;
 }
 
+/* "epochsim model show: unknown --FLAG 'v' (a, b, c)"; returns the usage exit code. */
+static int unknown_value(const char *flag, const char *v, const char *const *names)
+{
+    fprintf(stderr, "epochsim model show: unknown %s '%s' (", flag, v);
+    for (int i = 0; names[i]; i++)
+        fprintf(stderr, "%s%s", i ? ", " : "", names[i]);
+    fprintf(stderr, ")\n");
+    return SIM_EXIT_USAGE;
+}
+
 /* Option f with value v for the optimizer, accumulation, GPU and capacity; as shape_option. */
 static int step_option(const char *f, const char *v, show_args *a)
 {
@@ -271,27 +281,13 @@ static int step_option(const char *f, const char *v, show_args *a)
         a->opt.accum_steps = (int)n;
     } else if (!strcmp(f, "--memory-format")) {
         NEED_VALUE(f, v);
-        if (strcmp(v, "contiguous") && strcmp(v, "channels_last")) {
-            fprintf(stderr,
-                    "epochsim model show: unknown --memory-format '%s' (contiguous, "
-                    "channels_last)\n",
-                    v);
-            return SIM_EXIT_USAGE;
-        }
-        a->opt.channels_last = !strcmp(v, "channels_last");
+        int i = mdl_name_index(mdl_memory_format_names, v);
+        if (i < 0) return unknown_value(f, v, mdl_memory_format_names);
+        a->opt.channels_last = i == 1;
     } else if (!strcmp(f, "--attention")) {
         NEED_VALUE(f, v);
-        static const char *const names[] = {"default", "eager", "sdpa"}; /* MDL_ATTN_* order */
-        int i = 0;
-        while (i < 3 && strcmp(v, names[i]))
-            i++;
-        if (i == 3) {
-            fprintf(stderr,
-                    "epochsim model show: unknown --attention '%s' (default, eager, "
-                    "sdpa)\n",
-                    v);
-            return SIM_EXIT_USAGE;
-        }
+        int i = mdl_name_index(mdl_attention_names, v);
+        if (i < 0) return unknown_value(f, v, mdl_attention_names);
         a->opt.attention = i;
     } else if (!strcmp(f, "--gpu")) {
         NEED_VALUE(f, v);

@@ -62,7 +62,7 @@ typedef struct world {
     double cpu_busy_at_window;
     double queue_sum;
     int queue_samples;
-    int64_t cap_series;
+    int64_t cap_cpu, cap_queue; /* capacities of the series' two arrays */
     bool all_done;
 } world;
 
@@ -72,16 +72,12 @@ static int series_push(world *w, int64_t len_ns)
 {
     sim_run_series *s = w->series;
     /* The metrics hold the GPU-Util windows to the budget; these are as many. */
-    int64_t cap = w->cap_series;
-    int rc =
-        sim_windows_reserve((void **)&s->cpu_util_pct, sizeof *s->cpu_util_pct, &cap, s->n + 1, 0);
-    if (!rc) {
-        cap = w->cap_series;
-        rc = sim_windows_reserve((void **)&s->queue_depth, sizeof *s->queue_depth, &cap, s->n + 1,
-                                 0);
-    }
+    int rc = sim_windows_reserve((void **)&s->cpu_util_pct, sizeof *s->cpu_util_pct, &w->cap_cpu,
+                                 s->n + 1, 0);
+    if (!rc)
+        rc = sim_windows_reserve((void **)&s->queue_depth, sizeof *s->queue_depth, &w->cap_queue,
+                                 s->n + 1, 0);
     if (rc) return rc;
-    w->cap_series = cap;
     double busy = sim_ps_busy_integral(w->cpu);
     s->cpu_util_pct[s->n] = len_ns > 0 ? 100.0 * (busy - w->cpu_busy_at_window) /
                                              (w->cpu_model.threads * (double)len_ns)

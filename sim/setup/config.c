@@ -3,6 +3,8 @@
  * of its numbers is explained in docs/default-scenario.md. */
 #include "sim/setup/config.h"
 
+#include "models/expand.h"
+
 #include <stddef.h>
 #include <string.h>
 
@@ -23,8 +25,6 @@
 
 static const char *const optimizer_names[] = {"sgd", "adam", "adamw", NULL};
 static const char *const impl_names[] = {"foreach", "fused", "forloop", NULL};
-static const char *const memory_format_names[] = {"contiguous", "channels_last", NULL};
-static const char *const attention_names[] = {"default", "eager", "sdpa", NULL};
 static const char *const scaler_names[] = {"auto", "off", "on", NULL};
 
 static const cfg_field fields[] = {
@@ -89,9 +89,9 @@ static const cfg_field fields[] = {
       "model zoo: loader batches per optimizer step (gradient accumulation)"),
     F("workload.checkpointing", CFG_T_BOOL, workload.checkpointing, CFG_NO_RANGE,
       "model zoo: activation checkpointing over the model's blocks"),
-    E("workload.memory_format", workload.memory_format, memory_format_names,
+    E("workload.memory_format", workload.memory_format, mdl_memory_format_names,
       "model zoo: activation layout, contiguous (NCHW, PyTorch's default) | channels_last"),
-    E("workload.attention", workload.attention, attention_names,
+    E("workload.attention", workload.attention, mdl_attention_names,
       "model zoo: default (the model's own) | eager (matmul-softmax-matmul) | sdpa "
       "(F.scaled_dot_product_attention)"),
     E("workload.grad_scaler", workload.grad_scaler, scaler_names,

@@ -21,8 +21,8 @@ static void options_from(const sim_experiment *x, mdl_options *o)
     o->checkpointing = x->workload.checkpointing;
     o->grad_scaler = scaler[x->workload.grad_scaler];
     o->cuda_graphs = x->training.cuda_graphs;
-    o->channels_last = x->workload.memory_format == 1; /* config.c's memory_format_names */
-    o->attention = x->workload.attention;              /* same order as MDL_ATTN_* */
+    o->channels_last = x->workload.memory_format == 1; /* mdl_memory_format_names */
+    o->attention = x->workload.attention;              /* mdl_attention_names: MDL_ATTN_* */
     o->world_size = x->system.gpu_count;
     o->shape.h = o->shape.w = x->workload.image_size;
     o->shape.seq = x->workload.seq_len;
