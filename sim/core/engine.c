@@ -21,6 +21,7 @@ struct sim_engine {
     int error;
     const sim_observer_ops *obs;
     void *obs_ctx;
+    bool observed; /* obs != NULL, read by components through sim_engine_observed */
 };
 
 sim_engine *sim_engine_create(void)
@@ -110,6 +111,12 @@ void sim_engine_set_observer(sim_engine *e, const sim_observer_ops *ops, void *c
 {
     e->obs = ops;
     e->obs_ctx = ctx;
+    e->observed = ops != NULL;
+}
+
+const bool *sim_engine_observed(const sim_engine *e)
+{
+    return &e->observed;
 }
 
 void sim_engine_observe(const sim_engine *e, const sim_observation *o)

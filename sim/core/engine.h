@@ -56,6 +56,10 @@ void sim_engine_fail(sim_engine *e, int code);
 
 /* Sets the observer (ops NULL = none); `ctx` is borrowed for the engine's life. */
 void sim_engine_set_observer(sim_engine *e, const sim_observer_ops *ops, void *ctx);
+/* The engine's "an observer is set" flag, valid for the engine's life: components keep the
+ * pointer and test it before they build an observation, so that a run without an observer pays
+ * a load, not a call, on the paths that run per kernel. */
+const bool *sim_engine_observed(const sim_engine *e);
 /* Hands `o` to the observer; does nothing when there is none. */
 void sim_engine_observe(const sim_engine *e, const sim_observation *o);
 

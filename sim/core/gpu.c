@@ -21,6 +21,7 @@ typedef struct item {
 
 struct sim_gpu {
     sim_engine *e;
+    const bool *observed; /* sim_engine_observed */
     uint32_t id;
     sim_gpu_config cfg;
     item *ring;
@@ -86,11 +87,12 @@ static void handle(sim_engine *e, void *self, const sim_event *ev)
     }
     g->running = false;
     g->finished++;
-    sim_engine_observe(e, &(sim_observation){.kind = SIM_OBS_GPU_DONE,
-                                             .rank = g->cfg.index,
-                                             .seq = g->finished,
-                                             .start_ns = g->run_start_ns,
-                                             .a = g->link_end_ns});
+    if (*g->observed)
+        sim_engine_observe(e, &(sim_observation){.kind = SIM_OBS_GPU_DONE,
+                                                 .rank = g->cfg.index,
+                                                 .seq = g->finished,
+                                                 .start_ns = g->run_start_ns,
+                                                 .a = g->link_end_ns});
     start_next(g);
     check_waiter(g);
 }
@@ -102,6 +104,7 @@ sim_gpu *sim_gpu_create(sim_engine *e, const sim_gpu_config *cfg)
     sim_gpu *g = calloc(1, sizeof *g);
     if (!g) return NULL;
     g->e = e;
+    g->observed = sim_engine_observed(e);
     g->cfg = *cfg;
     g->cap = 1024;
     g->ring = malloc(g->cap * sizeof *g->ring);

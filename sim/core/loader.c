@@ -34,6 +34,7 @@ typedef struct worker {
 
 struct sim_loader {
     sim_engine *e;
+    const bool *observed; /* sim_engine_observed */
     uint32_t id;
     sim_loader_config cfg;
     bool main_thread; /* num_workers = 0 */
@@ -63,6 +64,7 @@ struct sim_loader {
 static void report(sim_loader *l, int wi, sim_tl_what what, int64_t start_ns, int64_t batch,
                    int64_t b)
 {
+    if (!*l->observed) return;
     sim_tl_lane_kind thread = l->main_thread ? SIM_TL_LANE_MAIN
                               : wi < 0       ? SIM_TL_LANE_PIN
                                              : SIM_TL_LANE_WORKER;
@@ -247,6 +249,7 @@ sim_loader *sim_loader_create(sim_engine *e, const sim_loader_config *cfg, int *
     sim_loader *l = calloc(1, sizeof *l);
     if (!l) return NULL;
     l->e = e;
+    l->observed = sim_engine_observed(e);
     l->cfg = *cfg;
     l->main_thread = cfg->num_workers == 0;
     l->n_workers = l->main_thread ? 1 : cfg->num_workers;

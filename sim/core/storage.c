@@ -21,6 +21,7 @@ typedef struct request {
 
 struct sim_storage {
     sim_engine *e;
+    const bool *observed; /* sim_engine_observed */
     uint32_t id;
     sim_storage_desc d;
     sim_ps *bw;
@@ -35,6 +36,7 @@ struct sim_storage {
 /* Tells the observer that read r entered a service slot or is done. */
 static void report(sim_storage *s, sim_obs_kind kind, uint32_t r)
 {
+    if (!*s->observed) return;
     sim_observation o = {.kind = kind, .rank = -1, .index = (int)r, .a = (int64_t)s->req[r].bytes};
     sim_engine_observe(s->e, &o);
 }
@@ -78,6 +80,7 @@ sim_storage *sim_storage_create(sim_engine *e, const sim_storage_desc *d)
     sim_storage *s = calloc(1, sizeof *s);
     if (!s) return NULL;
     s->e = e;
+    s->observed = sim_engine_observed(e);
     s->d = *d;
     s->free_head = s->wait_head = s->wait_tail = NIL;
     sim_ps_config bw = {.name = "storage-bw",

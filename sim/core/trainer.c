@@ -35,6 +35,7 @@ enum {
 
 struct sim_trainer {
     sim_engine *e;
+    const bool *observed; /* sim_engine_observed */
     uint32_t id;
     sim_trainer_config cfg;
     int epoch;
@@ -58,6 +59,7 @@ static int64_t global_step(const sim_trainer *t)
 /* The main thread did `what` from start_ns to now. */
 static void report(sim_trainer *t, sim_tl_what what, int64_t start_ns, int64_t a, int64_t b)
 {
+    if (!*t->observed) return;
     sim_observation o = {.kind = SIM_OBS_SPAN,
                          .rank = t->cfg.index,
                          .thread = SIM_TL_LANE_MAIN,
@@ -77,6 +79,7 @@ static void phase_done(sim_trainer *t, sim_tl_what what, int64_t a, int64_t b)
 /* Stream item `seq` came from op `op` (-1: the input copy). */
 static void report_item(sim_trainer *t, uint64_t seq, int op, sim_op_kind kind, int unit)
 {
+    if (!*t->observed) return;
     sim_observation o = {.kind = SIM_OBS_ITEM,
                          .rank = t->cfg.index,
                          .index = op,
@@ -90,6 +93,7 @@ static void report_item(sim_trainer *t, uint64_t seq, int op, sim_op_kind kind, 
 /* The launch of the kernel that will be item `seq` began with the current phase. */
 static void report_launch(sim_trainer *t, uint64_t seq)
 {
+    if (!*t->observed) return;
     sim_observation o = {
         .kind = SIM_OBS_LAUNCH, .rank = t->cfg.index, .seq = seq, .start_ns = t->phase_ns};
     sim_engine_observe(t->e, &o);
@@ -130,8 +134,10 @@ static void start_step(sim_trainer *t)
 {
     t->step_start_ns = sim_engine_now(t->e);
     t->pc = 0;
-    sim_engine_observe(
-        t->e, &(sim_observation){.kind = SIM_OBS_STEP, .rank = t->cfg.index, .a = global_step(t)});
+    if (*t->observed)
+        sim_engine_observe(
+            t->e,
+            &(sim_observation){.kind = SIM_OBS_STEP, .rank = t->cfg.index, .a = global_step(t)});
     request_batch(t);
 }
 
@@ -387,6 +393,7 @@ sim_trainer *sim_trainer_create(sim_engine *e, const sim_trainer_config *cfg)
     sim_trainer *t = calloc(1, sizeof *t);
     if (!t) return NULL;
     t->e = e;
+    t->observed = sim_engine_observed(e);
     t->cfg = *cfg;
     int id = sim_engine_add(e, &trainer_ops, t);
     if (id < 0) {
