@@ -12,9 +12,16 @@
  * - cuDNN workspace 256 MiB for nets with convolutions: the fastest algorithms (implicit-
  *   precomputed GEMM, FFT, Winograd) ask for workspace comparable to a layer's activations;
  *   estimate.
- * - Fragmentation 10 % of the dynamic part: the caching allocator rounds requests to 512 B and
- *   large ones into 2 MiB segments and cannot always reuse split blocks; reserved/allocated
- *   ratios of 1.05-1.3 are common in practice; estimate. */
+ * - Allocator rounding, computed per allocation as PyTorch's caching allocator rounds it
+ *   (c10/cuda/CUDACachingAllocator.cpp: every request to a multiple of 512 B; one over 10 MiB
+ *   gets a block rounded up to 2 MiB, kRoundLarge; smaller ones are split out of shared 2 MiB
+ *   and 20 MiB segments). Memory the allocator reserved but does not use is not counted: when
+ *   cudaMalloc fails, the allocator frees its cached unused segments and retries before it
+ *   raises the OOM (release_cached_blocks), so reserved-but-free memory, what nvidia-smi shows
+ *   above the allocated peak, does not make a run fail. What stays unusable is the slack of
+ *   split blocks in segments that still hold live tensors; no measurement of it was found, and
+ *   the Lambda batches that ran bound it at a few per cent of the dynamic part
+ *   (docs/accuracy.md), so it is not added. */
 #include "models/memory.h"
 
 #include <math.h>
@@ -31,6 +38,37 @@ typedef struct saved {
     int n;
     double aux_bytes; /* per sample, outside the tensor table (masks, indices, stats, casts) */
 } saved;
+
+/* Per-sample sizes of the allocations kept for backward, to round them at a given batch. */
+typedef struct alloc_list {
+    double *bytes;
+    int n, cap;
+    int err;
+} alloc_list;
+
+static void alloc_add(alloc_list *a, double bytes)
+{
+    if (!a || bytes <= 0 || a->err) return;
+    if (a->n == a->cap) {
+        int cap = a->cap ? 2 * a->cap : 64;
+        double *b = realloc(a->bytes, (size_t)cap * sizeof *b);
+        if (!b) {
+            a->err = SIM_ENOMEM;
+            return;
+        }
+        a->bytes = b;
+        a->cap = cap;
+    }
+    a->bytes[a->n++] = bytes;
+}
+
+/* Bytes the caching allocator adds to a request of `bytes` (see the file comment). */
+static double rounding_of(double bytes)
+{
+    const double small = 512, large = 2.0 * 1048576, split_limit = 10.0 * 1048576;
+    double unit = bytes > split_limit ? large : small;
+    return ceil(bytes / unit) * unit - bytes;
+}
 
 static void add_id(saved *s, int id)
 {
@@ -148,7 +186,7 @@ static int segment_of(int block, int n_blocks, int segments)
  * checkpointed segment, i.e. all of them without checkpointing), counting each tensor once;
  * tensors already marked in `seen` are skipped, and newly counted ones are marked. */
 static double saved_bytes(const mdl_net *net, sim_precision p, unsigned char *seen, int seg,
-                          int segments)
+                          int segments, alloc_list *allocs)
 {
     double sum = 0;
     for (int i = 0; i < net->n_layers; i++) {
@@ -158,21 +196,29 @@ static double saved_bytes(const mdl_net *net, sim_precision p, unsigned char *se
         saved s;
         layer_saved(net, l, p, &s);
         sum += s.aux_bytes;
+        alloc_add(allocs, s.aux_bytes); /* a layer's extras rounded as one allocation */
         for (int j = 0; j < s.n; j++)
             if (!seen[s.ids[j]]) {
                 seen[s.ids[j]] = 1;
                 const mdl_tensor *t = &net->tensors[s.ids[j]];
-                sum += t->elems * mdl_dtype_bytes((mdl_dtype)t->dtype, p);
+                double b = t->elems * mdl_dtype_bytes((mdl_dtype)t->dtype, p);
+                sum += b;
+                alloc_add(allocs, b);
             }
     }
     return sum;
 }
 
-/* Activation bytes per sample kept for backward. */
-static double activations_per_sample(const mdl_net *net, const mdl_options *o, int *err)
+/* Activation bytes per sample kept for backward; each allocation's per-sample size goes to
+ * allocs. */
+static double activations_per_sample(const mdl_net *net, const mdl_options *o, alloc_list *allocs,
+                                     int *err)
 {
     unsigned char *seen = calloc((size_t)net->n_tensors + 1, 1);
-    if (!seen) {
+    unsigned char *tmp = malloc((size_t)net->n_tensors + 1);
+    if (!seen || !tmp) {
+        free(seen);
+        free(tmp);
         *err = SIM_ENOMEM;
         return 0;
     }
@@ -182,7 +228,8 @@ static double activations_per_sample(const mdl_net *net, const mdl_options *o, i
         segments = o->ckpt_segments > 0 ? o->ckpt_segments : (int)ceil(sqrt((double)net->n_blocks));
         if (segments > net->n_blocks) segments = net->n_blocks;
     }
-    double sum = saved_bytes(net, p, seen, -1, segments); /* stem and head, or everything */
+    /* stem and head, or everything */
+    double sum = saved_bytes(net, p, seen, -1, segments, allocs);
     if (segments) {
         /* Each checkpointed segment keeps only its input ... */
         int last = -1;
@@ -193,27 +240,27 @@ static double activations_per_sample(const mdl_net *net, const mdl_options *o, i
             if (sg != last && !seen[l->in]) {
                 seen[l->in] = 1;
                 const mdl_tensor *t = &net->tensors[l->in];
-                sum += t->elems * mdl_dtype_bytes((mdl_dtype)t->dtype, p);
+                double b = t->elems * mdl_dtype_bytes((mdl_dtype)t->dtype, p);
+                sum += b;
+                alloc_add(allocs, b);
             }
             last = sg;
         }
         /* ... and one segment at a time holds its full activations during its backward. */
         double worst = 0;
-        unsigned char *tmp = malloc((size_t)net->n_tensors + 1);
-        if (!tmp) {
-            free(seen);
-            *err = SIM_ENOMEM;
-            return 0;
-        }
+        int worst_sg = 0;
         for (int sg = 0; sg < segments; sg++) {
             memcpy(tmp, seen, (size_t)net->n_tensors + 1);
-            double b = saved_bytes(net, p, tmp, sg, segments);
-            if (b > worst) worst = b;
+            double b = saved_bytes(net, p, tmp, sg, segments, NULL);
+            if (b > worst) {
+                worst = b;
+                worst_sg = sg;
+            }
         }
-        free(tmp);
-        sum += worst;
+        sum += saved_bytes(net, p, seen, worst_sg, segments, allocs);
     }
     free(seen);
+    free(tmp);
     return sum;
 }
 
@@ -260,9 +307,26 @@ static double largest_param_tensor(const mdl_net *net)
 /* Everything but the batch-dependent part, and the per-sample part, so that peak(b) is cheap. */
 typedef struct fixed {
     double per_sample_act, per_sample_transient;
+    alloc_list act_allocs; /* per-sample sizes of the saved allocations */
+    double param_rounding; /* of every parameter-shaped tensor: weights, grads, states, copies */
     int accum_steps;
     mdl_memory base;
 } fixed;
+
+/* Rounding of the parameter-shaped tensors: each layer's parameters taken as equal tensors,
+ * each stored `copies` times at `bytes` per element (and AMP's half copies). */
+static double param_rounding(const mdl_net *net, double copies, double bytes, bool amp)
+{
+    double sum = 0;
+    for (int i = 0; i < net->n_layers; i++) {
+        const mdl_layer *l = &net->layers[i];
+        if (l->param_tensors <= 0) continue;
+        double each = l->params / l->param_tensors;
+        double r = copies * rounding_of(each * bytes) + (amp ? rounding_of(each * 2) : 0);
+        sum += l->param_tensors * r;
+    }
+    return sum;
+}
 
 static int compute_fixed(const mdl_net *net, const mdl_options *o, fixed *f)
 {
@@ -290,10 +354,12 @@ static int compute_fixed(const mdl_net *net, const mdl_options *o, fixed *f)
     m->workspace_bytes =
         MDL_CUBLAS_WORKSPACE_BYTES + (has_conv(net) ? MDL_CUDNN_WORKSPACE_BYTES : 0);
     m->context_bytes = MDL_CUDA_CONTEXT_BYTES;
+    double states = o->optimizer == MDL_OPT_ADAMW ? 2 : 1;
+    f->param_rounding = param_rounding(net, 2 + states, wb, amp); /* weights, grads, states */
     int err = 0;
-    f->per_sample_act = activations_per_sample(net, o, &err);
+    f->per_sample_act = activations_per_sample(net, o, &f->act_allocs, &err);
     f->per_sample_transient = transient_per_sample(net, p);
-    return err;
+    return err ? err : f->act_allocs.err;
 }
 
 static void fill(const fixed *f, int batch, mdl_memory *m)
@@ -311,9 +377,12 @@ static void fill(const fixed *f, int batch, mdl_memory *m)
                                     : (acts > m->grads_bytes ? acts : m->grads_bytes);
     double opt = m->grads_bytes + m->optimizer_temp_bytes;
     double dynamic = bwd > opt ? bwd : opt;
-    m->fragmentation_bytes = MDL_FRAGMENTATION * dynamic;
+    m->rounding_bytes = f->param_rounding;
+    if (bwd >= opt) /* the saved activations are live at the peak */
+        for (int i = 0; i < f->act_allocs.n; i++)
+            m->rounding_bytes += rounding_of(f->act_allocs.bytes[i] * batch);
     m->peak_bytes = m->weights_bytes + m->optimizer_bytes + dynamic + m->workspace_bytes +
-                    m->context_bytes + m->fragmentation_bytes;
+                    m->context_bytes + m->rounding_bytes;
 }
 
 static int search_max_batch(const fixed *f, double cap)
@@ -350,8 +419,10 @@ int mdl_memory_estimate(const mdl_net *net, const mdl_options *opt, double capac
     if (!net || net->error || net->n_layers == 0)
         return sim_err_set(err, SIM_EINVAL, NULL, 0, 0, "memory of an empty or broken net");
     fixed f;
-    if (compute_fixed(net, opt, &f))
+    if (compute_fixed(net, opt, &f)) {
+        free(f.act_allocs.bytes);
         return sim_err_set(err, SIM_ENOMEM, NULL, 0, 0, "out of memory");
+    }
     fill(&f, opt->batch, out);
     out->max_batch = -1;
     if (capacity_bytes > 0) {
@@ -359,6 +430,7 @@ int mdl_memory_estimate(const mdl_net *net, const mdl_options *opt, double capac
         out->oom = out->peak_bytes > capacity_bytes;
         out->max_batch = search_max_batch(&f, capacity_bytes);
     }
+    free(f.act_allocs.bytes);
     return SIM_OK;
 }
 

@@ -4,7 +4,8 @@
  *                  set, traded against the gradients as backward frees one and allocates the
  *                  other (summed when gradient accumulation keeps gradients alive),
  *              optimizer step: gradients + optimizer temporaries)
- *        + cuBLAS/cuDNN workspace + CUDA context + allocator fragmentation (of the dynamic part).
+ *        + cuBLAS/cuDNN workspace + CUDA context + the caching allocator's rounding of each
+ *          allocation (memory.c says why reserved-but-free memory is not counted).
  * Sizes are bytes; the "GB" of the verdict are GiB (2^30 B), the unit GPU memory sizes are sold
  * in and nvidia-smi reports. */
 #ifndef MDL_MEMORY_H
@@ -21,7 +22,6 @@
 #define MDL_CUDA_CONTEXT_BYTES (500.0 * 1048576)
 #define MDL_CUBLAS_WORKSPACE_BYTES (32.0 * 1048576)
 #define MDL_CUDNN_WORKSPACE_BYTES (256.0 * 1048576)
-#define MDL_FRAGMENTATION 0.10
 
 typedef struct mdl_memory {
     int batch;
@@ -35,7 +35,7 @@ typedef struct mdl_memory {
     double optimizer_temp_bytes; /* foreach temporaries (SGD weight decay list, Adam sqrt list) */
     double workspace_bytes;      /* cuBLAS (+ cuDNN for conv nets) */
     double context_bytes;        /* CUDA context, kernels and library handles */
-    double fragmentation_bytes;  /* caching-allocator slack on the dynamic part */
+    double rounding_bytes;       /* caching-allocator rounding of the live allocations */
     double peak_bytes;
     double capacity_bytes; /* 0 = not checked */
     bool oom;              /* peak > capacity */

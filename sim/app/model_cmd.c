@@ -413,7 +413,7 @@ static int mem_rows(const mdl_memory *m, mem_row *r)
     r[n++] = (mem_row){"optimizer_temp_gb", "optimizer temporaries", m->optimizer_temp_bytes};
     r[n++] = (mem_row){"workspace_gb", "cuBLAS/cuDNN workspace", m->workspace_bytes};
     r[n++] = (mem_row){"context_gb", "CUDA context", m->context_bytes};
-    r[n++] = (mem_row){"fragmentation_gb", "allocator fragmentation", m->fragmentation_bytes};
+    r[n++] = (mem_row){"allocator_rounding_gb", "allocator rounding", m->rounding_bytes};
     return n;
 }
 

@@ -60,7 +60,7 @@ static void fill_memory(const mdl_memory *m, sim_memory_info *out)
         {"optimizer_temporaries", m->optimizer_temp_bytes},
         {"workspace", m->workspace_bytes},
         {"cuda_context", m->context_bytes},
-        {"fragmentation", m->fragmentation_bytes},
+        {"allocator_rounding", m->rounding_bytes},
     };
     _Static_assert(sizeof parts / sizeof parts[0] <= SIM_MEM_PARTS, "sim_memory_info.parts");
     mdl_verdict v;
