@@ -185,6 +185,11 @@ void mdl_kernel_cost(const mdl_kernel *k, const sim_gpu_desc *gpu, sim_precision
         o->eff_memory = mdl_efficiency_at(&gpu->eff_mem, MDL_CURVE_MEMORY, k->bytes, bw);
         o->memory_ns = k->bytes / (bw * o->eff_memory) * 1e9;
     }
+    double ghz = gpu->boost_mhz / 1000 * (gpu->clock_factor > 0 ? gpu->clock_factor : 1);
+    if (k->chan_elems > 0 && ghz > 0) {
+        double chan_ns = k->chan_elems / (sms * ghz * MDL_NCHW_CHANNEL_ELEMS_PER_CLK);
+        if (chan_ns > o->memory_ns) o->memory_ns = chan_ns;
+    }
     o->overhead_ns = gpu->kernel_overhead_us > 0 ? gpu->kernel_overhead_us * 1e3 : 0;
     double t = (o->compute_ns > o->memory_ns ? o->compute_ns : o->memory_ns) + o->overhead_ns;
     o->total_ns = t < 1 ? 1 : (int64_t)llround(t);

@@ -22,6 +22,20 @@ typedef enum mdl_math {
     MDL_MATH_SIMT, /* CUDA-core arithmetic: elementwise, reductions, depthwise conv */
 } mdl_math;
 
+/* Elements per SM clock that cuDNN's NCHW batch-norm kernels (bn_fw_tr_1C11_kernel_NCHW,
+ * bn_bw_1C11_kernel_new, reading and writing one element per thread, a channel per block) move,
+ * whatever the DRAM could give. Fitted to the A100 SXM4 FP32 DDP trace in
+ * tests/data/validation-traces (hta/nccl_parser_config): there batch norm forward takes 2.39x
+ * and backward 2.53x the time of the ReLU forward and backward, where bandwidth alone would give
+ * 1.77x and 1.95x, so those kernels ran at 0.755 of the ReLU's modelled 1,223 GB/s: 925 GB/s over
+ * 108 SMs at 1,410 MHz = 6.07 B = 1.52 FP32 elements per SM clock. Checked on the V100 FP32
+ * trace (kineto/resnet50_num_workers_0, a V100 32 GB), which the fit did not see: 80 SMs at the
+ * sustained 1,466 MHz give 713 GB/s, about what its DRAM gives such kernels (711 GB/s), and the
+ * model's batch-norm time per step is within 10 % of the trace's (forward 6.2 vs 5.7 ms,
+ * backward 10.2 vs 10.3 ms). The rate is per element: half precision moves half the
+ * bytes per clock (an assumption: the kernels load one element per thread in either type). */
+#define MDL_NCHW_CHANNEL_ELEMS_PER_CLK 1.52
+
 typedef enum mdl_phase {
     MDL_PH_STEP, /* training-loop work outside the model (zero_grad) */
     MDL_PH_FWD,
@@ -44,6 +58,8 @@ typedef struct mdl_kernel {
     double bytes;   /* DRAM bytes read + written, each operand once */
     double blocks;  /* thread blocks of a non-GEMM kernel (elementwise: 512 elements each) */
     double gemm_m, gemm_n, gemm_k, gemm_batch; /* GEMM problem; gemm_m = 0: not a GEMM */
+    double chan_elems;   /* elements an NCHW per-channel kernel (cuDNN batch norm) streams, priced
+                            at MDL_NCHW_CHANNEL_ELEMS_PER_CLK per SM as well; 0 = no such limit */
     int64_t dispatch_ns; /* CPU time on the reference core before the launch (or the CPU op) */
 } mdl_kernel;
 

@@ -213,15 +213,24 @@ static mdl_kernel *push(ctx *c, const char *op, uint8_t kind, uint8_t math, doub
 }
 
 /* A bandwidth-bound kernel writing `out` elements (block count from the output). */
-static void elem(ctx *c, const char *op, double out, double bytes, double flops, int64_t ns)
+static mdl_kernel *elem(ctx *c, const char *op, double out, double bytes, double flops, int64_t ns)
 {
-    push(c, op, SIM_OP_KERNEL, MDL_MATH_SIMT, flops, bytes, ceil(out / ELEMS_PER_BLOCK), ns);
+    return push(c, op, SIM_OP_KERNEL, MDL_MATH_SIMT, flops, bytes, ceil(out / ELEMS_PER_BLOCK), ns);
 }
 
 /* A row-wise kernel (norms, softmax, reductions): one block per row. */
-static void rowk(ctx *c, const char *op, double rows, double bytes, double flops, int64_t ns)
+static mdl_kernel *rowk(ctx *c, const char *op, double rows, double bytes, double flops, int64_t ns)
 {
-    push(c, op, SIM_OP_KERNEL, MDL_MATH_SIMT, flops, bytes, rows, ns);
+    return push(c, op, SIM_OP_KERNEL, MDL_MATH_SIMT, flops, bytes, rows, ns);
+}
+
+/* cuDNN batch norm on contiguous (NCHW) images runs its per-channel NCHW kernels, which stream
+ * at most MDL_NCHW_CHANNEL_ELEMS_PER_CLK elements per SM clock (cost.h); on channels_last
+ * tensors PyTorch picks the NHWC persistent kernels, and a 1-D batch norm has no spatial layout
+ * to speak of, so neither gets the limit. */
+static void nchw_channel_kernel(const ctx *c, const mdl_layer *l, double in, mdl_kernel *k)
+{
+    if (k && !c->o->channels_last && l->n > 0 && in / l->n > 1) k->chan_elems = k->bytes / c->act;
 }
 
 static void gemm(ctx *c, const char *op, uint8_t math, double m, double n, double k, double batch,
@@ -510,8 +519,12 @@ static void fwd_layer(ctx *c, const mdl_layer *l)
         fwd_linear(c, l);
         break;
     case MDL_L_BATCHNORM:
-        rowk(c, "batchnorm_stats", ceil(in / ELEMS_PER_BLOCK), in * ib, 2 * in, D->module_op_ns);
-        elem(c, "batchnorm_apply", out, in * ib + out * ob, 2 * out, D->extra_launch_ns);
+        nchw_channel_kernel(c, l, in / c->B,
+                            rowk(c, "batchnorm_stats", ceil(in / ELEMS_PER_BLOCK), in * ib, 2 * in,
+                                 D->module_op_ns));
+        nchw_channel_kernel(
+            c, l, in / c->B,
+            elem(c, "batchnorm_apply", out, in * ib + out * ob, 2 * out, D->extra_launch_ns));
         break;
     case MDL_L_LAYERNORM:
         fwd_layernorm(c, l, x);
@@ -780,9 +793,12 @@ static void bwd_layer(ctx *c, const mdl_layer *l)
         bwd_linear(c, l);
         break;
     case MDL_L_BATCHNORM:
-        rowk(c, "batchnorm_bwd_reduce", ceil(in / ELEMS_PER_BLOCK), in * (ib + ob), 3 * in,
-             D->bwd_op_ns);
-        elem(c, "batchnorm_bwd_apply", in, in * ib + out * ob * 2, 4 * in, D->extra_launch_ns);
+        nchw_channel_kernel(c, l, in / c->B,
+                            rowk(c, "batchnorm_bwd_reduce", ceil(in / ELEMS_PER_BLOCK),
+                                 in * (ib + ob), 3 * in, D->bwd_op_ns));
+        nchw_channel_kernel(
+            c, l, in / c->B,
+            elem(c, "batchnorm_bwd_apply", in, in * ib + out * ob * 2, 4 * in, D->extra_launch_ns));
         break;
     case MDL_L_LAYERNORM:
         bwd_layernorm(c, l, x);

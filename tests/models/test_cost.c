@@ -63,24 +63,56 @@ static void test_cost_compute_bound_gemm(void **state)
     assert_true(c.sm_fraction == 1.0f);
 }
 
+/* A CUDA-core kernel moving `bytes` in `blocks` blocks. */
+static mdl_kernel simt_kernel(const char *op, double flops, double bytes, double blocks)
+{
+    return (mdl_kernel){.op = op,
+                        .kind = SIM_OP_KERNEL,
+                        .math = MDL_MATH_SIMT,
+                        .flops = flops,
+                        .bytes = bytes,
+                        .blocks = blocks};
+}
+
 /* An elementwise kernel over 256 MB: memory-bound, time = bytes / bandwidth + overhead. */
 static void test_cost_memory_bound_elementwise(void **state)
 {
     (void)state;
     sim_gpu_desc g = flat_gpu(0.5);
     g.kernel_overhead_us = 2;
-    mdl_kernel k = {.op = "add",
-                    .kind = SIM_OP_KERNEL,
-                    .math = MDL_MATH_SIMT,
-                    .flops = 32e6,
-                    .bytes = 256e6,
-                    .blocks = 65536};
+    mdl_kernel k = simt_kernel("add", 32e6, 256e6, 65536);
     mdl_cost c;
     mdl_kernel_cost(&k, &g, SIM_PREC_FP32, &c);
     double expect = 256e6 / (1000e9 * 0.5) * 1e9 + 2000;
     assert_true(fabs((double)c.total_ns - expect) <= 1.0);
     assert_int_equal(c.unit, SIM_UNIT_MEMORY);
     assert_true(c.wave_factor == 1.0); /* no wave quantization for CUDA-core kernels */
+}
+
+/* An NCHW batch-norm kernel streams MDL_NCHW_CHANNEL_ELEMS_PER_CLK elements per SM clock when
+ * that is slower than the DRAM: 100 SMs at 1,000 MHz move 152 G elements/s, so 256 M elements
+ * (512 MB in fp16) take 1.684 ms where the 1000 GB/s DRAM would take 0.512 ms. With a tenth of
+ * the elements over the same bytes, the DRAM is the limit again. */
+static void test_cost_nchw_channel_limit(void **state)
+{
+    (void)state;
+    sim_gpu_desc g = flat_gpu(1.0);
+    g.boost_mhz = 1000;
+    mdl_kernel k = simt_kernel("batchnorm_apply", 0, 512e6, 524288);
+    k.chan_elems = 256e6;
+    mdl_cost c;
+    mdl_kernel_cost(&k, &g, SIM_PREC_AMP_FP16, &c);
+    double expect = 256e6 / (100 * 1e9 * MDL_NCHW_CHANNEL_ELEMS_PER_CLK) * 1e9;
+    assert_true(fabs((double)c.total_ns - expect) <= 1.0);
+    assert_int_equal(c.unit, SIM_UNIT_MEMORY);
+    k.chan_elems = 25.6e6;
+    mdl_kernel_cost(&k, &g, SIM_PREC_AMP_FP16, &c);
+    assert_true(fabs((double)c.total_ns - 512e6 / 1000e9 * 1e9) <= 1.0);
+    /* a power-limited clock slows the limit with it */
+    g.clock_factor = 0.5;
+    k.chan_elems = 256e6;
+    mdl_kernel_cost(&k, &g, SIM_PREC_AMP_FP16, &c);
+    assert_true(fabs((double)c.total_ns - 2 * expect) <= 1.0);
 }
 
 /* Few blocks: a 128x128x256 GEMM is 4 blocks of 64x64 in 200 slots (K too short to split), so
@@ -257,6 +289,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_cost_compute_bound_gemm),
         cmocka_unit_test(test_cost_memory_bound_elementwise),
+        cmocka_unit_test(test_cost_nchw_channel_limit),
         cmocka_unit_test(test_cost_wave_quantization_one_block),
         cmocka_unit_test(test_cost_wave_quantization_partial_wave),
         cmocka_unit_test(test_cost_split_k_for_small_outputs),

@@ -120,6 +120,35 @@ static void test_expand_nchw_transposes(void **state)
     done(&r);
 }
 
+/* cuDNN's NCHW batch-norm kernels carry their elements for the per-SM limit (cost.h): ResNet-50
+ * has 53 batch norms, each a statistics and an apply kernel forward and a reduce and an apply
+ * backward; each kernel's elements are its bytes over the element size. channels_last batch
+ * norm (NHWC persistent kernels) carries none. */
+static void test_expand_nchw_batchnorm_channel_limit(void **state)
+{
+    (void)state;
+    mdl_options o = opts(16, SIM_PREC_AMP_FP16);
+    run r;
+    for (int cl = 0; cl <= 1; cl++) {
+        o.channels_last = cl;
+        expand("resnet50", &o, &r);
+        size_t limited = 0;
+        for (size_t i = 0; i < r.step.n; i++) {
+            const mdl_kernel *k = &r.step.k[i];
+            if (strncmp(k->op, "batchnorm_", 10) != 0) {
+                assert_true(k->chan_elems == 0);
+                continue;
+            }
+            if (k->chan_elems > 0) {
+                assert_true(fabs(k->chan_elems - k->bytes / 2) < 1e-6 * k->bytes);
+                limited++;
+            }
+        }
+        assert_int_equal(limited, cl ? 0 : 53 * 4);
+        done(&r);
+    }
+}
+
 /* torch.optim: foreach launches a few multi-tensor kernels per op, fused fewer, the for-loop
  * one kernel per parameter tensor per op. */
 static void test_expand_optimizer_implementations(void **state)
@@ -366,6 +395,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_expand_resnet50_gemm_counts),
         cmocka_unit_test(test_expand_nchw_transposes),
+        cmocka_unit_test(test_expand_nchw_batchnorm_channel_limit),
         cmocka_unit_test(test_expand_optimizer_implementations),
         cmocka_unit_test(test_expand_amp_casts_and_grad_scaler),
         cmocka_unit_test(test_expand_gradient_accumulation),
