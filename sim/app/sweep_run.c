@@ -16,6 +16,8 @@
 #include <time.h>
 #include <unistd.h>
 
+enum { TO_RUN, IN_FILE, OTHER_SHARD };
+
 typedef struct slot {
     char *row;
     size_t len;
@@ -31,7 +33,9 @@ typedef struct ctx {
     const sim_sweep_opts *o;
     sim_sweep_layout L;
     uint64_t n;
-    unsigned char *done; /* per point: already in the file */
+    unsigned char *done; /* per point: TO_RUN, IN_FILE or OTHER_SHARD */
+    char *head;          /* what the file starts with: the shard line, the CSV header */
+    size_t head_len;
     pthread_mutex_t mu;
     pthread_cond_t cv_done;  /* a row is ready or a worker left */
     pthread_cond_t cv_space; /* the writer moved on */
@@ -147,7 +151,7 @@ static void *worker(void *arg)
     ctx *c = arg;
     pthread_mutex_lock(&c->mu);
     for (;;) {
-        while (c->next < c->n && c->done[c->next])
+        while (c->next < c->n && c->done[c->next] != TO_RUN)
             c->next++;
         if (c->next >= c->n || stopping(c)) break;
         if (c->next >= c->wpos + c->window) {
@@ -183,7 +187,7 @@ static int write_all(int fd, const char *p, size_t len)
     return 0;
 }
 
-static int read_file(int fd, char **data, size_t *len)
+int sim_sweep_read_fd(int fd, char **data, size_t *len)
 {
     struct stat st;
     if (fstat(fd, &st)) return -1;
@@ -233,7 +237,7 @@ static int resume_scan(ctx *c, int fd, const char *path, bool *need_header, sim_
 {
     char *data;
     size_t len;
-    if (read_file(fd, &data, &len))
+    if (sim_sweep_read_fd(fd, &data, &len))
         return sim_err_set(err, SIM_EIO, path, 0, 0, "cannot read: %s", strerror(errno));
     size_t keep = len;
     while (keep && data[keep - 1] != '\n')
@@ -252,24 +256,20 @@ static int resume_scan(ctx *c, int fd, const char *path, bool *need_header, sim_
     size_t pos = 0;
     int line = 1;
     *need_header = false;
-    if (c->L.format == SIM_SWEEP_CSV) {
-        size_t hlen;
-        char *h = sim_sweep_header(&c->L, &hlen);
-        if (!h) {
-            rc = sim_err_set(err, SIM_ENOMEM, path, 0, 0, "out of memory");
-            goto done;
-        }
+    if (c->head_len) {
         if (keep == 0) {
             *need_header = true;
-        } else if (keep < hlen || memcmp(data, h, hlen)) {
-            rc = sim_err_set(err, SIM_EFORMAT, path, 1, 1,
-                             "the header is not this sweep's columns (another sweep, format or "
-                             "--replications?); not resuming");
+            goto done;
         }
-        pos = hlen;
-        line = 2;
-        free(h);
-        if (rc || *need_header) goto done;
+        if (keep < c->head_len || memcmp(data, c->head, c->head_len)) {
+            rc = sim_err_set(err, SIM_EFORMAT, path, 1, 1,
+                             "the file does not start as this sweep's does (another sweep, "
+                             "shard, format or --replications?); not resuming");
+            goto done;
+        }
+        pos = c->head_len;
+        for (size_t k = 0; k < pos; k++)
+            line += data[k] == '\n';
     }
     while (pos < keep) {
         char *eol = memchr(data + pos, '\n', keep - pos);
@@ -277,7 +277,7 @@ static int resume_scan(ctx *c, int fd, const char *path, bool *need_header, sim_
         uint64_t index = 0, seed = 0;
         char **got = NULL;
         int r = sim_sweep_row_identity(&c->L, data + pos, llen, &index, &seed, &got);
-        bool ok = r == SIM_OK && index < c->n && !c->done[index];
+        bool ok = r == SIM_OK && index < c->n && c->done[index] == TO_RUN;
         if (ok) {
             ok = expected_seed(c, index, values) == seed;
             for (size_t k = 0; ok && k < c->L.n_swept; k++)
@@ -290,11 +290,11 @@ static int resume_scan(ctx *c, int fd, const char *path, bool *need_header, sim_
         }
         if (!ok) {
             rc = sim_err_set(err, SIM_EFORMAT, path, line, 1,
-                             "this row is not a point of this sweep (or is there twice); "
-                             "not resuming");
+                             "this row is not a point of this sweep or shard (or is there "
+                             "twice); not resuming");
             goto done;
         }
-        c->done[index] = 1;
+        c->done[index] = IN_FILE;
         pos += llen + 1;
         line++;
     }
@@ -330,17 +330,11 @@ static int open_output(ctx *c, int *fd_out, bool *to_stdout, sim_err *err)
         if (fd < 0)
             return sim_err_set(err, SIM_EIO, path, 0, 0, "cannot create: %s", strerror(errno));
     }
-    if (need_header) {
-        size_t hlen;
-        char *h = sim_sweep_header(&c->L, &hlen);
-        int bad = !h || write_all(fd, h, hlen);
-        free(h);
-        if (bad) {
-            int rc = sim_err_set(err, SIM_EIO, *to_stdout ? "stdout" : path, 0, 0,
-                                 "cannot write: %s", strerror(errno));
-            if (!*to_stdout) close(fd);
-            return rc;
-        }
+    if (need_header && write_all(fd, c->head, c->head_len)) {
+        int rc = sim_err_set(err, SIM_EIO, *to_stdout ? "stdout" : path, 0, 0, "cannot write: %s",
+                             strerror(errno));
+        if (!*to_stdout) close(fd);
+        return rc;
     }
     *fd_out = fd;
     return SIM_OK;
@@ -426,7 +420,7 @@ static int write_rows(ctx *c, writer *w, sim_sweep_stats *st, sim_err *err)
 {
     int rc = SIM_OK;
     while (!rc) {
-        while (c->wpos < c->n && c->done[c->wpos])
+        while (c->wpos < c->n && c->done[c->wpos] != TO_RUN)
             c->wpos++;
         if (c->wpos >= c->n) break;
         slot *sl = &c->slots[c->wpos % c->window];
@@ -462,6 +456,37 @@ static void stop_workers(ctx *c, pthread_t *tids, int started, int rc)
     pthread_mutex_destroy(&c->mu);
 }
 
+/* What the file starts with (c->head): the shard line when sharded, then the CSV header. Marks
+ * the points of other shards OTHER_SHARD. */
+static int make_head(ctx *c, sim_err *err)
+{
+    size_t line_len = 0, hlen = 0;
+    char *line = NULL, *header = sim_sweep_header(&c->L, &hlen);
+    int rc = header ? SIM_OK : SIM_ENOMEM;
+    if (!rc && c->o->shard.count) {
+        unsigned char *member = malloc(c->n ? c->n : 1);
+        sim_sweep_shard_head sh;
+        rc = member ? sim_sweep_shard_plan(c->spec, c->base, c->base_set, &c->L, c->o->shard,
+                                           member, &sh, err)
+                    : SIM_ENOMEM;
+        for (uint64_t i = 0; !rc && i < c->n; i++)
+            if (!member[i]) c->done[i] = OTHER_SHARD;
+        if (!rc && !(line = sim_sweep_shard_line(&sh, &line_len))) rc = SIM_ENOMEM;
+        free(member);
+    }
+    if (!rc && (c->head = malloc(line_len + hlen + 1))) {
+        memcpy(c->head, line ? line : "", line_len);
+        memcpy(c->head + line_len, header, hlen + 1);
+        c->head_len = line_len + hlen;
+    } else if (!rc) {
+        rc = SIM_ENOMEM;
+    }
+    free(line);
+    free(header);
+    if (rc == SIM_ENOMEM) return sim_err_set(err, rc, NULL, 0, 0, "out of memory");
+    return rc;
+}
+
 int sim_sweep_run(const sim_sweep_spec *spec, const sim_experiment *base,
                   const cfg_experiment_set *base_set, const sim_sweep_opts *o, sim_sweep_stats *st,
                   sim_err *err)
@@ -482,15 +507,17 @@ int sim_sweep_run(const sim_sweep_spec *spec, const sim_experiment *base,
         rc = sim_err_set(err, SIM_ENOMEM, NULL, 0, 0, "out of memory");
         goto out;
     }
-    if ((rc = open_output(&c, &w.fd, &w.to_stdout, err))) goto out;
-    for (uint64_t i = 0; i < c.n; i++)
-        st->skipped += c.done[i];
+    if ((rc = make_head(&c, err)) || (rc = open_output(&c, &w.fd, &w.to_stdout, err))) goto out;
+    for (uint64_t i = 0; i < c.n; i++) {
+        st->skipped += c.done[i] == IN_FILE;
+        st->points -= c.done[i] == OTHER_SHARD;
+    }
     pthread_mutex_init(&c.mu, NULL);
     pthread_cond_init(&c.cv_done, NULL);
     pthread_cond_init(&c.cv_space, NULL);
     int started = start_workers(&c, tids, threads);
     w.where = w.to_stdout ? "stdout" : o->out_path;
-    w.todo = c.n - st->skipped;
+    w.todo = st->points - st->skipped;
     w.last_sync = now_s();
     pthread_mutex_lock(&c.mu);
     if (!started)
@@ -500,7 +527,7 @@ int sim_sweep_run(const sim_sweep_spec *spec, const sim_experiment *base,
     stop_workers(&c, tids, started, rc);
     if (!w.to_stdout && fsync(w.fd) && errno != EINVAL && !rc)
         rc = sim_err_set(err, SIM_EIO, w.where, 0, 0, "cannot sync: %s", strerror(errno));
-    st->interrupted = !rc && st->skipped + st->written < c.n;
+    st->interrupted = !rc && st->skipped + st->written < st->points;
     if (o->progress) progress(&c, st->written, w.todo, w.t0, true);
 out:
     if (w.fd >= 0 && !w.to_stdout) close(w.fd);
@@ -508,6 +535,7 @@ out:
     free(tids);
     free(c.slots);
     free(c.done);
+    free(c.head);
     sim_sweep_layout_free(&c.L);
     return rc;
 }
