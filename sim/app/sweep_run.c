@@ -16,8 +16,6 @@
 #include <time.h>
 #include <unistd.h>
 
-enum { TO_RUN, IN_FILE, OTHER_SHARD };
-
 typedef struct slot {
     char *row;
     size_t len;
@@ -32,15 +30,16 @@ typedef struct ctx {
     const cfg_experiment_set *base_set;
     const sim_sweep_opts *o;
     sim_sweep_layout L;
-    uint64_t n;
-    unsigned char *done; /* per point: TO_RUN, IN_FILE or OTHER_SHARD */
+    uint64_t n;          /* positions: the points this run writes, in point order */
+    uint64_t *points;    /* position -> point index when sharded; NULL: the same number */
+    unsigned char *done; /* per position: already in the file */
     char *head;          /* what the file starts with: the shard line, the CSV header */
     size_t head_len;
     pthread_mutex_t mu;
     pthread_cond_t cv_done;  /* a row is ready or a worker left */
     pthread_cond_t cv_space; /* the writer moved on */
-    uint64_t next;           /* next index to hand out */
-    uint64_t wpos;           /* next index to write */
+    uint64_t next;           /* next position to hand out */
+    uint64_t wpos;           /* next position to write */
     slot *slots;
     uint64_t window;
     int active; /* workers still running */
@@ -52,6 +51,29 @@ static double now_s(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static uint64_t point_at(const ctx *c, uint64_t pos)
+{
+    return c->points ? c->points[pos] : pos;
+}
+
+static int by_index(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* The position of point `index` in this run; false when the run does not write it. */
+static bool position_of(const ctx *c, uint64_t index, uint64_t *pos)
+{
+    if (!c->points) {
+        *pos = index;
+        return index < c->n;
+    }
+    const uint64_t *at = bsearch(&index, c->points, c->n, sizeof *at, by_index);
+    if (at) *pos = (uint64_t)(at - c->points);
+    return at != NULL;
 }
 
 static bool stopping(const ctx *c)
@@ -151,7 +173,7 @@ static void *worker(void *arg)
     ctx *c = arg;
     pthread_mutex_lock(&c->mu);
     for (;;) {
-        while (c->next < c->n && c->done[c->next] != TO_RUN)
+        while (c->next < c->n && c->done[c->next])
             c->next++;
         if (c->next >= c->n || stopping(c)) break;
         if (c->next >= c->wpos + c->window) {
@@ -161,7 +183,7 @@ static void *worker(void *arg)
         uint64_t i = c->next++;
         pthread_mutex_unlock(&c->mu);
         slot s;
-        run_point(c, i, &s);
+        run_point(c, point_at(c, i), &s);
         pthread_mutex_lock(&c->mu);
         s.ready = true;
         c->slots[i % c->window] = s;
@@ -277,7 +299,8 @@ static int resume_scan(ctx *c, int fd, const char *path, bool *need_header, sim_
         uint64_t index = 0, seed = 0;
         char **got = NULL;
         int r = sim_sweep_row_identity(&c->L, data + pos, llen, &index, &seed, &got);
-        bool ok = r == SIM_OK && index < c->n && c->done[index] == TO_RUN;
+        uint64_t at = 0;
+        bool ok = r == SIM_OK && position_of(c, index, &at) && !c->done[at];
         if (ok) {
             ok = expected_seed(c, index, values) == seed;
             for (size_t k = 0; ok && k < c->L.n_swept; k++)
@@ -294,7 +317,7 @@ static int resume_scan(ctx *c, int fd, const char *path, bool *need_header, sim_
                              "twice); not resuming");
             goto done;
         }
-        c->done[index] = IN_FILE;
+        c->done[at] = 1;
         pos += llen + 1;
         line++;
     }
@@ -420,7 +443,7 @@ static int write_rows(ctx *c, writer *w, sim_sweep_stats *st, sim_err *err)
 {
     int rc = SIM_OK;
     while (!rc) {
-        while (c->wpos < c->n && c->done[c->wpos] != TO_RUN)
+        while (c->wpos < c->n && c->done[c->wpos])
             c->wpos++;
         if (c->wpos >= c->n) break;
         slot *sl = &c->slots[c->wpos % c->window];
@@ -456,8 +479,8 @@ static void stop_workers(ctx *c, pthread_t *tids, int started, int rc)
     pthread_mutex_destroy(&c->mu);
 }
 
-/* What the file starts with (c->head): the shard line when sharded, then the CSV header. Marks
- * the points of other shards OTHER_SHARD. */
+/* What the file starts with (c->head): the shard line when sharded, then the CSV header. When
+ * sharded, also the shard's points (c->points, c->n). */
 static int make_head(ctx *c, sim_err *err)
 {
     size_t line_len = 0, hlen = 0;
@@ -469,8 +492,12 @@ static int make_head(ctx *c, sim_err *err)
         rc = member ? sim_sweep_shard_plan(c->spec, c->base, c->base_set, &c->L, c->o->shard,
                                            member, &sh, err)
                     : SIM_ENOMEM;
+        if (!rc && !(c->points = malloc((sh.rows ? sh.rows : 1) * sizeof *c->points)))
+            rc = SIM_ENOMEM;
+        uint64_t k = 0;
         for (uint64_t i = 0; !rc && i < c->n; i++)
-            if (!member[i]) c->done[i] = OTHER_SHARD;
+            if (member[i]) c->points[k++] = i;
+        if (!rc) c->n = k;
         if (!rc && !(line = sim_sweep_shard_line(&sh, &line_len))) rc = SIM_ENOMEM;
         free(member);
     }
@@ -495,29 +522,29 @@ int sim_sweep_run(const sim_sweep_spec *spec, const sim_experiment *base,
     writer w = {.fd = -1, .t0 = now_s()};
     ctx c = {.spec = spec, .base = base, .base_set = base_set, .o = o};
     int threads = o->threads > 0 ? o->threads : 1;
+    pthread_t *tids = NULL;
     int rc = sim_sweep_layout_init(&c.L, spec, o->format, o->replications, err);
     if (rc) return rc;
     c.n = sim_sweep_spec_points(spec);
-    st->points = c.n;
     c.window = 64 * (uint64_t)threads;
+    if ((rc = make_head(&c, err))) goto out;
+    st->points = c.n;
     c.done = calloc(c.n ? c.n : 1, 1);
     c.slots = calloc(c.window, sizeof *c.slots);
-    pthread_t *tids = calloc((size_t)threads, sizeof *tids);
+    tids = calloc((size_t)threads, sizeof *tids);
     if (!c.done || !c.slots || !tids) {
         rc = sim_err_set(err, SIM_ENOMEM, NULL, 0, 0, "out of memory");
         goto out;
     }
-    if ((rc = make_head(&c, err)) || (rc = open_output(&c, &w.fd, &w.to_stdout, err))) goto out;
-    for (uint64_t i = 0; i < c.n; i++) {
-        st->skipped += c.done[i] == IN_FILE;
-        st->points -= c.done[i] == OTHER_SHARD;
-    }
+    if ((rc = open_output(&c, &w.fd, &w.to_stdout, err))) goto out;
+    for (uint64_t i = 0; i < c.n; i++)
+        st->skipped += c.done[i];
     pthread_mutex_init(&c.mu, NULL);
     pthread_cond_init(&c.cv_done, NULL);
     pthread_cond_init(&c.cv_space, NULL);
     int started = start_workers(&c, tids, threads);
     w.where = w.to_stdout ? "stdout" : o->out_path;
-    w.todo = st->points - st->skipped;
+    w.todo = c.n - st->skipped;
     w.last_sync = now_s();
     pthread_mutex_lock(&c.mu);
     if (!started)
@@ -527,7 +554,7 @@ int sim_sweep_run(const sim_sweep_spec *spec, const sim_experiment *base,
     stop_workers(&c, tids, started, rc);
     if (!w.to_stdout && fsync(w.fd) && errno != EINVAL && !rc)
         rc = sim_err_set(err, SIM_EIO, w.where, 0, 0, "cannot sync: %s", strerror(errno));
-    st->interrupted = !rc && st->skipped + st->written < st->points;
+    st->interrupted = !rc && st->skipped + st->written < c.n;
     if (o->progress) progress(&c, st->written, w.todo, w.t0, true);
 out:
     if (w.fd >= 0 && !w.to_stdout) close(w.fd);
@@ -535,6 +562,7 @@ out:
     free(tids);
     free(c.slots);
     free(c.done);
+    free(c.points);
     free(c.head);
     sim_sweep_layout_free(&c.L);
     return rc;
