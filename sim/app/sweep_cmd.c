@@ -1,7 +1,8 @@
-/* sweep_cmd.c — `epochsim sweep [FILE] [--sweep K=V,..].. [--zip K=V,..].. [--set K=V]..`.
- * Parses options, loads the experiment and its sweep block, installs SIGINT/SIGTERM handlers that
- * ask the runner to stop cleanly (a second signal kills at once), and turns the outcome into the
- * exit status. The stop flag is the one global here: a signal handler can reach nothing else. */
+/* sweep_cmd.c — `epochsim sweep [FILE] [--sweep K=V,..].. [--zip K=V,..].. [--set K=V]..` and
+ * `epochsim sweep merge -o OUT SHARD_FILE...`. Parses options, loads the experiment and its sweep
+ * block, installs SIGINT/SIGTERM handlers that ask the runner to stop cleanly (a second signal
+ * kills at once), and turns the outcome into the exit status. The stop flag is the one global here:
+ * a signal handler can reach nothing else. */
 #include "sim/app/sweep_cmd.h"
 
 #include "sim/app/app.h"

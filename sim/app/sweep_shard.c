@@ -139,7 +139,8 @@ int sim_sweep_shard_line_parse(const char *line, size_t len, sim_sweep_shard_hea
         h.format = SIM_SWEEP_JSONL;
     else
         return SIM_EFORMAT;
-    if (h.shard.count == 0 || h.shard.index >= h.shard.count || h.rows > h.points)
+    if (h.shard.count == 0 || h.shard.count > SIM_SWEEP_SHARDS_MAX ||
+        h.shard.index >= h.shard.count || h.points > SIM_SWEEP_MAX_POINTS || h.rows > h.points)
         return SIM_EFORMAT;
     *head = h;
     return SIM_OK;

@@ -156,6 +156,7 @@ static void test_sweep_shard_line_round_trip(void **state)
         "point,seed",
         "# epochsim sweep shard 8/8: 12 of 100 points, csv, grid fnv1a64:00c0ffee12345678",
         "# epochsim sweep shard 3/8: 120 of 100 points, csv, grid fnv1a64:00c0ffee12345678",
+        "# epochsim sweep shard 3/2000000: 1 of 100 points, csv, grid fnv1a64:00c0ffee12345678",
         "# epochsim sweep shard 3/8: 12 of 100 points, tsv, grid fnv1a64:00c0ffee12345678",
         "# epochsim sweep shard 3/8: 12 of 100 points, csv, grid fnv1a64:00c0ffee12345678 x",
         NULL,
