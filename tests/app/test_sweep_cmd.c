@@ -221,10 +221,10 @@ static void test_sweep_cli_shard_kill9_resume_merge(void **state)
     snprintf(s1, sizeof s1, "/tmp/epochsim-shard-1-%d", (int)getpid());
     snprintf(merged, sizeof merged, "/tmp/epochsim-shard-merged-%d.csv", (int)getpid());
     unlink(s0);
-    /* 120 points of 100 steps on 2 threads: long enough to be killed midway. */
+    /* 120 points of 50 steps on 2 threads: long enough (about a second) to be killed midway. */
     const char *args[64];
     size_t n_args =
-        sweep_argv(args, (const char *const[]){"--set", "training.max_steps=100", "--sweep",
+        sweep_argv(args, (const char *const[]){"--set", "training.max_steps=50", "--sweep",
                                                "loader.batch_size=16,32,64", "--sweep",
                                                "loader.num_workers=0,1,2,4", "--force", NULL});
     assert_int_equal(finish(start_shard(args, -1, single, false)), 0);
