@@ -1,10 +1,12 @@
-/* sweep_cmd.c — `epochsim sweep [FILE] [--sweep K=V,..].. [--zip K=V,..].. [--set K=V]..`.
- * Parses options, loads the experiment and its sweep block, installs SIGINT/SIGTERM handlers that
- * ask the runner to stop cleanly (a second signal kills at once), and turns the outcome into the
- * exit status. The stop flag is the one global here: a signal handler can reach nothing else. */
+/* sweep_cmd.c — `epochsim sweep [FILE] [--sweep K=V,..].. [--zip K=V,..].. [--set K=V]..` and
+ * `epochsim sweep merge -o OUT SHARD_FILE...`. Parses options, loads the experiment and its sweep
+ * block, installs SIGINT/SIGTERM handlers that ask the runner to stop cleanly (a second signal
+ * kills at once), and turns the outcome into the exit status. The stop flag is the one global here:
+ * a signal handler can reach nothing else. */
 #include "sim/app/sweep_cmd.h"
 
 #include "sim/app/app.h"
+#include "sim/app/sweep_merge.h"
 #include "sim/app/sweep_run.h"
 
 #include <getopt.h>
@@ -28,6 +30,8 @@ static void usage(FILE *out)
         "usage: epochsim sweep [FILE] [--sweep KEY=V1,V2,...]... [--zip KEY=V1,V2,...]...\n"
         "                      [--set KEY=VALUE]... [-o OUT|-] [--format csv|jsonl] [-j N]\n"
         "                      [--resume | --force] [--replications R] [--catalog DIR] [--quiet]\n"
+        "                      [--shard I/N]\n"
+        "       epochsim sweep merge [-o OUT|-] SHARD_FILE...\n"
         "\n"
         "Runs the experiment FILE (or the built-in default scenario) once per point of a sweep\n"
         "and writes one row per point: point, every swept key, seed, every figure of\n"
@@ -56,6 +60,11 @@ static void usage(FILE *out)
         "                     mean, FIG_ci95 the 95 %% confidence half-width (Student t)\n"
         "  --catalog DIR      hardware catalog (default $EPOCHSIM_CATALOG or the built-in one)\n"
         "  --quiet            no progress bar (it is shown only when stderr is a terminal)\n"
+        "  --shard I/N        run only shard I (0 to N-1) of N disjoint slices of the points, for\n"
+        "                     many machines; a point's shard follows from its key=value pairs,\n"
+        "                     not its position. The file starts with a `# epochsim sweep shard`\n"
+        "                     line; `sweep merge` joins the N files into the file one run writes\n"
+        "                     (byte for byte). See docs/cluster.md.\n"
         "\n"
         "Each point's seed is derived from the base seed and the point's key=value pairs (not its\n"
         "position), so adding values leaves other points' results alone. An invalid point (bad\n"
@@ -73,7 +82,10 @@ static void usage(FILE *out)
         "  epochsim sweep configs/sweeps/batch-size.yaml -o bs.csv --resume\n"
         "  epochsim sweep --zip loader.batch_size=64,256 --zip loader.num_workers=4,16 --format "
         "jsonl\n"
-        "  epochsim sweep --sweep loader.batch_size=64,256 --replications 5 -o ci.csv\n");
+        "  epochsim sweep --sweep loader.batch_size=64,256 --replications 5 -o ci.csv\n"
+        "  epochsim sweep configs/sweeps/batch-size.yaml --shard 0/2 -o s0.csv  # machine 1\n"
+        "  epochsim sweep configs/sweeps/batch-size.yaml --shard 1/2 -o s1.csv  # machine 2\n"
+        "  epochsim sweep merge -o bs.csv s0.csv s1.csv\n");
 }
 
 static int bad_usage(const char *fmt, const char *arg)
@@ -93,7 +105,18 @@ static int parse_int(const char *s, int lo, int hi, int *out)
     return 0;
 }
 
-enum { O_SWEEP = 1000, O_ZIP, O_SET, O_FORMAT, O_RESUME, O_FORCE, O_REPS, O_CATALOG, O_QUIET };
+enum {
+    O_SWEEP = 1000,
+    O_ZIP,
+    O_SET,
+    O_FORMAT,
+    O_RESUME,
+    O_FORCE,
+    O_REPS,
+    O_CATALOG,
+    O_QUIET,
+    O_SHARD
+};
 
 static const struct option sweep_opts[] = {
     {"sweep", required_argument, 0, O_SWEEP},
@@ -107,6 +130,7 @@ static const struct option sweep_opts[] = {
     {"replications", required_argument, 0, O_REPS},
     {"catalog", required_argument, 0, O_CATALOG},
     {"quiet", no_argument, 0, O_QUIET},
+    {"shard", required_argument, 0, O_SHARD},
     {"help", no_argument, 0, 'h'},
     {0, 0, 0, 0},
 };
@@ -167,6 +191,12 @@ static int sweep_option(int c, char **argv, sweep_args *a)
     case O_QUIET:
         a->quiet = true;
         return 0;
+    case O_SHARD: {
+        sim_err err;
+        if (sim_sweep_shard_parse(optarg, &a->o.shard, &err))
+            return bad_usage("--shard %s", err.msg);
+        return 0;
+    }
     case 'h':
         usage(stdout);
         return -1;
@@ -259,8 +289,61 @@ static int sweep_status(int rc, const sim_err *err, const sim_sweep_stats *st,
     return SIM_EXIT_OK;
 }
 
+static void merge_usage(FILE *out)
+{
+    fputs("usage: epochsim sweep merge [-o OUT|-] SHARD_FILE...\n"
+          "\n"
+          "Joins the files of `epochsim sweep --shard I/N` (one per shard, any order) into the\n"
+          "file the whole sweep writes in one process, byte for byte. Checks first that the files\n"
+          "are shards of one sweep, that each of the N shards is there once and complete, and\n"
+          "that every point is in one row; otherwise it names the missing, repeated, cut or\n"
+          "foreign file and writes nothing (exit 1).\n"
+          "\n"
+          "  -o, --output OUT   merged file (default -, stdout); written whole or not at all\n"
+          "\n"
+          "example:\n"
+          "  epochsim sweep merge -o bs.csv shard-0.csv shard-1.csv shard-2.csv shard-3.csv\n",
+          out);
+}
+
+/* `epochsim sweep merge`; argv[0] is "merge". */
+static int merge_cmd(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        {"output", required_argument, 0, 'o'},
+        {"help", no_argument, 0, 'h'},
+        {0, 0, 0, 0},
+    };
+    const char *out = "-";
+    int c;
+    optind = 1;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, ":o:h", opts, NULL)) != -1) {
+        if (c == 'o') {
+            out = optarg;
+        } else if (c == 'h') {
+            merge_usage(stdout);
+            return SIM_EXIT_OK;
+        } else if (c == ':') {
+            return bad_usage("option '%s' needs a value", argv[optind - 1]);
+        } else {
+            return bad_usage("unknown option '%s'", argv[optind - 1]);
+        }
+    }
+    if (optind >= argc) return bad_usage("%s", "merge needs the shard files");
+    sim_err err;
+    sim_err_clear(&err);
+    if (sim_sweep_merge(out, (const char *const *)argv + optind, (size_t)(argc - optind), &err)) {
+        fputs("epochsim sweep merge: ", stderr);
+        sim_err_print(&err, stderr);
+        return SIM_EXIT_ERROR;
+    }
+    return SIM_EXIT_OK;
+}
+
 int sim_sweep_cmd(int argc, char **argv)
 {
+    if (argc > 1 && !strcmp(argv[1], "merge")) return merge_cmd(argc - 1, argv + 1);
     sweep_args a = {
         .axes = calloc((size_t)argc + 1, sizeof *a.axes),
         .axis_zip = calloc((size_t)argc + 1, sizeof *a.axis_zip),

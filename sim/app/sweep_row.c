@@ -612,3 +612,16 @@ int sim_sweep_row_identity(const sim_sweep_layout *L, const char *line, size_t l
     if (L->format == SIM_SWEEP_JSONL) return identity_jsonl(L, line, len, index, seed, values);
     return identity_csv(L, line, len, index, seed, values);
 }
+
+int sim_sweep_row_point(sim_sweep_format f, const char *line, size_t len, uint64_t *index)
+{
+    const char *prefix = f == SIM_SWEEP_JSONL ? "{\"point\":" : "";
+    size_t pos = strlen(prefix), digits = 0;
+    if (len < pos || memcmp(line, prefix, pos)) return SIM_EFORMAT;
+    uint64_t v = 0;
+    for (; pos < len && line[pos] >= '0' && line[pos] <= '9' && digits < 19; pos++, digits++)
+        v = v * 10 + (uint64_t)(line[pos] - '0');
+    if (!digits || pos >= len || line[pos] != ',') return SIM_EFORMAT;
+    *index = v;
+    return SIM_OK;
+}

@@ -75,6 +75,12 @@ int sim_sweep_row_identity(const sim_sweep_layout *L, const char *line, size_t l
                            uint64_t *seed, char ***values);
 void sim_sweep_values_free(char **values, size_t n);
 
+/* The point index a row of format f begins with: the `point` column is first in both formats and
+ * printed as a plain integer (`17,...` in CSV, `{"point":17,...` in JSON lines). Reads only that
+ * much, for sweep merge, which copies rows without parsing them. Returns SIM_EFORMAT when the
+ * line does not begin so. */
+int sim_sweep_row_point(sim_sweep_format f, const char *line, size_t len, uint64_t *index);
+
 /* Shortest text that reads back as exactly v (%.15g, else %.17g). */
 void sim_sweep_format_num(double v, char *buf, size_t size);
 

@@ -30,13 +30,16 @@ typedef struct ctx {
     const cfg_experiment_set *base_set;
     const sim_sweep_opts *o;
     sim_sweep_layout L;
-    uint64_t n;
-    unsigned char *done; /* per point: already in the file */
+    uint64_t n;          /* positions: the points this run writes, in point order */
+    uint64_t *points;    /* position -> point index when sharded; NULL: the same number */
+    unsigned char *done; /* per position: already in the file */
+    char *head;          /* what the file starts with: the shard line, the CSV header */
+    size_t head_len;
     pthread_mutex_t mu;
     pthread_cond_t cv_done;  /* a row is ready or a worker left */
     pthread_cond_t cv_space; /* the writer moved on */
-    uint64_t next;           /* next index to hand out */
-    uint64_t wpos;           /* next index to write */
+    uint64_t next;           /* next position to hand out */
+    uint64_t wpos;           /* next position to write */
     slot *slots;
     uint64_t window;
     int active; /* workers still running */
@@ -48,6 +51,29 @@ static double now_s(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static uint64_t point_at(const ctx *c, uint64_t pos)
+{
+    return c->points ? c->points[pos] : pos;
+}
+
+static int by_index(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* The position of point `index` in this run; false when the run does not write it. */
+static bool position_of(const ctx *c, uint64_t index, uint64_t *pos)
+{
+    if (!c->points) {
+        *pos = index;
+        return index < c->n;
+    }
+    const uint64_t *at = bsearch(&index, c->points, c->n, sizeof *at, by_index);
+    if (at) *pos = (uint64_t)(at - c->points);
+    return at != NULL;
 }
 
 static bool stopping(const ctx *c)
@@ -157,7 +183,7 @@ static void *worker(void *arg)
         uint64_t i = c->next++;
         pthread_mutex_unlock(&c->mu);
         slot s;
-        run_point(c, i, &s);
+        run_point(c, point_at(c, i), &s);
         pthread_mutex_lock(&c->mu);
         s.ready = true;
         c->slots[i % c->window] = s;
@@ -183,7 +209,7 @@ static int write_all(int fd, const char *p, size_t len)
     return 0;
 }
 
-static int read_file(int fd, char **data, size_t *len)
+int sim_sweep_read_fd(int fd, char **data, size_t *len)
 {
     struct stat st;
     if (fstat(fd, &st)) return -1;
@@ -233,7 +259,7 @@ static int resume_scan(ctx *c, int fd, const char *path, bool *need_header, sim_
 {
     char *data;
     size_t len;
-    if (read_file(fd, &data, &len))
+    if (sim_sweep_read_fd(fd, &data, &len))
         return sim_err_set(err, SIM_EIO, path, 0, 0, "cannot read: %s", strerror(errno));
     size_t keep = len;
     while (keep && data[keep - 1] != '\n')
@@ -252,24 +278,20 @@ static int resume_scan(ctx *c, int fd, const char *path, bool *need_header, sim_
     size_t pos = 0;
     int line = 1;
     *need_header = false;
-    if (c->L.format == SIM_SWEEP_CSV) {
-        size_t hlen;
-        char *h = sim_sweep_header(&c->L, &hlen);
-        if (!h) {
-            rc = sim_err_set(err, SIM_ENOMEM, path, 0, 0, "out of memory");
-            goto done;
-        }
+    if (c->head_len) {
         if (keep == 0) {
             *need_header = true;
-        } else if (keep < hlen || memcmp(data, h, hlen)) {
-            rc = sim_err_set(err, SIM_EFORMAT, path, 1, 1,
-                             "the header is not this sweep's columns (another sweep, format or "
-                             "--replications?); not resuming");
+            goto done;
         }
-        pos = hlen;
-        line = 2;
-        free(h);
-        if (rc || *need_header) goto done;
+        if (keep < c->head_len || memcmp(data, c->head, c->head_len)) {
+            rc = sim_err_set(err, SIM_EFORMAT, path, 1, 1,
+                             "the file does not start as this sweep's does (another sweep, "
+                             "shard, format or --replications?); not resuming");
+            goto done;
+        }
+        pos = c->head_len;
+        for (size_t k = 0; k < pos; k++)
+            line += data[k] == '\n';
     }
     while (pos < keep) {
         char *eol = memchr(data + pos, '\n', keep - pos);
@@ -277,7 +299,8 @@ static int resume_scan(ctx *c, int fd, const char *path, bool *need_header, sim_
         uint64_t index = 0, seed = 0;
         char **got = NULL;
         int r = sim_sweep_row_identity(&c->L, data + pos, llen, &index, &seed, &got);
-        bool ok = r == SIM_OK && index < c->n && !c->done[index];
+        uint64_t at = 0;
+        bool ok = r == SIM_OK && position_of(c, index, &at) && !c->done[at];
         if (ok) {
             ok = expected_seed(c, index, values) == seed;
             for (size_t k = 0; ok && k < c->L.n_swept; k++)
@@ -290,11 +313,11 @@ static int resume_scan(ctx *c, int fd, const char *path, bool *need_header, sim_
         }
         if (!ok) {
             rc = sim_err_set(err, SIM_EFORMAT, path, line, 1,
-                             "this row is not a point of this sweep (or is there twice); "
-                             "not resuming");
+                             "this row is not a point of this sweep or shard (or is there "
+                             "twice); not resuming");
             goto done;
         }
-        c->done[index] = 1;
+        c->done[at] = 1;
         pos += llen + 1;
         line++;
     }
@@ -330,17 +353,11 @@ static int open_output(ctx *c, int *fd_out, bool *to_stdout, sim_err *err)
         if (fd < 0)
             return sim_err_set(err, SIM_EIO, path, 0, 0, "cannot create: %s", strerror(errno));
     }
-    if (need_header) {
-        size_t hlen;
-        char *h = sim_sweep_header(&c->L, &hlen);
-        int bad = !h || write_all(fd, h, hlen);
-        free(h);
-        if (bad) {
-            int rc = sim_err_set(err, SIM_EIO, *to_stdout ? "stdout" : path, 0, 0,
-                                 "cannot write: %s", strerror(errno));
-            if (!*to_stdout) close(fd);
-            return rc;
-        }
+    if (need_header && write_all(fd, c->head, c->head_len)) {
+        int rc = sim_err_set(err, SIM_EIO, *to_stdout ? "stdout" : path, 0, 0, "cannot write: %s",
+                             strerror(errno));
+        if (!*to_stdout) close(fd);
+        return rc;
     }
     *fd_out = fd;
     return SIM_OK;
@@ -462,6 +479,41 @@ static void stop_workers(ctx *c, pthread_t *tids, int started, int rc)
     pthread_mutex_destroy(&c->mu);
 }
 
+/* What the file starts with (c->head): the shard line when sharded, then the CSV header. When
+ * sharded, also the shard's points (c->points, c->n). */
+static int make_head(ctx *c, sim_err *err)
+{
+    size_t line_len = 0, hlen = 0;
+    char *line = NULL, *header = sim_sweep_header(&c->L, &hlen);
+    int rc = header ? SIM_OK : SIM_ENOMEM;
+    if (!rc && c->o->shard.count) {
+        unsigned char *member = malloc(c->n ? c->n : 1);
+        sim_sweep_shard_head sh;
+        rc = member ? sim_sweep_shard_plan(c->spec, c->base, c->base_set, &c->L, c->o->shard,
+                                           member, &sh, err)
+                    : SIM_ENOMEM;
+        if (!rc && !(c->points = malloc((sh.rows ? sh.rows : 1) * sizeof *c->points)))
+            rc = SIM_ENOMEM;
+        uint64_t k = 0;
+        for (uint64_t i = 0; !rc && i < c->n; i++)
+            if (member[i]) c->points[k++] = i;
+        if (!rc) c->n = k;
+        if (!rc && !(line = sim_sweep_shard_line(&sh, &line_len))) rc = SIM_ENOMEM;
+        free(member);
+    }
+    if (!rc && (c->head = malloc(line_len + hlen + 1))) {
+        memcpy(c->head, line ? line : "", line_len);
+        memcpy(c->head + line_len, header, hlen + 1);
+        c->head_len = line_len + hlen;
+    } else if (!rc) {
+        rc = SIM_ENOMEM;
+    }
+    free(line);
+    free(header);
+    if (rc == SIM_ENOMEM) return sim_err_set(err, rc, NULL, 0, 0, "out of memory");
+    return rc;
+}
+
 int sim_sweep_run(const sim_sweep_spec *spec, const sim_experiment *base,
                   const cfg_experiment_set *base_set, const sim_sweep_opts *o, sim_sweep_stats *st,
                   sim_err *err)
@@ -470,14 +522,16 @@ int sim_sweep_run(const sim_sweep_spec *spec, const sim_experiment *base,
     writer w = {.fd = -1, .t0 = now_s()};
     ctx c = {.spec = spec, .base = base, .base_set = base_set, .o = o};
     int threads = o->threads > 0 ? o->threads : 1;
+    pthread_t *tids = NULL;
     int rc = sim_sweep_layout_init(&c.L, spec, o->format, o->replications, err);
     if (rc) return rc;
     c.n = sim_sweep_spec_points(spec);
-    st->points = c.n;
     c.window = 64 * (uint64_t)threads;
+    if ((rc = make_head(&c, err))) goto out;
+    st->points = c.n;
     c.done = calloc(c.n ? c.n : 1, 1);
     c.slots = calloc(c.window, sizeof *c.slots);
-    pthread_t *tids = calloc((size_t)threads, sizeof *tids);
+    tids = calloc((size_t)threads, sizeof *tids);
     if (!c.done || !c.slots || !tids) {
         rc = sim_err_set(err, SIM_ENOMEM, NULL, 0, 0, "out of memory");
         goto out;
@@ -508,6 +562,8 @@ out:
     free(tids);
     free(c.slots);
     free(c.done);
+    free(c.points);
+    free(c.head);
     sim_sweep_layout_free(&c.L);
     return rc;
 }

@@ -3,13 +3,15 @@
  * fsync'd at most once a second and at the end. --resume reads a file left by an interrupted run,
  * drops a cut last line, checks the header and each row's point, seed and swept values, and runs
  * only the missing points; since rows are always written in point order, the file it leaves is
- * the file a clean run writes. */
+ * the file a clean run writes. With a shard (sweep_shard.h) the same holds for the shard's points
+ * and its file. */
 #ifndef SIM_SWEEP_RUN_H
 #define SIM_SWEEP_RUN_H
 
 #include "sim/setup/config.h"
 #include "sim/base/err.h"
 #include "sim/app/sweep_row.h"
+#include "sim/app/sweep_shard.h"
 #include "sim/app/sweep_spec.h"
 
 #include <signal.h>
@@ -24,6 +26,8 @@ typedef struct sim_sweep_opts {
     bool resume;      /* finish an existing file (a missing one is started) */
     bool force;       /* overwrite an existing file instead of refusing */
     bool progress;    /* a progress bar with ETA on stderr */
+    /* Run only this shard's points (count 0: all); the file starts with the shard line. */
+    sim_sweep_shard shard;
     const char *catalog_dir;
     /* Set to non-zero (by a signal handler) to stop: no new points start, points in flight
      * finish, rows written so far stay whole. May be NULL. */
@@ -31,7 +35,7 @@ typedef struct sim_sweep_opts {
 } sim_sweep_opts;
 
 typedef struct sim_sweep_stats {
-    uint64_t points;  /* in the sweep */
+    uint64_t points;  /* in the sweep (in the shard, when sharded) */
     uint64_t skipped; /* already in the file (--resume) */
     uint64_t written; /* rows written by this run */
     uint64_t failed;  /* rows with an error */
@@ -48,5 +52,9 @@ typedef struct sim_sweep_stats {
 int sim_sweep_run(const sim_sweep_spec *spec, const sim_experiment *base,
                   const cfg_experiment_set *base_set, const sim_sweep_opts *o, sim_sweep_stats *st,
                   sim_err *err);
+
+/* Reads the rest of fd into *data (malloc'd, with a NUL after the *len bytes). Returns -1 with
+ * errno set on a read error or when out of memory. */
+int sim_sweep_read_fd(int fd, char **data, size_t *len);
 
 #endif

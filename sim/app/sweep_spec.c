@@ -454,61 +454,147 @@ uint64_t sim_sweep_replication_seed(uint64_t point_seed, int r)
     return sim_sweep_mix(point_seed ^ sim_sweep_mix((uint64_t)r)) >> 11;
 }
 
-/* FNV-1a, 64 bit. */
-static uint64_t fnv(const char *s, uint64_t h)
+uint64_t sim_sweep_fnv1a(const char *s, uint64_t h)
 {
     for (; *s; s++)
         h = (h ^ (unsigned char)*s) * 0x100000001b3ULL;
     return h;
 }
 
-/* Applies one assignment and adds its canonical form to the order-independent hash. */
-static int apply_one(const char *key, const char *value, sim_experiment *x, cfg_experiment_set *set,
-                     uint64_t *hash, sim_err *err)
+/* Applies `key=value` to x and writes its canonical form `key=CANON` (the value as the config
+ * table prints it) into buf; a value that does not apply stays as written. */
+static int canon_one(const char *key, const char *value, sim_experiment *x, cfg_experiment_set *set,
+                     char *buf, size_t size, sim_err *err)
 {
-    char buf[SIM_SWEEP_KEY_MAX + 1024];
-    int len = snprintf(buf, sizeof buf, "%s=%s", key, value);
-    if (len < 0 || (size_t)len >= sizeof buf)
+    int len = snprintf(buf, size, "%s=%s", key, value);
+    if (len < 0 || (size_t)len >= size)
         return sim_err_set(err, SIM_EINVAL, NULL, 0, 0, "'%s': value is too long", key);
     int rc = cfg_experiment_apply(buf, x, set, err);
     if (!rc) {
         const cfg_field *f = cfg_table_find(cfg_experiment_table(), key, NULL);
         char canon[1024];
         cfg_table_format(f, x, canon, sizeof canon);
-        snprintf(buf, sizeof buf, "%s=%s", key, canon);
+        snprintf(buf, size, "%s=%s", key, canon);
     }
-    if (strcmp(key, "seed") != 0) /* the seed is the base, not part of the point's identity */
-        *hash += sim_sweep_mix(fnv(buf, 0xcbf29ce484222325ULL));
     return rc;
+}
+
+/* Called with each canonical assignment of a point, in column order then hardware-set order. */
+typedef void assign_fn(const char *key, const char *canon, void *arg);
+
+/* Applies every assignment of p to x, handing each canonical form to fn. Every assignment is
+ * applied even after a failure, so that what fn sees does not depend on errors; the first error
+ * is the one reported (err NULL: none). */
+static int apply_point(const sim_sweep_spec *s, const sim_sweep_point *p, sim_experiment *x,
+                       cfg_experiment_set *set, assign_fn *fn, void *arg, sim_err *err)
+{
+    char buf[SIM_SWEEP_KEY_MAX + 1024];
+    int first_rc = SIM_OK;
+    sim_err scratch;
+    size_t n_cols = s->n_grid + s->n_zip, n_hw = p->hw ? p->hw->n : 0;
+    for (size_t i = 0; i < n_cols + n_hw; i++) {
+        char key[SIM_SWEEP_KEY_MAX];
+        const char *value;
+        if (i < n_cols) {
+            snprintf(key, sizeof key, "%s", sim_sweep_spec_column(s, i));
+            value = p->values[i];
+        } else {
+            const char *as = p->hw->assign[i - n_cols];
+            const char *eq = strchr(as, '=');
+            size_t klen = (size_t)(eq - as);
+            memcpy(key, as, klen);
+            key[klen] = 0;
+            value = eq + 1;
+        }
+        int rc = canon_one(key, value, x, set, buf, sizeof buf, first_rc || !err ? &scratch : err);
+        if (rc && !first_rc) first_rc = rc;
+        fn(key, buf, arg);
+    }
+    return first_rc;
+}
+
+/* Adds one canonical assignment to the order-independent hash of the seed. */
+static void hash_assign(const char *key, const char *canon, void *arg)
+{
+    if (strcmp(key, "seed") != 0) /* the seed is the base, not part of the point's identity */
+        *(uint64_t *)arg += sim_sweep_mix(sim_sweep_fnv1a(canon, SIM_SWEEP_FNV_BASIS));
 }
 
 int sim_sweep_point_apply(const sim_sweep_spec *s, const sim_sweep_point *p, sim_experiment *x,
                           cfg_experiment_set *set, uint64_t *seed_out, sim_err *err)
 {
     uint64_t hash = 0;
-    int first_rc = SIM_OK;
-    sim_err scratch;
-    /* Every assignment is hashed even after a failure, so an error row's seed is the seed the
-     * point would have had. The first error is the one reported. */
-    for (size_t i = 0; i < s->n_grid + s->n_zip; i++) {
-        int rc = apply_one(sim_sweep_spec_column(s, i), p->values[i], x, set, &hash,
-                           first_rc ? &scratch : err);
-        if (rc && !first_rc) first_rc = rc;
-    }
-    if (p->hw)
-        for (size_t a = 0; a < p->hw->n; a++) {
-            const char *as = p->hw->assign[a];
-            const char *eq = strchr(as, '=');
-            char key[SIM_SWEEP_KEY_MAX];
-            size_t klen = (size_t)(eq - as);
-            memcpy(key, as, klen);
-            key[klen] = 0;
-            int rc = apply_one(key, eq + 1, x, set, &hash, first_rc ? &scratch : err);
-            if (rc && !first_rc) first_rc = rc;
-        }
+    int rc = apply_point(s, p, x, set, hash_assign, &hash, err);
     uint64_t seed = sim_sweep_seed(x->seed, hash);
     x->seed = seed;
     if (seed_out) *seed_out = seed;
-    if (first_rc && err) err->where[0] = 0; /* the row names the key; "--set k=v" would mislead */
-    return first_rc;
+    if (rc && err) err->where[0] = 0; /* the row names the key; "--set k=v" would mislead */
+    return rc;
+}
+
+/* The canonical assignments of one point, collected for sorting. */
+typedef struct assign_list {
+    char **v;
+    size_t n, bytes;
+    bool oom;
+} assign_list;
+
+static void collect_assign(const char *key, const char *canon, void *arg)
+{
+    assign_list *l = arg;
+    (void)key;
+    char *c = l->oom ? NULL : strdup(canon);
+    if (!c) {
+        l->oom = true;
+        return;
+    }
+    l->v[l->n++] = c;
+    l->bytes += strlen(c) + 1;
+}
+
+static size_t key_len(const char *assign)
+{
+    return strcspn(assign, "=");
+}
+
+/* By key alone: "a.b=1" before "a.b.c=1", which comparing whole texts would reverse. */
+static int by_key(const void *a, const void *b)
+{
+    const char *x = *(const char *const *)a, *y = *(const char *const *)b;
+    size_t lx = key_len(x), ly = key_len(y);
+    int c = memcmp(x, y, lx < ly ? lx : ly);
+    return c ? c : (lx > ly) - (lx < ly);
+}
+
+char *sim_sweep_point_key(const sim_sweep_spec *s, const sim_sweep_point *p,
+                          const sim_experiment *base, const cfg_experiment_set *base_set)
+{
+    size_t cap = s->n_grid + s->n_zip + (p->hw ? p->hw->n + 1 : 0);
+    assign_list l = {.v = calloc(cap + 1, sizeof *l.v)};
+    char *key = NULL;
+    if (!l.v) return NULL;
+    sim_experiment x = *base;
+    cfg_experiment_set set = *base_set;
+    apply_point(s, p, &x, &set, collect_assign, &l, NULL);
+    if (p->hw && !l.oom) { /* the set's name tells apart sets that assign the same values */
+        size_t len = strlen("hardware=") + strlen(p->hw->name) + 1;
+        if ((l.v[l.n] = malloc(len))) {
+            snprintf(l.v[l.n], len, "hardware=%s", p->hw->name);
+            l.bytes += len;
+            l.n++;
+        } else {
+            l.oom = true;
+        }
+    }
+    if (!l.oom && (key = malloc(l.bytes + 1))) {
+        qsort(l.v, l.n, sizeof *l.v, by_key);
+        size_t pos = 0;
+        for (size_t i = 0; i < l.n; i++)
+            pos += (size_t)sprintf(key + pos, "%s%s", i ? ";" : "", l.v[i]);
+        key[pos] = 0;
+    }
+    for (size_t i = 0; i < l.n; i++)
+        free(l.v[i]);
+    free(l.v);
+    return key;
 }

@@ -86,6 +86,19 @@ void sim_sweep_spec_point(const sim_sweep_spec *s, uint64_t index, sim_sweep_poi
 int sim_sweep_point_apply(const sim_sweep_spec *s, const sim_sweep_point *p, sim_experiment *x,
                           cfg_experiment_set *set, uint64_t *seed_out, sim_err *err);
 
+/* FNV-1a 64 (Fowler, Noll, Vo; draft-eastlake-fnv): h = (h ^ byte) * 0x100000001b3 over the bytes
+ * of s, starting from h (SIM_SWEEP_FNV_BASIS for a fresh hash; a previous result to go on). */
+#define SIM_SWEEP_FNV_BASIS 0xcbf29ce484222325ULL
+uint64_t sim_sweep_fnv1a(const char *s, uint64_t h);
+
+/* The identity of a point, independent of its index and of the order of the sweep file: its
+ * assignments applied to a scratch copy of base, each as `key=value` with the value as the config
+ * table prints it (a value that does not apply stays as written), plus `hardware=NAME` when the
+ * point has a hardware set, sorted by key and joined with ';' —
+ * `loader.batch_size=64;system.gpu=a10`. malloc'd; NULL when out of memory. */
+char *sim_sweep_point_key(const sim_sweep_spec *s, const sim_sweep_point *p,
+                          const sim_experiment *base, const cfg_experiment_set *base_set);
+
 /* splitmix64 step (Steele, Lea, Flood 2014; the finalizer of java.util.SplittableRandom). */
 uint64_t sim_sweep_mix(uint64_t z);
 

@@ -1,5 +1,6 @@
 /* test_sweep_cmd.c — the epochsim binary as scripts see it: a sweep killed with SIGTERM midway and
- * finished with --resume equals a clean run; every subcommand answers --help with examples on
+ * finished with --resume equals a clean run; so do two shards, one killed with SIGKILL and
+ * resumed, after `sweep merge`; every subcommand answers --help with examples on
  * stdout and exit 0, a bad option with exit 2 and nothing on stdout; --version. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -9,6 +10,7 @@
 
 #include <fcntl.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -109,6 +111,32 @@ static size_t sorted_rows(char *data, char **rows, size_t max)
     return n;
 }
 
+/* The sweep both kill tests run, on the test devices: every decode_cv from 0 to 0.9 on 2
+ * threads; the tests add the steps, more axes and the output. */
+static const char *const job[] = {
+    "--catalog", CATALOG,
+    "--set",     "system.gpu=test-gpu",
+    "--set",     "system.cpu=test-cpu-8c",
+    "--set",     "system.storage=test-nvme",
+    "--set",     "dataset.samples=200000",
+    "--sweep",   "dataset.decode_cv=0,0.1,0.2,0.3,0.4,0.5,0.6,0.7,0.8,0.9",
+    "-j",        "2",
+    NULL};
+
+/* argv = sweep, job, more (NULL-terminated; argv has room for 64); returns the count. */
+static size_t sweep_argv(const char **argv, const char *const *more)
+{
+    size_t n = 0;
+    argv[n++] = "sweep";
+    for (const char *const *a = job; *a; a++)
+        argv[n++] = *a;
+    for (; *more; more++)
+        argv[n++] = *more;
+    assert_true(n < 62);
+    argv[n] = NULL;
+    return n;
+}
+
 static void test_sweep_cli_sigterm_then_resume(void **state)
 {
     (void)state;
@@ -118,32 +146,12 @@ static void test_sweep_cli_sigterm_then_resume(void **state)
     unlink(killed);
     unlink(clean);
     /* 240 points of 200 steps: long enough (seconds) to be killed midway. */
-    const char *args[] = {"sweep",
-                          "--catalog",
-                          CATALOG,
-                          "--set",
-                          "system.gpu=test-gpu",
-                          "--set",
-                          "system.cpu=test-cpu-8c",
-                          "--set",
-                          "system.storage=test-nvme",
-                          "--set",
-                          "training.max_steps=200",
-                          "--set",
-                          "dataset.samples=200000",
-                          "--sweep",
-                          "loader.batch_size=16,32,64,128",
-                          "--sweep",
-                          "loader.num_workers=0,1,2,4,8,16",
-                          "--sweep",
-                          "dataset.decode_cv=0,0.1,0.2,0.3,0.4,0.5,0.6,0.7,0.8,0.9",
-                          "-j",
-                          "2",
-                          "-o",
-                          killed,
-                          NULL,
-                          NULL};
-    size_t n_args = sizeof args / sizeof args[0] - 2;
+    const char *args[64];
+    size_t n_args = sweep_argv(
+        args, (const char *const[]){"--set", "training.max_steps=200", "--sweep",
+                                    "loader.batch_size=16,32,64,128", "--sweep",
+                                    "loader.num_workers=0,1,2,4,8,16", "-o", killed, NULL});
+    args[n_args + 1] = NULL; /* room for --resume */
     pid_t pid = start(args, NULL);
     /* Wait for the header and a few rows, then SIGTERM. */
     size_t seen = 0;
@@ -181,6 +189,75 @@ static void test_sweep_cli_sigterm_then_resume(void **state)
     free(dc);
     unlink(killed);
     unlink(clean);
+}
+
+/* Starts args with `--shard I/2 -o path` (`-o path` alone for I < 0) and, if resume, `--resume`;
+ * returns the pid. */
+static pid_t start_shard(const char *const *args, int i, const char *path, bool resume)
+{
+    const char *argv[64];
+    char shard[16];
+    size_t n = 0;
+    for (; *args; args++)
+        argv[n++] = *args;
+    snprintf(shard, sizeof shard, "%d/2", i);
+    if (i >= 0) {
+        argv[n++] = "--shard";
+        argv[n++] = shard;
+    }
+    argv[n++] = "-o";
+    argv[n++] = path;
+    if (resume) argv[n++] = "--resume";
+    argv[n] = NULL;
+    return start(argv, NULL);
+}
+
+static void test_sweep_cli_shard_kill9_resume_merge(void **state)
+{
+    (void)state;
+    char single[64], s0[64], s1[64], merged[64];
+    snprintf(single, sizeof single, "/tmp/epochsim-shard-single-%d.csv", (int)getpid());
+    snprintf(s0, sizeof s0, "/tmp/epochsim-shard-0-%d", (int)getpid());
+    snprintf(s1, sizeof s1, "/tmp/epochsim-shard-1-%d", (int)getpid());
+    snprintf(merged, sizeof merged, "/tmp/epochsim-shard-merged-%d.csv", (int)getpid());
+    unlink(s0);
+    /* 120 points of 50 steps on 2 threads: long enough (about a second) to be killed midway. */
+    const char *args[64];
+    size_t n_args =
+        sweep_argv(args, (const char *const[]){"--set", "training.max_steps=50", "--sweep",
+                                               "loader.batch_size=16,32,64", "--sweep",
+                                               "loader.num_workers=0,1,2,4", "--force", NULL});
+    assert_int_equal(finish(start_shard(args, -1, single, false)), 0);
+    pid_t pid = start_shard(args, 0, s0, false);
+    size_t seen = 0;
+    for (int t = 0; t < 3000 && (seen = lines_in(s0)) < 5; t++)
+        sleep_ms(5);
+    kill(pid, SIGKILL); /* no clean stop: the file ends wherever the last write() left it */
+    waitpid(pid, NULL, 0);
+    char *cut = slurp(s0, NULL);
+    unsigned long rows = 0; /* the shard's points, from its first line */
+    assert_int_equal(sscanf(cut, "# epochsim sweep shard 0/2: %lu of 120 points", &rows), 1);
+    free(cut);
+    assert_true(seen >= 5 && lines_in(s0) < rows + 2); /* shard line, header, rows: really cut */
+    args[n_args - 1] = NULL;                           /* --resume instead of --force */
+    assert_int_equal(finish(start_shard(args, 0, s0, true)), 0);
+    assert_int_equal(finish(start_shard(args, 1, s1, true)), 0);
+    const char *merge[] = {"sweep", "merge", "-o", merged, s1, s0, NULL};
+    assert_int_equal(run(merge, NULL), 0);
+    size_t la, lb;
+    char *a = slurp(single, &la), *b = slurp(merged, &lb);
+    assert_int_equal(la, lb);
+    assert_memory_equal(a, b, la);
+    free(a);
+    free(b);
+    /* Without shard 1 the merge names it and writes nothing. */
+    unlink(merged);
+    const char *partial[] = {"sweep", "merge", "-o", merged, s0, NULL};
+    assert_int_equal(run(partial, NULL), 1);
+    assert_int_equal(access(merged, F_OK), -1);
+    unlink(single);
+    unlink(s0);
+    unlink(s1);
 }
 
 static void test_sweep_cli_stdout_rows_and_exit_codes(void **state)
@@ -239,6 +316,12 @@ static void test_sweep_cli_stdout_rows_and_exit_codes(void **state)
     assert_int_equal(run(bad_format, out), 2);
     const char *missing_value[] = {"sweep", "--sweep", NULL};
     assert_int_equal(run(missing_value, out), 2);
+    const char *bad_shard[] = {"sweep", "--shard", "2/2", NULL};
+    assert_int_equal(run(bad_shard, out), 2);
+    const char *merge_nothing[] = {"sweep", "merge", "-o", out, NULL};
+    assert_int_equal(run(merge_nothing, out), 2);
+    const char *merge_bad_option[] = {"sweep", "merge", "--jobs", "2", NULL};
+    assert_int_equal(run(merge_bad_option, out), 2);
     assert_int_equal(lines_in(out), 0); /* nothing on stdout when it fails early */
     unlink(out);
 }
@@ -262,6 +345,12 @@ static void test_sweep_cli_every_command_has_help_and_exit_codes(void **state)
         if (lines_in(out) != 0)
             fail_msg("epochsim %s --no-such-option: wrote to stdout", commands[i]);
     }
+    const char *merge_help[] = {"sweep", "merge", "--help", NULL};
+    assert_int_equal(run(merge_help, out), 0);
+    char *m = slurp(out, NULL);
+    assert_non_null(strstr(m, "usage: epochsim sweep merge"));
+    assert_non_null(strstr(m, "example"));
+    free(m);
     const char *version[] = {"--version", NULL};
     assert_int_equal(run(version, out), 0);
     char *v = slurp(out, NULL);
@@ -285,6 +374,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_sweep_cli_sigterm_then_resume),
+        cmocka_unit_test(test_sweep_cli_shard_kill9_resume_merge),
         cmocka_unit_test(test_sweep_cli_stdout_rows_and_exit_codes),
         cmocka_unit_test(test_sweep_cli_every_command_has_help_and_exit_codes),
     };
