@@ -41,9 +41,10 @@ typedef struct sim_ring {
 } sim_ring;
 
 /* Share of the slower GPU's pinned H2D rate that a hop through host memory reaches (NCCL's SHM
- * transport when the GPUs cannot address each other). Fitted to one published figure: 2x RTX 2080
- * Ti without P2P on PCIe 3.0 x16 reach 4.0 GB/s of bus bandwidth in nccl-tests against ~12 GB/s
- * pinned (tests/data/published/nccl.csv). */
+ * transport when the GPUs cannot address each other: each byte is written to and read from host
+ * memory over PCIe). Set from one figure quoted in the project's issue 15: 2x RTX 2080 Ti without
+ * P2P on PCIe 3.0 x16 reach 4.0 GB/s of nccl-tests bus bandwidth against ~12 GB/s pinned. Its
+ * log was not found and the catalog has no RTX 2080 Ti, so no row checks it (docs/accuracy.md). */
 #define SIM_TOPO_HOST_BOUNCE 0.33
 
 /* The ring over the first n GPUs of hw: NVLink hops where the topology links two neighbours,
