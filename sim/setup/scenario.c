@@ -148,13 +148,19 @@ static void topology_of_gpu(sim_hardware *hw)
     hw->topo.nvlink_link_gbps = sim_topo_nvlink_link_gbps(hw->gpu.compute_capability);
 }
 
+/* The first of the keys that was given (the last one when none was): where an error points. */
+static const char *given(const cfg_experiment_set *set, const char *a, const char *b, const char *c)
+{
+    return cfg_experiment_was_set(set, a) ? a : cfg_experiment_was_set(set, b) ? b : c;
+}
+
 static int check_nvlink(const sim_hardware *hw, const cfg_experiment_set *set, sim_err *err)
 {
     const sim_topology *t = &hw->topo;
     const char *kind = sim_nvlink_names[t->nvlink];
     if (hw->gpu.nvlink_gbps <= 0 || t->nvlink_link_gbps <= 0)
         return cfg_experiment_locate(
-            set, "system.nvlink",
+            set, given(set, "system.nvlink", "system.gpu", "system.name"),
             sim_err_set(err, SIM_EINVAL, NULL, 0, 0,
                         "system.nvlink is %s but the %s has no NVLink (nvlink_gbps 0 in its "
                         "catalog entry); use none",
@@ -163,7 +169,7 @@ static int check_nvlink(const sim_hardware *hw, const cfg_experiment_set *set, s
     if (t->nvlink_links < 1 ||
         2 * t->nvlink_links * t->nvlink_link_gbps > hw->gpu.nvlink_gbps * (1 + 1e-9))
         return cfg_experiment_locate(
-            set, "system.nvlink_links",
+            set, given(set, "system.nvlink_links", "system.nvlink", "system.name"),
             sim_err_set(err, SIM_EINVAL, NULL, 0, 0,
                         "system.nvlink_links %d: with system.nvlink %s give the links per GPU, "
                         "from 1 to what the %s's %.0f GB/s of NVLink holds at %.1f GB/s per link "
@@ -188,7 +194,7 @@ static int resolve_topology(const sim_experiment *x, const cfg_experiment_set *s
     int budget = hw->cpu.pcie_lanes * sockets - BOOT_NVME_LANES;
     if (sim_topo_lanes(hw->gpu_count, hw->gpu.pcie_lanes, budget, t->lanes))
         return cfg_experiment_locate(
-            set, "system.gpu_count",
+            set, given(set, "system.gpu_count", "system.cpu", "system.name"),
             sim_err_set(err, SIM_EINVAL, NULL, 0, 0,
                         "system.gpu_count %d: each GPU needs an x%d slot at least, but %d x %s "
                         "give%s %d lanes to slots (%d each, less %d for the boot NVMe drive)",
