@@ -627,18 +627,23 @@ static int show_parts(const char *dir, const sim_system_desc *s, FILE *out)
 
 /* A system's interconnect as a run resolves it: each GPU's slot (the CPU's lane budget), the
  * NVLink and P2P that decide the all-reduce ring, and that ring's slowest hop. */
-static int show_links(const char *dir, const char *name, FILE *out)
+static sim_hardware *resolve_system(const char *dir, const char *name)
 {
     sim_hardware *hw = malloc(sizeof *hw);
     sim_err err;
     sim_err_clear(&err);
-    if (!hw || sim_system_hardware(dir, name, NULL, 0, hw, &err)) {
-        if (!hw) sim_err_set(&err, SIM_ENOMEM, NULL, 0, 0, "out of memory");
-        fputs("epochsim hw: ", stderr);
-        sim_err_print(&err, stderr);
-        free(hw);
-        return SIM_EXIT_ERROR;
-    }
+    if (hw && !sim_system_hardware(dir, name, NULL, 0, hw, &err)) return hw;
+    if (!hw) sim_err_set(&err, SIM_ENOMEM, NULL, 0, 0, "out of memory");
+    fputs("epochsim hw: ", stderr);
+    sim_err_print(&err, stderr);
+    free(hw);
+    return NULL;
+}
+
+static int show_links(const char *dir, const char *name, FILE *out)
+{
+    sim_hardware *hw = resolve_system(dir, name);
+    if (!hw) return SIM_EXIT_ERROR;
     fprintf(out, "\nlinks:\n  PCIe     %d lanes from %s for %d GPU%s:", hw->cpu.pcie_lanes,
             hw->cpu.name, hw->gpu_count, hw->gpu_count == 1 ? "" : "s");
     for (int i = 0; i < hw->gpu_count; i++)
@@ -661,9 +666,40 @@ static int show_links(const char *dir, const char *name, FILE *out)
     return SIM_EXIT_OK;
 }
 
+/* A system's `links` member of `hw show --json`: what show_links prints. */
+static int json_links(yajl_gen g, const char *dir, const char *name)
+{
+    sim_hardware *hw = resolve_system(dir, name);
+    if (!hw) return SIM_EXIT_ERROR;
+    json_str(g, "links");
+    yajl_gen_map_open(g);
+    json_str(g, "pcie_lanes");
+    yajl_gen_array_open(g);
+    for (int i = 0; i < hw->gpu_count; i++)
+        yajl_gen_integer(g, sim_topo_gpu_lanes(hw, i));
+    yajl_gen_array_close(g);
+    json_str(g, "nvlink");
+    json_str(g, sim_nvlink_names[hw->topo.nvlink]);
+    json_str(g, "nvlink_links");
+    yajl_gen_integer(g, hw->topo.nvlink_links);
+    json_str(g, "p2p");
+    yajl_gen_bool(g, hw->topo.p2p);
+    sim_ring r = sim_topo_ring(hw, hw->gpu_count);
+    json_str(g, "ring_path");
+    if (hw->gpu_count > 1)
+        json_str(g, sim_path_name(r.path));
+    else
+        yajl_gen_null(g);
+    json_str(g, "ring_bw_gbps");
+    yajl_gen_double(g, r.bw_gbps);
+    yajl_gen_map_close(g);
+    free(hw);
+    return SIM_EXIT_OK;
+}
+
 /* `hw show --json`: the entry, its units, comments, notes and sources as one object. */
-static int show_json(cfg_catalog_kind kind, const cfg_table *t, const hw_entry *e,
-                     const hw_file_info *fi)
+static int show_json(const char *dir, const char *name, cfg_catalog_kind kind, const cfg_table *t,
+                     const hw_entry *e, const hw_file_info *fi)
 {
     yajl_gen g = json_open();
     if (!g) {
@@ -690,6 +726,10 @@ static int show_json(cfg_catalog_kind kind, const cfg_table *t, const hw_entry *
             json_str(g, fi->comment[i]);
         }
     yajl_gen_map_close(g);
+    if (kind == CFG_CAT_SYSTEM && json_links(g, dir, name)) {
+        yajl_gen_free(g);
+        return SIM_EXIT_ERROR;
+    }
     if (kind == CFG_CAT_GPU) { /* derived when the catalog is read (sim/setup/catalog.c) */
         json_str(g, "clock_factor");
         yajl_gen_double(g, e->gpu.clock_factor);
@@ -785,7 +825,7 @@ static int cmd_show(const char *dir, const char *name, int kind_filter, bool jso
         return SIM_EXIT_ERROR;
     }
     if (json)
-        exit_code = show_json(kind, t, &e, &fi);
+        exit_code = show_json(dir, name, kind, t, &e, &fi);
     else
         exit_code = show_text(dir, name, kind, path, &e, &fi);
     file_info_free(&fi);

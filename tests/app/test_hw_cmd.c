@@ -201,6 +201,21 @@ static void test_hw_cmd_show_system_links(void **state)
     assert_contains(r.out, "NVLink   nvswitch, 12 links per GPU at 20.0 GB/s");
     assert_contains(r.out, "slowest hop nvlink at 240.00 GB/s");
     free(r.out);
+    r = run("hw show desktop-4x4090 --json");
+    assert_int_equal(r.status, 0);
+    yajl_val root = yajl_tree_parse(r.out, NULL, 0);
+    assert_non_null(root);
+    const char *lanes[] = {"links", "pcie_lanes", NULL};
+    yajl_val arr = yajl_tree_get(root, lanes, yajl_t_array);
+    assert_non_null(arr);
+    assert_int_equal(YAJL_GET_ARRAY(arr)->len, 4);
+    const int want[] = {8, 4, 4, 4};
+    for (int i = 0; i < 4; i++)
+        assert_int_equal(YAJL_GET_INTEGER(YAJL_GET_ARRAY(arr)->values[i]), want[i]);
+    /* x4 at 25 GB/s per x16 x the host bounce share (sim/core/topo.h) */
+    assert_true(fabs(json_number(root, "links", "ring_bw_gbps", NULL) - 25.0 / 4 * 0.33) < 1e-9);
+    yajl_tree_free(root);
+    free(r.out);
 }
 
 /* The row of SIZE in an all_reduce_perf-style table: its busbw column. */
