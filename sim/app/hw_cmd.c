@@ -1,8 +1,12 @@
-/* hw_cmd.c — `epochsim hw list|show`: the hardware catalog as tables or JSON.
+/* hw_cmd.c — `epochsim hw list|show|allreduce`: the hardware catalog as tables or JSON.
  * Every column comes from the loader's field tables (cfg_catalog_table), so what `hw show` prints
  * is exactly what a run would load; the per-field source comments, notes and citations are read
  * from the YAML file itself, because the structs do not carry them. */
 #include "sim/app/hw_cmd.h"
+
+#include "sim/app/allreduce_cmd.h"
+#include "sim/core/topo.h"
+#include "sim/setup/scenario.h"
 
 #include "sim/setup/catalog.h"
 #include "sim/setup/cfgtable.h"
@@ -56,6 +60,7 @@ static void usage(FILE *out)
         out,
         "usage: epochsim hw list [gpus|cpus|storage|links|systems] [--json] [--catalog DIR]\n"
         "       epochsim hw show NAME [--kind KIND] [--json] [--catalog DIR]\n"
+        "       epochsim hw allreduce SYSTEM [--gpus N] [--bytes SIZE|MIN:MAX] ... (--help)\n"
         "\n"
         "Lists the hardware catalog or shows one entry with every field, its unit, the source\n"
         "comment of its line, the notes and the citations.\n"
@@ -70,6 +75,7 @@ static void usage(FILE *out)
         "  epochsim hw list gpus                 the GPUs with their key figures\n"
         "  epochsim hw show a100-sxm4-80gb       all fields of one GPU, with sources\n"
         "  epochsim hw show dgx-a100 --json      one system as JSON\n"
+        "  epochsim hw allreduce dgx-a100 --bytes 4G   all_reduce_perf as the model sees it\n"
         "  epochsim hw list cpus --json | jq '.cpus[] | {name, single_thread}'\n");
 }
 
@@ -619,9 +625,81 @@ static int show_parts(const char *dir, const sim_system_desc *s, FILE *out)
     return exit_code;
 }
 
+/* A system's interconnect as a run resolves it: each GPU's slot (the CPU's lane budget), the
+ * NVLink and P2P that decide the all-reduce ring, and that ring's slowest hop. */
+static sim_hardware *resolve_system(const char *dir, const char *name)
+{
+    sim_hardware *hw = malloc(sizeof *hw);
+    sim_err err;
+    sim_err_clear(&err);
+    if (hw && !sim_system_hardware(dir, name, NULL, 0, hw, &err)) return hw;
+    if (!hw) sim_err_set(&err, SIM_ENOMEM, NULL, 0, 0, "out of memory");
+    fputs("epochsim hw: ", stderr);
+    sim_err_print(&err, stderr);
+    free(hw);
+    return NULL;
+}
+
+static int show_links(const char *dir, const char *name, FILE *out)
+{
+    sim_hardware *hw = resolve_system(dir, name);
+    if (!hw) return SIM_EXIT_ERROR;
+    fprintf(out, "\nlinks:\n  PCIe     %d lanes from %s for %d GPU%s:", hw->cpu.pcie_lanes,
+            hw->cpu.name, hw->gpu_count, hw->gpu_count == 1 ? "" : "s");
+    for (int i = 0; i < hw->gpu_count; i++)
+        fprintf(out, " x%d", sim_topo_gpu_lanes(hw, i));
+    fprintf(out, " (gen %d; H2D %.1f GB/s pinned at x%d)\n", hw->link.gen,
+            sim_topo_pinned_gbps(hw, 0), sim_topo_gpu_lanes(hw, 0));
+    fprintf(out, "  NVLink   %s", sim_nvlink_names[hw->topo.nvlink]);
+    if (hw->topo.nvlink != SIM_NVLINK_NONE)
+        fprintf(out, ", %d links per GPU at %.1f GB/s per direction (NCCL's rate)",
+                hw->topo.nvlink_links, hw->topo.nvlink_link_gbps);
+    fprintf(out, "\n  P2P      %s\n",
+            hw->topo.p2p ? "yes" : "no: peer traffic bounces through host memory");
+    if (hw->gpu_count > 1) {
+        sim_ring r = sim_topo_ring(hw, hw->gpu_count);
+        fprintf(out,
+                "  ring     slowest hop %s at %.2f GB/s per direction (epochsim hw allreduce %s)\n",
+                sim_path_name(r.path), r.bw_gbps, name);
+    }
+    free(hw);
+    return SIM_EXIT_OK;
+}
+
+/* A system's `links` member of `hw show --json`: what show_links prints. */
+static int json_links(yajl_gen g, const char *dir, const char *name)
+{
+    sim_hardware *hw = resolve_system(dir, name);
+    if (!hw) return SIM_EXIT_ERROR;
+    json_str(g, "links");
+    yajl_gen_map_open(g);
+    json_str(g, "pcie_lanes");
+    yajl_gen_array_open(g);
+    for (int i = 0; i < hw->gpu_count; i++)
+        yajl_gen_integer(g, sim_topo_gpu_lanes(hw, i));
+    yajl_gen_array_close(g);
+    json_str(g, "nvlink");
+    json_str(g, sim_nvlink_names[hw->topo.nvlink]);
+    json_str(g, "nvlink_links");
+    yajl_gen_integer(g, hw->topo.nvlink_links);
+    json_str(g, "p2p");
+    yajl_gen_bool(g, hw->topo.p2p);
+    sim_ring r = sim_topo_ring(hw, hw->gpu_count);
+    json_str(g, "ring_path");
+    if (hw->gpu_count > 1)
+        json_str(g, sim_path_name(r.path));
+    else
+        yajl_gen_null(g);
+    json_str(g, "ring_bw_gbps");
+    yajl_gen_double(g, r.bw_gbps);
+    yajl_gen_map_close(g);
+    free(hw);
+    return SIM_EXIT_OK;
+}
+
 /* `hw show --json`: the entry, its units, comments, notes and sources as one object. */
-static int show_json(cfg_catalog_kind kind, const cfg_table *t, const hw_entry *e,
-                     const hw_file_info *fi)
+static int show_json(const char *dir, const char *name, cfg_catalog_kind kind, const cfg_table *t,
+                     const hw_entry *e, const hw_file_info *fi)
 {
     yajl_gen g = json_open();
     if (!g) {
@@ -648,6 +726,10 @@ static int show_json(cfg_catalog_kind kind, const cfg_table *t, const hw_entry *
             json_str(g, fi->comment[i]);
         }
     yajl_gen_map_close(g);
+    if (kind == CFG_CAT_SYSTEM && json_links(g, dir, name)) {
+        yajl_gen_free(g);
+        return SIM_EXIT_ERROR;
+    }
     if (kind == CFG_CAT_GPU) { /* derived when the catalog is read (sim/setup/catalog.c) */
         json_str(g, "clock_factor");
         yajl_gen_double(g, e->gpu.clock_factor);
@@ -701,6 +783,7 @@ static int show_text(const char *dir, const char *name, cfg_catalog_kind kind, c
     printf("%s (%s)\nfile: %s\n\n", name, cfg_catalog_kind_dir(kind), path);
     int exit_code = field_table(kind, cfg_catalog_table(kind), e, fi);
     if (kind == CFG_CAT_SYSTEM) exit_code |= show_parts(dir, &e->system, stdout);
+    if (kind == CFG_CAT_SYSTEM && !exit_code) exit_code = show_links(dir, name, stdout);
     if (kind == CFG_CAT_GPU)
         printf("\nsustained clock: %.3f of boost, %.0f MHz (%s; docs/kernel-cost.md)\n",
                e->gpu.clock_factor, e->gpu.clock_factor * e->gpu.boost_mhz,
@@ -742,7 +825,7 @@ static int cmd_show(const char *dir, const char *name, int kind_filter, bool jso
         return SIM_EXIT_ERROR;
     }
     if (json)
-        exit_code = show_json(kind, t, &e, &fi);
+        exit_code = show_json(dir, name, kind, t, &e, &fi);
     else
         exit_code = show_text(dir, name, kind, path, &e, &fi);
     file_info_free(&fi);
@@ -825,6 +908,7 @@ static int hw_list(const char *dir, const hw_args *h, int kind_filter)
 
 int sim_hw_cmd(int argc, char **argv)
 {
+    if (argc > 1 && !strcmp(argv[1], "allreduce")) return sim_allreduce_cmd(argc - 1, argv + 1);
     hw_args h = {0};
     int rc = parse_hw_args(argc, argv, &h);
     if (rc) return rc < 0 ? SIM_EXIT_OK : rc;
@@ -849,7 +933,7 @@ int sim_hw_cmd(int argc, char **argv)
         }
         return cmd_show(dir, h.pos[1], kind_filter, h.json);
     }
-    fprintf(stderr, "epochsim hw: unknown action '%s' (list or show)\n", h.pos[0]);
+    fprintf(stderr, "epochsim hw: unknown action '%s' (list, show or allreduce)\n", h.pos[0]);
     usage(stderr);
     return SIM_EXIT_USAGE;
 }

@@ -3,6 +3,7 @@
 
 #include "sim/base/json.h"
 #include "sim/base/outfile.h"
+#include "sim/core/topo.h"
 
 #include <string.h>
 
@@ -28,6 +29,7 @@ static void epoch_members(yajl_gen g, const sim_epoch_result *e, bool mean)
     yajl_gen_map_close(g);
     sim_json_num(g, "storage_busy_pct", e->storage_busy_pct);
     sim_json_num(g, "h2d_busy_pct", e->h2d_busy_pct);
+    sim_json_num(g, "comm_pct", e->comm_pct);
     sim_json_num(g, "cache_hit_pct", e->cache_hit_pct);
 }
 
@@ -71,6 +73,21 @@ void sim_report_json_memory(yajl_gen g, const sim_memory_info *m)
     yajl_gen_map_close(g);
 }
 
+/* The interconnect: each GPU's slot width (the CPU's lane budget), NVLink, P2P. */
+static void scenario_topology(yajl_gen g, const sim_hardware *hw)
+{
+    sim_json_key(g, "pcie_lanes");
+    yajl_gen_array_open(g);
+    for (int i = 0; i < hw->gpu_count; i++)
+        yajl_gen_integer(g, sim_topo_gpu_lanes(hw, i));
+    yajl_gen_array_close(g);
+    sim_json_str(g, "nvlink", sim_nvlink_names[hw->topo.nvlink]);
+    sim_json_key(g, "nvlink_links");
+    yajl_gen_integer(g, hw->topo.nvlink_links);
+    sim_json_key(g, "p2p");
+    yajl_gen_bool(g, hw->topo.p2p);
+}
+
 int sim_report_json(const char *path, const sim_scenario *sc, const sim_result *res, sim_err *err)
 {
     yajl_gen g = yajl_gen_alloc(NULL);
@@ -96,6 +113,7 @@ int sim_report_json(const char *path, const sim_scenario *sc, const sim_result *
     yajl_gen_integer(g, sc->hw.cpu.threads);
     sim_json_str(g, "storage", sc->hw.storage.name);
     sim_json_str(g, "link", sc->hw.link.name);
+    scenario_topology(g, &sc->hw);
     sim_json_str(g, "model", sc->workload.model);
     if (sc->workload.trace[0]) { /* trace replay: what was replayed, recorded where */
         sim_json_str(g, "trace", sc->workload.trace);
@@ -147,6 +165,13 @@ void sim_report_text(FILE *out, const sim_scenario *sc, const sim_result *res)
             hw->cpu.label[0] ? hw->cpu.label : hw->cpu.name, hw->cpu.cores, hw->cpu.threads,
             hw->storage.label[0] ? hw->storage.label : hw->storage.name, hw->link.name,
             hw->link.lanes);
+    if (hw->gpu_count > 1) {
+        fprintf(out, "links:    NVLink %s, P2P %s, PCIe slots", sim_nvlink_names[hw->topo.nvlink],
+                hw->topo.p2p ? "yes" : "no (through host memory)");
+        for (int i = 0; i < hw->gpu_count && i < 16; i++)
+            fprintf(out, " x%d", sim_topo_gpu_lanes(hw, i));
+        fprintf(out, "%s\n", hw->gpu_count > 16 ? " ..." : "");
+    }
     if (sc->workload.trace[0])
         fprintf(out, "trace:    %s (recorded on %s, %s, batch %d)\n", sc->workload.trace,
                 sc->workload.trace_gpu, sc->workload.trace_cpu, sc->workload.trace_batch);
@@ -163,6 +188,7 @@ void sim_report_text(FILE *out, const sim_scenario *sc, const sim_result *res)
     bar(out, "SM active", m->sm_active_pct);
     bar(out, "CPU util", m->cpu_util_pct);
     bar(out, "storage busy", m->storage_busy_pct);
+    if (hw->gpu_count > 1) bar(out, "all-reduce (exposed)", m->comm_pct);
     if (sc->memory.known)
         fprintf(out, "  GPU memory             %9.1f of %.1f GiB (largest batch that fits: %d)\n",
                 sc->memory.peak_gb, sc->memory.capacity_gb, sc->memory.max_batch);

@@ -27,6 +27,7 @@ typedef enum sim_val_metric {
     SIM_VAL_GEMM_TFLOPS,   /* one GEMM, settings m= n= k= */
     SIM_VAL_MEM_BW_GBPS,   /* one device copy kernel, settings bytes= (read + written counted) */
     SIM_VAL_LAUNCH_US,     /* one empty kernel's GPU time */
+    SIM_VAL_BUSBW_GBPS,    /* nccl-tests all_reduce_perf bus bandwidth, settings bytes= */
     SIM_VAL_METRICS
 } sim_val_metric;
 

@@ -3,10 +3,12 @@
  * below, then the row's gpu, gpus, model, precision, batch and its `settings` through
  * cfg_experiment_apply (the `--set` code), then sim_scenario_build. Training rows are simulated
  * with sim_run; microbenchmark rows go to the kernel cost model (models/cost.h) on the catalog
- * GPU; copy rows to the link the scenario resolved; max_batch to the memory model's verdict. */
+ * GPU; copy rows to the link the scenario resolved; max_batch to the memory model's verdict;
+ * all-reduce bus bandwidth to the collective model on the scenario's ring (sim/core/topo.h). */
 #include "sim/app/validate.h"
 
 #include "models/cost.h"
+#include "sim/core/topo.h"
 #include "sim/setup/config.h"
 #include "sim/setup/scenario.h"
 
@@ -216,6 +218,20 @@ static void predict_copy(sim_val_row *r, const sim_scenario *sc, const bench_par
     r->predicted = b->bytes / s / 1e9;
 }
 
+/* all_reduce_perf's busbw for bytes= on the scenario's GPUs, as a run's DDP all-reduce sees
+ * their ring. */
+static void predict_busbw(sim_val_row *r, const sim_scenario *sc, const bench_params *b)
+{
+    if (!(b->bytes > 0) || sc->hw.gpu_count < 2) {
+        row_fail(r, "settings: busbw_gbps needs bytes= and gpus of 2 or more");
+        return;
+    }
+    sim_ring ring = sim_topo_ring(&sc->hw, sc->hw.gpu_count);
+    sim_allreduce ar;
+    sim_topo_allreduce(&ring, b->bytes, &ar);
+    r->predicted = ar.busbw_gbps;
+}
+
 /* The row's figure from its built scenario, by metric. */
 static void predict_built(sim_val_row *r, const sim_scenario *sc, const bench_params *b)
 {
@@ -228,6 +244,9 @@ static void predict_built(sim_val_row *r, const sim_scenario *sc, const bench_pa
         break;
     case SIM_VAL_H2D_GBPS:
         predict_copy(r, sc, b);
+        break;
+    case SIM_VAL_BUSBW_GBPS:
+        predict_busbw(r, sc, b);
         break;
     case SIM_VAL_MAX_BATCH:
         if (sc->memory.known)

@@ -1,6 +1,6 @@
 /* collective.c — the all-reduce every data-parallel step ends with (see pipeline.h).
- * All GPUs must join before any proceeds (it is a barrier), then a ring all-reduce moves
- * 2 (n - 1) / n of the buffer over each GPU's link: time = that / per-direction bus bandwidth. */
+ * All GPUs must join before any proceeds (it is a barrier), then the reduction takes NCCL's
+ * time for that size on the GPUs' ring (sim_topo_allreduce: latency + bytes / ring bandwidth). */
 #include "sim/core/pipeline.h"
 
 #include "sim/base/err.h"
@@ -17,8 +17,9 @@ struct sim_collective {
     sim_engine *e;
     uint32_t id;
     int n;
-    double bus_bytes_per_ns;
+    sim_ring ring;
     member *m;
+    double busy_ns;
     int joined;
     double bytes;
 };
@@ -33,7 +34,7 @@ static void handle(sim_engine *e, void *self, const sim_event *ev)
 
 static const sim_component_ops coll_ops = {.name = "collective", .handle = handle};
 
-sim_collective *sim_collective_create(sim_engine *e, int n_gpus, double bus_gbps)
+sim_collective *sim_collective_create(sim_engine *e, int n_gpus, const sim_ring *ring)
 {
     sim_collective *c = calloc(1, sizeof *c);
     if (!c) return NULL;
@@ -47,7 +48,7 @@ sim_collective *sim_collective_create(sim_engine *e, int n_gpus, double bus_gbps
     c->e = e;
     c->id = (uint32_t)id;
     c->n = n_gpus;
-    c->bus_bytes_per_ns = bus_gbps;
+    c->ring = *ring;
     return c;
 }
 
@@ -63,9 +64,16 @@ void sim_collective_join(sim_collective *c, int gpu, double bytes, uint32_t repl
     c->m[gpu] = (member){reply_to, kind};
     if (bytes > c->bytes) c->bytes = bytes;
     if (++c->joined < c->n) return;
-    double moved = c->n > 1 ? 2.0 * (c->n - 1) / c->n * c->bytes : 0;
-    int64_t dur = c->bus_bytes_per_ns > 0 ? (int64_t)(moved / c->bus_bytes_per_ns) : 0;
+    sim_allreduce ar;
+    sim_topo_allreduce(&c->ring, c->bytes, &ar);
+    int64_t dur = (int64_t)(ar.time_us * 1e3);
+    c->busy_ns += (double)dur;
     c->joined = 0;
     c->bytes = 0;
     sim_engine_after(c->e, dur, c->id, EV_REDUCED, 0);
+}
+
+double sim_collective_busy_ns(const sim_collective *c)
+{
+    return c->busy_ns;
 }

@@ -51,8 +51,9 @@ typedef struct sim_gpu_desc {
     double l2_mb;
     int pcie_gen;
     int pcie_lanes;
-    double nvlink_gbps; /* total bidirectional per GPU; 0 = none */
-    int mig_instances;  /* max MIG instances; 0 = no MIG */
+    double nvlink_gbps; /* total bidirectional per GPU when linked (bridge or NVSwitch); 0 = none */
+    bool p2p; /* peer-to-peer over PCIe allowed (GeForce: no, traffic bounces in host RAM) */
+    int mig_instances; /* max MIG instances; 0 = no MIG */
     double tdp_w;
     double nvml_window_ms; /* NVML utilization.gpu sample period (1/6 s .. 1 s) */
     /* Achievable fraction of peak as a function of log10(FLOPs or bytes of one kernel). */
@@ -86,7 +87,7 @@ typedef struct sim_cpu_desc {
     double mem_bw_gbps;   /* theoretical DRAM bandwidth, all channels */
     double memcpy_gbps;   /* one thread's large memcpy rate (pinning, collate, page cache) */
     int pcie_gen;
-    int pcie_lanes;
+    int pcie_lanes; /* lanes of one socket that slots can use (not those wired to the chipset) */
 } sim_cpu_desc;
 
 /* One storage device: a read of B bytes takes latency_us + B / read_mbps with at most
@@ -122,8 +123,32 @@ typedef struct sim_system_desc {
     char storage[SIM_NAME_MAX];
     double host_memory_gb;
     int pcie_gen;
-    bool nvlink; /* GPUs linked by NVLink (else peer traffic goes over PCIe) */
+    int nvlink;       /* sim_nvlink: how the GPUs are linked besides PCIe */
+    int nvlink_links; /* NVLink links per GPU (to the switch, or to its bridge partner) */
 } sim_system_desc;
+
+/* How a box's GPUs are linked besides PCIe. A bridge joins GPUs in pairs (0-1, 2-3, ...); an
+ * NVSwitch joins all; a mesh (DGX-1's hybrid cube-mesh) links each GPU to several others, and
+ * NCCL's rings use every link, so it counts as all-linked. */
+typedef enum sim_nvlink {
+    SIM_NVLINK_NONE,
+    SIM_NVLINK_BRIDGE,
+    SIM_NVLINK_NVSWITCH,
+    SIM_NVLINK_MESH,
+    SIM_NVLINK_COUNT
+} sim_nvlink;
+
+/* The most GPUs a run simulates (experiment key system.gpu_count). */
+#define SIM_MAX_GPUS 1024
+
+/* The interconnect of one box, resolved: what the collective model and the copies read. */
+typedef struct sim_topology {
+    sim_nvlink nvlink;
+    int nvlink_links;        /* per GPU */
+    double nvlink_link_gbps; /* one link, one direction, as NCCL's topology model rates it */
+    bool p2p;                /* GPUs may address each other over PCIe */
+    int lanes[SIM_MAX_GPUS]; /* PCIe lanes each GPU's slot gets from the CPU */
+} sim_topology;
 
 /* Name of a precision as the config spells it ("amp_bf16"); NULL for an invalid value. */
 const char *sim_precision_name(sim_precision p);

@@ -63,6 +63,7 @@ typedef struct sim_hardware {
     sim_link_desc link;
     int gpu_count;
     double host_memory_gb;
+    sim_topology topo;
 } sim_hardware;
 
 #endif

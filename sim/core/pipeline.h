@@ -8,6 +8,7 @@
 #include "sim/core/engine.h"
 #include "sim/core/hw.h"
 #include "sim/core/ps.h"
+#include "sim/core/topo.h"
 #include "sim/core/workload.h"
 
 #include <stdbool.h>
@@ -68,13 +69,16 @@ double sim_storage_busy_ns(sim_storage *s);
 
 /* ---- Collective: all GPUs of the job meet at each all-reduce (collective.c) ---------------- */
 typedef struct sim_collective sim_collective;
-/* bus_gbps: per-direction bandwidth between GPUs (NVLink or PCIe), used by a ring all-reduce. */
-sim_collective *sim_collective_create(sim_engine *e, int n_gpus, double bus_gbps);
+/* ring: the GPUs' ring (sim/core/topo.h), copied; each all-reduce takes NCCL's time on it. */
+sim_collective *sim_collective_create(sim_engine *e, int n_gpus, const sim_ring *ring);
 void sim_collective_destroy(sim_collective *c);
 /* GPU `gpu` is ready to run its next all-reduce of `bytes`; it gets `kind` when all GPUs have
  * joined and the reduction is done. */
 void sim_collective_join(sim_collective *c, int gpu, double bytes, uint32_t reply_to,
                          uint32_t kind);
+/* Time spent reducing (from the last join to the answer, summed over all-reduces), ns: the
+ * all-reduce time no GPU could hide, since DDP here reduces after the whole backward. */
+double sim_collective_busy_ns(const sim_collective *c);
 
 /* ---- GPU: one in-order stream of kernels, copies and collectives (gpu.c) ------------------- */
 typedef struct sim_gpu sim_gpu;

@@ -31,6 +31,7 @@ typedef struct snapshot {
     double cpu_busy;
     double storage_busy;
     double h2d_busy;
+    double comm_busy;
 } snapshot;
 
 typedef struct world {
@@ -134,6 +135,7 @@ static void take_snapshot(world *w, snapshot *s)
     s->cpu_busy = sim_ps_busy_integral(w->cpu) + sim_ps_busy_integral(w->mem);
     s->storage_busy = sim_storage_busy_ns(w->storage);
     s->h2d_busy = sim_ps_busy_time(w->h2d[0]);
+    s->comm_busy = sim_collective_busy_ns(w->coll);
 }
 
 /* The median and 99th percentile of n step times, in ms (0 for no steps); SIM_ENOMEM when the
@@ -196,6 +198,7 @@ static void epoch_ended(void *ctx, int trainer, int epoch)
         r->cpu_util_pct = 100;
     r->storage_busy_pct = 100.0 * (now.storage_busy - w->last.storage_busy) / dt;
     r->h2d_busy_pct = 100.0 * (now.h2d_busy - w->last.h2d_busy) / dt;
+    r->comm_pct = 100.0 * (now.comm_busy - w->last.comm_busy) / dt;
     r->cache_hit_pct = r->samples ? 100.0 * (double)w->epoch_hits[epoch] / (double)r->samples : 0;
     free(w->last.gpu);
     w->last = now;
@@ -257,6 +260,7 @@ static void mean_of_epochs(sim_result *res)
         m->cpu_util_pct += e->cpu_util_pct * wgt;
         m->storage_busy_pct += e->storage_busy_pct * wgt;
         m->h2d_busy_pct += e->h2d_busy_pct * wgt;
+        m->comm_pct += e->comm_pct * wgt;
         for (int k = 0; k < SIM_STALL_COUNT; k++)
             m->stall_pct[k] += e->stall_pct[k] * wgt;
     }
@@ -268,6 +272,24 @@ static void mean_of_epochs(sim_result *res)
     m->cache_hit_pct = m->samples ? hits / (double)m->samples : 0;
 }
 
+/* The all-reduce runs after the whole backward here (models/expand.c), so all of it is exposed:
+ * the ring's slowest link is what to name. */
+static void comm_verdict(const sim_scenario *sc, sim_result *res)
+{
+    sim_ring ring = sim_topo_ring(&sc->hw, sc->hw.gpu_count);
+    res->bottleneck = SIM_BN_COMMUNICATION;
+    snprintf(res->verdict, sizeof res->verdict,
+             "Communication-bound: the gradient all-reduce of %d GPUs takes %.1f%% of the time "
+             "(ring over %s at %.1f GB/s per direction); NVLink or P2P between the GPUs, wider "
+             "PCIe slots, fewer larger steps (gradient accumulation) or overlapping the "
+             "reduction with backward would help.",
+             sc->hw.gpu_count, res->mean.comm_pct,
+             ring.path == SIM_PATH_NVLINK ? "NVLink"
+             : ring.path == SIM_PATH_PCIE ? "PCIe peer-to-peer"
+                                          : "host memory (no P2P)",
+             ring.bw_gbps);
+}
+
 static void verdict(const sim_scenario *sc, sim_result *res)
 {
     const sim_epoch_result *m = &res->mean;
@@ -277,6 +299,10 @@ static void verdict(const sim_scenario *sc, sim_result *res)
             worst = k;
     char *v = res->verdict;
     size_t vs = sizeof res->verdict;
+    if (m->comm_pct >= STALL_VERDICT_PCT && m->comm_pct > m->stall_pct[worst]) {
+        comm_verdict(sc, res);
+        return;
+    }
     if (m->stall_pct[worst] < STALL_VERDICT_PCT) {
         res->bottleneck = SIM_BN_GPU_COMPUTE;
         snprintf(v, vs,
@@ -427,10 +453,8 @@ static int world_create(world *w, int64_t window_ns)
     w->storage = sim_storage_create(w->e, &hw->storage);
     w->metrics = sim_metrics_create(w->e, w->n, window_ns,
                                     sc->memory_budget_bytes / SERIES_BYTES_PER_WINDOW);
-    /* GPUs reduce over NVLink when they have it, else over PCIe through the host (per-direction
-     * rates: NVLink figures are bidirectional totals, the measured PCIe one is per direction). */
-    double bus_gbps = hw->gpu.nvlink_gbps > 0 ? hw->gpu.nvlink_gbps / 2 : hw->link.pinned_gbps;
-    w->coll = sim_collective_create(w->e, w->n, bus_gbps);
+    sim_ring ring = sim_topo_ring(hw, w->n);
+    w->coll = sim_collective_create(w->e, w->n, &ring);
     return w->cpu && w->mem && w->storage && w->metrics && w->coll ? SIM_OK : SIM_ENOMEM;
 }
 
@@ -477,10 +501,10 @@ static int rank_create(world *w, int i, int64_t per_epoch, int64_t shard, int64_
 {
     const sim_scenario *sc = w->sc;
     const sim_hardware *hw = &sc->hw;
-    sim_ps_config link = {.name = "h2d",
-                          .rate = hw->link.pinned_gbps,
-                          .per_job_max = hw->link.pinned_gbps,
-                          .busy_units = 1};
+    /* The slot's lanes (the CPU's lane budget, sim/core/topo.h) scale the measured x16 rate. */
+    double pinned_gbps = sim_topo_pinned_gbps(hw, i);
+    sim_ps_config link = {
+        .name = "h2d", .rate = pinned_gbps, .per_job_max = pinned_gbps, .busy_units = 1};
     w->h2d[i] = sim_ps_create(w->e, &link);
     /* PCIe is full duplex: device-to-host has its own lanes, at the measured pinned rate
      * (D2H and H2D figures are within a few % of each other on the catalog's sources). */
@@ -638,6 +662,7 @@ const char *sim_bottleneck_name(sim_bottleneck b)
         [SIM_BN_H2D] = "h2d",
         [SIM_BN_CPU_DISPATCH] = "cpu_dispatch",
         [SIM_BN_GPU_COMPUTE] = "gpu_compute",
+        [SIM_BN_COMMUNICATION] = "communication",
     };
     return (unsigned)b < SIM_BN_COUNT ? names[b] : "unknown";
 }

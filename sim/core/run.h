@@ -18,6 +18,7 @@ typedef enum sim_bottleneck {
     SIM_BN_H2D,
     SIM_BN_CPU_DISPATCH,
     SIM_BN_GPU_COMPUTE,
+    SIM_BN_COMMUNICATION, /* the DDP all-reduce, not hidden behind backward */
     SIM_BN_COUNT
 } sim_bottleneck;
 
@@ -70,6 +71,7 @@ typedef struct sim_epoch_result {
     double stall_pct[SIM_STALL_COUNT]; /* share of wall time the GPU idled, by cause */
     double storage_busy_pct;
     double h2d_busy_pct;
+    double comm_pct;      /* share of wall time the GPUs spent in the all-reduce past its barrier */
     double cache_hit_pct; /* samples served from the page cache */
 } sim_epoch_result;
 

@@ -5,6 +5,7 @@
 
 #include "sim/setup/cfgtable.h"
 #include "sim/base/names.h"
+#include "sim/core/topo.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -31,6 +32,10 @@
     {                                                                                              \
 #f, CFG_T_BOOL, offsetof(T, f), 0, CFG_NO_RANGE, NULL, NULL                                \
     }
+#define ENUM(T, f, names)                                                                          \
+    {                                                                                              \
+#f, CFG_T_ENUM, offsetof(T, f), 0, CFG_NO_RANGE, NULL, names                               \
+    }
 #define CURVE(T, f)                                                                                \
     {                                                                                              \
 #f, CFG_T_CURVE, offsetof(T, f), 0, CFG_NO_RANGE, NULL, NULL                               \
@@ -55,6 +60,7 @@ static const cfg_field gpu_fields[] = {
     INT(sim_gpu_desc, pcie_gen, 1, 7),
     INT(sim_gpu_desc, pcie_lanes, 1, 32),
     NUM(sim_gpu_desc, nvlink_gbps, 0, BIG),
+    BOOL(sim_gpu_desc, p2p),
     INT(sim_gpu_desc, mig_instances, 0, 64),
     NUM(sim_gpu_desc, tdp_w, 0, BIG),
     NUM(sim_gpu_desc, nvml_window_ms, 1, 10000),
@@ -113,7 +119,8 @@ static const cfg_field system_fields[] = {
     STR(sim_system_desc, storage),
     NUM(sim_system_desc, host_memory_gb, 0.1, BIG),
     INT(sim_system_desc, pcie_gen, 1, 7),
-    BOOL(sim_system_desc, nvlink),
+    ENUM(sim_system_desc, nvlink, sim_nvlink_names),
+    INT(sim_system_desc, nvlink_links, 0, 64),
 };
 
 static const char *const extra_keys[] = {"sources", "notes", NULL};

@@ -4,6 +4,7 @@
 #include "sim/setup/config.h"
 
 #include "models/expand.h"
+#include "sim/core/topo.h"
 
 #include <stddef.h>
 #include <string.h>
@@ -47,6 +48,11 @@ static const cfg_field fields[] = {
     /* the catalog has links for PCIe 3, 4 and 5 (configs/hardware/links/) */
     F("system.pcie_gen", CFG_T_INT, system.pcie_gen, 0, 5,
       "PCIe generation of the GPU link (0 = lower of GPU and CPU)"),
+    E("system.nvlink", system.nvlink, sim_nvlink_names,
+      "GPU links besides PCIe: none | bridge (pairs) | nvswitch | mesh"),
+    /* 18: NVLink 4/5 per GPU; 64 leaves room without letting a typo through */
+    F("system.nvlink_links", CFG_T_INT, system.nvlink_links, 0, 64,
+      "NVLink links per GPU (to the switch, or to its bridge partner)"),
     F("system.page_cache_gb", CFG_T_DOUBLE, system.page_cache_gb, -1, 65536,
       "RAM the page cache may hold, GB (-1 = estimate)"),
     F("system.mem_copy_efficiency", CFG_T_DOUBLE, system.mem_copy_efficiency, 0.01, 1,

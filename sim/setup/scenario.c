@@ -5,6 +5,7 @@
 #include "sim/setup/overlay.h"
 #include "sim/setup/zoo_workload.h"
 #include "sim/setup/replay_workload.h"
+#include "sim/core/topo.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -58,6 +59,9 @@ static int apply_system(sim_experiment *x, const cfg_experiment_set *set, const 
         x->system.host_memory_gb = sys.host_memory_gb;
     if (sys.pcie_gen && !cfg_experiment_was_set(set, "system.pcie_gen"))
         x->system.pcie_gen = sys.pcie_gen;
+    if (!cfg_experiment_was_set(set, "system.nvlink")) x->system.nvlink = sys.nvlink;
+    if (!cfg_experiment_was_set(set, "system.nvlink_links"))
+        x->system.nvlink_links = sys.nvlink_links;
     return SIM_OK;
 }
 
@@ -134,6 +138,72 @@ static int apply_overlay(const char *path, sim_hardware *hw, sim_err *err)
     return rc;
 }
 
+/* CPU lanes a box keeps from its GPU slots: one x4 boot NVMe drive. */
+#define BOOT_NVME_LANES 4
+
+/* What the topology takes from the GPU: P2P over PCIe, and NCCL's rate of one of its links. */
+static void topology_of_gpu(sim_hardware *hw)
+{
+    hw->topo.p2p = hw->gpu.p2p;
+    hw->topo.nvlink_link_gbps = sim_topo_nvlink_link_gbps(hw->gpu.compute_capability);
+}
+
+/* The first of the keys that was given (the last one when none was): where an error points. */
+static const char *given(const cfg_experiment_set *set, const char *a, const char *b, const char *c)
+{
+    return cfg_experiment_was_set(set, a) ? a : cfg_experiment_was_set(set, b) ? b : c;
+}
+
+static int check_nvlink(const sim_hardware *hw, const cfg_experiment_set *set, sim_err *err)
+{
+    const sim_topology *t = &hw->topo;
+    const char *kind = sim_nvlink_names[t->nvlink];
+    if (hw->gpu.nvlink_gbps <= 0 || t->nvlink_link_gbps <= 0)
+        return cfg_experiment_locate(
+            set, given(set, "system.nvlink", "system.gpu", "system.name"),
+            sim_err_set(err, SIM_EINVAL, NULL, 0, 0,
+                        "system.nvlink is %s but the %s has no NVLink (nvlink_gbps 0 in its "
+                        "catalog entry); use none",
+                        kind, hw->gpu.name),
+            err);
+    if (t->nvlink_links < 1 ||
+        2 * t->nvlink_links * t->nvlink_link_gbps > hw->gpu.nvlink_gbps * (1 + 1e-9))
+        return cfg_experiment_locate(
+            set, given(set, "system.nvlink_links", "system.nvlink", "system.name"),
+            sim_err_set(err, SIM_EINVAL, NULL, 0, 0,
+                        "system.nvlink_links %d: with system.nvlink %s give the links per GPU, "
+                        "from 1 to what the %s's %.0f GB/s of NVLink holds at %.1f GB/s per link "
+                        "and direction",
+                        t->nvlink_links, kind, hw->gpu.name, hw->gpu.nvlink_gbps,
+                        t->nvlink_link_gbps),
+            err);
+    return SIM_OK;
+}
+
+/* The box's interconnect: NVLink as the system or experiment says, P2P and the NVLink rate from
+ * the GPU, and each GPU's slot width from the CPU's lane budget (lanes per socket x sockets,
+ * less the boot drive's). */
+static int resolve_topology(const sim_experiment *x, const cfg_experiment_set *set, int sockets,
+                            sim_hardware *hw, sim_err *err)
+{
+    sim_topology *t = &hw->topo;
+    t->nvlink = (sim_nvlink)x->system.nvlink;
+    t->nvlink_links = t->nvlink == SIM_NVLINK_NONE ? 0 : x->system.nvlink_links;
+    topology_of_gpu(hw);
+    if (t->nvlink != SIM_NVLINK_NONE && check_nvlink(hw, set, err)) return SIM_EINVAL;
+    int budget = hw->cpu.pcie_lanes * sockets - BOOT_NVME_LANES;
+    if (sim_topo_lanes(hw->gpu_count, hw->gpu.pcie_lanes, budget, t->lanes))
+        return cfg_experiment_locate(
+            set, given(set, "system.gpu_count", "system.cpu", "system.name"),
+            sim_err_set(err, SIM_EINVAL, NULL, 0, 0,
+                        "system.gpu_count %d: each GPU needs an x%d slot at least, but %d x %s "
+                        "give%s %d lanes to slots (%d each, less %d for the boot NVMe drive)",
+                        hw->gpu_count, SIM_TOPO_MIN_LANES, sockets, hw->cpu.name,
+                        sockets == 1 ? "s" : "", budget, hw->cpu.pcie_lanes, BOOT_NVME_LANES),
+            err);
+    return SIM_OK;
+}
+
 /* The job's knobs as the core takes them, before the workload settles what it decides. */
 static void resolve_job(const sim_experiment *x, sim_scenario *sc)
 {
@@ -183,6 +253,8 @@ int sim_scenario_build_gpu(const sim_experiment *x_in, const cfg_experiment_set 
     if (x->system.catalog_overlay[0] && (rc = apply_overlay(x->system.catalog_overlay, hw, err)))
         return named(rc, "system.catalog_overlay", set, err);
     if (gpu) hw->gpu = *gpu;
+    /* Sockets of the box: a catalog CPU is one, a box giving the job more cores has more. */
+    int sockets = x->system.cpu_cores > hw->cpu.cores ? x->system.cpu_cores / hw->cpu.cores : 1;
     /* A catalog CPU is one socket; a box that gives the job more cores than that has more
      * sockets, each with its own memory channels (a VM with fewer cores keeps the socket's). */
     if (x->system.cpu_cores > hw->cpu.cores)
@@ -205,6 +277,7 @@ int sim_scenario_build_gpu(const sim_experiment *x_in, const cfg_experiment_set 
         return named(rc, "system.pcie_gen", set, err);
     hw->gpu_count = x->system.gpu_count;
     hw->host_memory_gb = x->system.host_memory_gb;
+    if ((rc = resolve_topology(x, set, sockets, hw, err))) return rc;
     resolve_job(x, sc);
     if (x->workload.trace[0]) /* trace replay (replay_workload.c); its errors start with the key */
         return locate_by_key(trc_replay_scenario(x, set, dir, sc, err), set, err);
@@ -228,10 +301,36 @@ int sim_scenario_reprice(const sim_experiment *x_in, const cfg_experiment_set *s
         return named(rc, "system.name", set, err);
     sim_program_free(&sc->program);
     sc->hw.gpu = *gpu;
+    topology_of_gpu(&sc->hw);
     return named(sim_zoo_workload(&xs, set, sc, err), "workload.model", set, err);
 }
 
 void sim_scenario_free(sim_scenario *sc)
 {
     sim_program_free(&sc->program);
+}
+
+int sim_system_hardware(const char *dir, const char *system, const char *const *sets, int n_sets,
+                        sim_hardware *hw, sim_err *err)
+{
+    sim_experiment x;
+    sim_experiment_defaults(&x);
+    cfg_experiment_set set = {0};
+    char assign[SIM_NAME_MAX + 16];
+    snprintf(assign, sizeof assign, "system.name=%s", system);
+    int rc = cfg_experiment_apply(assign, &x, &set, err);
+    for (int i = 0; !rc && i < n_sets; i++)
+        rc = cfg_experiment_apply(sets[i], &x, &set, err);
+    if (rc) return rc;
+    /* Only the hardware is wanted: the smallest synthetic job builds it. */
+    strcpy(x.workload.model, "synthetic");
+    x.dataset.samples = 1;
+    x.loader.batch_size = 1;
+    sim_scenario *sc = malloc(sizeof *sc);
+    if (!sc) return sim_err_set(err, SIM_ENOMEM, NULL, 0, 0, "out of memory");
+    rc = sim_scenario_build(&x, &set, dir, sc, err);
+    if (!rc) *hw = sc->hw;
+    sim_scenario_free(sc);
+    free(sc);
+    return rc;
 }

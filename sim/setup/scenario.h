@@ -29,4 +29,10 @@ int sim_scenario_reprice(const sim_experiment *x, const cfg_experiment_set *set,
 /* The synthetic workload: kernels_per_step kernels of kernel_us each, dispatch_us of CPU each. */
 int sim_synthetic_program(const sim_experiment *x, sim_program *out);
 
+/* The hardware of named system SYSTEM as a run would resolve it (lanes, topology, link), with
+ * the `key=value` assignments of sets[0..n_sets-1] applied on top (e.g. "system.gpu_count=2",
+ * "system.nvlink=bridge"). Errors name the system or the assignment. */
+int sim_system_hardware(const char *dir, const char *system, const char *const *sets, int n_sets,
+                        sim_hardware *hw, sim_err *err);
+
 #endif

@@ -104,6 +104,18 @@ static const bad_case cases[] = {
       "x.yaml:2:14: error: system.cpu_threads (128) is below system.cpu_cores (999)"),
     Y("system:\n  pcie_gen: 7\n", 1,
       "x.yaml:2:13: error: 'system.pcie_gen' must be between 0 and 5"),
+    Y("system:\n  nvlink: true\n", 1,
+      "x.yaml:2:11: error: 'system.nvlink' unknown value 'true' (none, bridge, nvswitch, mesh)"),
+    Y("system:\n  nvlink_links: 99\n", 1,
+      "x.yaml:2:17: error: 'system.nvlink_links' must be between 0 and 64"),
+    /* topology relations, pointed at their key */
+    Y("system:\n  gpu: rtx-4090\n  nvlink: bridge\n  nvlink_links: 4\n", 1,
+      "x.yaml:3:11: error: system.nvlink is bridge but the rtx-4090 has no NVLink"),
+    Y("system:\n  gpu: a100-pcie-80gb\n  nvlink: bridge\n", 1,
+      "x.yaml:3:11: error: system.nvlink_links 0: with system.nvlink bridge give the links per"),
+    Y("system:\n  cpu: ryzen-9-7950x\n  gpu_count: 6\n", 1,
+      "x.yaml:3:14: error: system.gpu_count 6: each GPU needs an x4 slot at least, but 1 x "
+      "ryzen-9-7950x gives 20 lanes"),
     Y("training:\n  epochs: 0\n", 1,
       "x.yaml:2:11: error: 'training.epochs' must be between 1 and 10000"),
     Y("training:\n  epochs: 20000\n", 1,

@@ -186,6 +186,112 @@ static void test_hw_cmd_show_system_resolves_parts(void **state)
     free(r.out);
 }
 
+static void test_hw_cmd_show_system_links(void **state)
+{
+    (void)state;
+    /* 24 lanes of a Ryzen 9 7950X less 4 for the boot drive: x8 x4 x4 x4; GeForce: no P2P */
+    run_result r = run("hw show desktop-4x4090");
+    assert_int_equal(r.status, 0);
+    assert_contains(r.out, "4 GPUs: x8 x4 x4 x4");
+    assert_contains(r.out, "P2P      no");
+    assert_contains(r.out, "slowest hop host");
+    free(r.out);
+    r = run("hw show dgx-a100");
+    assert_int_equal(r.status, 0);
+    assert_contains(r.out, "NVLink   nvswitch, 12 links per GPU at 20.0 GB/s");
+    assert_contains(r.out, "slowest hop nvlink at 240.00 GB/s");
+    free(r.out);
+    r = run("hw show desktop-4x4090 --json");
+    assert_int_equal(r.status, 0);
+    yajl_val root = yajl_tree_parse(r.out, NULL, 0);
+    assert_non_null(root);
+    const char *lanes[] = {"links", "pcie_lanes", NULL};
+    yajl_val arr = yajl_tree_get(root, lanes, yajl_t_array);
+    assert_non_null(arr);
+    assert_int_equal(YAJL_GET_ARRAY(arr)->len, 4);
+    const int want[] = {8, 4, 4, 4};
+    for (int i = 0; i < 4; i++)
+        assert_int_equal(YAJL_GET_INTEGER(YAJL_GET_ARRAY(arr)->values[i]), want[i]);
+    /* x4 at 25 GB/s per x16 x the host bounce share (sim/core/topo.h) */
+    assert_true(fabs(json_number(root, "links", "ring_bw_gbps", NULL) - 25.0 / 4 * 0.33) < 1e-9);
+    yajl_tree_free(root);
+    free(r.out);
+}
+
+/* The row of SIZE in an all_reduce_perf-style table: its busbw column. */
+static double table_busbw(const char *out, const char *size)
+{
+    char key[64];
+    snprintf(key, sizeof key, "\n %12s ", size);
+    const char *row = strstr(out, key);
+    if (!row) fail_msg("no row for %s in:\n%s", size, out);
+    double b, count, t, alg, bus;
+    char type[16], op[16];
+    if (sscanf(row, " %lf %lf %15s %15s %lf %lf %lf", &b, &count, type, op, &t, &alg, &bus) != 7)
+        fail_msg("bad row for %s", size);
+    assert_true(fabs(alg * 1e3 * t - b) < 1e-2 * b); /* algbw = size / time, as printed */
+    return bus;
+}
+
+static void test_hw_cmd_allreduce_table_and_json(void **state)
+{
+    (void)state;
+    run_result r = run("hw allreduce dgx-a100 --bytes 1M:4G");
+    assert_int_equal(r.status, 0);
+    assert_contains(r.out, "algbw");
+    /* 8 GPUs on NVSwitch: 12 links x 20 GB/s; at 4 GiB latency fades, below the link always */
+    double big = table_busbw(r.out, "4294967296");
+    assert_true(big > 235 && big < 240);
+    assert_true(table_busbw(r.out, "1048576") < big); /* latency costs small messages */
+    free(r.out);
+    r = run("hw allreduce server-4x-a100-pcie --gpus 2 --bytes 1G --set system.nvlink=bridge "
+            "--set system.nvlink_links=12 --json -");
+    assert_int_equal(r.status, 0);
+    yajl_val root = yajl_tree_parse(r.out, NULL, 0);
+    assert_non_null(root);
+    const char *res[] = {"results", NULL};
+    yajl_val arr = yajl_tree_get(root, res, yajl_t_array);
+    assert_non_null(arr);
+    assert_int_equal(YAJL_GET_ARRAY(arr)->len, 1);
+    yajl_val row = YAJL_GET_ARRAY(arr)->values[0];
+    double bus = json_number(row, "busbw_gbps", NULL, NULL);
+    double alg = json_number(row, "algbw_gbps", NULL, NULL);
+    assert_true(fabs(bus - alg) < 1e-9); /* two GPUs: busbw = algbw x 2 (2 - 1) / 2 */
+    assert_true(bus > 230 && bus < 240);
+    yajl_tree_free(root);
+    free(r.out);
+}
+
+static void test_hw_cmd_allreduce_bad_input(void **state)
+{
+    (void)state;
+    const char *usage[] = {"hw allreduce",
+                           "hw allreduce dgx-a100 --bytes 0",
+                           "hw allreduce dgx-a100 --bytes 8G:1K",
+                           "hw allreduce dgx-a100 --gpus 1",
+                           "hw allreduce dgx-a100 --wat",
+                           "hw allreduce desktop-4090"};
+    for (size_t i = 0; i < sizeof usage / sizeof usage[0]; i++) {
+        char args[256];
+        snprintf(args, sizeof args, "%s 2>&1", usage[i]);
+        run_result r = run(args);
+        if (r.status != 2) fail_msg("'%s' exited %d, expected 2 (usage)", usage[i], r.status);
+        free(r.out);
+    }
+    /* An A100 has 600 GB/s of NVLink, not 16 links x 20 GB/s x 2; a 4090 has no NVLink at all:
+     * errors naming the key
+     */
+    run_result r = run("hw allreduce server-4x-a100-pcie --set system.nvlink=bridge "
+                       "--set system.nvlink_links=16 2>&1");
+    assert_int_equal(r.status, 1);
+    assert_contains(r.out, "system.nvlink_links 16");
+    free(r.out);
+    r = run("hw allreduce desktop-4x4090 --set system.nvlink=nvswitch 2>&1");
+    assert_int_equal(r.status, 1);
+    assert_contains(r.out, "has no NVLink");
+    free(r.out);
+}
+
 static void test_hw_cmd_catalog_flag_overrides_env(void **state)
 {
     (void)state;
@@ -276,6 +382,9 @@ int main(void)
         cmocka_unit_test(test_hw_cmd_show_gpu_table),
         cmocka_unit_test(test_hw_cmd_show_json_values),
         cmocka_unit_test(test_hw_cmd_show_system_resolves_parts),
+        cmocka_unit_test(test_hw_cmd_show_system_links),
+        cmocka_unit_test(test_hw_cmd_allreduce_table_and_json),
+        cmocka_unit_test(test_hw_cmd_allreduce_bad_input),
         cmocka_unit_test(test_hw_cmd_catalog_flag_overrides_env),
         cmocka_unit_test(test_hw_cmd_unknown_name_is_error),
         cmocka_unit_test(test_hw_cmd_bad_usage_exits_2),

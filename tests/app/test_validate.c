@@ -137,6 +137,31 @@ static int unpredicted(const sim_val_table *t)
     return missed;
 }
 
+/* A busbw row goes to the collective model on the scenario's ring: 8 A100 SXM4 on NVSwitch are
+ * 12 links x 20 GB/s, and at 4 GiB NCCL's model takes the ring with Simple: time = 8.4 us + 14
+ * hops x 3.4 us + S / (240 GB/s x 8 / 14), busbw = S / time x 14 / 8. */
+static void test_validate_busbw_closed_form(void **state)
+{
+    (void)state;
+    write_file(HEADER "b8,nccl,check,busbw_gbps,230,a100-sxm4-40gb,8,-,fp32,-,"
+                      "system.name=dgx-a100;bytes=4294967296,sw,src,\n"
+                      "b1,nccl,check,busbw_gbps,230,a100-sxm4-40gb,1,-,fp32,-,"
+                      "system.name=dgx-a100;bytes=4294967296,sw,src,\n");
+    sim_val_table t = {0};
+    sim_err err;
+    sim_err_clear(&err);
+    assert_int_equal(sim_val_read_file(&t, path, &err), 0);
+    sim_val_predict(&t, CATALOG);
+    double s = 4294967296.0;
+    double us = 8.4 + 14 * 3.4 + s / (240e3 * 8 / 14);
+    double want = s / (us * 1e3) * 14 / 8;
+    assert_true(fabs(t.rows[0].predicted - want) < 1e-9 * want); /* rounding only */
+    assert_true(isnan(t.rows[1].predicted));                     /* one GPU has no all-reduce */
+    assert_non_null(strstr(t.rows[1].error, "gpus of 2 or more"));
+    sim_val_table_free(&t);
+    unlink(path);
+}
+
 /* The model is deterministic, so today's figures come back exactly; the 0.5-point margin is for
  * the one-decimal rounding of recorded.csv. A stat that is not recorded (a new group) fails too:
  * record it. Every published training row is a batch that ran on that GPU: the memory model must
@@ -175,6 +200,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_validate_reader_errors),
         cmocka_unit_test(test_validate_mape_and_ratio_closed_form),
+        cmocka_unit_test(test_validate_busbw_closed_form),
         cmocka_unit_test(test_validate_published_errors_do_not_grow),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,6 +1,7 @@
 /* test_collective.c — the all-reduce alone, against recording GPUs: it is a barrier (nobody
- * proceeds before the last GPU joins) followed by a ring all-reduce of 2 (n - 1) / n of the
- * buffer over each link, so everyone is answered at last join + that / bus bandwidth. */
+ * proceeds before the last GPU joins) followed by the reduction, so everyone is answered at the
+ * last join + the all-reduce time of sim_topo_allreduce (its closed form: tests/core/test_topo.c),
+ * and the collective counts that time as busy. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -34,7 +35,8 @@ static void barrier_then_ring(void **state)
     (void)state;
     sim_engine *e = sim_engine_create();
     recorder gpus[N];
-    sim_collective *c = sim_collective_create(e, N, BUS_GBPS);
+    sim_ring ring = {.n = N, .bw_gbps = BUS_GBPS, .path = SIM_PATH_NVLINK};
+    sim_collective *c = sim_collective_create(e, N, &ring);
     assert_non_null(c);
     join_plan plan = {c, gpus};
     for (int i = 0; i < N; i++) {
@@ -44,13 +46,18 @@ static void barrier_then_ring(void **state)
         sim_engine_at(e, 10000 * i, gpus[i].id, 1, 0); /* GPU i is ready at 10 us x i */
     }
     assert_int_equal(sim_engine_run(e), 0);
-    /* last join at 30 us; ring: 2 x 3/4 x 1e8 B / 100 B/ns = 1.5e6 ns */
-    int64_t want = 30000 + (int64_t)(2.0 * (N - 1) / N * BYTES / BUS_GBPS);
+    /* last join at 30 us; the ring moves 2 x 3/4 x 1e8 B at 100 B/ns = 1.5e6 ns, plus latency */
+    sim_allreduce ar;
+    sim_topo_allreduce(&ring, BYTES, &ar);
+    assert_true(ar.time_us * 1e3 > 1.5e6 && ar.time_us * 1e3 < 1.5e6 + 1e5);
+    int64_t dur = (int64_t)(ar.time_us * 1e3);
+    int64_t want = 30000 + dur;
     for (int i = 0; i < N; i++) {
         assert_int_equal(gpus[i].n, 2);
         assert_int_equal(gpus[i].kind[1], 2);
-        assert_true(llabs(gpus[i].t[1] - want) <= 1); /* the ring time rounds to a whole ns */
+        assert_int_equal(gpus[i].t[1], want);
     }
+    assert_true(sim_collective_busy_ns(c) == (double)dur); /* the barrier wait is not busy */
     sim_collective_destroy(c);
     sim_engine_destroy(e);
 }

@@ -1,0 +1,85 @@
+/* topo.h — the interconnect as cost models: how many PCIe lanes each GPU's slot gets, the
+ * slowest link of the ring NCCL builds, and the time of one all-reduce on that ring with NCCL's
+ * own latency/bandwidth model (algorithm and protocol chosen per size, as NCCL does).
+ * Pure functions of plain values; docs/DESIGN.md "Interconnect" explains the choices. */
+#ifndef SIM_TOPO_H
+#define SIM_TOPO_H
+
+#include "sim/core/job.h"
+
+/* The narrowest slot a board bifurcates to: a GPU never gets fewer lanes from the CPU. */
+#define SIM_TOPO_MIN_LANES 4
+
+/* Splits `budget` CPU lanes among n GPUs that each use at most `want` lanes, as a board
+ * bifurcates its slots: every GPU gets the widest power of two <= want that all n fit in (at
+ * least SIM_TOPO_MIN_LANES), then the lanes left over widen the first GPUs one step each while
+ * they last (20 lanes, 4 GPUs: x8 x4 x4 x4). Fills lanes[0..n-1]; returns 0, or SIM_EINVAL when
+ * the budget cannot give every GPU SIM_TOPO_MIN_LANES. */
+int sim_topo_lanes(int n, int want, int budget, int *lanes);
+
+/* The lanes GPU i's slot has: topo.lanes[i], or the link's own width where that is 0 (a
+ * hand-built sim_hardware), and its measured pinned host-to-device rate at that width, GB/s. */
+int sim_topo_gpu_lanes(const sim_hardware *hw, int i);
+double sim_topo_pinned_gbps(const sim_hardware *hw, int i);
+
+/* NVLink bandwidth of one link, one direction, GB/s, by compute capability: NCCL's constants
+ * (src/graph/topo.h: SM60 18, SM70/SM80 20, SM86 12, SM90 20.6, SM100 40.1); 0 below SM60. */
+double sim_topo_nvlink_link_gbps(double compute_capability);
+
+/* The kind of the slowest hop of the ring, which sets the per-hop latency. */
+typedef enum sim_path {
+    SIM_PATH_NVLINK, /* every hop is NVLink */
+    SIM_PATH_PCIE,   /* some hop is PCIe peer-to-peer */
+    SIM_PATH_HOST,   /* some hop bounces through host memory (no P2P) */
+} sim_path;
+
+/* A ring over the job's GPUs: n GPUs, the bandwidth of its slowest hop (one direction, GB/s). */
+typedef struct sim_ring {
+    int n;
+    double bw_gbps;
+    sim_path path;
+} sim_ring;
+
+/* Share of the slower GPU's pinned H2D rate that a hop through host memory reaches (NCCL's SHM
+ * transport when the GPUs cannot address each other: each byte is written to and read from host
+ * memory over PCIe). Set from one figure quoted in the project's issue 15: 2x RTX 2080 Ti without
+ * P2P on PCIe 3.0 x16 reach 4.0 GB/s of nccl-tests bus bandwidth against ~12 GB/s pinned. Its
+ * log was not found and the catalog has no RTX 2080 Ti, so no row checks it (docs/accuracy.md). */
+#define SIM_TOPO_HOST_BOUNCE 0.33
+
+/* The ring over the first n GPUs of hw: NVLink hops where the topology links two neighbours,
+ * else PCIe peer-to-peer at the narrower slot's measured pinned rate (hw->link, scaled by
+ * lanes), else a bounce through host memory. n < 2 gives a ring with no hop (bw 0). */
+sim_ring sim_topo_ring(const sim_hardware *hw, int n);
+
+typedef enum sim_coll_algo { SIM_ALGO_TREE, SIM_ALGO_RING, SIM_ALGO_COUNT } sim_coll_algo;
+typedef enum sim_coll_proto {
+    SIM_PROTO_LL,
+    SIM_PROTO_LL128,
+    SIM_PROTO_SIMPLE,
+    SIM_PROTO_COUNT
+} sim_coll_proto;
+
+/* One all-reduce as nccl-tests reports it. */
+typedef struct sim_allreduce {
+    double time_us;
+    double algbw_gbps; /* bytes / time */
+    double busbw_gbps; /* algbw x 2 (n - 1) / n: what each link carried, per second */
+    sim_coll_algo algo;
+    sim_coll_proto proto;
+} sim_allreduce;
+
+/* The all-reduce of `bytes` per GPU on the ring: for each algorithm and protocol NCCL's time
+ * model (base latency + hops x per-hop latency + bytes / (ring bandwidth x protocol efficiency x
+ * algorithm ratio)), the fastest kept, as NCCL picks. One GPU or no bytes: all zero. */
+void sim_topo_allreduce(const sim_ring *r, double bytes, sim_allreduce *out);
+
+/* Names for reports: "none", "bridge", "nvswitch", "mesh"; "tree", "ring"; "LL", "LL128",
+ * "Simple"; "nvlink", "pcie", "host". NULL for an invalid value (names: the NULL-terminated list
+ * the config tables take). */
+extern const char *const sim_nvlink_names[];
+const char *sim_coll_algo_name(sim_coll_algo a);
+const char *sim_coll_proto_name(sim_coll_proto p);
+const char *sim_path_name(sim_path p);
+
+#endif

@@ -1,0 +1,173 @@
+/* test_topo.c — the interconnect models against closed forms: how a board splits the CPU's lanes,
+ * the ring's slowest hop, and the all-reduce time of NCCL's model (latency + bytes / (ring
+ * bandwidth x protocol share x n / (2 (n - 1)))), whose bus bandwidth never passes the slowest
+ * link of the ring. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "sim/base/err.h"
+#include "sim/core/topo.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void lanes_of(int n, int want, int budget, const int *expect)
+{
+    int got[8];
+    assert_int_equal(sim_topo_lanes(n, want, budget, got), SIM_OK);
+    for (int i = 0; i < n; i++)
+        assert_int_equal(got[i], expect[i]);
+}
+
+static void test_topo_lanes_bifurcate_like_a_board(void **state)
+{
+    (void)state;
+    /* A desktop's 20 GPU lanes: one card x16, two x8/x8, three x8/x8/x4, four x8/x4/x4/x4. */
+    lanes_of(1, 16, 20, (const int[]){16});
+    lanes_of(2, 16, 20, (const int[]){8, 8});
+    lanes_of(3, 16, 20, (const int[]){8, 8, 4});
+    lanes_of(4, 16, 20, (const int[]){8, 4, 4, 4});
+    /* A 128-lane server CPU gives four cards x16; an x8 card never takes more than x8. */
+    lanes_of(4, 16, 124, (const int[]){16, 16, 16, 16});
+    lanes_of(2, 8, 124, (const int[]){8, 8});
+    /* Never more lanes than the budget. */
+    int got[8], sum = 0;
+    assert_int_equal(sim_topo_lanes(7, 16, 44, got), SIM_OK);
+    for (int i = 0; i < 7; i++)
+        sum += got[i];
+    assert_true(sum <= 44);
+}
+
+static void test_topo_lanes_refuse_below_x4(void **state)
+{
+    (void)state;
+    int got[8];
+    /* 6 GPUs need 24 lanes at x4; 20 cannot give them. */
+    assert_int_equal(sim_topo_lanes(6, 16, 20, got), SIM_EINVAL);
+}
+
+static void test_topo_nvlink_rates_are_nccls(void **state)
+{
+    (void)state;
+    assert_true(sim_topo_nvlink_link_gbps(7.0) == 20.0);  /* SM70 */
+    assert_true(sim_topo_nvlink_link_gbps(8.0) == 20.0);  /* SM80 */
+    assert_true(sim_topo_nvlink_link_gbps(8.6) == 12.0);  /* SM86 (GA102 bridges) */
+    assert_true(sim_topo_nvlink_link_gbps(9.0) == 20.6);  /* SM90 */
+    assert_true(sim_topo_nvlink_link_gbps(10.0) == 40.1); /* SM100 */
+    assert_true(sim_topo_nvlink_link_gbps(5.2) == 0);
+}
+
+/* 4 GPUs at x16 gen4 (25 GB/s pinned), A100s (SM80), the given NVLink and P2P. */
+static sim_hardware *box(sim_nvlink nv, int links, bool p2p, int n)
+{
+    sim_hardware *hw = calloc(1, sizeof *hw);
+    assert_non_null(hw);
+    hw->gpu_count = n;
+    hw->link = (sim_link_desc){.gen = 4, .lanes = 16, .pinned_gbps = 25, .pageable_gbps = 12};
+    hw->topo.nvlink = nv;
+    hw->topo.nvlink_links = links;
+    hw->topo.nvlink_link_gbps = 20;
+    hw->topo.p2p = p2p;
+    for (int i = 0; i < n; i++)
+        hw->topo.lanes[i] = 16;
+    return hw;
+}
+
+static void test_topo_ring_slowest_hop(void **state)
+{
+    (void)state;
+    sim_hardware *hw = box(SIM_NVLINK_NVSWITCH, 12, true, 8);
+    sim_ring r = sim_topo_ring(hw, 8);
+    assert_int_equal(r.path, SIM_PATH_NVLINK);
+    assert_true(r.bw_gbps == 240); /* 12 links x 20 GB/s */
+    /* Bridged pairs: 2 GPUs ride the bridge, 4 cross PCIe between the pairs. */
+    hw->topo.nvlink = SIM_NVLINK_BRIDGE;
+    assert_true(sim_topo_ring(hw, 2).bw_gbps == 240);
+    r = sim_topo_ring(hw, 4);
+    assert_int_equal(r.path, SIM_PATH_PCIE);
+    assert_true(r.bw_gbps == 25);
+    /* The narrowest slot on the ring sets the PCIe hop: x4 = 25 x 4 / 16. */
+    hw->topo.lanes[3] = 4;
+    assert_true(sim_topo_ring(hw, 4).bw_gbps == 6.25);
+    /* No P2P: the hop bounces through host memory. */
+    hw->topo.p2p = false;
+    r = sim_topo_ring(hw, 4);
+    assert_int_equal(r.path, SIM_PATH_HOST);
+    assert_true(fabs(r.bw_gbps - 6.25 * SIM_TOPO_HOST_BOUNCE) < 1e-12);
+    /* One GPU: no ring. */
+    assert_true(sim_topo_ring(hw, 1).bw_gbps == 0);
+    free(hw);
+}
+
+static void test_topo_allreduce_ring_closed_form(void **state)
+{
+    (void)state;
+    /* 1 GiB on 4 GPUs over PCIe at 25 GB/s: NCCL's model takes the ring with the Simple
+     * protocol, time = 8.4 us + 6 hops x 5.7 us + 2^30 B / (25 GB/s x 4 / 6). */
+    sim_ring r = {.n = 4, .bw_gbps = 25, .path = SIM_PATH_PCIE};
+    double bytes = 1073741824.0;
+    sim_allreduce ar;
+    sim_topo_allreduce(&r, bytes, &ar);
+    assert_int_equal(ar.algo, SIM_ALGO_RING);
+    assert_int_equal(ar.proto, SIM_PROTO_SIMPLE);
+    double want_us = 8.4 + 6 * 5.7 + bytes / (25e3 * 4 / 6);
+    assert_true(fabs(ar.time_us - want_us) < 1e-9 * want_us); /* rounding only */
+    assert_true(fabs(ar.algbw_gbps - bytes / (want_us * 1e3)) < 1e-9);
+    assert_true(fabs(ar.busbw_gbps - ar.algbw_gbps * 6 / 4) < 1e-9);
+}
+
+static void test_topo_busbw_never_exceeds_slowest_link(void **state)
+{
+    (void)state;
+    const sim_path paths[] = {SIM_PATH_NVLINK, SIM_PATH_PCIE, SIM_PATH_HOST};
+    for (int n = 2; n <= 16; n *= 2)
+        for (int p = 0; p < 3; p++)
+            for (double b = 8; b <= 17179869184.0; b *= 4) {
+                sim_ring r = {.n = n, .bw_gbps = 100, .path = paths[p]};
+                sim_allreduce ar;
+                sim_topo_allreduce(&r, b, &ar);
+                assert_true(ar.busbw_gbps <= r.bw_gbps);
+                assert_true(ar.time_us > 0);
+            }
+    /* Large sizes approach the link (latency fades): within 1 % at 16 GiB on 8 GPUs. */
+    sim_ring r = {.n = 8, .bw_gbps = 100, .path = SIM_PATH_NVLINK};
+    sim_allreduce ar;
+    sim_topo_allreduce(&r, 17179869184.0, &ar);
+    assert_true(ar.busbw_gbps > 99);
+}
+
+static void test_topo_small_sizes_pick_low_latency(void **state)
+{
+    (void)state;
+    /* 8 bytes: LL's 6.6 us base + 2 (n - 1) x 0.6 us on NVLink beats every other choice. */
+    sim_ring r = {.n = 8, .bw_gbps = 240, .path = SIM_PATH_NVLINK};
+    sim_allreduce ar;
+    sim_topo_allreduce(&r, 8, &ar);
+    assert_int_equal(ar.algo, SIM_ALGO_RING);
+    assert_int_equal(ar.proto, SIM_PROTO_LL);
+    assert_true(fabs(ar.time_us - (6.6 + 14 * 0.6 + 8 / (240e3 * 0.25 * 8 / 14))) < 1e-9);
+    /* No bytes or one GPU: nothing to do. */
+    sim_topo_allreduce(&r, 0, &ar);
+    assert_true(ar.time_us == 0);
+    r.n = 1;
+    sim_topo_allreduce(&r, 1e6, &ar);
+    assert_true(ar.time_us == 0);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_topo_lanes_bifurcate_like_a_board),
+        cmocka_unit_test(test_topo_lanes_refuse_below_x4),
+        cmocka_unit_test(test_topo_nvlink_rates_are_nccls),
+        cmocka_unit_test(test_topo_ring_slowest_hop),
+        cmocka_unit_test(test_topo_allreduce_ring_closed_form),
+        cmocka_unit_test(test_topo_busbw_never_exceeds_slowest_link),
+        cmocka_unit_test(test_topo_small_sizes_pick_low_latency),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
