@@ -1,5 +1,7 @@
-/* engine.c — the event loop: pop the earliest event, hand it to its component; pass what the
- * components report on to the observer. */
+/* engine.c — the event loop: take the earliest of three ordered sources (the events due now in
+ * a FIFO, the heap of later events, the earliest timer), hand it to its component; pass what the
+ * components report on to the observer. All three number their events from the queue's one
+ * insertion counter, so the order is (time, scheduling order) across them. */
 #include "sim/core/engine.h"
 
 #include "sim/base/err.h"
@@ -11,8 +13,18 @@ typedef struct slot {
     void *self;
 } slot;
 
+typedef struct timer {
+    sim_event ev;
+    bool armed;
+} timer;
+
 struct sim_engine {
-    sim_queue q;
+    sim_queue q;                       /* events after now */
+    sim_event *due;                    /* ring of events scheduled for now, in scheduling order */
+    size_t due_head, due_len, due_cap; /* due_cap: a power of two */
+    timer *timers;
+    int n_timers, cap_timers;
+    int first_timer; /* the armed timer that fires first; -1 = none */
     int64_t now_ns;
     slot *comps;
     uint32_t n_comps, cap_comps;
@@ -27,7 +39,9 @@ struct sim_engine {
 sim_engine *sim_engine_create(void)
 {
     sim_engine *e = calloc(1, sizeof *e);
-    if (e) sim_queue_init(&e->q);
+    if (!e) return NULL;
+    sim_queue_init(&e->q);
+    e->first_timer = -1;
     return e;
 }
 
@@ -35,6 +49,8 @@ void sim_engine_destroy(sim_engine *e)
 {
     if (!e) return;
     sim_queue_fini(&e->q);
+    free(e->due);
+    free(e->timers);
     free(e->comps);
     free(e);
 }
@@ -52,11 +68,31 @@ int sim_engine_add(sim_engine *e, const sim_component_ops *ops, void *self)
     return (int)e->n_comps++;
 }
 
+/* Appends an event due now to the FIFO, growing the ring (unwrapped into the new array). */
+static int push_due(sim_engine *e, uint32_t target, uint32_t kind, uint64_t a)
+{
+    if (e->due_len == e->due_cap) {
+        size_t cap = e->due_cap ? 2 * e->due_cap : 64;
+        sim_event *r = malloc(cap * sizeof *r);
+        if (!r) return SIM_ENOMEM;
+        for (size_t i = 0; i < e->due_len; i++)
+            r[i] = e->due[(e->due_head + i) & (e->due_cap - 1)];
+        free(e->due);
+        e->due = r;
+        e->due_cap = cap;
+        e->due_head = 0;
+    }
+    e->due[(e->due_head + e->due_len++) & (e->due_cap - 1)] =
+        (sim_event){e->now_ns, e->q.next_seq++, target, kind, a};
+    return SIM_OK;
+}
+
 int sim_engine_at(sim_engine *e, int64_t t_ns, uint32_t target, uint32_t kind, uint64_t a)
 {
     SIM_ASSERT(t_ns >= e->now_ns);
     SIM_ASSERT(target < e->n_comps);
-    int rc = sim_queue_push(&e->q, t_ns, target, kind, a);
+    int rc = t_ns == e->now_ns ? push_due(e, target, kind, a)
+                               : sim_queue_push(&e->q, t_ns, target, kind, a);
     if (rc) sim_engine_fail(e, rc);
     return rc;
 }
@@ -72,13 +108,75 @@ int64_t sim_engine_now(const sim_engine *e)
     return e->now_ns;
 }
 
+int sim_engine_timer_add(sim_engine *e, uint32_t target, uint32_t kind)
+{
+    SIM_ASSERT(target < e->n_comps);
+    if (e->n_timers == e->cap_timers) {
+        int cap = e->cap_timers ? 2 * e->cap_timers : 8;
+        timer *t = realloc(e->timers, (size_t)cap * sizeof *t);
+        if (!t) return SIM_ENOMEM;
+        e->timers = t;
+        e->cap_timers = cap;
+    }
+    e->timers[e->n_timers] = (timer){.ev = {.target = target, .kind = kind}, .armed = false};
+    return e->n_timers++;
+}
+
+/* Finds the armed timer that fires first (there are a few per GPU: a scan is cheapest). */
+static void find_first_timer(sim_engine *e)
+{
+    int first = -1;
+    for (int i = 0; i < e->n_timers; i++)
+        if (e->timers[i].armed &&
+            (first < 0 || sim_event_before(&e->timers[i].ev, &e->timers[first].ev)))
+            first = i;
+    e->first_timer = first;
+}
+
+void sim_engine_timer_set(sim_engine *e, int id, int64_t t_ns)
+{
+    SIM_ASSERT(t_ns >= e->now_ns && id >= 0 && id < e->n_timers);
+    timer *t = &e->timers[id];
+    bool was_first = id == e->first_timer;
+    t->ev.t_ns = t_ns;
+    t->ev.seq = e->q.next_seq++;
+    t->armed = true;
+    if (was_first)
+        find_first_timer(e); /* it may have moved behind another */
+    else if (e->first_timer < 0 || sim_event_before(&t->ev, &e->timers[e->first_timer].ev))
+        e->first_timer = id;
+}
+
+/* Removes the earliest event of the three sources into *ev; false when all are empty. */
+static bool take(sim_engine *e, sim_event *ev)
+{
+    const sim_event *due = e->due_len ? &e->due[e->due_head] : NULL;
+    const sim_event *heap = e->q.n ? &e->q.heap[0] : NULL;
+    timer *t = e->first_timer >= 0 ? &e->timers[e->first_timer] : NULL;
+    if (heap && due && sim_event_before(due, heap)) heap = NULL;
+    if (t && ((heap && sim_event_before(heap, &t->ev)) || (due && sim_event_before(due, &t->ev))))
+        t = NULL;
+    if (t) {
+        *ev = t->ev;
+        t->armed = false;
+        find_first_timer(e);
+        return true;
+    }
+    if (heap) return sim_queue_pop(&e->q, ev) == 0;
+    if (!due) return false;
+    *ev = *due;
+    e->due_head = (e->due_head + 1) & (e->due_cap - 1);
+    e->due_len--;
+    return true;
+}
+
 int sim_engine_run_some(sim_engine *e, uint64_t max_events, bool *finished)
 {
     sim_event ev;
     uint64_t end = max_events > UINT64_MAX - e->events ? UINT64_MAX : e->events + max_events;
     *finished = false;
     while (e->events < end) {
-        if (e->stopped || sim_queue_pop(&e->q, &ev) != 0) {
+        if (e->stopped || !take(e, &ev)) {
             *finished = true;
             break;
         }
@@ -89,7 +187,6 @@ int sim_engine_run_some(sim_engine *e, uint64_t max_events, bool *finished)
     }
     return e->error;
 }
-
 int sim_engine_run(sim_engine *e)
 {
     bool finished;

@@ -2,7 +2,10 @@
  * components. A component kind is one const sim_component_ops; an instance is (ops, state).
  * Components talk by scheduling events addressed to each other, and report what they do to at
  * most one observer (a recorder such as the timeline), which changes nothing in the run. No
- * global state: several engines can run side by side (one per run). */
+ * global state: several engines can run side by side (one per run).
+ * Events fire in (time, scheduling order). Events due now skip the heap (a FIFO), and a timer
+ * (one pending event per owner, movable) replaces the cancel-by-generation pattern, so neither
+ * relays nor superseded completions cost heap work; the order is the same as one heap's. */
 #ifndef SIM_ENGINE_H
 #define SIM_ENGINE_H
 
@@ -43,6 +46,15 @@ int sim_engine_after(sim_engine *e, int64_t delay_ns, uint32_t target, uint32_t 
 
 int64_t sim_engine_now(const sim_engine *e);
 
+/* A timer: at most one pending event (target, kind, payload 0) that its owner may move instead
+ * of scheduling a new one, which would leave the old one to be skipped. Returns the timer's id
+ * (>= 0) or SIM_ENOMEM. */
+int sim_engine_timer_add(sim_engine *e, uint32_t target, uint32_t kind);
+/* Sets timer `timer` to fire at t_ns (>= now), replacing the pending time if it has one. It then
+ * fires as an event scheduled by this call would: after the events scheduled before it for the
+ * same time. A timer fires once per set. */
+void sim_engine_timer_set(sim_engine *e, int timer, int64_t t_ns);
+
 /* Runs until the queue is empty or sim_engine_stop is called. Returns 0, or the first error a
  * component reported through sim_engine_fail. */
 int sim_engine_run(sim_engine *e);
@@ -63,7 +75,7 @@ const bool *sim_engine_observed(const sim_engine *e);
 /* Hands `o` to the observer; does nothing when there is none. */
 void sim_engine_observe(const sim_engine *e, const sim_observation *o);
 
-/* Events handled so far. */
+/* Events handled so far (a timer's firing is one). */
 uint64_t sim_engine_events(const sim_engine *e);
 
 #endif

@@ -13,6 +13,10 @@
 
 #define SIM_PATH_MAX 512
 
+/* The most samples a dataset may have: the loader keeps 4 bytes per sample, a sample's id and
+ * 2 bits of its state (sim/core/loader.c). */
+#define SIM_DATASET_MAX_SAMPLES 1073741824
+
 typedef struct sim_dataset_spec {
     int64_t samples;
     double sample_bytes; /* bytes read from storage per sample */

@@ -9,6 +9,7 @@
 #include "sim/core/pipeline.h"
 
 #include "sim/base/err.h"
+#include "sim/core/job.h"
 #include "sim/core/timeline.h"
 
 #include <gsl/gsl_randist.h>
@@ -18,7 +19,10 @@
 #include <string.h>
 
 enum { EV_STARTED, EV_READ_DONE, EV_DECODE_DONE, EV_COLLATE_DONE, EV_PIN_DONE };
-enum { SEEN = 1, CACHED = 2 };
+/* A sample's state rides in the two high bits of its word of the order: the shuffle moves it
+ * with the id, and the reads visit it in order. */
+#define SEEN 0x40000000u   /* read this epoch */
+#define CACHED 0x80000000u /* in the page cache */
 
 typedef struct worker {
     int64_t *queue; /* ring of assigned batch indices */
@@ -41,15 +45,22 @@ struct sim_loader {
     int n_workers;
     worker *w;
     int64_t batches;
-    uint32_t *order;    /* sample id at each position of this epoch */
-    float *decode_mult; /* lognormal multiplier of each position's decode (NULL if cv = 0) */
-    uint8_t *flags;     /* per sample: SEEN this epoch, CACHED */
+    uint32_t *order; /* per position of this epoch: sample id | SEEN | CACHED */
     int64_t cached;
     gsl_rng *rng;
     int epoch;
     int64_t next_send, next_yield, outstanding;
     int next_worker;
-    uint8_t *ready; /* per batch of this epoch */
+    /* Batches sent and not yet yielded (at most `window`) keep their state in rings indexed by
+     * batch mod window: whether it is ready, and (cv > 0) the lognormal multiplier of each of
+     * its samples' decode, drawn when it is sent, in position order, from decode_rng: the
+     * stream the epoch's shuffle left in rng, which rng takes back at the next epoch. */
+    int64_t window;
+    uint8_t *ready;
+    float *decode_mult; /* window x batch_size; NULL if cv = 0 */
+    gsl_rng *decode_rng;
+    int64_t drawn;          /* multipliers drawn this epoch */
+    double ln_mu, ln_sigma; /* of the multipliers' logarithm */
     int64_t *pin_q;
     int64_t pin_head, pin_len;
     bool pin_busy;
@@ -95,6 +106,17 @@ int sim_loader_batch_samples(const sim_loader *l, int64_t b)
 
 static void deliver(sim_loader *l);
 
+/* Draws the decode multipliers of batch b, which is being sent. */
+static void draw_multipliers(sim_loader *l, int64_t b)
+{
+    if (!l->decode_mult) return;
+    float *m = &l->decode_mult[b % l->window * l->cfg.batch_size];
+    int n = sim_loader_batch_samples(l, b);
+    for (int i = 0; i < n; i++)
+        m[i] = (float)gsl_ran_lognormal(l->decode_rng, l->ln_mu, l->ln_sigma);
+    l->drawn += n;
+}
+
 static void try_send(sim_loader *l)
 {
     int64_t limit =
@@ -103,6 +125,7 @@ static void try_send(sim_loader *l)
         int wi = l->next_worker;
         worker *w = &l->w[wi];
         SIM_ASSERT(w->q_len < w->q_cap);
+        draw_multipliers(l, l->next_send);
         w->queue[(w->q_head + w->q_len++) % w->q_cap] = l->next_send++;
         l->outstanding++;
         l->next_worker = (l->next_worker + 1) % l->n_workers;
@@ -112,7 +135,8 @@ static void try_send(sim_loader *l)
 
 static void deliver(sim_loader *l)
 {
-    if (!l->waiting || l->next_yield >= l->batches || !l->ready[l->next_yield]) return;
+    if (!l->waiting || l->next_yield >= l->batches || !l->ready[l->next_yield % l->window]) return;
+    l->ready[l->next_yield % l->window] = 0; /* the slot's next batch is not ready */
     l->waiting = false;
     sim_engine_after(l->e, 0, l->wait_target, l->wait_kind, (uint64_t)l->next_yield);
     l->next_yield++;
@@ -136,19 +160,19 @@ static void start_sample(sim_loader *l, int wi)
 {
     worker *w = &l->w[wi];
     int64_t pos = w->batch * l->cfg.batch_size + w->index_in_batch;
-    uint32_t sample = l->order[pos];
-    SIM_ASSERT(!(l->flags[sample] & SEEN));
-    l->flags[sample] |= SEEN;
+    uint32_t *sample = &l->order[pos];
+    SIM_ASSERT(!(*sample & SEEN));
+    *sample |= SEEN;
     l->reads++;
     w->phase_ns = sim_engine_now(l->e);
-    w->hit = (l->flags[sample] & CACHED) != 0;
+    w->hit = (*sample & CACHED) != 0;
     if (w->hit) {
         l->hits++;
         mem_job(l, l->cfg.sample_bytes, EV_READ_DONE, (uint64_t)wi);
         return;
     }
     if (l->cached < l->cfg.cached_samples) {
-        l->flags[sample] |= CACHED;
+        *sample |= CACHED;
         l->cached++;
     }
     sim_storage_read(l->cfg.storage, l->cfg.sample_bytes, l->id, EV_READ_DONE, (uint64_t)wi);
@@ -173,7 +197,7 @@ static void start_pin(sim_loader *l)
 {
     if (l->pin_busy || l->pin_len == 0) return;
     int64_t b = l->pin_q[l->pin_head];
-    l->pin_head = (l->pin_head + 1) % l->batches;
+    l->pin_head = (l->pin_head + 1) % l->window;
     l->pin_len--;
     l->pin_busy = true;
     l->pin_ns = sim_engine_now(l->e);
@@ -184,10 +208,10 @@ static void start_pin(sim_loader *l)
 static void batch_done(sim_loader *l, int64_t b)
 {
     if (l->cfg.pin_memory) {
-        l->pin_q[(l->pin_head + l->pin_len++) % l->batches] = b;
+        l->pin_q[(l->pin_head + l->pin_len++) % l->window] = b;
         start_pin(l);
     } else {
-        l->ready[b] = 1;
+        l->ready[b % l->window] = 1;
         deliver(l);
     }
 }
@@ -198,7 +222,7 @@ static void handle(sim_engine *e, void *self, const sim_event *ev)
     if (ev->kind == EV_PIN_DONE) {
         report(l, -1, SIM_TL_PIN_BATCH, l->pin_ns, (int64_t)ev->a, 0);
         l->pin_busy = false;
-        l->ready[ev->a] = 1;
+        l->ready[ev->a % (uint64_t)l->window] = 1;
         start_pin(l);
         deliver(l);
         return;
@@ -212,8 +236,8 @@ static void handle(sim_engine *e, void *self, const sim_event *ev)
         start_batch(l, wi);
         break;
     case EV_READ_DONE: {
-        int64_t pos = w->batch * l->cfg.batch_size + w->index_in_batch;
-        double mult = l->decode_mult ? l->decode_mult[pos] : 1.0;
+        int64_t slot = w->batch % l->window * l->cfg.batch_size + w->index_in_batch;
+        double mult = l->decode_mult ? l->decode_mult[slot] : 1.0;
         l->decodes++;
         report(l, wi, SIM_TL_READ, w->phase_ns, w->batch, w->hit);
         w->phase_ns = sim_engine_now(e);
@@ -255,17 +279,26 @@ sim_loader *sim_loader_create(sim_engine *e, const sim_loader_config *cfg, int *
     l->n_workers = l->main_thread ? 1 : cfg->num_workers;
     l->batches = (cfg->samples + cfg->batch_size - 1) / cfg->batch_size;
     l->w = calloc((size_t)l->n_workers, sizeof *l->w);
+    SIM_ASSERT(cfg->dataset_samples <= SIM_DATASET_MAX_SAMPLES);
     l->order = malloc((size_t)cfg->dataset_samples * sizeof *l->order);
-    l->flags = calloc((size_t)cfg->dataset_samples, 1);
-    l->ready = calloc((size_t)(l->batches ? l->batches : 1), 1);
-    l->pin_q = malloc((size_t)(l->batches ? l->batches : 1) * sizeof *l->pin_q);
-    if (cfg->decode_cv > 0)
-        l->decode_mult = malloc((size_t)(cfg->samples ? cfg->samples : 1) * sizeof(float));
+    l->window = l->main_thread ? 1 : (int64_t)cfg->prefetch_factor * l->n_workers;
+    l->ready = calloc((size_t)l->window, 1);
+    l->pin_q = malloc((size_t)l->window * sizeof *l->pin_q);
     l->rng = gsl_rng_alloc(gsl_rng_mt19937);
-    if (!l->w || !l->order || !l->flags || !l->ready || !l->pin_q || !l->rng ||
-        (cfg->decode_cv > 0 && !l->decode_mult))
+    if (cfg->decode_cv > 0) {
+        l->decode_mult = malloc((size_t)(l->window * cfg->batch_size) * sizeof(float));
+        l->decode_rng = gsl_rng_alloc(gsl_rng_mt19937);
+        /* Lognormal with mean 1 and the given coefficient of variation. */
+        double s2 = log1p(cfg->decode_cv * cfg->decode_cv);
+        l->ln_mu = -s2 / 2;
+        l->ln_sigma = sqrt(s2);
+    }
+    if (!l->w || !l->order || !l->ready || !l->pin_q || !l->rng ||
+        (cfg->decode_cv > 0 && (!l->decode_mult || !l->decode_rng)))
         goto fail;
     gsl_rng_set(l->rng, cfg->seed);
+    if (l->decode_rng) gsl_rng_memcpy(l->decode_rng, l->rng);
+    l->drawn = cfg->samples; /* as if an epoch had drawn them all: rng takes the same state */
     for (int64_t i = 0; i < cfg->dataset_samples; i++)
         l->order[i] = (uint32_t)i;
     int per_worker = l->main_thread ? 1 : cfg->prefetch_factor + 1;
@@ -292,20 +325,25 @@ void sim_loader_destroy(sim_loader *l)
     free(l->w);
     free(l->order);
     free(l->decode_mult);
-    free(l->flags);
     free(l->ready);
     free(l->pin_q);
     if (l->rng) gsl_rng_free(l->rng);
+    if (l->decode_rng) gsl_rng_free(l->decode_rng);
     free(l);
 }
 
-int sim_loader_begin_epoch(sim_loader *l, int epoch)
+/* The epoch's random draws: the shuffle, then (cv > 0) one decode multiplier per position, which
+ * draw_multipliers takes from decode_rng batch by batch as they are sent, in the same order. */
+static void shuffle(sim_loader *l)
 {
     const sim_loader_config *c = &l->cfg;
-    l->epoch = epoch;
-    /* The previous epoch read order[0 .. samples): only those ids were SEEN. */
-    for (int64_t i = 0; i < c->samples; i++)
-        l->flags[l->order[i]] &= (uint8_t)~SEEN;
+    if (l->decode_rng) {
+        /* The last epoch's draws not yet taken (none when it ran to its end), then the state
+         * its multipliers left. */
+        for (; l->drawn < c->samples; l->drawn++)
+            gsl_ran_lognormal(l->decode_rng, l->ln_mu, l->ln_sigma);
+        gsl_rng_memcpy(l->rng, l->decode_rng);
+    }
     /* RandomSampler: a fresh permutation of the shard every epoch, drawn only as far as the
      * epoch reads it (max_steps may cut the epoch to a few batches of a large dataset).
      * Fisher-Yates stopped after `samples` positions gives a uniform random ordered subset, and
@@ -318,14 +356,21 @@ int sim_loader_begin_epoch(sim_loader *l, int epoch)
         l->order[i] = l->order[j];
         l->order[j] = tmp;
     }
-    if (l->decode_mult) {
-        /* Lognormal with mean 1 and the given coefficient of variation. */
-        double s2 = log1p(c->decode_cv * c->decode_cv);
-        double mu = -s2 / 2, sigma = sqrt(s2);
-        for (int64_t i = 0; i < c->samples; i++)
-            l->decode_mult[i] = (float)gsl_ran_lognormal(l->rng, mu, sigma);
+    if (l->decode_rng) {
+        gsl_rng_memcpy(l->decode_rng, l->rng);
+        l->drawn = 0;
     }
-    memset(l->ready, 0, (size_t)(l->batches ? l->batches : 1));
+}
+
+int sim_loader_begin_epoch(sim_loader *l, int epoch)
+{
+    const sim_loader_config *c = &l->cfg;
+    l->epoch = epoch;
+    /* The previous epoch read order[0 .. samples): only those were SEEN. */
+    for (int64_t i = 0; i < c->samples; i++)
+        l->order[i] &= ~SEEN;
+    shuffle(l);
+    memset(l->ready, 0, (size_t)l->window);
     l->next_send = l->next_yield = l->outstanding = 0;
     l->next_worker = 0;
     l->pin_head = l->pin_len = 0;
@@ -361,7 +406,7 @@ int sim_loader_ready_batches(const sim_loader *l)
 {
     /* In order from the next one to yield: a batch ready behind a missing one cannot be taken. */
     int n = 0;
-    for (int64_t b = l->next_yield; b < l->next_send && l->ready[b]; b++)
+    for (int64_t b = l->next_yield; b < l->next_send && l->ready[b % l->window]; b++)
         n++;
     return n;
 }
@@ -386,6 +431,6 @@ bool sim_loader_each_sample_once(const sim_loader *l)
     /* Positions 0 .. samples-1 of the order were each read once and nothing else was. */
     if (l->reads != l->cfg.samples || l->decodes != l->cfg.samples) return false;
     for (int64_t i = 0; i < l->cfg.samples; i++)
-        if (!(l->flags[l->order[i]] & SEEN)) return false;
+        if (!(l->order[i] & SEEN)) return false;
     return true;
 }

@@ -1,8 +1,8 @@
 /* ps.c — processor sharing with virtual time (see ps.h).
  * V is the service one job has attained since the server was created; a job of work w that
- * arrives when V = v0 finishes when V = v0 + w. V advances at r(n) per ns. Jobs sit in a min-heap
- * by finish point; the server keeps exactly one live completion event, invalidated by a
- * generation number when an earlier completion replaces it. */
+ * arrives when V = v0 finishes when V = v0 + w. V advances at r(n) per ns, a rate computed when
+ * n changes. Jobs sit in a min-heap by finish point; the server's one pending completion is an
+ * engine timer, moved earlier when an arrival finishes first. */
 #include "sim/core/ps.h"
 
 #include "sim/base/err.h"
@@ -22,14 +22,14 @@ typedef struct job {
 struct sim_ps {
     sim_ps_config cfg;
     sim_engine *e;
-    uint32_t id;
     job *heap;
     size_t n, cap;
     uint64_t next_seq;
     double v;           /* attained service per job */
+    double r;           /* rate(n) for the current n, per ns */
     int64_t t_last_ns;  /* when v was last advanced */
-    uint64_t gen;       /* generation of the live completion event */
-    int64_t pending_ns; /* when the live completion event fires; -1 = none */
+    int timer;          /* the completion timer */
+    int64_t pending_ns; /* when the completion timer fires; -1 = not set */
     double busy_integral, busy_time;
 };
 
@@ -47,8 +47,7 @@ static void advance(sim_ps *ps)
     int64_t dt = now - ps->t_last_ns;
     int n = (int)ps->n;
     if (dt > 0 && n > 0) {
-        double r = rate(ps, n);
-        ps->v += r * (double)dt;
+        ps->v += ps->r * (double)dt;
         int busy = n < ps->cfg.busy_units ? n : ps->cfg.busy_units;
         ps->busy_integral += (double)busy * (double)dt;
         ps->busy_time += (double)dt;
@@ -63,28 +62,25 @@ static inline int before(const job *a, const job *b)
 
 SIM_HEAP_DEFINE(jobs, job, before)
 
-/* Keeps one live completion event at or before the first job's finish. An arrival that only
- * delays the first finish (the usual case: more jobs, less rate each) keeps the live event,
- * which then fires early, finds nothing done and schedules again; only an earlier finish makes
- * a new event and leaves the old one stale (it is skipped by its generation). Stale events
- * would otherwise pile up in the engine's queue, one per arrival. */
+/* Keeps the completion timer at or before the first job's finish. An arrival that only delays
+ * the first finish (the usual case: more jobs, less rate each) leaves the timer, which then
+ * fires early, finds nothing done and sets itself again; only an earlier finish moves it. */
 static void reschedule(sim_ps *ps)
 {
     if (ps->n == 0) return;
     double left = ps->heap[0].finish_v - ps->v;
-    double dt = left > 0 ? ceil(left / rate(ps, (int)ps->n)) : 0;
+    double dt = left > 0 ? ceil(left / ps->r) : 0;
     int64_t at = sim_engine_now(ps->e) + (int64_t)dt;
     if (ps->pending_ns >= 0 && ps->pending_ns <= at) return;
-    ps->gen++;
     ps->pending_ns = at;
-    sim_engine_after(ps->e, (int64_t)dt, ps->id, 0, ps->gen);
+    sim_engine_timer_set(ps->e, ps->timer, at);
 }
 
 static void handle(sim_engine *e, void *self, const sim_event *ev)
 {
     (void)e;
+    (void)ev;
     sim_ps *ps = self;
-    if (ev->a != ps->gen) return; /* superseded by an arrival that finishes earlier */
     ps->pending_ns = -1;
     advance(ps);
     /* The event time was rounded up to a whole ns, so v has reached the finish point; the
@@ -94,6 +90,7 @@ static void handle(sim_engine *e, void *self, const sim_event *ev)
         job j = jobs_pop(ps->heap, &ps->n);
         sim_engine_after(ps->e, 0, j.reply_to, j.reply_kind, j.a);
     }
+    ps->r = rate(ps, (int)ps->n);
     reschedule(ps);
 }
 
@@ -110,11 +107,11 @@ sim_ps *sim_ps_create(sim_engine *e, const sim_ps_config *cfg)
     ps->t_last_ns = sim_engine_now(e);
     ps->pending_ns = -1;
     int id = sim_engine_add(e, &ps_ops, ps);
-    if (id < 0) {
+    ps->timer = id < 0 ? id : sim_engine_timer_add(e, (uint32_t)id, 0);
+    if (ps->timer < 0) {
         free(ps);
         return NULL;
     }
-    ps->id = (uint32_t)id;
     return ps;
 }
 
@@ -140,6 +137,7 @@ int sim_ps_submit(sim_ps *ps, double work, uint32_t reply_to, uint32_t reply_kin
     }
     advance(ps);
     jobs_push(ps->heap, &ps->n, (job){ps->v + work, reply_to, reply_kind, a, ps->next_seq++});
+    ps->r = rate(ps, (int)ps->n);
     reschedule(ps);
     return SIM_OK;
 }

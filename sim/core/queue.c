@@ -6,12 +6,7 @@
 
 #include <stdlib.h>
 
-static inline int earlier(const sim_event *a, const sim_event *b)
-{
-    return a->t_ns < b->t_ns || (a->t_ns == b->t_ns && a->seq < b->seq);
-}
-
-SIM_HEAP_DEFINE(events, sim_event, earlier)
+SIM_HEAP_DEFINE(events, sim_event, sim_event_before)
 
 void sim_queue_init(sim_queue *q)
 {

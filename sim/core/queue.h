@@ -1,5 +1,7 @@
 /* queue.h — the event queue: a binary min-heap of small events ordered by (time, insertion).
- * Events are stored by value in one growing array, so the hot loop allocates nothing. */
+ * Events are stored by value in one growing array, so the hot loop allocates nothing. The
+ * insertion counter is shared: the engine numbers the events it keeps outside the heap (those
+ * due now, its timers) from the same counter, so that all of them order as one queue. */
 #ifndef SIM_QUEUE_H
 #define SIM_QUEUE_H
 
@@ -18,8 +20,14 @@ typedef struct sim_queue {
     sim_event *heap;
     size_t n;
     size_t cap;
-    uint64_t next_seq;
+    uint64_t next_seq; /* the next insertion number */
 } sim_queue;
+
+/* The queue's order: a fires before b (earlier time, or the same time and inserted first). */
+static inline int sim_event_before(const sim_event *a, const sim_event *b)
+{
+    return a->t_ns < b->t_ns || (a->t_ns == b->t_ns && a->seq < b->seq);
+}
 
 void sim_queue_init(sim_queue *q);
 void sim_queue_fini(sim_queue *q);

@@ -109,7 +109,8 @@ static const cfg_field fields[] = {
     F("workload.features", CFG_T_INT, workload.features, 0, 1 << 30,
       "model zoo: input features of vector models (0 = the model's default)"),
     /* 2^32 - 1: sample indices are 32-bit; memory is checked against the budget too */
-    F("dataset.samples", CFG_T_INT64, dataset.samples, 1, 4294967295.0, "samples in the dataset"),
+    F("dataset.samples", CFG_T_INT64, dataset.samples, 1, SIM_DATASET_MAX_SAMPLES,
+      "samples in the dataset"),
     F("dataset.sample_bytes", CFG_T_DOUBLE, dataset.sample_bytes, 1, 1e12,
       "bytes read from storage per sample"),
     F("dataset.decode_us", CFG_T_DOUBLE, dataset.decode_us, 0, 1e12,

@@ -106,15 +106,13 @@ static double memory_budget_gb(void)
     return env && end != env && !*end && gb > 0 ? gb : 4.0;
 }
 
-/* Per-sample state is allocated up front (sim/loader.c): each GPU's loader keeps the epoch's
- * permutation (4 bytes) and a state byte for every sample of the dataset, plus a decode-time
- * factor (4 bytes) per sample of its shard when decode times vary. Refused before allocating
- * when it exceeds the budget. */
+/* Per-sample state is allocated up front (sim/core/loader.c): each GPU's loader keeps the
+ * epoch's permutation, 4 bytes for every sample of the dataset (the sample's state rides in the
+ * same word). Refused before allocating when it exceeds the budget. */
 static int check_memory_budget(const sim_experiment *x, const cfg_experiment_set *set, sim_err *err)
 {
     double samples = (double)x->dataset.samples;
-    double bytes =
-        x->system.gpu_count * samples * 5.0 + (x->dataset.decode_cv > 0 ? samples * 4.0 : 0);
+    double bytes = x->system.gpu_count * samples * 4.0;
     double budget = memory_budget_gb();
     if (bytes <= budget * 1073741824.0) return SIM_OK;
     return cfg_experiment_locate(

@@ -155,10 +155,10 @@ static const bad_case cases[] = {
       "1000000"),
     Y("report:\n  util_window_ns: 9000000000000\n", 1,
       "x.yaml:2:19: error: 'report.util_window_ns' must be between 0 and"),
-    Y("dataset:\n  samples: 4000000000\n", 1,
-      "x.yaml:2:12: error: dataset.samples 4000000000 on 1 GPU needs 33.5 GiB of per-sample state, "
-      "over the 4 GiB budget"),
-    Y("dataset:\n  samples: 5000000000\n", 1,
+    Y("system:\n  gpu_count: 2\ndataset:\n  samples: 1000000000\n", 1,
+      "x.yaml:4:12: error: dataset.samples 1000000000 on 2 GPUs needs 7.45 GiB of per-sample "
+      "state, over the 4 GiB budget"),
+    Y("dataset:\n  samples: 2000000000\n", 1,
       "x.yaml:2:12: error: 'dataset.samples' must be between 1 and"),
     Y("workload:\n  trace: nope.json\n", 1,
       "nope.json: error: workload.trace: cannot read 'nope.json'"),

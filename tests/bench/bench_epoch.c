@@ -1,8 +1,7 @@
-/* bench_epoch.c — speed of one full ImageNet-sized epoch (1,281,167 samples, batch 256,
- * 320 kernels per step) of the synthetic ResNet-50-like job. Prints events/s and wall time.
- * It uses the test catalog (round-number devices) so the figure does not move with catalog
- * edits. Usage: bench_epoch [REPEATS] (from the build folder; the source path is built in). */
-#include "sim/setup/scenario.h"
+/* bench_epoch.c — speed of one full ImageNet-sized epoch (epoch_scenario.h). Prints events/s
+ * and wall time. Usage: bench_epoch [REPEATS] (from the build folder; the source path is built in).
+ */
+#include "epoch_scenario.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,22 +17,9 @@ static double now_s(void)
 int main(int argc, char **argv)
 {
     int repeats = argc > 1 ? atoi(argv[1]) : 3;
-    static const char *const sets[] = {
-        "system.gpu=test-gpu",     "system.cpu=test-cpu-8c", "system.storage=test-nvme",
-        "dataset.samples=1281167", "loader.batch_size=256",  "workload.kernels_per_step=320",
-        "training.epochs=1",
-    };
-    sim_experiment x;
-    cfg_experiment_set set = {0};
     sim_err err;
-    sim_err_clear(&err);
-    sim_experiment_defaults(&x);
-    for (size_t i = 0; i < sizeof sets / sizeof sets[0]; i++)
-        if (cfg_experiment_apply(sets[i], &x, &set, &err))
-            return fprintf(stderr, "%s\n", err.msg), 1;
     sim_scenario sc;
-    if (sim_scenario_build(&x, &set, EPOCHSIM_BENCH_CATALOG, &sc, &err))
-        return fprintf(stderr, "%s\n", err.msg), 1;
+    if (bench_epoch_scenario(&sc, &err)) return fprintf(stderr, "%s\n", err.msg), 1;
     double best = 1e30;
     for (int r = 0; r < repeats; r++) {
         sim_result res;

@@ -1,5 +1,6 @@
 /* test_engine.c — the event engine alone, against a recording neighbour: events fire in time
- * order and, at equal times, in the order they were scheduled; stop and fail end the run with
+ * order and, at equal times, in the order they were scheduled, whether due now, later or set on
+ * a timer (which fires once, where it was last set); stop and fail end the run with
  * the first error; a run in slices (sim_engine_run_some) gives the same sequence as one run;
  * the observer sees each observation once, at the time it is made, and only once it is set. */
 #include <setjmp.h>
@@ -151,6 +152,67 @@ static void observer_sees_reports_once_set(void **state)
     sim_engine_destroy(e);
 }
 
+/* At t = 10 (kind 1): schedules kind 5 for now, then kind 6 for 20; kind 2 was scheduled for 10
+ * before the run. Kind 5, due now, fires after kind 2, which was scheduled first. */
+static void now_and_later(recorder *r, sim_engine *e, const sim_event *ev)
+{
+    if (ev->kind != 1) return;
+    sim_engine_after(e, 0, r->id, 5, 0);
+    sim_engine_after(e, 10, r->id, 6, 0);
+}
+
+static void events_due_now_keep_the_order(void **state)
+{
+    (void)state;
+    sim_engine *e = sim_engine_create();
+    recorder r;
+    recorder_attach(&r, e);
+    r.react = now_and_later;
+    sim_engine_at(e, 10, r.id, 1, 0);
+    sim_engine_at(e, 10, r.id, 2, 0);
+    sim_engine_at(e, 20, r.id, 3, 0); /* before kind 6, scheduled later for the same time */
+    assert_int_equal(sim_engine_run(e), 0);
+    const uint32_t want[] = {1, 2, 5, 3, 6};
+    assert_int_equal(r.n, 5);
+    for (int i = 0; i < 5; i++)
+        assert_int_equal(r.kind[i], want[i]);
+    sim_engine_destroy(e);
+}
+
+/* At t = 5 (kind 1) the timer moves from 50 to 20, where kind 2 was scheduled before it and
+ * kind 4 is scheduled after it. */
+static void move_timer(recorder *r, sim_engine *e, const sim_event *ev)
+{
+    int *timer = r->ctx;
+    if (ev->kind != 1) return;
+    sim_engine_timer_set(e, *timer, 20);
+    sim_engine_at(e, 20, r->id, 4, 0);
+}
+
+static void a_moved_timer_fires_once_in_order(void **state)
+{
+    (void)state;
+    sim_engine *e = sim_engine_create();
+    recorder r;
+    recorder_attach(&r, e);
+    int timer = sim_engine_timer_add(e, r.id, 9);
+    assert_true(timer >= 0);
+    r.react = move_timer;
+    r.ctx = &timer;
+    sim_engine_timer_set(e, timer, 50);
+    sim_engine_at(e, 5, r.id, 1, 0);
+    sim_engine_at(e, 20, r.id, 2, 0);
+    assert_int_equal(sim_engine_run(e), 0);
+    const uint32_t want[] = {1, 2, 9, 4};
+    assert_int_equal(r.n, 4);
+    for (int i = 0; i < 4; i++)
+        assert_int_equal(r.kind[i], want[i]);
+    assert_int_equal(r.t[2], 20);
+    assert_int_equal(sim_engine_now(e), 20); /* nothing left at 50 */
+    assert_int_equal(sim_engine_events(e), 4);
+    sim_engine_destroy(e);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -159,6 +221,8 @@ int main(void)
         cmocka_unit_test(fail_reports_the_first_error),
         cmocka_unit_test(slices_give_the_same_run),
         cmocka_unit_test(observer_sees_reports_once_set),
+        cmocka_unit_test(events_due_now_keep_the_order),
+        cmocka_unit_test(a_moved_timer_fires_once_in_order),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
