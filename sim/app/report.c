@@ -21,6 +21,8 @@ static void epoch_members(yajl_gen g, const sim_epoch_result *e, bool mean)
     sim_json_num(g, "gpu_util_pct", e->gpu_util_pct);
     sim_json_num(g, "sm_active_pct", e->sm_active_pct);
     sim_json_num(g, "cpu_util_pct", e->cpu_util_pct);
+    sim_json_num(g, "main_thread_busy_pct", e->main_busy_pct);
+    sim_json_num(g, "worker_busy_pct", e->worker_busy_pct);
     sim_json_key(g, "stall_pct");
     yajl_gen_map_open(g);
     for (int k = 0; k < SIM_STALL_COUNT; k++)
@@ -39,6 +41,11 @@ void sim_report_json_members(yajl_gen g, const sim_result *res)
     yajl_gen_integer(g, res->steps);
     sim_json_str(g, "bottleneck", sim_bottleneck_name(res->bottleneck));
     sim_json_str(g, "verdict", res->verdict);
+    sim_json_key(g, "workers_busy_pct"); /* each of GPU 0's workers over the run */
+    yajl_gen_array_open(g);
+    for (int i = 0; i < res->n_workers; i++)
+        yajl_gen_double(g, res->worker_busy_pct[i]);
+    yajl_gen_array_close(g);
     sim_json_key(g, "epochs");
     yajl_gen_array_open(g);
     for (int i = 0; i < res->n_epochs; i++) {
@@ -161,7 +168,18 @@ void sim_report_text(FILE *out, const sim_scenario *sc, const sim_result *res)
             m->step_time_ms_p99);
     bar(out, "GPU-Util (nvidia-smi)", m->gpu_util_pct);
     bar(out, "SM active", m->sm_active_pct);
-    bar(out, "CPU util", m->cpu_util_pct);
+    bar(out, "CPU util (all threads)", m->cpu_util_pct);
+    bar(out, "main thread busy", m->main_busy_pct);
+    if (res->n_workers > 0) {
+        double lo = 100, hi = 0;
+        for (int i = 0; i < res->n_workers; i++) {
+            lo = res->worker_busy_pct[i] < lo ? res->worker_busy_pct[i] : lo;
+            hi = res->worker_busy_pct[i] > hi ? res->worker_busy_pct[i] : hi;
+        }
+        bar(out, "workers busy (mean)", m->worker_busy_pct);
+        fprintf(out, "  %-22s %6.1f / %.1f %% over %d worker%s\n", "  least / most busy", lo, hi,
+                res->n_workers, res->n_workers == 1 ? "" : "s");
+    }
     bar(out, "storage busy", m->storage_busy_pct);
     if (sc->memory.known)
         fprintf(out, "  GPU memory             %9.1f of %.1f GiB (largest batch that fits: %d)\n",
