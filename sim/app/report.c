@@ -78,7 +78,24 @@ void sim_report_json_memory(yajl_gen g, const sim_memory_info *m)
     yajl_gen_map_close(g);
 }
 
-int sim_report_json(const char *path, const sim_scenario *sc, const sim_result *res, sim_err *err)
+/* The `advice` member: each change with the samples/s it gave and its gain. */
+static void json_advice(yajl_gen g, const sim_report_advice *advice)
+{
+    if (advice->n < 0) return;
+    sim_json_key(g, "advice");
+    yajl_gen_array_open(g);
+    for (int i = 0; i < advice->n; i++) {
+        yajl_gen_map_open(g);
+        sim_json_str(g, "change", advice->adv[i].change);
+        sim_json_num(g, "samples_per_s", advice->adv[i].samples_per_s);
+        sim_json_num(g, "gain_pct", advice->adv[i].gain_pct);
+        yajl_gen_map_close(g);
+    }
+    yajl_gen_array_close(g);
+}
+
+int sim_report_json(const char *path, const sim_scenario *sc, const sim_result *res,
+                    const sim_report_advice *advice, sim_err *err)
 {
     yajl_gen g = yajl_gen_alloc(NULL);
     if (!g) return sim_err_set(err, SIM_ENOMEM, NULL, 0, 0, "out of memory");
@@ -86,6 +103,7 @@ int sim_report_json(const char *path, const sim_scenario *sc, const sim_result *
     yajl_gen_map_open(g);
     if (res) {
         sim_report_json_members(g, res);
+        json_advice(g, advice);
     } else {
         sim_json_key(g, "oom");
         yajl_gen_bool(g, 1);
@@ -145,7 +163,23 @@ static void bar(FILE *out, const char *label, double pct)
     fputc('\n', out);
 }
 
-void sim_report_text(FILE *out, const sim_scenario *sc, const sim_result *res)
+static void text_advice(FILE *out, const sim_result *res, const sim_report_advice *advice)
+{
+    if (advice->n < 0 || res->bottleneck == SIM_BN_GPU_COMPUTE) return;
+    if (advice->n == 0) {
+        fprintf(out, "  no change tried in simulation (workers, prefetch, pinned copies, CUDA "
+                     "graphs, batch) raises the throughput\n");
+        return;
+    }
+    fprintf(out, "\nadvice (each change simulated; now %.0f samples/s):\n",
+            res->mean.samples_per_s);
+    for (int i = 0; i < advice->n; i++)
+        fprintf(out, "  %-50s %9.0f samples/s  (+%.1f %%)\n", advice->adv[i].change,
+                advice->adv[i].samples_per_s, advice->adv[i].gain_pct);
+}
+
+void sim_report_text(FILE *out, const sim_scenario *sc, const sim_result *res,
+                     const sim_report_advice *advice)
 {
     const sim_epoch_result *m = &res->mean;
     const sim_hardware *hw = &sc->hw;
@@ -194,6 +228,7 @@ void sim_report_text(FILE *out, const sim_scenario *sc, const sim_result *res)
                     res->epochs[i].gpu_util_pct, res->epochs[i].cache_hit_pct);
     }
     fprintf(out, "\nbottleneck: %s\n  %s\n", sim_bottleneck_name(res->bottleneck), res->verdict);
+    text_advice(out, res, advice);
 }
 
 void sim_report_memory_text(FILE *out, const sim_scenario *sc)

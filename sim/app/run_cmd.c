@@ -1,5 +1,6 @@
 /* run_cmd.c — `epochsim run [FILE] [--set k=v]... [--json PATH|-] [--util-csv PATH]
- * [--timeline PATH [--timeline-steps N]] [--plot [KIND:]PATH]...`. */
+ * [--timeline PATH [--timeline-steps N]] [--plot [KIND:]PATH]... [--no-advice]`: one run,
+ * then, unless told not to, the advice for its bottleneck, each change checked by simulating it. */
 #include "sim/app/run_cmd.h"
 
 #include "plots/plt_run.h"
@@ -20,7 +21,7 @@ static void usage(FILE *out)
         out,
         "usage: epochsim run [FILE] [--set KEY=VALUE]... [--json PATH|-] [--util-csv PATH]\n"
         "                    [--timeline PATH [--timeline-steps N]] [--plot [KIND:]PATH]...\n"
-        "                    [--catalog DIR] [--quiet]\n\n"
+        "                    [--catalog DIR] [--no-advice] [--quiet]\n\n"
         "Simulates the training job of experiment FILE (YAML), or the built-in default\n"
         "scenario (ResNet-50-like synthetic job, ImageNet-sized, on an A100 box) without one.\n\n"
         "  --set KEY=VALUE   override any experiment key (repeatable), e.g. loader.num_workers=4\n"
@@ -35,6 +36,9 @@ static void usage(FILE *out)
         "                    the first steps); without KIND the file name must start with\n"
         "                    util or timeline; .png or .svg\n"
         "  --catalog DIR     hardware catalog (default $EPOCHSIM_CATALOG or the built-in one)\n"
+        "  --no-advice       skip the advice: by default the changes that address the\n"
+        "                    bottleneck (workers, prefetch, pinned copies, CUDA graphs, batch)\n"
+        "                    are each simulated, and those that raise samples/s are listed\n"
         "  --quiet           no terminal summary\n\n"
         "examples:\n"
         "  epochsim run\n"
@@ -47,11 +51,17 @@ static void usage(FILE *out)
 }
 
 static const struct option run_opts[] = {
-    {"set", required_argument, 0, 's'},      {"json", required_argument, 0, 'j'},
-    {"util-csv", required_argument, 0, 'u'}, {"catalog", required_argument, 0, 'c'},
-    {"quiet", no_argument, 0, 'q'},          {"help", no_argument, 0, 'h'},
-    {"timeline", required_argument, 0, 't'}, {"timeline-steps", required_argument, 0, 'n'},
-    {"plot", required_argument, 0, 'p'},     {0, 0, 0, 0},
+    {"set", required_argument, 0, 's'},
+    {"json", required_argument, 0, 'j'},
+    {"util-csv", required_argument, 0, 'u'},
+    {"catalog", required_argument, 0, 'c'},
+    {"quiet", no_argument, 0, 'q'},
+    {"help", no_argument, 0, 'h'},
+    {"timeline", required_argument, 0, 't'},
+    {"timeline-steps", required_argument, 0, 'n'},
+    {"plot", required_argument, 0, 'p'},
+    {"no-advice", no_argument, 0, 'A'},
+    {0, 0, 0, 0},
 };
 
 /* The command line. */
@@ -59,6 +69,7 @@ typedef struct run_args {
     const char *json, *util_csv, *catalog, *timeline;
     long long tl_steps;
     bool quiet;
+    bool no_advice;
     char **sets;         /* --set values (argc of room) */
     plt_run_plot *plots; /* --plot values (argc of room) */
     int n_sets, n_plots;
@@ -85,6 +96,9 @@ static int run_option(int c, char **argv, run_args *a)
         break;
     case 'q':
         a->quiet = true;
+        break;
+    case 'A':
+        a->no_advice = true;
         break;
     case 't':
         a->timeline = optarg;
@@ -145,16 +159,15 @@ static int parse_run_args(int argc, char **argv, run_args *a)
 }
 
 /* The scenario of the experiment file (NULL: none) with --set applied. */
-static int load_scenario(const char *file, const run_args *a, cfg_experiment_set *set,
-                         sim_scenario *sc, sim_err *err)
+static int load_scenario(const char *file, const run_args *a, sim_experiment *x,
+                         cfg_experiment_set *set, sim_scenario *sc, sim_err *err)
 {
-    sim_experiment x;
-    sim_experiment_defaults(&x);
+    sim_experiment_defaults(x);
     int rc = 0;
-    if (file) rc = cfg_experiment_load(file, &x, set, err);
+    if (file) rc = cfg_experiment_load(file, x, set, err);
     for (int i = 0; !rc && i < a->n_sets; i++)
-        rc = cfg_experiment_apply(a->sets[i], &x, set, err);
-    if (!rc) rc = sim_scenario_build(&x, set, sim_app_catalog_dir(a->catalog), sc, err);
+        rc = cfg_experiment_apply(a->sets[i], x, set, err);
+    if (!rc) rc = sim_scenario_build(x, set, sim_app_catalog_dir(a->catalog), sc, err);
     return rc;
 }
 
@@ -183,16 +196,16 @@ static int simulate(int rc, const run_args *a, const cfg_experiment_set *set,
 
 /* The timeline, plots, JSON, utilisation CSV and text report that a asks for. */
 static int write_outputs(const run_args *a, const sim_scenario *sc, const sim_result *res,
-                         const sim_run_opts *ro, sim_err *err)
+                         const sim_run_opts *ro, const sim_report_advice *advice, sim_err *err)
 {
     int rc = 0;
     if (a->timeline) rc = sim_timeline_write_json(ro->timeline, a->timeline, err);
     for (int i = 0; !rc && i < a->n_plots; i++)
         rc = plt_run_draw(&a->plots[i], sc, res, ro->series, ro->timeline, err);
-    if (!rc && a->json) rc = sim_report_json(a->json, sc, res, err);
+    if (!rc && a->json) rc = sim_report_json(a->json, sc, res, advice, err);
     if (!rc && a->util_csv) rc = sim_report_util_csv(a->util_csv, res, err);
     if (!rc && !a->quiet)
-        sim_report_text(a->json && !strcmp(a->json, "-") ? stderr : stdout, sc, res);
+        sim_report_text(a->json && !strcmp(a->json, "-") ? stderr : stdout, sc, res, advice);
     return rc;
 }
 
@@ -202,7 +215,8 @@ static void report_oom(const run_args *a, const sim_scenario *sc)
     sim_report_memory_text(stderr, sc);
     if (a->json) {
         sim_err jerr;
-        if (sim_report_json(a->json, sc, NULL, &jerr)) sim_err_print(&jerr, stderr);
+        sim_report_advice none = {.n = -1};
+        if (sim_report_json(a->json, sc, NULL, &none, &jerr)) sim_err_print(&jerr, stderr);
     }
 }
 
@@ -225,14 +239,19 @@ int sim_run_cmd(int argc, char **argv)
     sim_err_clear(&err);
     sim_scenario sc;
     memset(&sc, 0, sizeof sc);
-    int rc = load_scenario(optind < argc ? argv[optind] : NULL, &a, &set, &sc, &err);
+    sim_experiment x;
+    int rc = load_scenario(optind < argc ? argv[optind] : NULL, &a, &x, &set, &sc, &err);
     sim_result res;
     memset(&res, 0, sizeof res);
     sim_run_series series;
     memset(&series, 0, sizeof series);
     sim_run_opts ro = {0};
     rc = simulate(rc, &a, &set, &sc, &ro, &series, &res, &err);
-    if (!rc) rc = write_outputs(&a, &sc, &res, &ro, &err);
+    sim_advice adv[SIM_ADVICE_MAX];
+    sim_report_advice advice = {.adv = adv, .n = -1};
+    if (!rc && !a.no_advice)
+        advice.n = sim_advice_find(&x, &set, sim_app_catalog_dir(a.catalog), &sc, &res, adv);
+    if (!rc) rc = write_outputs(&a, &sc, &res, &ro, &advice, &err);
     if (rc == SIM_EOOM && sc.memory.known) report_oom(&a, &sc);
     if (rc) {
         fputs("epochsim: ", stderr);
