@@ -7,6 +7,7 @@
 #include "sim/app/app.h"
 #include "sim/app/progress.h"
 #include "sim/app/report.h"
+#include "sim/app/whatif.h"
 #include "sim/setup/scenario.h"
 #include "sim/core/timeline.h"
 
@@ -21,7 +22,7 @@ static void usage(FILE *out)
         out,
         "usage: epochsim run [FILE] [--set KEY=VALUE]... [--json PATH|-] [--util-csv PATH]\n"
         "                    [--timeline PATH [--timeline-steps N]] [--plot [KIND:]PATH]...\n"
-        "                    [--catalog DIR] [--no-advice] [--quiet]\n\n"
+        "                    [--vary KEY=V1,V2,...]... [--catalog DIR] [--no-advice] [--quiet]\n\n"
         "Simulates the training job of experiment FILE (YAML), or the built-in default\n"
         "scenario (ResNet-50-like synthetic job, ImageNet-sized, on an A100 box) without one.\n\n"
         "  --set KEY=VALUE   override any experiment key (repeatable), e.g. loader.num_workers=4\n"
@@ -35,6 +36,10 @@ static void usage(FILE *out)
         "                    util and loader queue depth over time) or timeline (Gantt chart of\n"
         "                    the first steps); without KIND the file name must start with\n"
         "                    util or timeline; .png or .svg\n"
+        "  --vary KEY=V1,V2  what-if study: run the experiment once per value (repeatable: the\n"
+        "                    grid product; a FILE with a `sweep:` block does the same), print a\n"
+        "                    table of the figures, and with --plot PATH (.png/.svg) draw\n"
+        "                    samples/s against the first key, one line per value of the second\n"
         "  --catalog DIR     hardware catalog (default $EPOCHSIM_CATALOG or the built-in one)\n"
         "  --no-advice       skip the advice: by default the changes that address the\n"
         "                    bottleneck (workers, prefetch, pinned copies, CUDA graphs, batch)\n"
@@ -46,22 +51,19 @@ static void usage(FILE *out)
         "  epochsim run configs/experiments/launch-bound.yaml --json -\n"
         "  epochsim run --timeline run.json --timeline-steps 5\n"
         "  epochsim run --set loader.num_workers=2 --plot util.png --plot timeline.svg\n"
-        "  epochsim run configs/experiments/hdd-bound.yaml --plot timeline:hdd-gantt.png\n",
+        "  epochsim run configs/experiments/hdd-bound.yaml --plot timeline:hdd-gantt.png\n"
+        "  epochsim run --vary loader.batch_size=64,128,256 --set training.max_steps=100 \\\n"
+        "      --plot batch.png\n",
         PLT_TIMELINE_STEPS_DEFAULT);
 }
 
 static const struct option run_opts[] = {
-    {"set", required_argument, 0, 's'},
-    {"json", required_argument, 0, 'j'},
-    {"util-csv", required_argument, 0, 'u'},
-    {"catalog", required_argument, 0, 'c'},
-    {"quiet", no_argument, 0, 'q'},
-    {"help", no_argument, 0, 'h'},
-    {"timeline", required_argument, 0, 't'},
-    {"timeline-steps", required_argument, 0, 'n'},
-    {"plot", required_argument, 0, 'p'},
-    {"no-advice", no_argument, 0, 'A'},
-    {0, 0, 0, 0},
+    {"set", required_argument, 0, 's'},      {"json", required_argument, 0, 'j'},
+    {"util-csv", required_argument, 0, 'u'}, {"catalog", required_argument, 0, 'c'},
+    {"quiet", no_argument, 0, 'q'},          {"help", no_argument, 0, 'h'},
+    {"timeline", required_argument, 0, 't'}, {"timeline-steps", required_argument, 0, 'n'},
+    {"plot", required_argument, 0, 'p'},     {"no-advice", no_argument, 0, 'A'},
+    {"vary", required_argument, 0, 'V'},     {0, 0, 0, 0},
 };
 
 /* The command line. */
@@ -71,8 +73,10 @@ typedef struct run_args {
     bool quiet;
     bool no_advice;
     char **sets;         /* --set values (argc of room) */
-    plt_run_plot *plots; /* --plot values (argc of room) */
-    int n_sets, n_plots;
+    char **plot_args;    /* --plot values as given (argc of room) */
+    char **varies;       /* --vary values (argc of room) */
+    plt_run_plot *plots; /* --plot values of a single run, parsed (argc of room) */
+    int n_sets, n_plots, n_varies;
     bool want_tl;     /* a timeline is recorded (--timeline or a timeline plot) */
     bool want_series; /* the run's series are kept (a series plot) */
 } run_args;
@@ -117,21 +121,12 @@ static int run_option(int c, char **argv, run_args *a)
         }
         break;
     }
-    case 'p': {
-        sim_err perr;
-        sim_err_clear(&perr);
-        if (plt_run_plot_parse(optarg, &a->plots[a->n_plots], &perr)) {
-            fprintf(stderr, "epochsim run: --plot: ");
-            sim_err_print(&perr, stderr);
-            return SIM_EXIT_USAGE;
-        }
-        if (a->plots[a->n_plots].kind == PLT_RUN_TIMELINE)
-            a->want_tl = true;
-        else
-            a->want_series = true;
-        a->n_plots++;
+    case 'p':
+        a->plot_args[a->n_plots++] = optarg;
         break;
-    }
+    case 'V':
+        a->varies[a->n_varies++] = optarg;
+        break;
     case 'h':
         usage(stdout);
         return -1;
@@ -139,6 +134,26 @@ static int run_option(int c, char **argv, run_args *a)
         fprintf(stderr, "epochsim run: bad option '%s'\n", argv[optind - 1]);
         usage(stderr);
         return SIM_EXIT_USAGE;
+    }
+    return 0;
+}
+
+/* The --plot values of a single run: KIND:PATH or a PATH naming its kind. Returns 0 or
+ * SIM_EXIT_USAGE. */
+static int parse_plots(run_args *a)
+{
+    for (int i = 0; i < a->n_plots; i++) {
+        sim_err perr;
+        sim_err_clear(&perr);
+        if (plt_run_plot_parse(a->plot_args[i], &a->plots[i], &perr)) {
+            fprintf(stderr, "epochsim run: --plot: ");
+            sim_err_print(&perr, stderr);
+            return SIM_EXIT_USAGE;
+        }
+        if (a->plots[i].kind == PLT_RUN_TIMELINE)
+            a->want_tl = true;
+        else
+            a->want_series = true;
     }
     return 0;
 }
@@ -158,17 +173,37 @@ static int parse_run_args(int argc, char **argv, run_args *a)
     return 0;
 }
 
-/* The scenario of the experiment file (NULL: none) with --set applied. */
-static int load_scenario(const char *file, const run_args *a, sim_experiment *x,
-                         cfg_experiment_set *set, sim_scenario *sc, sim_err *err)
+/* The experiment file (NULL: none) with --set applied, and what it varies: its `sweep:` block
+ * and the --vary axes. */
+static int load_experiment(const char *file, const run_args *a, sim_experiment *x,
+                           cfg_experiment_set *set, sim_sweep_spec *spec, sim_err *err)
 {
     sim_experiment_defaults(x);
     int rc = 0;
-    if (file) rc = cfg_experiment_load(file, x, set, err);
+    if (file) rc = sim_sweep_load_experiment(file, x, set, err);
+    if (!rc && file) rc = sim_sweep_spec_load(spec, file, err);
     for (int i = 0; !rc && i < a->n_sets; i++)
         rc = cfg_experiment_apply(a->sets[i], x, set, err);
-    if (!rc) rc = sim_scenario_build(x, set, sim_app_catalog_dir(a->catalog), sc, err);
+    for (int i = 0; !rc && i < a->n_varies; i++)
+        rc = sim_sweep_spec_add(spec, a->varies[i], 0, err);
+    if (!rc) rc = sim_sweep_spec_check(spec, err);
     return rc;
+}
+
+/* The what-if study of spec: outputs of a single run are refused, one plot path is allowed. */
+static int what_if(const run_args *a, const sim_sweep_spec *spec, const sim_experiment *x,
+                   const cfg_experiment_set *set)
+{
+    if (a->json || a->util_csv || a->timeline || a->n_plots > 1) {
+        fprintf(stderr, "epochsim run: --vary or a sweep: block runs several points: --json, "
+                        "--util-csv and --timeline are for one run (use `epochsim sweep -o` for "
+                        "every figure), and one --plot PATH draws the curve\n");
+        return SIM_EXIT_USAGE;
+    }
+    sim_whatif_opts o = {.catalog_dir = sim_app_catalog_dir(a->catalog),
+                         .plot_path = a->n_plots ? a->plot_args[0] : NULL,
+                         .quiet = a->quiet};
+    return sim_whatif_run(spec, x, set, &o);
 }
 
 /* Runs the scenario (when rc is 0) with the recorders the outputs want, under a progress line. */
@@ -220,39 +255,28 @@ static void report_oom(const run_args *a, const sim_scenario *sc)
     }
 }
 
-int sim_run_cmd(int argc, char **argv)
+/* One run of x: the simulation, its outputs and the advice. Returns an exit code. */
+static int single_run(run_args *a, const sim_experiment *x, const cfg_experiment_set *set)
 {
-    run_args a = {
-        .tl_steps = PLT_TIMELINE_STEPS_DEFAULT,
-        .sets = calloc((size_t)argc, sizeof *a.sets),
-        .plots = calloc((size_t)argc, sizeof *a.plots),
-    };
-    int status = SIM_EXIT_ERROR;
-    if (!a.sets || !a.plots) goto done;
-    status = parse_run_args(argc, argv, &a);
-    if (status) {
-        if (status == -1) status = SIM_EXIT_OK; /* --help */
-        goto done;
-    }
-    cfg_experiment_set set = {0};
+    int status = parse_plots(a);
+    if (status) return status;
     sim_err err;
     sim_err_clear(&err);
     sim_scenario sc;
     memset(&sc, 0, sizeof sc);
-    sim_experiment x;
-    int rc = load_scenario(optind < argc ? argv[optind] : NULL, &a, &x, &set, &sc, &err);
+    int rc = sim_scenario_build(x, set, sim_app_catalog_dir(a->catalog), &sc, &err);
     sim_result res;
     memset(&res, 0, sizeof res);
     sim_run_series series;
     memset(&series, 0, sizeof series);
     sim_run_opts ro = {0};
-    rc = simulate(rc, &a, &set, &sc, &ro, &series, &res, &err);
+    rc = simulate(rc, a, set, &sc, &ro, &series, &res, &err);
     sim_advice adv[SIM_ADVICE_MAX];
     sim_report_advice advice = {.adv = adv, .n = -1};
-    if (!rc && !a.no_advice)
-        advice.n = sim_advice_find(&x, &set, sim_app_catalog_dir(a.catalog), &sc, &res, adv);
-    if (!rc) rc = write_outputs(&a, &sc, &res, &ro, &advice, &err);
-    if (rc == SIM_EOOM && sc.memory.known) report_oom(&a, &sc);
+    if (!rc && !a->no_advice)
+        advice.n = sim_advice_find(x, set, sim_app_catalog_dir(a->catalog), &sc, &res, adv);
+    if (!rc) rc = write_outputs(a, &sc, &res, &ro, &advice, &err);
+    if (rc == SIM_EOOM && sc.memory.known) report_oom(a, &sc);
     if (rc) {
         fputs("epochsim: ", stderr);
         sim_err_print(&err, stderr);
@@ -261,9 +285,45 @@ int sim_run_cmd(int argc, char **argv)
     sim_run_series_free(&series);
     sim_timeline_destroy(ro.timeline);
     sim_scenario_free(&sc);
-    status = rc ? SIM_EXIT_ERROR : SIM_EXIT_OK;
+    return rc ? SIM_EXIT_ERROR : SIM_EXIT_OK;
+}
+
+int sim_run_cmd(int argc, char **argv)
+{
+    run_args a = {
+        .tl_steps = PLT_TIMELINE_STEPS_DEFAULT,
+        .sets = calloc((size_t)argc, sizeof *a.sets),
+        .plot_args = calloc((size_t)argc, sizeof *a.plot_args),
+        .varies = calloc((size_t)argc, sizeof *a.varies),
+        .plots = calloc((size_t)argc, sizeof *a.plots),
+    };
+    sim_sweep_spec spec;
+    sim_sweep_spec_init(&spec);
+    int status = SIM_EXIT_ERROR;
+    if (!a.sets || !a.plot_args || !a.varies || !a.plots) goto done;
+    status = parse_run_args(argc, argv, &a);
+    if (status) {
+        if (status == -1) status = SIM_EXIT_OK; /* --help */
+        goto done;
+    }
+    cfg_experiment_set set = {0};
+    sim_experiment x;
+    sim_err err;
+    sim_err_clear(&err);
+    if (load_experiment(optind < argc ? argv[optind] : NULL, &a, &x, &set, &spec, &err)) {
+        fputs("epochsim: ", stderr);
+        sim_err_print(&err, stderr);
+        status = SIM_EXIT_ERROR;
+    } else if (spec.n_grid + spec.n_zip + spec.n_hw > 0) {
+        status = what_if(&a, &spec, &x, &set);
+    } else {
+        status = single_run(&a, &x, &set);
+    }
 done:
+    sim_sweep_spec_free(&spec);
     free(a.sets);
+    free(a.plot_args);
+    free(a.varies);
     free(a.plots);
     return status;
 }
