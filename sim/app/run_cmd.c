@@ -1,6 +1,7 @@
 /* run_cmd.c — `epochsim run [FILE] [--set k=v]... [--json PATH|-] [--util-csv PATH]
- * [--timeline PATH [--timeline-steps N]] [--plot [KIND:]PATH]... [--no-advice]`: one run,
- * then, unless told not to, the advice for its bottleneck, each change checked by simulating it. */
+ * [--timeline PATH [--timeline-steps N] [--timeline-from S]] [--plot [KIND:]PATH]...
+ * [--no-advice]`: one run, then, unless told not to, the advice for its bottleneck, each change
+ * checked by simulating it. */
 #include "sim/app/run_cmd.h"
 
 #include "plots/plt_run.h"
@@ -21,7 +22,8 @@ static void usage(FILE *out)
     fprintf(
         out,
         "usage: epochsim run [FILE] [--set KEY=VALUE]... [--json PATH|-] [--util-csv PATH]\n"
-        "                    [--timeline PATH [--timeline-steps N]] [--plot [KIND:]PATH]...\n"
+        "                    [--timeline PATH [--timeline-steps N] [--timeline-from S]]\n"
+        "                    [--plot [KIND:]PATH]...\n"
         "                    [--vary KEY=V1,V2,...]... [--catalog DIR] [--no-advice] [--quiet]\n\n"
         "Simulates the training job of experiment FILE (YAML), or the built-in default\n"
         "scenario (ResNet-50-like synthetic job, ImageNet-sized, on an A100 box) without one.\n\n"
@@ -32,6 +34,7 @@ static void usage(FILE *out)
         "                    https://ui.perfetto.dev or chrome://tracing): DataLoader workers,\n"
         "                    pin-memory thread, main thread, storage, PCIe H2D/D2H, GPU stream\n"
         "  --timeline-steps N  steps recorded for --timeline and --plot timeline (default %d)\n"
+        "  --timeline-from S   record from global step S instead of 0 (skip the warm-up)\n"
         "  --plot [KIND:]PATH  draw a plot with gnuplot (repeatable); KIND util (GPU-Util, CPU\n"
         "                    util and loader queue depth over time) or timeline (Gantt chart of\n"
         "                    the first steps); without KIND the file name must start with\n"
@@ -58,18 +61,25 @@ static void usage(FILE *out)
 }
 
 static const struct option run_opts[] = {
-    {"set", required_argument, 0, 's'},      {"json", required_argument, 0, 'j'},
-    {"util-csv", required_argument, 0, 'u'}, {"catalog", required_argument, 0, 'c'},
-    {"quiet", no_argument, 0, 'q'},          {"help", no_argument, 0, 'h'},
-    {"timeline", required_argument, 0, 't'}, {"timeline-steps", required_argument, 0, 'n'},
-    {"plot", required_argument, 0, 'p'},     {"no-advice", no_argument, 0, 'A'},
-    {"vary", required_argument, 0, 'V'},     {0, 0, 0, 0},
+    {"set", required_argument, 0, 's'},
+    {"json", required_argument, 0, 'j'},
+    {"util-csv", required_argument, 0, 'u'},
+    {"catalog", required_argument, 0, 'c'},
+    {"quiet", no_argument, 0, 'q'},
+    {"help", no_argument, 0, 'h'},
+    {"timeline", required_argument, 0, 't'},
+    {"timeline-steps", required_argument, 0, 'n'},
+    {"plot", required_argument, 0, 'p'},
+    {"no-advice", no_argument, 0, 'A'},
+    {"vary", required_argument, 0, 'V'},
+    {"timeline-from", required_argument, 0, 'F'},
+    {0, 0, 0, 0},
 };
 
 /* The command line. */
 typedef struct run_args {
     const char *json, *util_csv, *catalog, *timeline;
-    long long tl_steps;
+    long long tl_steps, tl_from;
     bool quiet;
     bool no_advice;
     char **sets;         /* --set values (argc of room) */
@@ -80,6 +90,20 @@ typedef struct run_args {
     bool want_tl;     /* a timeline is recorded (--timeline or a timeline plot) */
     bool want_series; /* the run's series are kept (a series plot) */
 } run_args;
+
+/* optarg as a whole number in [lo, hi] into *v; 0 or SIM_EXIT_USAGE naming opt. */
+static int whole_number(const char *opt, long long lo, long long hi, long long *v)
+{
+    char *end;
+    errno = 0;
+    *v = strtoll(optarg, &end, 10);
+    if (errno || end == optarg || *end || *v < lo || *v > hi) {
+        fprintf(stderr, "epochsim run: %s wants a whole number from %lld to %lld, not '%s'\n", opt,
+                lo, hi, optarg);
+        return SIM_EXIT_USAGE;
+    }
+    return 0;
+}
 
 /* Option c of getopt_long (its value in optarg) into a; returns 0, -1 after --help, or
  * SIM_EXIT_USAGE. */
@@ -108,19 +132,10 @@ static int run_option(int c, char **argv, run_args *a)
         a->timeline = optarg;
         a->want_tl = true;
         break;
-    case 'n': {
-        char *end;
-        errno = 0;
-        a->tl_steps = strtoll(optarg, &end, 10);
-        if (errno || end == optarg || *end || a->tl_steps < 1 || a->tl_steps > 1000000) {
-            fprintf(stderr,
-                    "epochsim run: --timeline-steps wants a whole number from 1 to "
-                    "1000000, not '%s'\n",
-                    optarg);
-            return SIM_EXIT_USAGE;
-        }
-        break;
-    }
+    case 'n':
+        return whole_number("--timeline-steps", 1, 1000000, &a->tl_steps);
+    case 'F':
+        return whole_number("--timeline-from", 0, 1000000000000LL, &a->tl_from);
     case 'p':
         a->plot_args[a->n_plots++] = optarg;
         break;
@@ -212,7 +227,7 @@ static int simulate(int rc, const run_args *a, const cfg_experiment_set *set,
                     sim_result *res, sim_err *err)
 {
     if (!rc && a->want_tl) {
-        ro->timeline = sim_timeline_create(a->tl_steps);
+        ro->timeline = sim_timeline_create_from(a->tl_from, a->tl_steps);
         if (!ro->timeline) rc = sim_err_set(err, SIM_ENOMEM, NULL, 0, 0, "out of memory");
     }
     if (a->want_series) ro->series = series;
@@ -224,6 +239,12 @@ static int simulate(int rc, const run_args *a, const cfg_experiment_set *set,
         rc = sim_run_ex(sc, ro, res, err);
         if (rc == SIM_EBUDGET) /* the window the user chose made the series too long */
             cfg_experiment_locate(set, "report.util_window_ns", rc, err);
+        /* A window from a later step opens when its step begins, never at 0. */
+        if (!rc && a->tl_from > 0 && sim_timeline_begin_ns(ro->timeline) == 0)
+            rc = sim_err_set(err, SIM_EINVAL, NULL, 0, 0,
+                             "--timeline-from %lld: the run never reaches that step (it has %lld "
+                             "steps)",
+                             a->tl_from, (long long)res->steps);
     }
     sim_progress_end(&progress);
     return rc;
