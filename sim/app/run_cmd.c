@@ -200,7 +200,8 @@ static int load_experiment(const char *file, const run_args *a, sim_experiment *
     for (int i = 0; !rc && i < a->n_sets; i++)
         rc = cfg_experiment_apply(a->sets[i], x, set, err);
     for (int i = 0; !rc && i < a->n_varies; i++)
-        rc = sim_sweep_spec_add(spec, a->varies[i], 0, err);
+        if ((rc = sim_sweep_spec_add(spec, a->varies[i], 0, err))) /* named as the user wrote it */
+            snprintf(err->where, sizeof err->where, "--vary %s", a->varies[i]);
     if (!rc) rc = sim_sweep_spec_check(spec, err);
     return rc;
 }

@@ -116,6 +116,15 @@ static void test_whatif_single_run_outputs_refused(void **state)
     (void)state;
     assert_int_equal(epochsim("run" BASE " --vary loader.batch_size=32,64 --json -"), 2);
     assert_int_equal(epochsim("run" BASE " --vary loader.batch_sise=32,64"), 1);
+    char path[128], msg[1024] = "";
+    snprintf(path, sizeof path, "%s/err", dir);
+    FILE *f = fopen(path, "r");
+    assert_non_null(f);
+    size_t n = fread(msg, 1, sizeof msg - 1, f);
+    msg[n] = 0;
+    fclose(f);
+    if (!strstr(msg, "--vary loader.batch_sise=32,64") || !strstr(msg, "'loader.batch_size'"))
+        fail_msg("the error names neither the argument nor the key it meant:\n%s", msg);
 }
 
 int main(void)
