@@ -241,10 +241,18 @@ static void write_title(FILE *f, const sim_scenario *sc, const sim_timeline *tl,
         }
     char hw[512], title[800];
     title_hw(hw, sizeof hw, sc);
-    snprintf(title, sizeof title,
-             "Timeline of the first %lld steps: %s; GPU 0 stream idle %.1f%% of the first %.1f ms",
-             (long long)sim_timeline_steps(tl), hw, busy_end > 0 ? 100.0 * idle0 / busy_end : 0,
-             busy_end / 1e6);
+    double begin = (double)sim_timeline_begin_ns(tl), shown = busy_end - begin;
+    int64_t first = sim_timeline_first_step(tl), steps = sim_timeline_steps(tl);
+    if (first == 0)
+        snprintf(title, sizeof title,
+                 "Timeline of the first %lld steps: %s; GPU 0 stream idle %.1f%% of the first "
+                 "%.1f ms",
+                 (long long)steps, hw, shown > 0 ? 100.0 * idle0 / shown : 0, shown / 1e6);
+    else
+        snprintf(title, sizeof title,
+                 "Timeline of steps %lld-%lld: %s; GPU 0 stream idle %.1f%% of %.1f ms",
+                 (long long)first, (long long)(first + steps - 1), hw,
+                 shown > 0 ? 100.0 * idle0 / shown : 0, shown / 1e6);
     fprintf(f, "set title ");
     plt_quote(f, title);
     fprintf(f, " noenhanced\n");
@@ -257,9 +265,9 @@ static void write_axes_plot(FILE *f, const sim_timeline *tl, const lanes *ln, in
     fprintf(f,
             "set xlabel 'time since the run started [ms]'\n"
             "set ylabel 'lane (thread, link, GPU stream, storage slot)'\n"
-            "set yrange [-0.7:%f]\nset xrange [0:%f]\nset grid x\n"
+            "set yrange [-0.7:%f]\nset xrange [%f:%f]\nset grid x\n"
             "set key outside bottom center horizontal noenhanced\nset ytics (",
-            ln->n - 0.3, (double)end_ns / 1e6);
+            ln->n - 0.3, (double)sim_timeline_begin_ns(tl) / 1e6, (double)end_ns / 1e6);
     for (int k = 0; k < ln->n; k++) {
         if (k) fputs(", ", f);
         plt_quote(f, sim_timeline_lane_name(tl, ln->pos[k].lane));
@@ -288,6 +296,8 @@ static int draw_timeline(const plt_run_plot *p, const sim_scenario *sc, const si
     lanes ln = {0};
     int rc = place_lanes(tl, &ln, err);
     if (rc) goto out;
+    for (int l = 0; l < ln.n; l++) /* a stream's first gap counts from the window's start */
+        ln.stream_end[l] = sim_timeline_begin_ns(tl);
     int64_t end_ns = 0;
     for (size_t i = 0; i < n; i++)
         if (sp[i].end_ns > end_ns && category((sim_tl_what)sp[i].what) >= 0) end_ns = sp[i].end_ns;

@@ -331,6 +331,20 @@ static int plot(const plot_spec *ps)
     return rc;
 }
 
+int sim_plot_csv(const char *path, const char *x, const char *y, const char *by, const char *out)
+{
+    sim_err err;
+    sim_err_clear(&err);
+    plt_term term;
+    if (plt_term_from_path(out, &term, &err)) {
+        fputs("epochsim: --plot: ", stderr);
+        sim_err_print(&err, stderr);
+        return SIM_EXIT_USAGE;
+    }
+    plot_spec ps = {path, x, y, by, out, NULL, term, false};
+    return plot(&ps);
+}
+
 int sim_plot_cmd(int argc, char **argv)
 {
     static const struct option opts[] = {

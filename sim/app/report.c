@@ -22,6 +22,8 @@ static void epoch_members(yajl_gen g, const sim_epoch_result *e, bool mean)
     sim_json_num(g, "gpu_util_pct", e->gpu_util_pct);
     sim_json_num(g, "sm_active_pct", e->sm_active_pct);
     sim_json_num(g, "cpu_util_pct", e->cpu_util_pct);
+    sim_json_num(g, "main_thread_busy_pct", e->main_busy_pct);
+    sim_json_num(g, "worker_busy_pct", e->worker_busy_pct);
     sim_json_key(g, "stall_pct");
     yajl_gen_map_open(g);
     for (int k = 0; k < SIM_STALL_COUNT; k++)
@@ -41,6 +43,11 @@ void sim_report_json_members(yajl_gen g, const sim_result *res)
     yajl_gen_integer(g, res->steps);
     sim_json_str(g, "bottleneck", sim_bottleneck_name(res->bottleneck));
     sim_json_str(g, "verdict", res->verdict);
+    sim_json_key(g, "workers_busy_pct"); /* each of GPU 0's workers over the run */
+    yajl_gen_array_open(g);
+    for (int i = 0; i < res->n_workers; i++)
+        yajl_gen_double(g, res->worker_busy_pct[i]);
+    yajl_gen_array_close(g);
     sim_json_key(g, "epochs");
     yajl_gen_array_open(g);
     for (int i = 0; i < res->n_epochs; i++) {
@@ -88,7 +95,24 @@ static void scenario_topology(yajl_gen g, const sim_hardware *hw)
     yajl_gen_bool(g, hw->topo.p2p);
 }
 
-int sim_report_json(const char *path, const sim_scenario *sc, const sim_result *res, sim_err *err)
+/* The `advice` member: each change with the samples/s it gave and its gain. */
+static void json_advice(yajl_gen g, const sim_report_advice *advice)
+{
+    if (advice->n < 0) return;
+    sim_json_key(g, "advice");
+    yajl_gen_array_open(g);
+    for (int i = 0; i < advice->n; i++) {
+        yajl_gen_map_open(g);
+        sim_json_str(g, "change", advice->adv[i].change);
+        sim_json_num(g, "samples_per_s", advice->adv[i].samples_per_s);
+        sim_json_num(g, "gain_pct", advice->adv[i].gain_pct);
+        yajl_gen_map_close(g);
+    }
+    yajl_gen_array_close(g);
+}
+
+int sim_report_json(const char *path, const sim_scenario *sc, const sim_result *res,
+                    const sim_report_advice *advice, sim_err *err)
 {
     yajl_gen g = yajl_gen_alloc(NULL);
     if (!g) return sim_err_set(err, SIM_ENOMEM, NULL, 0, 0, "out of memory");
@@ -96,6 +120,7 @@ int sim_report_json(const char *path, const sim_scenario *sc, const sim_result *
     yajl_gen_map_open(g);
     if (res) {
         sim_report_json_members(g, res);
+        json_advice(g, advice);
     } else {
         sim_json_key(g, "oom");
         yajl_gen_bool(g, 1);
@@ -156,7 +181,23 @@ static void bar(FILE *out, const char *label, double pct)
     fputc('\n', out);
 }
 
-void sim_report_text(FILE *out, const sim_scenario *sc, const sim_result *res)
+static void text_advice(FILE *out, const sim_result *res, const sim_report_advice *advice)
+{
+    if (advice->n < 0 || res->bottleneck == SIM_BN_GPU_COMPUTE) return;
+    if (advice->n == 0) {
+        fprintf(out, "  no change tried in simulation (workers, prefetch, pinned copies, CUDA "
+                     "graphs, batch) raises the throughput\n");
+        return;
+    }
+    fprintf(out, "\nadvice (each change simulated; now %.0f samples/s):\n",
+            res->mean.samples_per_s);
+    for (int i = 0; i < advice->n; i++)
+        fprintf(out, "  %-50s %9.0f samples/s  (+%.1f %%)\n", advice->adv[i].change,
+                advice->adv[i].samples_per_s, advice->adv[i].gain_pct);
+}
+
+void sim_report_text(FILE *out, const sim_scenario *sc, const sim_result *res,
+                     const sim_report_advice *advice)
 {
     const sim_epoch_result *m = &res->mean;
     const sim_hardware *hw = &sc->hw;
@@ -186,7 +227,18 @@ void sim_report_text(FILE *out, const sim_scenario *sc, const sim_result *res)
             m->step_time_ms_p99);
     bar(out, "GPU-Util (nvidia-smi)", m->gpu_util_pct);
     bar(out, "SM active", m->sm_active_pct);
-    bar(out, "CPU util", m->cpu_util_pct);
+    bar(out, "CPU util (all threads)", m->cpu_util_pct);
+    bar(out, "main thread busy", m->main_busy_pct);
+    if (res->n_workers > 0) {
+        double lo = 100, hi = 0;
+        for (int i = 0; i < res->n_workers; i++) {
+            lo = res->worker_busy_pct[i] < lo ? res->worker_busy_pct[i] : lo;
+            hi = res->worker_busy_pct[i] > hi ? res->worker_busy_pct[i] : hi;
+        }
+        bar(out, "workers busy (mean)", m->worker_busy_pct);
+        fprintf(out, "  %-22s %6.1f / %.1f %% over %d worker%s\n", "  least / most busy", lo, hi,
+                res->n_workers, res->n_workers == 1 ? "" : "s");
+    }
     bar(out, "storage busy", m->storage_busy_pct);
     if (hw->gpu_count > 1) bar(out, "all-reduce (exposed)", m->comm_pct);
     if (sc->memory.known)
@@ -202,6 +254,7 @@ void sim_report_text(FILE *out, const sim_scenario *sc, const sim_result *res)
                     res->epochs[i].gpu_util_pct, res->epochs[i].cache_hit_pct);
     }
     fprintf(out, "\nbottleneck: %s\n  %s\n", sim_bottleneck_name(res->bottleneck), res->verdict);
+    text_advice(out, res, advice);
 }
 
 void sim_report_memory_text(FILE *out, const sim_scenario *sc)

@@ -4,11 +4,19 @@
 #define SIM_REPORT_H
 
 #include "sim/core/run.h"
+#include "sim/setup/advice.h"
 
 #include <stdio.h>
 #include <yajl/yajl_gen.h>
 
-void sim_report_text(FILE *out, const sim_scenario *sc, const sim_result *res);
+/* The advice of a run: adv[0..n), each checked by simulation; n < 0 = none was sought. */
+typedef struct sim_report_advice {
+    const sim_advice *adv;
+    int n;
+} sim_report_advice;
+
+void sim_report_text(FILE *out, const sim_scenario *sc, const sim_result *res,
+                     const sim_report_advice *advice);
 /* Emits the result's figures as JSON object members (no enclosing braces) into g, so other
  * documents (sweep rows) can embed the same keys. */
 void sim_report_json_members(yajl_gen g, const sim_result *res);
@@ -17,7 +25,8 @@ void sim_report_json_memory(yajl_gen g, const sim_memory_info *m);
 /* Writes the whole --json document to path ("-" = stdout), whole or not at all. res = NULL
  * writes the document of a job that was not simulated because it does not fit in GPU memory:
  * "oom": true, "memory" and "scenario". */
-int sim_report_json(const char *path, const sim_scenario *sc, const sim_result *res, sim_err *err);
+int sim_report_json(const char *path, const sim_scenario *sc, const sim_result *res,
+                    const sim_report_advice *advice, sim_err *err);
 /* The out-of-memory report: each part of the footprint, the peak, the capacity and the largest
  * batch that fits. */
 void sim_report_memory_text(FILE *out, const sim_scenario *sc);

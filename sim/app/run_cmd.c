@@ -1,11 +1,14 @@
 /* run_cmd.c — `epochsim run [FILE] [--set k=v]... [--json PATH|-] [--util-csv PATH]
- * [--timeline PATH [--timeline-steps N]] [--plot [KIND:]PATH]...`. */
+ * [--timeline PATH [--timeline-steps N] [--timeline-from S]] [--plot [KIND:]PATH]...
+ * [--no-advice]`: one run, then, unless told not to, the advice for its bottleneck, each change
+ * checked by simulating it. */
 #include "sim/app/run_cmd.h"
 
 #include "plots/plt_run.h"
 #include "sim/app/app.h"
 #include "sim/app/progress.h"
 #include "sim/app/report.h"
+#include "sim/app/whatif.h"
 #include "sim/setup/scenario.h"
 #include "sim/core/timeline.h"
 
@@ -19,8 +22,9 @@ static void usage(FILE *out)
     fprintf(
         out,
         "usage: epochsim run [FILE] [--set KEY=VALUE]... [--json PATH|-] [--util-csv PATH]\n"
-        "                    [--timeline PATH [--timeline-steps N]] [--plot [KIND:]PATH]...\n"
-        "                    [--catalog DIR] [--quiet]\n\n"
+        "                    [--timeline PATH [--timeline-steps N] [--timeline-from S]]\n"
+        "                    [--plot [KIND:]PATH]...\n"
+        "                    [--vary KEY=V1,V2,...]... [--catalog DIR] [--no-advice] [--quiet]\n\n"
         "Simulates the training job of experiment FILE (YAML), or the built-in default\n"
         "scenario (ResNet-50-like synthetic job, ImageNet-sized, on an A100 box) without one.\n\n"
         "  --set KEY=VALUE   override any experiment key (repeatable), e.g. loader.num_workers=4\n"
@@ -30,11 +34,19 @@ static void usage(FILE *out)
         "                    https://ui.perfetto.dev or chrome://tracing): DataLoader workers,\n"
         "                    pin-memory thread, main thread, storage, PCIe H2D/D2H, GPU stream\n"
         "  --timeline-steps N  steps recorded for --timeline and --plot timeline (default %d)\n"
+        "  --timeline-from S   record from global step S instead of 0 (skip the warm-up)\n"
         "  --plot [KIND:]PATH  draw a plot with gnuplot (repeatable); KIND util (GPU-Util, CPU\n"
         "                    util and loader queue depth over time) or timeline (Gantt chart of\n"
         "                    the first steps); without KIND the file name must start with\n"
         "                    util or timeline; .png or .svg\n"
+        "  --vary KEY=V1,V2  what-if study: run the experiment once per value (repeatable: the\n"
+        "                    grid product; a FILE with a `sweep:` block does the same), print a\n"
+        "                    table of the figures, and with --plot PATH (.png/.svg) draw\n"
+        "                    samples/s against the first key, one line per value of the second\n"
         "  --catalog DIR     hardware catalog (default $EPOCHSIM_CATALOG or the built-in one)\n"
+        "  --no-advice       skip the advice: by default the changes that address the\n"
+        "                    bottleneck (workers, prefetch, pinned copies, CUDA graphs, batch)\n"
+        "                    are each simulated, and those that raise samples/s are listed\n"
         "  --quiet           no terminal summary\n\n"
         "examples:\n"
         "  epochsim run\n"
@@ -42,29 +54,56 @@ static void usage(FILE *out)
         "  epochsim run configs/experiments/launch-bound.yaml --json -\n"
         "  epochsim run --timeline run.json --timeline-steps 5\n"
         "  epochsim run --set loader.num_workers=2 --plot util.png --plot timeline.svg\n"
-        "  epochsim run configs/experiments/hdd-bound.yaml --plot timeline:hdd-gantt.png\n",
+        "  epochsim run configs/experiments/hdd-bound.yaml --plot timeline:hdd-gantt.png\n"
+        "  epochsim run --vary loader.batch_size=64,128,256 --set training.max_steps=100 \\\n"
+        "      --plot batch.png\n",
         PLT_TIMELINE_STEPS_DEFAULT);
 }
 
 static const struct option run_opts[] = {
-    {"set", required_argument, 0, 's'},      {"json", required_argument, 0, 'j'},
-    {"util-csv", required_argument, 0, 'u'}, {"catalog", required_argument, 0, 'c'},
-    {"quiet", no_argument, 0, 'q'},          {"help", no_argument, 0, 'h'},
-    {"timeline", required_argument, 0, 't'}, {"timeline-steps", required_argument, 0, 'n'},
-    {"plot", required_argument, 0, 'p'},     {0, 0, 0, 0},
+    {"set", required_argument, 0, 's'},
+    {"json", required_argument, 0, 'j'},
+    {"util-csv", required_argument, 0, 'u'},
+    {"catalog", required_argument, 0, 'c'},
+    {"quiet", no_argument, 0, 'q'},
+    {"help", no_argument, 0, 'h'},
+    {"timeline", required_argument, 0, 't'},
+    {"timeline-steps", required_argument, 0, 'n'},
+    {"plot", required_argument, 0, 'p'},
+    {"no-advice", no_argument, 0, 'A'},
+    {"vary", required_argument, 0, 'V'},
+    {"timeline-from", required_argument, 0, 'F'},
+    {0, 0, 0, 0},
 };
 
 /* The command line. */
 typedef struct run_args {
     const char *json, *util_csv, *catalog, *timeline;
-    long long tl_steps;
+    long long tl_steps, tl_from;
     bool quiet;
+    bool no_advice;
     char **sets;         /* --set values (argc of room) */
-    plt_run_plot *plots; /* --plot values (argc of room) */
-    int n_sets, n_plots;
+    char **plot_args;    /* --plot values as given (argc of room) */
+    char **varies;       /* --vary values (argc of room) */
+    plt_run_plot *plots; /* --plot values of a single run, parsed (argc of room) */
+    int n_sets, n_plots, n_varies;
     bool want_tl;     /* a timeline is recorded (--timeline or a timeline plot) */
     bool want_series; /* the run's series are kept (a series plot) */
 } run_args;
+
+/* optarg as a whole number in [lo, hi] into *v; 0 or SIM_EXIT_USAGE naming opt. */
+static int whole_number(const char *opt, long long lo, long long hi, long long *v)
+{
+    char *end;
+    errno = 0;
+    *v = strtoll(optarg, &end, 10);
+    if (errno || end == optarg || *end || *v < lo || *v > hi) {
+        fprintf(stderr, "epochsim run: %s wants a whole number from %lld to %lld, not '%s'\n", opt,
+                lo, hi, optarg);
+        return SIM_EXIT_USAGE;
+    }
+    return 0;
+}
 
 /* Option c of getopt_long (its value in optarg) into a; returns 0, -1 after --help, or
  * SIM_EXIT_USAGE. */
@@ -86,38 +125,23 @@ static int run_option(int c, char **argv, run_args *a)
     case 'q':
         a->quiet = true;
         break;
+    case 'A':
+        a->no_advice = true;
+        break;
     case 't':
         a->timeline = optarg;
         a->want_tl = true;
         break;
-    case 'n': {
-        char *end;
-        errno = 0;
-        a->tl_steps = strtoll(optarg, &end, 10);
-        if (errno || end == optarg || *end || a->tl_steps < 1 || a->tl_steps > 1000000) {
-            fprintf(stderr,
-                    "epochsim run: --timeline-steps wants a whole number from 1 to "
-                    "1000000, not '%s'\n",
-                    optarg);
-            return SIM_EXIT_USAGE;
-        }
+    case 'n':
+        return whole_number("--timeline-steps", 1, 1000000, &a->tl_steps);
+    case 'F':
+        return whole_number("--timeline-from", 0, 1000000000000LL, &a->tl_from);
+    case 'p':
+        a->plot_args[a->n_plots++] = optarg;
         break;
-    }
-    case 'p': {
-        sim_err perr;
-        sim_err_clear(&perr);
-        if (plt_run_plot_parse(optarg, &a->plots[a->n_plots], &perr)) {
-            fprintf(stderr, "epochsim run: --plot: ");
-            sim_err_print(&perr, stderr);
-            return SIM_EXIT_USAGE;
-        }
-        if (a->plots[a->n_plots].kind == PLT_RUN_TIMELINE)
-            a->want_tl = true;
-        else
-            a->want_series = true;
-        a->n_plots++;
+    case 'V':
+        a->varies[a->n_varies++] = optarg;
         break;
-    }
     case 'h':
         usage(stdout);
         return -1;
@@ -125,6 +149,26 @@ static int run_option(int c, char **argv, run_args *a)
         fprintf(stderr, "epochsim run: bad option '%s'\n", argv[optind - 1]);
         usage(stderr);
         return SIM_EXIT_USAGE;
+    }
+    return 0;
+}
+
+/* The --plot values of a single run: KIND:PATH or a PATH naming its kind. Returns 0 or
+ * SIM_EXIT_USAGE. */
+static int parse_plots(run_args *a)
+{
+    for (int i = 0; i < a->n_plots; i++) {
+        sim_err perr;
+        sim_err_clear(&perr);
+        if (plt_run_plot_parse(a->plot_args[i], &a->plots[i], &perr)) {
+            fprintf(stderr, "epochsim run: --plot: ");
+            sim_err_print(&perr, stderr);
+            return SIM_EXIT_USAGE;
+        }
+        if (a->plots[i].kind == PLT_RUN_TIMELINE)
+            a->want_tl = true;
+        else
+            a->want_series = true;
     }
     return 0;
 }
@@ -144,18 +188,38 @@ static int parse_run_args(int argc, char **argv, run_args *a)
     return 0;
 }
 
-/* The scenario of the experiment file (NULL: none) with --set applied. */
-static int load_scenario(const char *file, const run_args *a, cfg_experiment_set *set,
-                         sim_scenario *sc, sim_err *err)
+/* The experiment file (NULL: none) with --set applied, and what it varies: its `sweep:` block
+ * and the --vary axes. */
+static int load_experiment(const char *file, const run_args *a, sim_experiment *x,
+                           cfg_experiment_set *set, sim_sweep_spec *spec, sim_err *err)
 {
-    sim_experiment x;
-    sim_experiment_defaults(&x);
+    sim_experiment_defaults(x);
     int rc = 0;
-    if (file) rc = cfg_experiment_load(file, &x, set, err);
+    if (file) rc = sim_sweep_load_experiment(file, x, set, err);
+    if (!rc && file) rc = sim_sweep_spec_load(spec, file, err);
     for (int i = 0; !rc && i < a->n_sets; i++)
-        rc = cfg_experiment_apply(a->sets[i], &x, set, err);
-    if (!rc) rc = sim_scenario_build(&x, set, sim_app_catalog_dir(a->catalog), sc, err);
+        rc = cfg_experiment_apply(a->sets[i], x, set, err);
+    for (int i = 0; !rc && i < a->n_varies; i++)
+        if ((rc = sim_sweep_spec_add(spec, a->varies[i], 0, err))) /* named as the user wrote it */
+            snprintf(err->where, sizeof err->where, "--vary %s", a->varies[i]);
+    if (!rc) rc = sim_sweep_spec_check(spec, err);
     return rc;
+}
+
+/* The what-if study of spec: outputs of a single run are refused, one plot path is allowed. */
+static int what_if(const run_args *a, const sim_sweep_spec *spec, const sim_experiment *x,
+                   const cfg_experiment_set *set)
+{
+    if (a->json || a->util_csv || a->timeline || a->n_plots > 1) {
+        fprintf(stderr, "epochsim run: --vary or a sweep: block runs several points: --json, "
+                        "--util-csv and --timeline are for one run (use `epochsim sweep -o` for "
+                        "every figure), and one --plot PATH draws the curve\n");
+        return SIM_EXIT_USAGE;
+    }
+    sim_whatif_opts o = {.catalog_dir = sim_app_catalog_dir(a->catalog),
+                         .plot_path = a->n_plots ? a->plot_args[0] : NULL,
+                         .quiet = a->quiet};
+    return sim_whatif_run(spec, x, set, &o);
 }
 
 /* Runs the scenario (when rc is 0) with the recorders the outputs want, under a progress line. */
@@ -164,7 +228,7 @@ static int simulate(int rc, const run_args *a, const cfg_experiment_set *set,
                     sim_result *res, sim_err *err)
 {
     if (!rc && a->want_tl) {
-        ro->timeline = sim_timeline_create(a->tl_steps);
+        ro->timeline = sim_timeline_create_from(a->tl_from, a->tl_steps);
         if (!ro->timeline) rc = sim_err_set(err, SIM_ENOMEM, NULL, 0, 0, "out of memory");
     }
     if (a->want_series) ro->series = series;
@@ -176,6 +240,12 @@ static int simulate(int rc, const run_args *a, const cfg_experiment_set *set,
         rc = sim_run_ex(sc, ro, res, err);
         if (rc == SIM_EBUDGET) /* the window the user chose made the series too long */
             cfg_experiment_locate(set, "report.util_window_ns", rc, err);
+        /* A window from a later step opens when its step begins, never at 0. */
+        if (!rc && a->tl_from > 0 && sim_timeline_begin_ns(ro->timeline) == 0)
+            rc = sim_err_set(err, SIM_EINVAL, NULL, 0, 0,
+                             "--timeline-from %lld: the run never reaches that step (it has %lld "
+                             "steps)",
+                             a->tl_from, (long long)res->steps);
     }
     sim_progress_end(&progress);
     return rc;
@@ -183,16 +253,16 @@ static int simulate(int rc, const run_args *a, const cfg_experiment_set *set,
 
 /* The timeline, plots, JSON, utilisation CSV and text report that a asks for. */
 static int write_outputs(const run_args *a, const sim_scenario *sc, const sim_result *res,
-                         const sim_run_opts *ro, sim_err *err)
+                         const sim_run_opts *ro, const sim_report_advice *advice, sim_err *err)
 {
     int rc = 0;
     if (a->timeline) rc = sim_timeline_write_json(ro->timeline, a->timeline, err);
     for (int i = 0; !rc && i < a->n_plots; i++)
         rc = plt_run_draw(&a->plots[i], sc, res, ro->series, ro->timeline, err);
-    if (!rc && a->json) rc = sim_report_json(a->json, sc, res, err);
+    if (!rc && a->json) rc = sim_report_json(a->json, sc, res, advice, err);
     if (!rc && a->util_csv) rc = sim_report_util_csv(a->util_csv, res, err);
     if (!rc && !a->quiet)
-        sim_report_text(a->json && !strcmp(a->json, "-") ? stderr : stdout, sc, res);
+        sim_report_text(a->json && !strcmp(a->json, "-") ? stderr : stdout, sc, res, advice);
     return rc;
 }
 
@@ -202,38 +272,33 @@ static void report_oom(const run_args *a, const sim_scenario *sc)
     sim_report_memory_text(stderr, sc);
     if (a->json) {
         sim_err jerr;
-        if (sim_report_json(a->json, sc, NULL, &jerr)) sim_err_print(&jerr, stderr);
+        sim_report_advice none = {.n = -1};
+        if (sim_report_json(a->json, sc, NULL, &none, &jerr)) sim_err_print(&jerr, stderr);
     }
 }
 
-int sim_run_cmd(int argc, char **argv)
+/* One run of x: the simulation, its outputs and the advice. Returns an exit code. */
+static int single_run(run_args *a, const sim_experiment *x, const cfg_experiment_set *set)
 {
-    run_args a = {
-        .tl_steps = PLT_TIMELINE_STEPS_DEFAULT,
-        .sets = calloc((size_t)argc, sizeof *a.sets),
-        .plots = calloc((size_t)argc, sizeof *a.plots),
-    };
-    int status = SIM_EXIT_ERROR;
-    if (!a.sets || !a.plots) goto done;
-    status = parse_run_args(argc, argv, &a);
-    if (status) {
-        if (status == -1) status = SIM_EXIT_OK; /* --help */
-        goto done;
-    }
-    cfg_experiment_set set = {0};
+    int status = parse_plots(a);
+    if (status) return status;
     sim_err err;
     sim_err_clear(&err);
     sim_scenario sc;
     memset(&sc, 0, sizeof sc);
-    int rc = load_scenario(optind < argc ? argv[optind] : NULL, &a, &set, &sc, &err);
+    int rc = sim_scenario_build(x, set, sim_app_catalog_dir(a->catalog), &sc, &err);
     sim_result res;
     memset(&res, 0, sizeof res);
     sim_run_series series;
     memset(&series, 0, sizeof series);
     sim_run_opts ro = {0};
-    rc = simulate(rc, &a, &set, &sc, &ro, &series, &res, &err);
-    if (!rc) rc = write_outputs(&a, &sc, &res, &ro, &err);
-    if (rc == SIM_EOOM && sc.memory.known) report_oom(&a, &sc);
+    rc = simulate(rc, a, set, &sc, &ro, &series, &res, &err);
+    sim_advice adv[SIM_ADVICE_MAX];
+    sim_report_advice advice = {.adv = adv, .n = -1};
+    if (!rc && !a->no_advice)
+        advice.n = sim_advice_find(x, set, sim_app_catalog_dir(a->catalog), &sc, &res, adv);
+    if (!rc) rc = write_outputs(a, &sc, &res, &ro, &advice, &err);
+    if (rc == SIM_EOOM && sc.memory.known) report_oom(a, &sc);
     if (rc) {
         fputs("epochsim: ", stderr);
         sim_err_print(&err, stderr);
@@ -242,9 +307,45 @@ int sim_run_cmd(int argc, char **argv)
     sim_run_series_free(&series);
     sim_timeline_destroy(ro.timeline);
     sim_scenario_free(&sc);
-    status = rc ? SIM_EXIT_ERROR : SIM_EXIT_OK;
+    return rc ? SIM_EXIT_ERROR : SIM_EXIT_OK;
+}
+
+int sim_run_cmd(int argc, char **argv)
+{
+    run_args a = {
+        .tl_steps = PLT_TIMELINE_STEPS_DEFAULT,
+        .sets = calloc((size_t)argc, sizeof *a.sets),
+        .plot_args = calloc((size_t)argc, sizeof *a.plot_args),
+        .varies = calloc((size_t)argc, sizeof *a.varies),
+        .plots = calloc((size_t)argc, sizeof *a.plots),
+    };
+    sim_sweep_spec spec;
+    sim_sweep_spec_init(&spec);
+    int status = SIM_EXIT_ERROR;
+    if (!a.sets || !a.plot_args || !a.varies || !a.plots) goto done;
+    status = parse_run_args(argc, argv, &a);
+    if (status) {
+        if (status == -1) status = SIM_EXIT_OK; /* --help */
+        goto done;
+    }
+    cfg_experiment_set set = {0};
+    sim_experiment x;
+    sim_err err;
+    sim_err_clear(&err);
+    if (load_experiment(optind < argc ? argv[optind] : NULL, &a, &x, &set, &spec, &err)) {
+        fputs("epochsim: ", stderr);
+        sim_err_print(&err, stderr);
+        status = SIM_EXIT_ERROR;
+    } else if (spec.n_grid + spec.n_zip + spec.n_hw > 0) {
+        status = what_if(&a, &spec, &x, &set);
+    } else {
+        status = single_run(&a, &x, &set);
+    }
 done:
+    sim_sweep_spec_free(&spec);
     free(a.sets);
+    free(a.plot_args);
+    free(a.varies);
     free(a.plots);
     return status;
 }

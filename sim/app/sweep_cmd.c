@@ -35,7 +35,7 @@ static void usage(FILE *out)
         "\n"
         "Runs the experiment FILE (or the built-in default scenario) once per point of a sweep\n"
         "and writes one row per point: point, every swept key, seed, every figure of\n"
-        "`run --json` (nested ones as stall_pct.data, ...), oom, memory.peak_gb,\n"
+        "`run --json` (nested ones as stall_pct.storage, ...), oom, memory.peak_gb,\n"
         "memory.capacity_gb, memory.max_batch, error.\n"
         "\n"
         "Points are the product grid x zip x hardware (the last varying fastest). FILE may hold\n"

@@ -1,7 +1,7 @@
 /* sweep_row.h — the rows of a sweep file: which columns, in which order, and one line per point
  * in CSV (libcsv quoting) or JSON lines (yajl). The figures are those of `run --json`
  * (sim_report_json_members), flattened once by sim_sweep_flatten — nested objects become dotted
- * names (`stall_pct.data`), the per-epoch array is left out — and both formats are written from
+ * names (`stall_pct.storage`), the per-epoch array is left out — and both formats are written from
  * the same cells, so CSV and JSONL cannot drift apart.
  * Columns: point, every swept key, seed, the figures (with R > 1 replications each numeric figure
  * `f` is the mean and `f_ci95` the 95 % confidence half-width), oom, memory.peak_gb,

@@ -10,6 +10,7 @@
 
 #include "sim/base/err.h"
 #include "sim/core/job.h"
+#include "sim/core/metrics.h"
 #include "sim/core/timeline.h"
 
 #include <gsl/gsl_randist.h>
@@ -21,8 +22,9 @@
 enum { EV_STARTED, EV_READ_DONE, EV_DECODE_DONE, EV_COLLATE_DONE, EV_PIN_DONE };
 /* A sample's state rides in the two high bits of its word of the order: the shuffle moves it
  * with the id, and the reads visit it in order. */
-#define SEEN 0x40000000u   /* read this epoch */
-#define CACHED 0x80000000u /* in the page cache */
+#define SEEN 0x40000000u                 /* read this epoch */
+#define CACHED 0x80000000u               /* in the page cache */
+enum { PH_READ, PH_DECODE, PH_COLLATE }; /* what a busy worker is doing */
 
 typedef struct worker {
     int64_t *queue; /* ring of assigned batch indices */
@@ -34,6 +36,8 @@ typedef struct worker {
     int batch_samples;
     int64_t batch_ns, phase_ns; /* starts of the batch and of the running phase */
     bool hit;                   /* the running read is from the page cache */
+    uint8_t phase;
+    int64_t busy_ns; /* batches done so far, from start to collate */
 } worker;
 
 struct sim_loader {
@@ -68,6 +72,7 @@ struct sim_loader {
     uint32_t wait_target, wait_kind;
     int64_t reads, hits, decodes;
     int64_t pin_ns; /* start of the running pin job */
+    int cause;      /* last sim_stall told to the metrics; -1 = none yet */
 };
 
 /* Reports what worker wi (the main thread with num_workers = 0) or the pin thread (wi = -1) did
@@ -115,6 +120,30 @@ static void draw_multipliers(sim_loader *l, int64_t b)
     for (int i = 0; i < n; i++)
         m[i] = (float)gsl_ran_lognormal(l->decode_rng, l->ln_mu, l->ln_sigma);
     l->drawn += n;
+}
+
+/* What holds up the next batch to yield: its worker (batch b goes to worker b mod N) reading
+ * from the device, or preprocessing it (decode, collate, a page-cache memcpy, or the pin thread
+ * copying it), or starting up. */
+static sim_stall awaited_cause(const sim_loader *l)
+{
+    if (l->main_thread) return SIM_STALL_MAIN;
+    if (l->next_yield >= l->batches || l->ready[l->next_yield % l->window])
+        return (sim_stall)l->cause;
+    const worker *w = &l->w[l->next_yield % l->n_workers];
+    if (!w->alive) return SIM_STALL_OTHER;
+    if (w->busy && w->phase == PH_READ && !w->hit) return SIM_STALL_STORAGE;
+    return SIM_STALL_DECODE;
+}
+
+/* Tells the metrics when the awaited batch's cause changes: after every loader event. */
+static void note_cause(sim_loader *l)
+{
+    if (!l->cfg.metrics) return;
+    sim_stall c = awaited_cause(l);
+    if ((int)c == l->cause) return;
+    l->cause = (int)c;
+    sim_metrics_data_cause(l->cfg.metrics, l->cfg.rank, c);
 }
 
 static void try_send(sim_loader *l)
@@ -165,6 +194,7 @@ static void start_sample(sim_loader *l, int wi)
     *sample |= SEEN;
     l->reads++;
     w->phase_ns = sim_engine_now(l->e);
+    w->phase = PH_READ;
     w->hit = (*sample & CACHED) != 0;
     if (w->hit) {
         l->hits++;
@@ -216,9 +246,8 @@ static void batch_done(sim_loader *l, int64_t b)
     }
 }
 
-static void handle(sim_engine *e, void *self, const sim_event *ev)
+static void handle_event(sim_engine *e, sim_loader *l, const sim_event *ev)
 {
-    sim_loader *l = self;
     if (ev->kind == EV_PIN_DONE) {
         report(l, -1, SIM_TL_PIN_BATCH, l->pin_ns, (int64_t)ev->a, 0);
         l->pin_busy = false;
@@ -241,6 +270,7 @@ static void handle(sim_engine *e, void *self, const sim_event *ev)
         l->decodes++;
         report(l, wi, SIM_TL_READ, w->phase_ns, w->batch, w->hit);
         w->phase_ns = sim_engine_now(e);
+        w->phase = PH_DECODE;
         cpu_job(l, l->cfg.decode_ref_ns * mult, EV_DECODE_DONE, (uint64_t)wi);
         break;
     }
@@ -252,17 +282,26 @@ static void handle(sim_engine *e, void *self, const sim_event *ev)
         } else {
             /* default_collate stacks the samples into one tensor: a copy of the batch. */
             double bytes = (double)w->batch_samples * l->cfg.input_bytes;
+            w->phase = PH_COLLATE;
             mem_job(l, bytes, EV_COLLATE_DONE, (uint64_t)wi);
         }
         break;
     case EV_COLLATE_DONE:
         report(l, wi, SIM_TL_COLLATE, w->phase_ns, w->batch, 0);
         report(l, wi, SIM_TL_BATCH, w->batch_ns, w->batch, 0);
+        w->busy_ns += sim_engine_now(e) - w->batch_ns;
         w->busy = false;
         batch_done(l, w->batch); /* may already hand the worker its next batch */
         start_batch(l, wi);
         break;
     }
+}
+
+static void handle(sim_engine *e, void *self, const sim_event *ev)
+{
+    sim_loader *l = self;
+    handle_event(e, l, ev);
+    note_cause(l);
 }
 
 static const sim_component_ops loader_ops = {.name = "loader", .handle = handle};
@@ -275,6 +314,7 @@ sim_loader *sim_loader_create(sim_engine *e, const sim_loader_config *cfg, int *
     l->e = e;
     l->observed = sim_engine_observed(e);
     l->cfg = *cfg;
+    l->cause = -1;
     l->main_thread = cfg->num_workers == 0;
     l->n_workers = l->main_thread ? 1 : cfg->num_workers;
     l->batches = (cfg->samples + cfg->batch_size - 1) / cfg->batch_size;
@@ -389,6 +429,7 @@ int sim_loader_begin_epoch(sim_loader *l, int epoch)
         }
     }
     try_send(l);
+    note_cause(l);
     return SIM_OK;
 }
 
@@ -400,6 +441,7 @@ void sim_loader_next(sim_loader *l, uint32_t target, uint32_t kind)
     l->wait_kind = kind;
     if (l->main_thread) try_send(l);
     deliver(l);
+    note_cause(l);
 }
 
 int sim_loader_ready_batches(const sim_loader *l)
@@ -424,6 +466,16 @@ int64_t sim_loader_cache_hits(const sim_loader *l)
 int64_t sim_loader_decodes(const sim_loader *l)
 {
     return l->decodes;
+}
+
+int sim_loader_workers(const sim_loader *l)
+{
+    return l->main_thread ? 0 : l->n_workers;
+}
+
+int64_t sim_loader_worker_busy_ns(const sim_loader *l, int wi)
+{
+    return l->w[wi].busy_ns;
 }
 
 bool sim_loader_each_sample_once(const sim_loader *l)

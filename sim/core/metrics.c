@@ -13,6 +13,7 @@
 
 typedef struct gpu_track {
     sim_main_state main;
+    sim_stall data_cause; /* what a batch wait is charged to */
     sim_gpu_state gpu;
     float sm_fraction;
     int64_t t_last_ns;
@@ -46,8 +47,10 @@ sim_metrics *sim_metrics_create(sim_engine *e, int n_gpus, int64_t window_ns, in
     m->n = n_gpus;
     m->window_ns = window_ns;
     m->max_win = max_windows;
-    for (int i = 0; i < n_gpus; i++)
+    for (int i = 0; i < n_gpus; i++) {
         m->g[i].main = SIM_MAIN_OTHER;
+        m->g[i].data_cause = SIM_STALL_DECODE;
+    }
     return m;
 }
 
@@ -63,10 +66,10 @@ void sim_metrics_destroy(sim_metrics *m)
 static sim_stall stall_of(const gpu_track *g)
 {
     if (g->gpu == SIM_GPUST_COPY) return SIM_STALL_H2D;
-    if (g->gpu == SIM_GPUST_COLLECTIVE) return SIM_STALL_SYNC;
+    if (g->gpu == SIM_GPUST_COLLECTIVE) return SIM_STALL_COMM;
     switch (g->main) {
     case SIM_MAIN_DATA:
-        return SIM_STALL_DATA;
+        return g->data_cause;
     case SIM_MAIN_H2D:
         return SIM_STALL_H2D;
     case SIM_MAIN_DISPATCH:
@@ -110,6 +113,9 @@ static void settle(sim_metrics *m, int i)
     } else {
         g->tot.stall_ns[stall_of(g)] += dt;
     }
+    if (g->main == SIM_MAIN_DISPATCH || g->main == SIM_MAIN_OTHER ||
+        (g->main == SIM_MAIN_DATA && g->data_cause == SIM_STALL_MAIN))
+        g->tot.main_busy_ns += dt;
     g->t_last_ns = now;
 }
 
@@ -117,6 +123,12 @@ void sim_metrics_main(sim_metrics *m, int gpu, sim_main_state s)
 {
     settle(m, gpu);
     m->g[gpu].main = s;
+}
+
+void sim_metrics_data_cause(sim_metrics *m, int gpu, sim_stall cause)
+{
+    settle(m, gpu);
+    m->g[gpu].data_cause = cause;
 }
 
 void sim_metrics_gpu(sim_metrics *m, int gpu, sim_gpu_state s, float sm_fraction)

@@ -8,12 +8,17 @@
 
 #include <stdint.h>
 
-/* Where the GPU's idle time went: what the main thread was doing while no kernel ran. */
+/* Where the GPU's idle time went: what the main thread was doing while no kernel ran, and when
+ * it was waiting for a batch, what that batch was waiting on (the loader says, see
+ * sim_metrics_data_cause). */
 typedef enum sim_stall {
-    SIM_STALL_DATA,     /* waiting for the next batch from the loader */
+    SIM_STALL_STORAGE,  /* the awaited batch's worker was reading from the storage device */
+    SIM_STALL_DECODE,   /* ... was decoding or collating it, or the pin thread was copying it */
+    SIM_STALL_MAIN,     /* the main thread was loading the batch itself (num_workers = 0) */
     SIM_STALL_H2D,      /* the input copy was running or blocking the main thread */
     SIM_STALL_DISPATCH, /* the main thread was dispatching ops slower than the GPU ran them */
-    SIM_STALL_SYNC,     /* a sync or collective kept the GPU waiting */
+    SIM_STALL_COMM,     /* a collective (all-reduce) occupied the stream */
+    SIM_STALL_SYNC,     /* the main thread waited for the GPU (sync, .item()) */
     SIM_STALL_OTHER,    /* anything else: worker start-up, Python step overhead */
     SIM_STALL_COUNT
 } sim_stall;
@@ -39,6 +44,8 @@ typedef struct sim_gpu_totals {
     double kernel_ns;    /* time with a kernel running */
     double sm_active_ns; /* kernel time weighted by the share of SMs in use */
     double stall_ns[SIM_STALL_COUNT];
+    double main_busy_ns; /* the main thread working: dispatching, Python step work, or loading
+                          * a batch itself (num_workers = 0); not waiting on workers or GPU */
 } sim_gpu_totals;
 
 /* max_windows bounds the GPU-Util windows kept (0 = no bound): past it the engine fails with
@@ -46,6 +53,10 @@ typedef struct sim_gpu_totals {
 sim_metrics *sim_metrics_create(sim_engine *e, int n_gpus, int64_t window_ns, int64_t max_windows);
 void sim_metrics_destroy(sim_metrics *m);
 void sim_metrics_main(sim_metrics *m, int gpu, sim_main_state s);
+/* What the batch GPU `gpu`'s main thread waits for (or would wait for) is held up by now: one of
+ * SIM_STALL_STORAGE, SIM_STALL_DECODE, SIM_STALL_MAIN or SIM_STALL_OTHER (worker start-up). The
+ * loader reports it; until it does, SIM_STALL_DECODE. */
+void sim_metrics_data_cause(sim_metrics *m, int gpu, sim_stall cause);
 void sim_metrics_gpu(sim_metrics *m, int gpu, sim_gpu_state s, float sm_fraction);
 void sim_metrics_step(sim_metrics *m, int gpu, int64_t dur_ns);
 /* Totals of GPU `gpu` up to now. */

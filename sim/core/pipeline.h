@@ -131,7 +131,8 @@ typedef struct sim_loader_config {
     sim_ps *cpu;
     sim_ps *mem; /* host memory bus: memcpy of collate, pinning and page-cache reads (bytes) */
     sim_storage *storage;
-    int rank; /* the GPU this loader feeds (what it reports is of this rank) */
+    sim_metrics *metrics; /* told what the awaited batch waits on; NULL = nobody */
+    int rank;             /* the GPU this loader feeds (what it reports is of this rank) */
 } sim_loader_config;
 
 sim_loader *sim_loader_create(sim_engine *e, const sim_loader_config *cfg, int *rc);
@@ -149,6 +150,10 @@ void sim_loader_next(sim_loader *l, uint32_t target, uint32_t kind);
 int64_t sim_loader_reads(const sim_loader *l);
 int64_t sim_loader_cache_hits(const sim_loader *l);
 int64_t sim_loader_decodes(const sim_loader *l);
+/* Worker processes (0 with num_workers = 0) and the time worker wi has held a batch (reading,
+ * decoding, collating it) since the loader was created, ns; a batch counts when it is done. */
+int sim_loader_workers(const sim_loader *l);
+int64_t sim_loader_worker_busy_ns(const sim_loader *l, int wi);
 /* Every sample of the epoch's order was read exactly once (an invariant the tests check). */
 bool sim_loader_each_sample_once(const sim_loader *l);
 /* Batches the main thread could take now without waiting: ready ones in order from the next

@@ -22,8 +22,8 @@
 #define WORKER_GB 0.5
 /* A stall worth naming: below this share of wall time the GPU itself is the limit. */
 #define STALL_VERDICT_PCT 10.0
-/* A device busier than this is saturated. */
-#define SATURATED_PCT 90.0
+/* GPU-Util at or above this: the GPU is the limit, whatever idles it the rest of the time. */
+#define GPU_BOUND_PCT 80.0
 
 typedef struct snapshot {
     int64_t t_ns;
@@ -32,6 +32,7 @@ typedef struct snapshot {
     double storage_busy;
     double h2d_busy;
     double comm_busy;
+    double worker_busy; /* GPU 0's workers, summed, ns */
 } snapshot;
 
 typedef struct world {
@@ -136,6 +137,9 @@ static void take_snapshot(world *w, snapshot *s)
     s->storage_busy = sim_storage_busy_ns(w->storage);
     s->h2d_busy = sim_ps_busy_time(w->h2d[0]);
     s->comm_busy = sim_collective_busy_ns(w->coll);
+    s->worker_busy = 0;
+    for (int i = 0; i < sim_loader_workers(w->loader[0]); i++)
+        s->worker_busy += (double)sim_loader_worker_busy_ns(w->loader[0], i);
 }
 
 /* The median and 99th percentile of n step times, in ms (0 for no steps); SIM_ENOMEM when the
@@ -190,12 +194,16 @@ static void epoch_ended(void *ctx, int trainer, int epoch)
         const sim_gpu_totals *a = &w->last.gpu[i], *b = &now.gpu[i];
         r->gpu_util_pct += 100.0 * (b->kernel_ns - a->kernel_ns) / dt / w->n;
         r->sm_active_pct += 100.0 * (b->sm_active_ns - a->sm_active_ns) / dt / w->n;
+        r->main_busy_pct += 100.0 * (b->main_busy_ns - a->main_busy_ns) / dt / w->n;
         for (int k = 0; k < SIM_STALL_COUNT; k++)
             r->stall_pct[k] += 100.0 * (b->stall_ns[k] - a->stall_ns[k]) / dt / w->n;
     }
     r->cpu_util_pct = 100.0 * (now.cpu_busy - w->last.cpu_busy) / (w->cpu_model.threads * dt);
     if (r->cpu_util_pct > 100) /* copying threads are counted beside the CPU server's */
         r->cpu_util_pct = 100;
+    int workers = sim_loader_workers(w->loader[0]);
+    if (workers)
+        r->worker_busy_pct = 100.0 * (now.worker_busy - w->last.worker_busy) / dt / workers;
     r->storage_busy_pct = 100.0 * (now.storage_busy - w->last.storage_busy) / dt;
     r->h2d_busy_pct = 100.0 * (now.h2d_busy - w->last.h2d_busy) / dt;
     r->comm_pct = 100.0 * (now.comm_busy - w->last.comm_busy) / dt;
@@ -258,6 +266,8 @@ static void mean_of_epochs(sim_result *res)
         m->gpu_util_pct += e->gpu_util_pct * wgt;
         m->sm_active_pct += e->sm_active_pct * wgt;
         m->cpu_util_pct += e->cpu_util_pct * wgt;
+        m->main_busy_pct += e->main_busy_pct * wgt;
+        m->worker_busy_pct += e->worker_busy_pct * wgt;
         m->storage_busy_pct += e->storage_busy_pct * wgt;
         m->h2d_busy_pct += e->h2d_busy_pct * wgt;
         m->comm_pct += e->comm_pct * wgt;
@@ -290,59 +300,85 @@ static void comm_verdict(const sim_scenario *sc, sim_result *res)
              ring.bw_gbps);
 }
 
+/* The stall the verdict may name: sync and other are consequences (a sync waits for work already
+ * queued) or start-up, not causes to act on. */
+static sim_stall largest_stall(const sim_epoch_result *m)
+{
+    static const sim_stall named[] = {SIM_STALL_STORAGE, SIM_STALL_DECODE,   SIM_STALL_MAIN,
+                                      SIM_STALL_H2D,     SIM_STALL_DISPATCH, SIM_STALL_COMM};
+    sim_stall worst = named[0];
+    for (size_t i = 1; i < sizeof named / sizeof named[0]; i++)
+        if (m->stall_pct[named[i]] > m->stall_pct[worst]) worst = named[i];
+    return worst;
+}
+
+/* The verdict on a loader stall: the storage device, the workers' preprocessing, or the main
+ * process loading by itself. */
+static void loader_verdict(const sim_scenario *sc, sim_result *res, sim_stall worst)
+{
+    const sim_epoch_result *m = &res->mean;
+    char *v = res->verdict;
+    size_t vs = sizeof res->verdict;
+    int nw = sc->loader.num_workers;
+    if (worst == SIM_STALL_STORAGE) {
+        res->bottleneck = SIM_BN_STORAGE;
+        snprintf(v, vs,
+                 "Storage-bound: the GPU waits %.1f%% of the time for batches whose workers are "
+                 "reading from the %s (device busy %.0f%%, page cache hits %.0f%%).",
+                 m->stall_pct[worst],
+                 sc->hw.storage.label[0] ? sc->hw.storage.label : sc->hw.storage.name,
+                 m->storage_busy_pct, m->cache_hit_pct);
+    } else if (worst == SIM_STALL_MAIN) {
+        res->bottleneck = SIM_BN_MAIN_THREAD;
+        snprintf(v, vs,
+                 "Main-thread-bound: with num_workers=0 the main process loads every batch "
+                 "itself, and the GPU waits %.1f%% of the time while it reads and decodes (main "
+                 "thread busy %.0f%%, CPU %.0f%% of %d threads).",
+                 m->stall_pct[worst], m->main_busy_pct, m->cpu_util_pct, sc->hw.cpu.threads);
+    } else {
+        res->bottleneck = SIM_BN_DATA_LOADING;
+        snprintf(v, vs,
+                 "Loader-bound: the GPU waits %.1f%% of the time for batches that %d DataLoader "
+                 "worker%s %s still decoding and collating (workers busy %.0f%%, CPU %.0f%% of "
+                 "%d cores / %d threads).",
+                 m->stall_pct[worst], nw, nw == 1 ? "" : "s", nw == 1 ? "is" : "are",
+                 m->worker_busy_pct, m->cpu_util_pct, sc->hw.cpu.cores, sc->hw.cpu.threads);
+    }
+}
+
+/* Names the largest cause of GPU idle time, with its share; advice is not given here: the
+ * caller checks each change by simulating it (sim/setup/advice.h). */
 static void verdict(const sim_scenario *sc, sim_result *res)
 {
     const sim_epoch_result *m = &res->mean;
-    int worst = SIM_STALL_DATA;
-    for (int k = 0; k < SIM_STALL_COUNT; k++)
-        if (k != SIM_STALL_OTHER && k != SIM_STALL_SYNC && m->stall_pct[k] > m->stall_pct[worst])
-            worst = k;
+    sim_stall worst = largest_stall(m);
     char *v = res->verdict;
     size_t vs = sizeof res->verdict;
     if (m->comm_pct >= STALL_VERDICT_PCT && m->comm_pct > m->stall_pct[worst]) {
         comm_verdict(sc, res);
         return;
     }
-    if (m->stall_pct[worst] < STALL_VERDICT_PCT) {
+    if (m->stall_pct[worst] < STALL_VERDICT_PCT || m->gpu_util_pct >= GPU_BOUND_PCT) {
         res->bottleneck = SIM_BN_GPU_COMPUTE;
         snprintf(v, vs,
-                 "GPU-bound: a kernel runs %.1f%% of the time; a faster GPU, lower precision or "
-                 "less work per step would shorten the epoch.",
-                 m->gpu_util_pct);
+                 "GPU-bound: a kernel runs %.1f%% of the time (SM active %.1f%%); the largest "
+                 "idle cause, %s, takes %.1f%%.",
+                 m->gpu_util_pct, m->sm_active_pct, sim_stall_name(worst), m->stall_pct[worst]);
         return;
     }
     switch (worst) {
-    case SIM_STALL_DATA:
-        if (m->storage_busy_pct >= SATURATED_PCT) {
-            res->bottleneck = SIM_BN_STORAGE;
-            snprintf(v, vs,
-                     "Storage-bound: the GPU waits for data %.1f%% of the time while the %s is "
-                     "busy %.0f%% of the time; faster storage or a dataset that fits in the page "
-                     "cache would help.",
-                     m->stall_pct[worst],
-                     sc->hw.storage.label[0] ? sc->hw.storage.label : sc->hw.storage.name,
-                     m->storage_busy_pct);
-        } else {
-            res->bottleneck = SIM_BN_DATA_LOADING;
-            snprintf(v, vs,
-                     "Loader-bound: the GPU waits for the next batch %.1f%% of the time; %d "
-                     "DataLoader worker%s on %d cores / %d threads (CPU %.0f%% busy) cannot "
-                     "keep up; more workers or cores, a faster CPU or cheaper decoding would "
-                     "help.",
-                     m->stall_pct[worst], sc->loader.num_workers,
-                     sc->loader.num_workers == 1 ? "" : "s", sc->hw.cpu.cores, sc->hw.cpu.threads,
-                     m->cpu_util_pct);
-        }
-        return;
     case SIM_STALL_H2D:
         res->bottleneck = SIM_BN_H2D;
-        snprintf(v, vs, "Copy-bound: the GPU waits %.1f%% of the time on host-to-device copies%s.",
-                 m->stall_pct[worst],
-                 sc->loader.pin_memory && sc->loader.non_blocking
-                     ? "; a faster link or smaller input tensors would help"
-                     : "; pin_memory=True with non_blocking=True lets the copy overlap");
+        snprintf(v, vs,
+                 "Copy-bound: the GPU waits %.1f%% of the time on host-to-device copies (%s "
+                 "memory%s; link busy %.0f%%).",
+                 m->stall_pct[worst], sc->loader.pin_memory ? "pinned" : "pageable",
+                 sc->loader.non_blocking ? ", non_blocking" : ", blocking", m->h2d_busy_pct);
         return;
-    default: {
+    case SIM_STALL_COMM:
+        comm_verdict(sc, res);
+        return;
+    case SIM_STALL_DISPATCH: {
         res->bottleneck = SIM_BN_CPU_DISPATCH;
         size_t kernels = sim_program_kernels(&sc->program);
         double cpu_us = kernels ? (double)sim_program_dispatch_ns(&sc->program) / kernels / 1e3 /
@@ -351,11 +387,14 @@ static void verdict(const sim_scenario *sc, sim_result *res)
         double gpu_us = kernels ? (double)sim_program_gpu_ns(&sc->program) / kernels / 1e3 : 0;
         snprintf(v, vs,
                  "Launch-bound: the GPU idles %.1f%% of the time while the main thread "
-                 "dispatches kernels (%.1f us of CPU per kernel vs %.1f us of GPU time); a larger "
-                 "batch, a faster CPU core or CUDA graphs would help.",
-                 m->stall_pct[worst], cpu_us, gpu_us);
+                 "dispatches kernels (%.1f us of CPU per kernel vs %.1f us of GPU time; main "
+                 "thread busy %.0f%%).",
+                 m->stall_pct[worst], cpu_us, gpu_us, m->main_busy_pct);
         return;
     }
+    default:
+        loader_verdict(sc, res, worst);
+        return;
     }
 }
 
@@ -539,6 +578,7 @@ static int rank_create(world *w, int i, int64_t per_epoch, int64_t shard, int64_
         .cpu = w->cpu,
         .mem = w->mem,
         .storage = w->storage,
+        .metrics = w->metrics,
         .rank = i,
     };
     int lrc;
@@ -597,6 +637,16 @@ static int results(world *w, sim_result *res, int64_t window_ns)
         while (w->series->n < res->n_util)
             if (series_push(w, sim_windows_len(w->series->n, end, window_ns))) return SIM_ENOMEM;
     }
+    int workers = sim_loader_workers(w->loader[0]);
+    if (workers) {
+        res->worker_busy_pct = calloc((size_t)workers, sizeof *res->worker_busy_pct);
+        if (!res->worker_busy_pct) return SIM_ENOMEM;
+        res->n_workers = workers;
+        double wall = (double)sim_engine_now(w->e);
+        for (int i = 0; i < workers; i++)
+            res->worker_busy_pct[i] =
+                wall > 0 ? 100.0 * (double)sim_loader_worker_busy_ns(w->loader[0], i) / wall : 0;
+    }
     mean_of_epochs(res);
     verdict(w->sc, res);
     return SIM_OK;
@@ -651,6 +701,7 @@ void sim_result_free(sim_result *res)
 {
     free(res->epochs);
     free(res->util_series);
+    free(res->worker_busy_pct);
     memset(res, 0, sizeof *res);
 }
 
@@ -662,6 +713,7 @@ const char *sim_bottleneck_name(sim_bottleneck b)
         [SIM_BN_H2D] = "h2d",
         [SIM_BN_CPU_DISPATCH] = "cpu_dispatch",
         [SIM_BN_GPU_COMPUTE] = "gpu_compute",
+        [SIM_BN_MAIN_THREAD] = "main_thread",
         [SIM_BN_COMMUNICATION] = "communication",
     };
     return (unsigned)b < SIM_BN_COUNT ? names[b] : "unknown";
@@ -670,8 +722,10 @@ const char *sim_bottleneck_name(sim_bottleneck b)
 const char *sim_stall_name(sim_stall s)
 {
     static const char *const names[SIM_STALL_COUNT] = {
-        [SIM_STALL_DATA] = "data", [SIM_STALL_H2D] = "h2d",     [SIM_STALL_DISPATCH] = "dispatch",
-        [SIM_STALL_SYNC] = "sync", [SIM_STALL_OTHER] = "other",
+        [SIM_STALL_STORAGE] = "storage",   [SIM_STALL_DECODE] = "decode",
+        [SIM_STALL_MAIN] = "main_thread",  [SIM_STALL_H2D] = "h2d",
+        [SIM_STALL_DISPATCH] = "dispatch", [SIM_STALL_COMM] = "communication",
+        [SIM_STALL_SYNC] = "sync",         [SIM_STALL_OTHER] = "other",
     };
     return (unsigned)s < SIM_STALL_COUNT ? names[s] : "unknown";
 }

@@ -12,12 +12,15 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+/* What the verdict names: the largest stall (sim_stall) when the GPU idles enough for it to
+ * matter, else the GPU itself. */
 typedef enum sim_bottleneck {
-    SIM_BN_DATA_LOADING,
+    SIM_BN_DATA_LOADING, /* workers preprocessing (SIM_STALL_DECODE) */
     SIM_BN_STORAGE,
     SIM_BN_H2D,
     SIM_BN_CPU_DISPATCH,
     SIM_BN_GPU_COMPUTE,
+    SIM_BN_MAIN_THREAD,   /* the main process loading batches itself (num_workers = 0) */
     SIM_BN_COMMUNICATION, /* the DDP all-reduce, not hidden behind backward */
     SIM_BN_COUNT
 } sim_bottleneck;
@@ -67,7 +70,9 @@ typedef struct sim_epoch_result {
     double step_time_ms_p99;
     double gpu_util_pct; /* kernel-busy time / wall time, NVML utilization.gpu semantics */
     double sm_active_pct;
-    double cpu_util_pct;               /* busy hardware-thread time / (threads x wall time) */
+    double cpu_util_pct;    /* busy hardware-thread time / (threads x wall time) */
+    double main_busy_pct;   /* main thread working (sim_gpu_totals.main_busy_ns), GPU mean */
+    double worker_busy_pct; /* GPU 0's DataLoader workers holding a batch, mean of workers */
     double stall_pct[SIM_STALL_COUNT]; /* share of wall time the GPU idled, by cause */
     double storage_busy_pct;
     double h2d_busy_pct;
@@ -83,6 +88,9 @@ typedef struct sim_result {
     int64_t steps;
     sim_bottleneck bottleneck;
     char verdict[512]; /* one plain sentence with its number */
+    /* Each DataLoader worker of GPU 0: share of the run's wall time it held a batch. */
+    int n_workers; /* 0 with num_workers = 0 */
+    double *worker_busy_pct;
     /* NVML-style utilization series of GPU 0: integer percent per window. */
     int64_t util_window_ns;
     uint8_t *util_series;
@@ -123,7 +131,7 @@ void sim_run_series_free(sim_run_series *s);
 void sim_result_free(sim_result *res);
 void sim_scenario_free(sim_scenario *sc);
 
-/* JSON name of a bottleneck ("data_loading", ...) and of a stall ("data", ...). */
+/* JSON name of a bottleneck ("data_loading", ...) and of a stall ("storage", ...). */
 const char *sim_bottleneck_name(sim_bottleneck b);
 const char *sim_stall_name(sim_stall s);
 

@@ -52,8 +52,10 @@ typedef struct lane {
 } lane;
 
 typedef struct rank_state {
-    int64_t end_ns; /* OPEN until the main thread begins step `steps` */
+    int64_t begin_ns; /* OPEN until the main thread begins step `first` (INT64_MIN for 0) */
+    int64_t end_ns;   /* OPEN until the main thread begins step `first + steps` */
     stream_item *items;
+    uint64_t item_base; /* seq of items[0]: the first item queued in the window */
     uint64_t n_items, cap_items;
     int lane[SIM_TL_LANE_KINDS]; /* lanes of kinds with one per rank (-1 = none) */
     int *worker_lane;
@@ -61,7 +63,7 @@ typedef struct rank_state {
 } rank_state;
 
 struct sim_timeline {
-    int64_t steps;
+    int64_t first, steps;
     int n_ranks;
     rank_state *r;
     lane *lanes;
@@ -81,10 +83,31 @@ struct sim_timeline {
 
 sim_timeline *sim_timeline_create(int64_t steps)
 {
-    if (steps < 1) return NULL;
+    return sim_timeline_create_from(0, steps);
+}
+
+sim_timeline *sim_timeline_create_from(int64_t first, int64_t steps)
+{
+    if (steps < 1 || first < 0) return NULL;
     sim_timeline *tl = calloc(1, sizeof *tl);
-    if (tl) tl->steps = steps;
+    if (!tl) return NULL;
+    tl->first = first;
+    tl->steps = steps;
     return tl;
+}
+
+int64_t sim_timeline_first_step(const sim_timeline *tl)
+{
+    return tl->first;
+}
+
+int64_t sim_timeline_begin_ns(const sim_timeline *tl)
+{
+    if (tl->first == 0) return 0;
+    int64_t begin = OPEN;
+    for (int i = 0; i < tl->n_ranks; i++)
+        if (tl->r[i].begin_ns < begin) begin = tl->r[i].begin_ns;
+    return begin == OPEN ? 0 : begin;
 }
 
 void sim_timeline_destroy(sim_timeline *tl)
@@ -174,6 +197,7 @@ int sim_timeline_attach(sim_timeline *tl, int n_ranks, int n_workers, bool pin)
     tl->n_ranks = n_ranks;
     for (int i = 0; i < n_ranks; i++) {
         rank_state *r = &tl->r[i];
+        r->begin_ns = tl->first == 0 ? INT64_MIN : OPEN;
         r->end_ns = OPEN;
         for (int k = 0; k < SIM_TL_LANE_KINDS; k++)
             r->lane[k] = -1;
@@ -195,25 +219,27 @@ int sim_timeline_attach(sim_timeline *tl, int n_ranks, int n_workers, bool pin)
     return tl->oom ? SIM_ENOMEM : SIM_OK;
 }
 
-/* The main thread of `rank` begins global step `step` at now_ns: at step == steps the rank's
- * window closes. */
+/* The main thread of `rank` begins global step `step` at now_ns: at step == first the rank's
+ * window opens, at first + steps it closes. */
 static void window_step(sim_timeline *tl, int rank, int64_t step, int64_t now_ns)
 {
-    if (step >= tl->steps && tl->r[rank].end_ns == OPEN) tl->r[rank].end_ns = now_ns;
+    rank_state *r = &tl->r[rank];
+    if (step >= tl->first && r->begin_ns == OPEN) r->begin_ns = now_ns;
+    if (step >= tl->first + tl->steps && r->end_ns == OPEN) r->end_ns = now_ns;
 }
 
-/* The rank's window is still open (its main thread has not begun step `steps`). */
+/* The rank's window is open (its main thread has begun step `first`, not `first + steps`). */
 static bool window_open(const sim_timeline *tl, int rank)
 {
-    return tl->r[rank].end_ns == OPEN;
+    return tl->r[rank].begin_ns != OPEN && tl->r[rank].end_ns == OPEN;
 }
 
 /* Something of `rank` (-1: shared, e.g. storage) that started at start_ns is in the window. */
 static bool covers(const sim_timeline *tl, int rank, int64_t start_ns)
 {
-    if (rank >= 0) return start_ns < tl->r[rank].end_ns;
+    if (rank >= 0) return start_ns >= tl->r[rank].begin_ns && start_ns < tl->r[rank].end_ns;
     for (int i = 0; i < tl->n_ranks; i++)
-        if (start_ns < tl->r[i].end_ns) return true;
+        if (start_ns >= tl->r[i].begin_ns && start_ns < tl->r[i].end_ns) return true;
     return false;
 }
 
@@ -264,7 +290,8 @@ static uint64_t flow_id(int rank, uint64_t seq)
 static void add_item(sim_timeline *tl, int rank, uint64_t seq, const stream_item *it)
 {
     rank_state *r = &tl->r[rank];
-    if (seq != r->n_items + 1) return; /* only a gap-free prefix of the stream is recorded */
+    if (r->n_items == 0) r->item_base = seq;
+    if (seq != r->item_base + r->n_items) return; /* only a gap-free run of items is recorded */
     size_t cap = (size_t)r->cap_items;
     if (grow((void **)&r->items, &cap, (size_t)r->n_items, sizeof *r->items)) {
         tl->oom = true;
@@ -276,7 +303,8 @@ static void add_item(sim_timeline *tl, int rank, uint64_t seq, const stream_item
 
 static bool has_item(const sim_timeline *tl, int rank, uint64_t seq)
 {
-    return seq >= 1 && seq <= tl->r[rank].n_items;
+    const rank_state *r = &tl->r[rank];
+    return r->n_items > 0 && seq >= r->item_base && seq < r->item_base + r->n_items;
 }
 
 /* The GPU ran item `seq` from start_ns to end_ns; a copy moved its bytes on the link until
@@ -286,7 +314,7 @@ static void gpu_item(sim_timeline *tl, int rank, uint64_t seq, int64_t start_ns,
 {
     if (!has_item(tl, rank, seq)) return;
     const rank_state *r = &tl->r[rank];
-    const stream_item *it = &r->items[seq - 1];
+    const stream_item *it = &r->items[seq - r->item_base];
     int stream = r->lane[SIM_TL_LANE_STREAM];
     switch ((sim_op_kind)it->op_kind) {
     case SIM_OP_KERNEL:
@@ -444,7 +472,7 @@ static const stream_item *item_of(const sim_timeline *tl, const sim_tl_span *s)
 {
     int rank = tl->lanes[s->lane].rank;
     if (rank < 0 || !has_item(tl, rank, (uint64_t)s->a)) return NULL;
-    return &tl->r[rank].items[s->a - 1];
+    return &tl->r[rank].items[(uint64_t)s->a - tl->r[rank].item_base];
 }
 
 /* The name of a span of the GPU stream or a link: what its item was. */

@@ -2,7 +2,8 @@
  * named lanes, for the first N training steps only (so files stay small), and its export as
  * Chrome-trace JSON (Perfetto UI, chrome://tracing). It is the engine's observer: components
  * report what they do (pipeline.h, sim_observation) and know nothing of it. The window:
- * everything that *started* before the main thread of its rank began step N. */
+ * everything that *started* before the main thread of its rank began step FIRST + N (and, from a
+ * later first step, after it began step FIRST). */
 #ifndef SIM_TIMELINE_H
 #define SIM_TIMELINE_H
 
@@ -61,8 +62,15 @@ typedef struct sim_tl_span {
 
 /* A recorder for the first `steps` steps (>= 1) of each rank. NULL when out of memory. */
 sim_timeline *sim_timeline_create(int64_t steps);
+/* A recorder for `steps` steps from global step `first` (>= 0; skip the warm-up): what started
+ * after the main thread of its rank began step `first` and before it began `first + steps`.
+ * sim_timeline_create(n) is sim_timeline_create_from(0, n). NULL on bad arguments or no memory. */
+sim_timeline *sim_timeline_create_from(int64_t first, int64_t steps);
 void sim_timeline_destroy(sim_timeline *tl);
 int64_t sim_timeline_steps(const sim_timeline *tl);
+int64_t sim_timeline_first_step(const sim_timeline *tl);
+/* When the earliest rank's window began, ns (0 when it starts at step 0 or never began). */
+int64_t sim_timeline_begin_ns(const sim_timeline *tl);
 
 /* Called by the run before it starts: creates the lanes of n_ranks ranks with n_workers workers
  * each (0 = the main thread loads) and a pin-memory thread if `pin`. Returns 0 or SIM_ENOMEM. */

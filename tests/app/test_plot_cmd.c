@@ -10,6 +10,7 @@
 
 #include "sim/app/plot_cmd.h"
 #include "plots/plt_csv.h"
+#include "tmpdir_testkit.h"
 #include "plots/plt_run.h"
 
 #include <stdio.h>
@@ -28,21 +29,10 @@
     " --set workload.kernels_per_step=10 --set workload.kernel_us=1000"                            \
     " --set report.util_window_ns=20000000"
 
-static char dir[64];
-
 static int setup(void **state)
 {
     (void)state;
-    strcpy(dir, "/tmp/epochsim-plots-XXXXXX");
-    return mkdtemp(dir) ? 0 : -1;
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    return system(cmd) == 0 ? 0 : -1;
+    return tmpdir_make("/tmp/epochsim-plots-XXXXXX");
 }
 
 /* Runs a shell command line; returns the exit status, stdout and stderr in files of dir. */

@@ -85,19 +85,20 @@ static void terminal_shows_progress_with_same_figures(void **state)
 {
     (void)state;
     static char err[1 << 16];
-    const char *tty_args[] = {
-        "run", "--set", LONG_EPOCHS, "--json", "/tmp/epochsim-progress-tty.json", NULL};
+    /* Paths of this process's own: another build's test may run at the same time. */
+    char tty_json[64], pipe_json[64];
+    snprintf(tty_json, sizeof tty_json, "/tmp/epochsim-progress-tty-%ld.json", (long)getpid());
+    snprintf(pipe_json, sizeof pipe_json, "/tmp/epochsim-progress-pipe-%ld.json", (long)getpid());
+    const char *tty_args[] = {"run", "--set", LONG_EPOCHS, "--json", tty_json, NULL};
     assert_int_equal(run_with_stderr(tty_args, 1, err, sizeof err), 0);
     assert_non_null(strstr(err, "simulating"));
     assert_non_null(strstr(err, " %"));
-    const char *pipe_args[] = {
-        "run", "--set", LONG_EPOCHS, "--json", "/tmp/epochsim-progress-pipe.json", NULL};
+    const char *pipe_args[] = {"run", "--set", LONG_EPOCHS, "--json", pipe_json, NULL};
     assert_int_equal(run_with_stderr(pipe_args, 0, err, sizeof err), 0);
     assert_null(strstr(err, "simulating")); /* a pipe or a log file gets no progress */
-    assert_string_equal(slurp("/tmp/epochsim-progress-tty.json"),
-                        slurp("/tmp/epochsim-progress-pipe.json"));
-    unlink("/tmp/epochsim-progress-tty.json");
-    unlink("/tmp/epochsim-progress-pipe.json");
+    assert_string_equal(slurp(tty_json), slurp(pipe_json));
+    unlink(tty_json);
+    unlink(pipe_json);
 }
 
 static void quiet_and_short_runs_stay_silent(void **state)

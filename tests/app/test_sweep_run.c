@@ -334,7 +334,7 @@ static void test_sweep_run_jsonl_rows_parse(void **state)
         assert_non_null(e);
         if (YAJL_IS_NULL(e)) { /* a run: the figures are numbers */
             assert_true(num(rows[i], "epoch_time_s") > 0);
-            assert_true(num(rows[i], "stall_pct.data") >= 0);
+            assert_true(num(rows[i], "stall_pct.decode") >= 0);
             assert_true(num(rows[i], "oom") == 0);
         } else {
             assert_true(YAJL_IS_STRING(e));

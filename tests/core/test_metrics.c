@@ -1,7 +1,9 @@
 /* test_metrics.c — the metrics alone, driven by a scripted GPU and main thread: GPU-Util per
  * NVML window is the share of the window with a kernel running (the last, partial window over
- * its own length), SM-active weights kernels by their share of SMs, and every idle GPU ns is
- * charged to what the main thread was doing; past its window budget the run fails. */
+ * its own length), SM-active weights kernels by their share of SMs, every idle GPU ns is
+ * charged to what the main thread was doing (a batch wait to the cause the loader names), the
+ * main thread is busy while it dispatches or loads by itself; past its window budget the run
+ * fails. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -18,7 +20,7 @@
 #define WINDOW (100 * US)
 
 /* The script: at each event, kind = what changes, a = the new state. */
-enum { SET_GPU, SET_GPU_HALF_SMS, SET_MAIN };
+enum { SET_GPU, SET_GPU_HALF_SMS, SET_MAIN, SET_CAUSE };
 
 static void play(recorder *r, sim_engine *e, const sim_event *ev)
 {
@@ -26,6 +28,8 @@ static void play(recorder *r, sim_engine *e, const sim_event *ev)
     sim_metrics *m = r->ctx;
     if (ev->kind == SET_MAIN)
         sim_metrics_main(m, 0, (sim_main_state)ev->a);
+    else if (ev->kind == SET_CAUSE)
+        sim_metrics_data_cause(m, 0, (sim_stall)ev->a);
     else
         sim_metrics_gpu(m, 0, (sim_gpu_state)ev->a, ev->kind == SET_GPU_HALF_SMS ? 0.5f : 1.0f);
 }
@@ -39,12 +43,15 @@ static void windows_and_stalls(void **state)
     recorder_attach(&r, e);
     r.react = play;
     r.ctx = m;
-    /* kernel 0-50 us (all SMs), idle 50-150 while the main thread waits for data,
-     * kernel 150-250 us on half the SMs, idle to 260 us while it syncs */
+    /* kernel 0-50 us (all SMs), idle 50-150 while the main thread waits for data (held by
+     * decoding to 80 us, by a storage read to 120 us, then by its own loading), kernel 150-250
+     * us on half the SMs, idle to 260 us while it syncs */
     sim_engine_at(e, 0, r.id, SET_MAIN, SIM_MAIN_DISPATCH);
     sim_engine_at(e, 0, r.id, SET_GPU, SIM_GPUST_KERNEL);
     sim_engine_at(e, 50 * US, r.id, SET_MAIN, SIM_MAIN_DATA);
     sim_engine_at(e, 50 * US, r.id, SET_GPU, SIM_GPUST_IDLE);
+    sim_engine_at(e, 80 * US, r.id, SET_CAUSE, SIM_STALL_STORAGE);
+    sim_engine_at(e, 120 * US, r.id, SET_CAUSE, SIM_STALL_MAIN);
     sim_engine_at(e, 150 * US, r.id, SET_MAIN, SIM_MAIN_DISPATCH);
     sim_engine_at(e, 150 * US, r.id, SET_GPU_HALF_SMS, SIM_GPUST_KERNEL);
     sim_engine_at(e, 250 * US, r.id, SET_MAIN, SIM_MAIN_SYNC);
@@ -63,8 +70,12 @@ static void windows_and_stalls(void **state)
     sim_gpu_totals t = sim_metrics_totals(m, 0);
     assert_true(t.kernel_ns == 150 * US);
     assert_true(t.sm_active_ns == 50 * US + 0.5 * 100 * US);
-    assert_true(t.stall_ns[SIM_STALL_DATA] == 100 * US);
+    assert_true(t.stall_ns[SIM_STALL_DECODE] == 30 * US);
+    assert_true(t.stall_ns[SIM_STALL_STORAGE] == 40 * US);
+    assert_true(t.stall_ns[SIM_STALL_MAIN] == 30 * US);
     assert_true(t.stall_ns[SIM_STALL_SYNC] == 10 * US);
+    /* dispatching 0-50 and 150-250 us, loading itself 120-150 us */
+    assert_true(t.main_busy_ns == 180 * US);
     sim_metrics_destroy(m);
     sim_engine_destroy(e);
 }

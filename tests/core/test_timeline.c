@@ -257,12 +257,13 @@ static size_t check_flows(const trace *t)
     return starts;
 }
 
-/* Runs with a timeline of `steps` steps and writes it; fills t. */
-static void record(const char *const *sets, int64_t steps, trace *t, sim_result *res_out)
+/* Runs with a timeline of `steps` steps from step `first` and writes it; fills t. */
+static void record_from(const char *const *sets, int64_t first, int64_t steps, trace *t,
+                        sim_result *res_out)
 {
     sim_scenario sc;
     build(sets, &sc);
-    sim_timeline *tl = sim_timeline_create(steps);
+    sim_timeline *tl = sim_timeline_create_from(first, steps);
     assert_non_null(tl);
     sim_run_opts o = {.timeline = tl};
     sim_result res;
@@ -281,6 +282,12 @@ static void record(const char *const *sets, int64_t steps, trace *t, sim_result 
         sim_result_free(&res);
     sim_timeline_destroy(tl);
     sim_scenario_free(&sc);
+}
+
+/* Runs with a timeline of the first `steps` steps and writes it; fills t. */
+static void record(const char *const *sets, int64_t steps, trace *t, sim_result *res_out)
+{
+    record_from(sets, 0, steps, t, res_out);
 }
 
 static void test_timeline_json_structure(void **state)
@@ -354,6 +361,32 @@ static void test_timeline_steps_bound_the_recording(void **state)
     assert_true(b.n < 40 * (64 * 3 + KERNELS * 3));
     free(a.ev);
     free(b.ev);
+}
+
+/* --timeline-from: steps 10-12 only, nothing that started before step 10 began, the same
+ * number of kernels and launch arrows as three steps from the start. */
+static void test_timeline_window_from_a_later_step(void **state)
+{
+    (void)state;
+    trace t;
+    record_from(NULL, 10, 3, &t, NULL);
+    int main_tid = lane_tid(&t, "main thread"), stream = lane_tid(&t, "GPU 0 compute stream");
+    assert_int_equal(count_x(&t, main_tid, "step ", NULL), 3);
+    int64_t begin = -1;
+    for (size_t i = 0; i < t.n; i++)
+        if (t.ev[i].ph == 'X' && !strcmp(t.ev[i].name, "step 10")) begin = t.ev[i].ts_ns;
+    assert_true(begin > 0);
+    assert_int_equal(count_x(&t, main_tid, "step 9", NULL), 0);
+    assert_int_equal(count_x(&t, main_tid, "step 13", NULL), 0);
+    for (size_t i = 0; i < t.n; i++)
+        if (t.ev[i].ph == 'X' && t.ev[i].ts_ns < begin)
+            fail_msg("'%s' starts at %lld ns, before step 10 (%lld ns)", t.ev[i].name,
+                     (long long)t.ev[i].ts_ns, (long long)begin);
+    int64_t k;
+    assert_int_equal(count_x(&t, stream, "op ", &k), 3 * KERNELS);
+    assert_int_equal(check_flows(&t), 3 * KERNELS);
+    free(t.ev);
+    assert_null(sim_timeline_create_from(-1, 3));
 }
 
 static void test_timeline_does_not_change_results(void **state)
@@ -466,6 +499,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_timeline_json_structure),
         cmocka_unit_test(test_timeline_steps_bound_the_recording),
+        cmocka_unit_test(test_timeline_window_from_a_later_step),
         cmocka_unit_test(test_timeline_does_not_change_results),
         cmocka_unit_test(test_timeline_two_gpus),
         cmocka_unit_test(test_timeline_main_thread_loads),

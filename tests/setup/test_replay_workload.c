@@ -93,7 +93,9 @@ static int simulate(const char *exp, const char *const *sets, figures *f, sim_sc
         /* GPU busy as the recording counts it: kernels (NCCL replayed as kernels included) and
          * copies on the link. */
         f->busy_ms = (m->gpu_util_pct + m->h2d_busy_pct) / 100.0 * per_step_ms;
-        f->wait_ms = m->stall_pct[SIM_STALL_DATA] / 100.0 * per_step_ms;
+        double data_pct = m->stall_pct[SIM_STALL_STORAGE] + m->stall_pct[SIM_STALL_DECODE] +
+                          m->stall_pct[SIM_STALL_MAIN];
+        f->wait_ms = data_pct / 100.0 * per_step_ms;
     }
     sim_result_free(&res);
     if (keep && !rc)
