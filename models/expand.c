@@ -506,6 +506,39 @@ static void fwd_loss_triplet(ctx *c, const mdl_layer *l, layer_io x)
     rowk(c, "triplet_margin_compare", 1, 2 * B * 4 + 4, 3 * B, c->d->py_op_ns);
 }
 
+/* In-batch similarity losses (MDL_L_LOSS_INBATCH) compare every sample of the batch with every
+ * other, so their GEMM is b x b x d and every matrix after it b x b: O(b^2) in time and memory,
+ * with a kernel count that does not depend on b. The b x b matrices are MDL_PAIR_BYTES each. */
+/* Batch-hard triplet loss over a batch's pairwise squared distances, as PyTorch code writes it
+ * (Hermans et al. 2017, "In Defense of the Triplet Loss"; pytorch-metric-learning's
+ * BatchHardMiner + TripletMarginLoss): dot = z @ z.T (torch.mm; the squared norms are its
+ * diagonal, a view), dist = sq.unsqueeze(0) - 2 * dot + sq.unsqueeze(1), then per anchor row the
+ * hardest positive (max over the label mask) and hardest negative (min), and
+ * relu(d_ap - d_an + margin).mean(). Seed 003's three kernels: distance/dot, square, margin
+ * compare (the masks and the mean fused into the last, as the seed counted them). */
+static void fwd_inbatch_triplet(ctx *c, const mdl_layer *l, layer_io x)
+{
+    double B = c->B, d = l->aux, bb = B * B, pb = MDL_PAIR_BYTES;
+    gemm(c, "pairwise_dot", MDL_MATH_GEMM, B, B, d, 1, 2 * B * d * x.ib + bb * pb, c->d->py_op_ns);
+    elem(c, "pairwise_square", bb, 2 * bb * pb + 2 * B * pb, 3 * bb, c->d->py_op_ns);
+    rowk(c, "margin_compare", B, bb * pb + 2 * B * 8 + B * pb, 2 * bb + 3 * B, c->d->py_op_ns);
+}
+
+/* InfoNCE / CLIP-style: F.cross_entropy(z1 @ z2.T / temperature, torch.arange(b)) (SimCLR's
+ * NT-Xent and one direction of CLIP's symmetric loss; the arange labels cached as open_clip
+ * does): the similarity GEMM, the temperature scale, then log_softmax + nll_loss over b rows of
+ * b logits. */
+static void fwd_inbatch_infonce(ctx *c, const mdl_layer *l, layer_io x)
+{
+    double B = c->B, d = l->aux, bb = B * B, pb = MDL_PAIR_BYTES;
+    const mdl_dispatch *D = c->d;
+    gemm(c, "similarity_logits", MDL_MATH_GEMM, B, B, d, 1, 2 * B * d * x.ib + bb * pb,
+         D->py_op_ns);
+    elem(c, "temperature_scale", bb, 2 * bb * pb, bb, D->py_op_ns);
+    rowk(c, "log_softmax_fwd", B, 2 * bb * pb, 5 * bb, D->module_op_ns);
+    rowk(c, "nll_loss_fwd", 1, B * (pb + 8), B, D->aten_op_ns);
+}
+
 static void fwd_layer(ctx *c, const mdl_layer *l)
 {
     const mdl_dispatch *D = c->d;
@@ -573,6 +606,12 @@ static void fwd_layer(ctx *c, const mdl_layer *l)
         break;
     case MDL_L_LOSS_TRIPLET:
         fwd_loss_triplet(c, l, x);
+        break;
+    case MDL_L_LOSS_INBATCH:
+        if (l->flags & MDL_F_INFONCE)
+            fwd_inbatch_infonce(c, l, x);
+        else
+            fwd_inbatch_triplet(c, l, x);
         break;
     case MDL_L_KIND_COUNT:
         break;
@@ -780,6 +819,38 @@ static void bwd_loss_triplet(ctx *c, const mdl_layer *l, layer_io x)
     elem(c, "triplet_distance_bwd_an", 2 * n, 2 * n * ib * 2 + 2 * B * 4, 4 * n, D->bwd_op_ns);
 }
 
+/* Autograd of the batch-hard triplet loss: the margin's gradient scattered into a b x b matrix
+ * at the hardest pairs (relu, max/min and mean backward), the square's (-2 x, and the row and
+ * column sums into the diagonal the norms came from), then mm backward: grad @ z and
+ * grad.T @ z, summed because both operands are z. */
+static void bwd_inbatch_triplet(ctx *c, const mdl_layer *l, layer_io x)
+{
+    const mdl_dispatch *D = c->d;
+    double B = c->B, d = l->aux, bb = B * B, pb = MDL_PAIR_BYTES, n = B * d;
+    elem(c, "margin_compare_bwd", bb, bb * pb + 2 * B * 8, bb, D->bwd_op_ns);
+    elem(c, "pairwise_square_bwd", bb, 2 * bb * pb, bb, D->bwd_op_ns);
+    rowk(c, "pairwise_norm_bwd", B, 2 * bb * pb + B * pb, 2 * bb, D->extra_launch_ns);
+    gemm(c, "pairwise_dot_dgrad", MDL_MATH_GEMM, B, d, B, 1, bb * pb + 2 * n * x.ib, D->bwd_op_ns);
+    gemm(c, "pairwise_dot_dgrad_t", MDL_MATH_GEMM, B, d, B, 1, bb * pb + 2 * n * x.ib,
+         D->extra_launch_ns);
+    elem(c, "grad_sum_fork", n, 3 * n * x.ib, n, D->bwd_op_ns);
+}
+
+/* Autograd of InfoNCE: nll_loss backward (zero + scatter), log_softmax backward, the
+ * temperature's, then mm backward: grad @ z2 for z1 and grad.T @ z1 for z2. */
+static void bwd_inbatch_infonce(ctx *c, const mdl_layer *l, layer_io x)
+{
+    const mdl_dispatch *D = c->d;
+    double B = c->B, d = l->aux, bb = B * B, pb = MDL_PAIR_BYTES, n = B * d;
+    elem(c, "nll_loss_bwd_zero", bb, bb * pb, 0, D->bwd_op_ns);
+    elem(c, "nll_loss_bwd_scatter", B, B * (8 + pb), 0, D->extra_launch_ns);
+    rowk(c, "log_softmax_bwd", B, 3 * bb * pb, 3 * bb, D->bwd_op_ns);
+    elem(c, "temperature_scale_bwd", bb, 2 * bb * pb, bb, D->bwd_op_ns);
+    gemm(c, "similarity_dgrad_z1", MDL_MATH_GEMM, B, d, B, 1, bb * pb + 2 * n * x.ib, D->bwd_op_ns);
+    gemm(c, "similarity_dgrad_z2", MDL_MATH_GEMM, B, d, B, 1, bb * pb + 2 * n * x.ib,
+         D->extra_launch_ns);
+}
+
 static void bwd_layer(ctx *c, const mdl_layer *l)
 {
     const mdl_dispatch *D = c->d;
@@ -852,6 +923,12 @@ static void bwd_layer(ctx *c, const mdl_layer *l)
     case MDL_L_LOSS_TRIPLET:
         bwd_loss_triplet(c, l, x);
         break;
+    case MDL_L_LOSS_INBATCH:
+        if (l->flags & MDL_F_INFONCE)
+            bwd_inbatch_infonce(c, l, x);
+        else
+            bwd_inbatch_triplet(c, l, x);
+        break;
     case MDL_L_KIND_COUNT:
         break;
     }
@@ -883,7 +960,9 @@ static void micro_step(ctx *c, int segments)
     for (int i = 0; i < net->n_layers; i++) {
         const mdl_layer *l = &net->layers[i];
         c->layer = i;
-        if (l->kind == MDL_L_LOSS_CE || l->kind == MDL_L_LOSS_TRIPLET) c->phase = MDL_PH_LOSS;
+        if (l->kind == MDL_L_LOSS_CE || l->kind == MDL_L_LOSS_TRIPLET ||
+            l->kind == MDL_L_LOSS_INBATCH)
+            c->phase = MDL_PH_LOSS;
         if (segments && l->block >= 0) {
             int sg = segment_of(l->block, net->n_blocks, segments);
             if (sg != last_seg) cpu(c, "checkpoint_enter", D->ckpt_segment_ns / 2);

@@ -167,6 +167,11 @@ static void layer_saved(const mdl_net *net, const mdl_layer *l, sim_precision p,
         add_id(s, l->in2);
         s->aux_bytes += 3 * l->aux * act; /* differences */
         break;
+    case MDL_L_LOSS_INBATCH: /* mm saves its operands; the b x b matrices: pair_matrices() */
+        add_id(s, l->in);
+        if (l->in2 >= 0) add_id(s, l->in2);
+        s->aux_bytes += (l->flags & MDL_F_INFONCE) ? 8 : 16; /* labels; hardest-pair indices */
+        break;
     case MDL_L_AVGPOOL:
     case MDL_L_ADD:
     case MDL_L_ROPE:
@@ -286,6 +291,22 @@ static double transient_per_sample(const mdl_net *net, sim_precision p)
     return worst;
 }
 
+/* b x b matrices the net's in-batch losses keep for backward: InfoNCE's log_softmax output;
+ * the batch-hard triplet's distance matrix (clamp and max/min backward) and its float label mask
+ * (the masked product saves it). Their backward working set is two b x b gradients. */
+static int pair_matrices(const mdl_net *net, int *transient)
+{
+    int kept = 0;
+    *transient = 0;
+    for (int i = 0; i < net->n_layers; i++) {
+        const mdl_layer *l = &net->layers[i];
+        if (l->kind != MDL_L_LOSS_INBATCH) continue;
+        kept += (l->flags & MDL_F_INFONCE) ? 1 : 2;
+        *transient = 2;
+    }
+    return kept;
+}
+
 static bool has_conv(const mdl_net *net)
 {
     for (int i = 0; i < net->n_layers; i++)
@@ -307,7 +328,8 @@ static double largest_param_tensor(const mdl_net *net)
 /* Everything but the batch-dependent part, and the per-sample part, so that peak(b) is cheap. */
 typedef struct fixed {
     double per_sample_act, per_sample_transient;
-    alloc_list act_allocs; /* per-sample sizes of the saved allocations */
+    int pair_saved, pair_transient; /* b x b matrices of MDL_PAIR_BYTES (pair_matrices) */
+    alloc_list act_allocs;          /* per-sample sizes of the saved allocations */
     double param_rounding; /* of every parameter-shaped tensor: weights, grads, states, copies */
     int accum_steps;
     mdl_memory base;
@@ -359,6 +381,7 @@ static int compute_fixed(const mdl_net *net, const mdl_options *o, fixed *f)
     int err = 0;
     f->per_sample_act = activations_per_sample(net, o, &f->act_allocs, &err);
     f->per_sample_transient = transient_per_sample(net, p);
+    f->pair_saved = pair_matrices(net, &f->pair_transient);
     return err ? err : f->act_allocs.err;
 }
 
@@ -366,8 +389,10 @@ static void fill(const fixed *f, int batch, mdl_memory *m)
 {
     *m = f->base;
     m->batch = batch;
-    m->activations_bytes = f->per_sample_act * batch;
+    double pair = MDL_PAIR_BYTES * batch * batch, pair_transient = f->pair_transient * pair;
+    m->activations_bytes = f->per_sample_act * batch + f->pair_saved * pair;
     m->transient_bytes = f->per_sample_transient * batch;
+    if (pair_transient > m->transient_bytes) m->transient_bytes = pair_transient;
     double acts = m->weight_copies_bytes + m->activations_bytes + m->transient_bytes;
     /* zero_grad(set_to_none=True) frees the gradients before forward; backward allocates them
      * layer by layer while it frees that layer's activations, so the two trade places and their
@@ -379,8 +404,11 @@ static void fill(const fixed *f, int batch, mdl_memory *m)
     double dynamic = bwd > opt ? bwd : opt;
     m->rounding_bytes = f->param_rounding;
     if (bwd >= opt) /* the saved activations are live at the peak */
+    {
         for (int i = 0; i < f->act_allocs.n; i++)
             m->rounding_bytes += rounding_of(f->act_allocs.bytes[i] * batch);
+        m->rounding_bytes += f->pair_saved * rounding_of(pair);
+    }
     m->peak_bytes = m->weights_bytes + m->optimizer_bytes + dynamic + m->workspace_bytes +
                     m->context_bytes + m->rounding_bytes;
 }

@@ -30,8 +30,9 @@ typedef struct mdl_memory {
     double grads_bytes;
     double optimizer_bytes;      /* SGD momentum: 1 x params; Adam: exp_avg + exp_avg_sq */
     double activations_bytes;    /* saved for backward, x batch (checkpointing: segment inputs
-                                    + the largest segment) */
-    double transient_bytes;      /* largest backward working set (gradients in and out) */
+                                    + the largest segment), + in-batch losses' b x b matrices */
+    double transient_bytes;      /* largest backward working set (gradients in and out; an
+                                    in-batch loss: two b x b gradients) */
     double optimizer_temp_bytes; /* foreach temporaries (SGD weight decay list, Adam sqrt list) */
     double workspace_bytes;      /* cuBLAS (+ cuDNN for conv nets) */
     double context_bytes;        /* CUDA context, kernels and library handles */

@@ -423,6 +423,26 @@ mdl_val mdl_loss_triplet(mdl_net *net, const char *name, mdl_val anchor, mdl_val
     return out_val(net, l, 1, 1, 1, MDL_DT_F32);
 }
 
+mdl_val mdl_loss_inbatch(mdl_net *net, const char *name, mdl_val z1, mdl_val z2, unsigned flags)
+{
+    if (!check_in(net, name, z1) || !check_in(net, name, z2)) return bad();
+    bool two_views = flags & MDL_F_INFONCE;
+    if (z1.c != z2.c || (!two_views && z1.t != z2.t)) {
+        fail(net, SIM_EINVAL, "%s: %s", name,
+             two_views ? "the two views' embeddings differ in size"
+                       : "a batch-hard triplet loss compares one batch with itself");
+        return bad();
+    }
+    mdl_layer *l = new_layer(net, name, MDL_L_LOSS_INBATCH);
+    if (!l) return bad();
+    l->flags = (uint16_t)(flags & MDL_F_INFONCE);
+    l->in = z1.t;
+    l->in2 = two_views ? z2.t : -1;
+    l->rows = 1;
+    l->aux = z1.c;
+    return out_val(net, l, 1, 1, 1, MDL_DT_F32);
+}
+
 void mdl_share_last(mdl_net *net, int owner)
 {
     if (net->error || net->n_layers == 0) return;

@@ -10,6 +10,9 @@
 #include <stdint.h>
 
 #define MDL_LAYER_NAME_MAX 48
+/* Bytes of one element of an in-batch loss's b x b matrices: fp32 under every precision (the
+ * loss runs outside the half-precision matmuls; autocast keeps log_softmax and cdist in fp32). */
+#define MDL_PAIR_BYTES 4.0
 
 typedef enum mdl_layer_kind {
     MDL_L_CONV,      /* 2-D convolution as implicit GEMM; groups == channels = depthwise */
@@ -30,6 +33,8 @@ typedef enum mdl_layer_kind {
     MDL_L_STOCHDEPTH,   /* torchvision stochastic depth: bernoulli_, div_, mul */
     MDL_L_LOSS_CE,      /* cross-entropy over aux classes per row (log_softmax + nll_loss) */
     MDL_L_LOSS_TRIPLET, /* triplet margin loss: distance/dot, square, margin compare */
+    MDL_L_LOSS_INBATCH, /* in-batch similarity loss over a b x b matrix (batch-hard triplet, or
+                           InfoNCE / CLIP-style with MDL_F_INFONCE): O(b^2) time and memory */
     MDL_L_KIND_COUNT
 } mdl_layer_kind;
 
@@ -61,6 +66,8 @@ enum {
     MDL_F_SPLIT3 = 1 << 6,    /* LINEAR: three GEMMs (separate q, k, v projections) */
     MDL_F_BROADCAST = 1 << 7, /* MUL: second operand is per channel (SE) */
     MDL_F_DROPOUT = 1 << 8,   /* ATTN (eager): dropout on the attention probabilities */
+    MDL_F_INFONCE = 1 << 9,   /* LOSS_INBATCH: cross-entropy over z1 @ z2.T (else batch-hard
+                                 triplet over the pairwise distances of one batch) */
 };
 
 typedef struct mdl_tensor {
@@ -87,7 +94,8 @@ typedef struct mdl_layer {
     int param_tensors;        /* how many tensors they live in (weight, bias, gamma, beta) */
     int heads, seq, head_dim; /* ATTN */
     double rows;              /* rows of a sample the layer works on (tokens, positions) */
-    double aux;               /* EMBED: vocab; LOSS_CE: classes; TRIPLET: embedding dim */
+    double aux;               /* EMBED: vocab; LOSS_CE: classes; TRIPLET, INBATCH: embedding
+                                 dim */
 } mdl_layer;
 
 /* A network for one sample. Builder calls never fail loudly: an allocation failure or a bad
@@ -150,6 +158,11 @@ mdl_val mdl_view(mdl_val x, int c, int h, int w);
 /* Losses: cross-entropy over `classes` per row; triplet loss over 3 embeddings of dim c. */
 mdl_val mdl_loss_ce(mdl_net *net, const char *name, mdl_val logits, int classes);
 mdl_val mdl_loss_triplet(mdl_net *net, const char *name, mdl_val anchor, mdl_val pos, mdl_val neg);
+/* In-batch similarity loss: every sample's embedding against every other's in the batch. Without
+ * MDL_F_INFONCE, a batch-hard triplet loss over the pairwise distances of z1 with itself (z2
+ * must be z1); with it, cross-entropy over the logits z1 @ z2.T (two views of each sample). The
+ * two embeddings must have the same dimension. */
+mdl_val mdl_loss_inbatch(mdl_net *net, const char *name, mdl_val z1, mdl_val z2, unsigned flags);
 /* Marks the last layer as reusing the weights of layer `owner` (tied embeddings, shared
  * encoders): its parameters are not counted again, and backward sums the two gradients. */
 void mdl_share_last(mdl_net *net, int owner);

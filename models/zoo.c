@@ -376,46 +376,93 @@ static mdl_val encoder(mdl_net *net, const char *p, mdl_val x, const int *owners
     return x;
 }
 
-static int build_contrastive(mdl_net *net, const mdl_shape *s)
+/* Starts a net whose sample is `views` feature vectors and embeds each with one encoder whose
+ * weights the first view owns and the others share; z[i] is view i's embedding. */
+static void embed_views(mdl_net *net, const char *name, const mdl_shape *s,
+                        const char *const *prefix, int views, mdl_val *z)
 {
     mdl_val in;
-    mdl_net_init(net, "contrastive-triplet", s->features, 3, 1, MDL_DT_ACT32, &in);
+    mdl_net_init(net, name, s->features, views, 1, MDL_DT_ACT32, &in);
     mdl_val one = mdl_view(in, s->features, 1, 1);
     int own[3] = {0};
-    mdl_val a = encoder(net, "anchor", one, NULL, own);
-    mdl_val p = encoder(net, "positive", one, own, NULL);
-    mdl_val n = encoder(net, "negative", one, own, NULL);
-    mdl_loss_triplet(net, "triplet_loss", a, p, n);
+    for (int i = 0; i < views; i++)
+        z[i] = encoder(net, prefix[i], one, i ? own : NULL, i ? NULL : own);
+}
+
+static int build_contrastive(mdl_net *net, const mdl_shape *s)
+{
+    static const char *const prefix[3] = {"anchor", "positive", "negative"};
+    mdl_val z[3];
+    embed_views(net, "contrastive-triplet", s, prefix, 3, z);
+    mdl_loss_triplet(net, "triplet_loss", z[0], z[1], z[2]);
+    return net->error;
+}
+
+/* ---- The same encoder under in-batch similarity losses (MDL_L_LOSS_INBATCH) ----
+ * contrastive-batch-triplet: one labelled feature vector per sample, embedded once; the batch-
+ * hard triplet loss compares every pair of the batch (seed 003 builds positive/negative masks so
+ * that the loss is matrix products: distance/dot, square, margin compare over b x b).
+ * contrastive-infonce: two views of each sample through the shared encoder (SimCLR, CLIP with one
+ * tower), cross-entropy over the b x b similarity logits. */
+
+static int build_batch_triplet(mdl_net *net, const mdl_shape *s)
+{
+    static const char *const prefix[1] = {"encoder"};
+    mdl_val z;
+    embed_views(net, "contrastive-batch-triplet", s, prefix, 1, &z);
+    mdl_loss_inbatch(net, "batch_hard_triplet_loss", z, z, 0);
+    return net->error;
+}
+
+static int build_infonce(mdl_net *net, const mdl_shape *s)
+{
+    static const char *const prefix[2] = {"view1", "view2"};
+    mdl_val z[2];
+    embed_views(net, "contrastive-infonce", s, prefix, 2, z);
+    mdl_loss_inbatch(net, "infonce_loss", z[0], z[1], MDL_F_INFONCE);
     return net->error;
 }
 
 static const mdl_zoo_entry zoo[] = {
     {"resnet18", "ResNet-18", MDL_IN_IMAGE, 224, 224, 0, 0, 0,
-     "torchvision.models.resnet18 (BasicBlock [2,2,2,2])", build_resnet18},
+     "torchvision.models.resnet18 (BasicBlock [2,2,2,2])", build_resnet18, 0},
     {"resnet50", "ResNet-50 v1.5", MDL_IN_IMAGE, 224, 224, 0, 0, 0,
-     "torchvision.models.resnet50 (Bottleneck [3,4,6,3], stride in the 3x3 conv)", build_resnet50},
+     "torchvision.models.resnet50 (Bottleneck [3,4,6,3], stride in the 3x3 conv)", build_resnet50,
+     0},
     {"efficientnet_b0", "EfficientNet-B0", MDL_IN_IMAGE, 224, 224, 0, 0, 0,
      "torchvision.models.efficientnet_b0 (MBConv + SE, stochastic depth 0.2)",
-     build_efficientnet_b0},
+     build_efficientnet_b0, 0},
     {"vit_b_16", "ViT-B/16", MDL_IN_IMAGE, 224, 224, 0, 0, 0,
-     "torchvision.models.vit_b_16 (nn.MultiheadAttention -> SDPA flash, dropout 0)", build_vit_b16},
+     "torchvision.models.vit_b_16 (nn.MultiheadAttention -> SDPA flash, dropout 0)", build_vit_b16,
+     0},
     {"bert-base", "BERT-base (uncased) + classifier", MDL_IN_TOKENS, 0, 0, 128, 0, 512,
-     "Hugging Face BertModel with pooler, eager attention, + Linear(768, 2)", build_bert_base},
+     "Hugging Face BertModel with pooler, eager attention, + Linear(768, 2)", build_bert_base, 0},
     {"bert-large", "BERT-large (uncased) + classifier", MDL_IN_TOKENS, 0, 0, 128, 0, 512,
-     "Hugging Face BertModel with pooler, eager attention, + Linear(1024, 2)", build_bert_large},
+     "Hugging Face BertModel with pooler, eager attention, + Linear(1024, 2)", build_bert_large, 0},
     {"gpt2", "GPT-2 124M", MDL_IN_TOKENS, 0, 0, 1024, 0, 1024,
-     "nanoGPT model.py (SDPA flash, tied lm_head) with HF vocab 50257 and dropout 0.1", build_gpt2},
+     "nanoGPT model.py (SDPA flash, tied lm_head) with HF vocab 50257 and dropout 0.1", build_gpt2,
+     0},
     {"llama-7b", "Llama-style 7B decoder", MDL_IN_TOKENS, 0, 0, 2048, 0, 0,
      "Hugging Face LlamaForCausalLM, Llama-2-7B config (32 x 4096, SwiGLU 11008, RMSNorm, "
      "RoPE), SDPA attention",
-     build_llama7b},
+     build_llama7b, 0},
     {"mlp", "MLP 784-512-512-10", MDL_IN_VECTOR, 0, 0, 0, 784, 0,
-     "three nn.Linear with ReLU, cross-entropy (MNIST-sized)", build_mlp},
+     "three nn.Linear with ReLU, cross-entropy (MNIST-sized)", build_mlp, 0},
     {"contrastive-triplet", "Contrastive embedding MLP + triplet loss", MDL_IN_VECTOR, 0, 0, 0,
      1024, 0,
      "MISSION.md seed 003: MLP encoder F-512-256-128 applied to anchor/positive/negative, "
      "triplet loss of 3 kernels",
-     build_contrastive},
+     build_contrastive, 3},
+    {"contrastive-batch-triplet", "Contrastive embedding MLP + in-batch batch-hard triplet loss",
+     MDL_IN_VECTOR, 0, 0, 0, 1024, 0,
+     "MISSION.md seed 003: MLP encoder F-512-256-128 on one labelled vector per sample; "
+     "batch-hard triplet loss over the b x b distance matrix (z @ z.T, square, margin compare)",
+     build_batch_triplet, 0},
+    {"contrastive-infonce", "Contrastive embedding MLP + InfoNCE over two views", MDL_IN_VECTOR, 0,
+     0, 0, 1024, 0,
+     "MLP encoder F-512-256-128 shared by two views; F.cross_entropy(z1 @ z2.T / t, arange(b)) "
+     "(SimCLR / one direction of CLIP)",
+     build_infonce, 2},
 };
 
 size_t mdl_zoo_count(void)

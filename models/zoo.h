@@ -32,6 +32,7 @@ typedef struct mdl_zoo_entry {
     const char *source; /* the implementation the layer list follows */
     /* Builds the net for a resolved shape; returns 0 or a SIM_E* code (net->error_msg says why). */
     int (*build)(mdl_net *net, const mdl_shape *shape);
+    int vectors; /* MDL_IN_VECTOR: feature vectors per sample (a triplet 3, two views 2); 0 = 1 */
 } mdl_zoo_entry;
 
 /* Number of models, and the i-th (in listing order). */

@@ -31,7 +31,7 @@ static void options_from(const sim_experiment *x, mdl_options *o)
 
 /* Bytes per sample of what the loader hands to `.to("cuda")`: float32 images after ToTensor +
  * Normalize; int64 token ids plus an int64 attention mask (Hugging Face collators); float32
- * feature vectors. */
+ * feature vectors (as many as the model takes per sample: a triplet's three). */
 static double input_bytes(const mdl_zoo_entry *e, const mdl_shape *s)
 {
     switch (e->input) {
@@ -40,9 +40,37 @@ static double input_bytes(const mdl_zoo_entry *e, const mdl_shape *s)
     case MDL_IN_TOKENS:
         return 2.0 * s->seq * 8;
     case MDL_IN_VECTOR:
-        return (double)s->features * 4;
+        return (double)s->features * 4 * (e->vectors > 0 ? e->vectors : 1);
     }
     return 0;
+}
+
+/* The loader's per-sample defaults follow the model's kind of data (docs/default-scenario.md);
+ * images keep the built-in ImageNet JPEG figures (config.c).
+ * - Vectors: a TensorDataset of float32 rows in host memory. sample_bytes is the rows; the CPU
+ *   cost is DataLoader's per-sample path with num_workers=0 (_MapDatasetFetcher indexes each
+ *   tensor per sample, default_collate stacks them): 2.25 us per sample in pytorch/pytorch
+ *   issue 106704 (two tensors, batch 256, 100 epochs of 20,000 rows in 4.5 s on the reporter's
+ *   2023 machine; 13.9 us on a 2018 two-core laptop in pull request 10260). 3 us on the
+ *   reference core, an estimate that takes the reporter's core as ~1.3x an EPYC 7742 core.
+ * - Tokens: pre-tokenized ids in a flat uint16 file (nanoGPT's prepare.py), a slice, astype
+ *   int64 and from_numpy per sample: 2 bytes per token and an estimated 5 us (a few NumPy and
+ *   torch calls of 1-2 us each).
+ * Fixed-size rows take the same time each: no variation. */
+#define VECTOR_SAMPLE_US 3.0
+#define TOKEN_SAMPLE_US 5.0
+
+static void data_defaults(const mdl_zoo_entry *e, const mdl_shape *s, const cfg_experiment_set *set,
+                          sim_dataset_spec *d)
+{
+    if (!cfg_experiment_was_set(set, "dataset.input_bytes")) d->input_bytes = input_bytes(e, s);
+    if (e->input == MDL_IN_IMAGE) return;
+    bool vec = e->input == MDL_IN_VECTOR;
+    if (!cfg_experiment_was_set(set, "dataset.sample_bytes"))
+        d->sample_bytes = vec ? d->input_bytes : 2.0 * s->seq;
+    if (!cfg_experiment_was_set(set, "dataset.decode_us"))
+        d->decode_us = vec ? VECTOR_SAMPLE_US : TOKEN_SAMPLE_US;
+    if (!cfg_experiment_was_set(set, "dataset.decode_cv")) d->decode_cv = 0;
 }
 
 static void fill_memory(const mdl_memory *m, sim_memory_info *out)
@@ -88,10 +116,10 @@ int sim_zoo_workload(const sim_experiment *x, const cfg_experiment_set *set, sim
     int rc = mdl_build_program(x->workload.model, &o, NULL, &sc->hw.gpu, &sc->program, &mem, err);
     if (rc == SIM_OK || rc == SIM_EOOM) fill_memory(&mem, &sc->memory);
     if (rc) return rc;
-    if (e && !cfg_experiment_was_set(set, "dataset.input_bytes")) {
+    if (e) {
         mdl_shape shape = o.shape;
         mdl_zoo_resolve_shape(e, &shape);
-        sc->dataset.input_bytes = input_bytes(e, &shape);
+        data_defaults(e, &shape, set, &sc->dataset);
     }
     return SIM_OK;
 }

@@ -7,9 +7,10 @@
 #include "sim/setup/config.h"
 #include "sim/core/run.h"
 
-/* Fills sc->program and sc->memory for x->workload.model on sc->hw.gpu. When the user did
- * not give dataset.input_bytes (`set`), sc->dataset.input_bytes becomes the model's input
- * tensor per sample.
+/* Fills sc->program and sc->memory for x->workload.model on sc->hw.gpu. The dataset keys the
+ * user did not give (`set`) follow the model's kind of data: input_bytes becomes the model's
+ * input tensor per sample; vector and token models also get their own sample_bytes, decode_us
+ * and decode_cv (zoo_workload.c says why), image models keep the ImageNet defaults.
  * Returns 0; SIM_EOOM with sc->memory filled when the step does not fit; SIM_ENOENT for an
  * unknown model; SIM_EINVAL for bad options. */
 int sim_zoo_workload(const sim_experiment *x, const cfg_experiment_set *set, sim_scenario *sc,

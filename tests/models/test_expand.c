@@ -1,7 +1,7 @@
 /* test_expand.c — expansion of a training step: kernel counts follow PyTorch's behaviour for
  * each option (fused vs foreach vs for-loop optimizers, AMP casts and GradScaler, gradient
- * accumulation, checkpointing, the seed-003 triplet loss), FLOPs add up, and the program the
- * engine gets carries the priced kernels. */
+ * accumulation, checkpointing, the seed-003 triplet loss, the in-batch losses' b^2 closed
+ * forms), FLOPs add up, and the program the engine gets carries the priced kernels. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -276,6 +276,55 @@ static void test_expand_triplet_loss_three_kernels(void **state)
     done(&r);
 }
 
+/* The in-batch loss layer's kernels in one phase: how many, and their FLOPs. */
+static size_t loss_kernels(const run *r, mdl_phase phase, double *flops)
+{
+    int loss = r->net.n_layers - 1; /* the zoo's in-batch models end with their loss */
+    assert_int_equal(r->net.layers[loss].kind, MDL_L_LOSS_INBATCH);
+    size_t n = 0;
+    *flops = 0;
+    for (size_t i = 0; i < r->step.n; i++)
+        if (r->step.k[i].layer == loss && r->step.k[i].phase == phase) {
+            n++;
+            *flops += r->step.k[i].flops;
+        }
+    return n;
+}
+
+/* In-batch losses are O(b^2): with embedding dim d = 128, exactly (expand.c's kernels)
+ *   batch-hard triplet  forward  2 b^2 d + 5 b^2 + 3 b  (z @ z.T, square, margin compare)
+ *                       backward 4 b^2 d + 4 b^2 + b d  (margin, square, norms, two mm, sum)
+ *   InfoNCE             forward  2 b^2 d + 6 b^2 + b    (z1 @ z2.T, scale, log_softmax, nll)
+ *                       backward 4 b^2 d + 4 b^2        (nll, log_softmax, scale, two mm)
+ * while the number of kernels does not depend on b. Integer-valued doubles far below 2^53:
+ * exact. */
+static void test_expand_inbatch_losses_are_b_squared(void **state)
+{
+    (void)state;
+    static const int batches[2] = {64, 4096};
+    const double d = 128;
+    for (int i = 0; i < 2; i++) {
+        double b = batches[i], fwd, bwd;
+        mdl_options o = opts(batches[i], SIM_PREC_FP32);
+        run r;
+        expand("contrastive-batch-triplet", &o, &r);
+        assert_int_equal(loss_kernels(&r, MDL_PH_LOSS, &fwd), 3);
+        assert_int_equal(loss_kernels(&r, MDL_PH_BWD, &bwd), 6);
+        assert_true(fabs(fwd - (2 * b * b * d + 5 * b * b + 3 * b)) < 0.5);
+        assert_true(fabs(bwd - (4 * b * b * d + 4 * b * b + b * d)) < 0.5);
+        assert_int_equal(count_op(&r.step, "pairwise_dot"), 1);
+        assert_int_equal(count_op(&r.step, "pairwise_square"), 1);
+        assert_int_equal(count_op(&r.step, "margin_compare"), 1);
+        done(&r);
+        expand("contrastive-infonce", &o, &r);
+        assert_int_equal(loss_kernels(&r, MDL_PH_LOSS, &fwd), 4);
+        assert_int_equal(loss_kernels(&r, MDL_PH_BWD, &bwd), 6);
+        assert_true(fabs(fwd - (2 * b * b * d + 6 * b * b + b)) < 0.5);
+        assert_true(fabs(bwd - (4 * b * b * d + 4 * b * b)) < 0.5);
+        done(&r);
+    }
+}
+
 /* Eager BERT attention: two batched matmuls forward, four backward, per layer; flash (GPT-2):
  * one kernel forward, one main kernel backward. */
 static void test_expand_attention_eager_vs_flash(void **state)
@@ -401,6 +450,7 @@ int main(void)
         cmocka_unit_test(test_expand_gradient_accumulation),
         cmocka_unit_test(test_expand_checkpointing_recomputes_blocks),
         cmocka_unit_test(test_expand_triplet_loss_three_kernels),
+        cmocka_unit_test(test_expand_inbatch_losses_are_b_squared),
         cmocka_unit_test(test_expand_attention_eager_vs_flash),
         cmocka_unit_test(test_expand_program_for_engine),
         cmocka_unit_test(test_expand_build_program_and_oom),

@@ -1,5 +1,6 @@
 /* test_memory.c — the memory footprint: seed 004's orders of magnitude for a 7B model, the
- * components of each precision/optimizer, checkpointing, and the largest-batch search. */
+ * components of each precision/optimizer, checkpointing, the largest-batch search, and the
+ * b x b matrices of in-batch losses. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -194,6 +195,31 @@ static void test_memory_allocator_rounding(void **state)
     assert_true(odd.rounding_bytes < 400 * 2.0 * 1048576);
 }
 
+/* In-batch losses keep b x b fp32 matrices for backward: the batch-hard triplet its distance
+ * matrix and float label mask (2 x 4 b^2 B), InfoNCE its log_softmax output (4 b^2 B); both
+ * need two b x b gradients while backward runs through them (8 b^2 B). The rest of the
+ * activations is linear in b, so A(2b) - 2 A(b) leaves exactly the quadratic part (4 - 2) k b^2.
+ * At b = 4096 the b x b gradients outweigh any layer's per-sample working set (~6 KB x b). */
+static void test_memory_inbatch_matrices_are_b_squared(void **state)
+{
+    (void)state;
+    const double b = 4096;
+    static const struct {
+        const char *model;
+        double saved_per_pair;
+    } cases[2] = {{"contrastive-batch-triplet", 8}, {"contrastive-infonce", 4}};
+    for (int i = 0; i < 2; i++) {
+        mdl_options o1 = opts((int)b, SIM_PREC_FP32, MDL_OPT_SGD);
+        mdl_options o2 = opts((int)(2 * b), SIM_PREC_FP32, MDL_OPT_SGD);
+        mdl_memory m1 = estimate(cases[i].model, &o1, 0);
+        mdl_memory m2 = estimate(cases[i].model, &o2, 0);
+        double quad = m2.activations_bytes - 2 * m1.activations_bytes;
+        assert_true(fabs(quad - 2 * cases[i].saved_per_pair * b * b) < 1);
+        assert_true(fabs(m1.transient_bytes - 8 * b * b) < 1);
+        assert_true(fabs(m2.transient_bytes - 8 * 4 * b * b) < 1);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -206,6 +232,7 @@ int main(void)
         cmocka_unit_test(test_memory_verdict),
         cmocka_unit_test(test_memory_batches_that_ran_fit),
         cmocka_unit_test(test_memory_allocator_rounding),
+        cmocka_unit_test(test_memory_inbatch_matrices_are_b_squared),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -181,6 +181,37 @@ static void test_zoo_contrastive_shares_encoder(void **state)
     mdl_net_free(&net);
 }
 
+/* The in-batch loss builder: a batch-hard triplet compares one batch with itself, InfoNCE two
+ * views of equal width; anything else is a builder error naming the layer, not a crash. */
+static void test_zoo_inbatch_loss_checks_its_inputs(void **state)
+{
+    (void)state;
+    mdl_net net;
+    mdl_val x;
+    mdl_net_init(&net, "t", 16, 1, 1, MDL_DT_ACT32, &x);
+    mdl_val a = mdl_linear(&net, "a", x, 8, false);
+    mdl_val b = mdl_linear(&net, "b", x, 8, false);
+    mdl_val loss = mdl_loss_inbatch(&net, "pairs", a, b, 0);
+    assert_int_equal(net.error, SIM_EINVAL);
+    assert_true(loss.t < 0);
+    assert_non_null(strstr(net.error_msg, "pairs"));
+    mdl_net_free(&net);
+    mdl_net_init(&net, "t", 16, 1, 1, MDL_DT_ACT32, &x);
+    a = mdl_linear(&net, "a", x, 8, false);
+    b = mdl_linear(&net, "b", x, 4, false);
+    mdl_loss_inbatch(&net, "nce", a, b, MDL_F_INFONCE);
+    assert_int_equal(net.error, SIM_EINVAL);
+    mdl_net_free(&net);
+    mdl_net_init(&net, "t", 16, 1, 1, MDL_DT_ACT32, &x);
+    a = mdl_linear(&net, "a", x, 8, false);
+    b = mdl_linear(&net, "b", x, 8, false);
+    mdl_loss_inbatch(&net, "nce", a, b, MDL_F_INFONCE);
+    assert_int_equal(net.error, 0);
+    assert_int_equal(net.layers[net.n_layers - 1].in2, b.t);
+    assert_true(fabs(net.layers[net.n_layers - 1].aux - 8) < 1e-9);
+    mdl_net_free(&net);
+}
+
 /* Every model builds at its defaults and has blocks to checkpoint where it has repeated units. */
 static void test_zoo_every_entry_builds(void **state)
 {
@@ -210,6 +241,7 @@ int main(void)
         cmocka_unit_test(test_zoo_unknown_model_lists_known),
         cmocka_unit_test(test_zoo_bad_shapes_are_errors),
         cmocka_unit_test(test_zoo_contrastive_shares_encoder),
+        cmocka_unit_test(test_zoo_inbatch_loss_checks_its_inputs),
         cmocka_unit_test(test_zoo_every_entry_builds),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
