@@ -2,6 +2,7 @@
 #include "sim/app/cli.h"
 
 #include "sim/app/calibrate_cmd.h"
+#include "sim/app/demo_cmd.h"
 #include "sim/app/model_cmd.h"
 #include "sim/app/plot_cmd.h"
 #include "sim/app/hw_cmd.h"
@@ -26,6 +27,7 @@ static const sim_cli_command commands[] = {
     {"plot", sim_plot_cmd, "plot columns of a sweep CSV with gnuplot (PNG, SVG or text)"},
     {"validate", sim_validate_cmd, "error of the predictions against the published accuracy table"},
     {"calibrate", sim_calibrate_cmd, "fit a GPU's catalog fields to kernels recorded on it"},
+    {"demo", sim_demo_cmd, "classroom demos: one lesson each, before and after a change"},
     {0},
 };
 

@@ -65,9 +65,7 @@ static void list_candidates(const sim_scenario *sc, sim_bottleneck b, candidates
     }
 }
 
-/* Applies the space-separated assignments of change to x. */
-static int apply_change(const char *change, sim_experiment *x, cfg_experiment_set *set,
-                        sim_err *err)
+int sim_advice_apply(const char *change, sim_experiment *x, cfg_experiment_set *set, sim_err *err)
 {
     char buf[96];
     snprintf(buf, sizeof buf, "%s", change);
@@ -88,7 +86,7 @@ static int simulate_change(const sim_experiment *base, const cfg_experiment_set 
     sim_scenario sc;
     memset(&sc, 0, sizeof sc);
     *sps = 0;
-    int rc = apply_change(change, &x, &set, err);
+    int rc = sim_advice_apply(change, &x, &set, err);
     if (!rc) rc = sim_scenario_build(&x, &set, catalog_dir, &sc, err);
     sim_result res;
     if (!rc) rc = sim_run(&sc, &res, err);

@@ -19,6 +19,10 @@ typedef struct sim_advice {
     double gain_pct;      /* over the run's own samples/s, > SIM_ADVICE_MIN_GAIN_PCT */
 } sim_advice;
 
+/* Applies the space-separated `--set` assignments of change ("k1=v1 k2=v2", under 96
+ * characters) to x. 0 or the first assignment's error. */
+int sim_advice_apply(const char *change, sim_experiment *x, cfg_experiment_set *set, sim_err *err);
+
 /* Simulates each candidate change for res->bottleneck on x (with set and catalog_dir, as
  * sc was built; res is sc's run) and writes those that help to out[0..SIM_ADVICE_MAX), largest
  * gain first. A candidate that cannot be run (it does not fit in GPU memory, a replayed trace

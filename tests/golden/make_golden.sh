@@ -14,7 +14,8 @@ for f in "$src"/configs/experiments/*.yaml; do
     name=$(basename "$f" .yaml)
     case $name in
     replay-*) "$bin" run "$f" --json "$out/run-$name.json" --quiet ;;
-    *) "$bin" run "$f" --set training.max_steps=200 --json "$out/run-$name.json" --quiet ;;
+    # an experiment that does not fit in GPU memory (oom-batch) writes its memory report and fails
+    *) "$bin" run "$f" --set training.max_steps=200 --json "$out/run-$name.json" --quiet || true ;;
     esac
 done
 "$bin" run --json "$out/run-default.json" --quiet

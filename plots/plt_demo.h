@@ -1,0 +1,15 @@
+/* plt_demo.h — the picture of a classroom demo (`epochsim demo NAME --plot FILE`): the epoch
+ * time (of the epoch, or of the steps the experiment runs) and the GPU-Util of the two runs side by
+ * side, so the change and its effect are seen at once. */
+#ifndef PLT_DEMO_H
+#define PLT_DEMO_H
+
+#include "plots/plt_gnuplot.h"
+
+/* Draws two bar panels (the run's time in s; GPU-Util in %) for the runs labelled label[0..1],
+ * titled title, to path (.png or .svg). A run that did not fit in memory has time 0 and is
+ * labelled so. 0 or an error. */
+int plt_demo_draw(const char *path, const char *title, const char *const label[2],
+                  const double time_s[2], const double gpu_util_pct[2], sim_err *err);
+
+#endif

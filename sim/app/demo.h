@@ -1,0 +1,48 @@
+/* demo.h — the classroom demos (`epochsim demo`). A demo is a plain experiment file under
+ * configs/experiments that a teacher can copy, one change that teaches a lesson, and the size of
+ * the effect the lesson claims (the gain: before / after epoch time). `demo NAME` simulates both;
+ * tests/app/test_demo.c checks every claim the same way. */
+#ifndef SIM_DEMO_H
+#define SIM_DEMO_H
+
+#include "sim/base/err.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+
+typedef struct sim_demo {
+    const char *name;    /* `epochsim demo NAME` */
+    const char *lesson;  /* one line for `demo list` */
+    const char *file;    /* the experiment, relative to configs/experiments */
+    const char *before;  /* an assignment for both runs (NULL: the file as it is) */
+    const char *after;   /* the assignment that makes the "after" run */
+    const char *explain; /* one plain sentence: why the figures move */
+    /* The effect the lesson claims, before / after epoch time, and why those bounds. A demo with
+     * gain bounds 0 claims that "before" does not fit in GPU memory and "after" does. */
+    double min_gain, max_gain;
+    const char *bounds_why;
+} sim_demo;
+
+/* One side of a demo: the figures a student compares. */
+typedef struct sim_demo_side {
+    bool oom;            /* did not fit in GPU memory: no figures, the message says why */
+    char message[512];   /* the verdict sentence, or the out-of-memory message */
+    char bottleneck[32]; /* sim_bottleneck_name */
+    double samples_per_s, time_s, gpu_util_pct, sm_active_pct, main_busy_pct;
+} sim_demo_side;
+
+/* The table, n rows. */
+const sim_demo *sim_demo_table(size_t *n);
+/* The demo called name, or NULL. */
+const sim_demo *sim_demo_find(const char *name);
+/* configs/experiments beside a catalog folder (catalog_dir/../experiments), into buf. */
+const char *sim_demo_dir(const char *catalog_dir, char *buf, size_t size);
+/* Simulates d's before (out[0]) and after (out[1]) runs from experiments_dir with the catalog.
+ * Out of memory is a result, not an error; anything else that stops a run (a bad file) is
+ * returned with err set. */
+int sim_demo_run(const sim_demo *d, const char *experiments_dir, const char *catalog_dir,
+                 sim_demo_side out[2], sim_err *err);
+/* before / after epoch time (0 when a side did not fit). */
+double sim_demo_gain(const sim_demo_side s[2]);
+
+#endif

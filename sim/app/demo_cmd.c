@@ -1,0 +1,149 @@
+/* demo_cmd.c — `epochsim demo list | NAME` (see demo_cmd.h). */
+#include "sim/app/demo_cmd.h"
+
+#include "plots/plt_demo.h"
+#include "sim/app/app.h"
+#include "sim/app/demo.h"
+#include "sim/base/names.h"
+
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+
+static void usage(FILE *out)
+{
+    fprintf(out, "usage: epochsim demo list\n"
+                 "       epochsim demo NAME [--plot FILE] [--catalog DIR]\n\n"
+                 "Classroom demos: each is an experiment file under configs/experiments that you\n"
+                 "can copy and edit, and one change that teaches a lesson. `demo NAME` simulates\n"
+                 "the experiment before and after the change and prints the figures side by side,\n"
+                 "the verdict of each run and why the figures move.\n\n"
+                 "options:\n"
+                 "  --plot FILE    epoch time and GPU-Util of both runs as bars (.png or .svg)\n"
+                 "  --catalog DIR  hardware catalog (default $EPOCHSIM_CATALOG or built-in); the\n"
+                 "                 experiments are read from DIR/../experiments\n\n"
+                 "examples:\n"
+                 "  epochsim demo list\n"
+                 "  epochsim demo decode-bound --plot decode.png\n");
+}
+
+static void list(void)
+{
+    size_t n;
+    const sim_demo *d = sim_demo_table(&n);
+    printf("%-16s %-38s %s\n", "name", "experiment (configs/experiments)", "lesson");
+    for (size_t i = 0; i < n; i++)
+        printf("%-16s %-38s %s\n", d[i].name, d[i].file, d[i].lesson);
+}
+
+/* One row of the side-by-side table. */
+static void row(const char *what, const sim_demo_side s[2], double a, double b, const char *fmt)
+{
+    char cell[2][32];
+    for (int i = 0; i < 2; i++)
+        if (s[i].oom)
+            snprintf(cell[i], sizeof cell[i], "out of memory");
+        else
+            snprintf(cell[i], sizeof cell[i], fmt, i ? b : a);
+    printf("  %-16s %-18s %-18s\n", what, cell[0], cell[1]);
+}
+
+static void print_demo(const sim_demo *d, const sim_demo_side s[2])
+{
+    printf("demo %s: %s\n", d->name, d->lesson);
+    printf("  experiment  configs/experiments/%s%s%s\n", d->file, d->before ? " with " : "",
+           d->before ? d->before : "");
+    printf("  change      %s\n\n", d->after);
+    printf("  %-16s %-18s %-18s\n", "", "before", "after");
+    row("time", s, s[0].time_s, s[1].time_s, "%.2f s");
+    row("samples/s", s, s[0].samples_per_s, s[1].samples_per_s, "%.0f");
+    row("GPU-Util", s, s[0].gpu_util_pct, s[1].gpu_util_pct, "%.1f %%");
+    row("SM active", s, s[0].sm_active_pct, s[1].sm_active_pct, "%.1f %%");
+    row("main thread busy", s, s[0].main_busy_pct, s[1].main_busy_pct, "%.1f %%");
+    printf("  %-16s %-18s %-18s\n", "bottleneck", s[0].bottleneck, s[1].bottleneck);
+    double gain = sim_demo_gain(s);
+    if (gain > 0) printf("\n  the change makes the run %.2fx as fast\n", gain);
+    printf("\n  before: %s\n  after:  %s\n\n  why: %s\n", s[0].message, s[1].message, d->explain);
+}
+
+static int draw(const char *path, const sim_demo *d, const sim_demo_side s[2], sim_err *err)
+{
+    char after[128], title[256];
+    snprintf(after, sizeof after, "after: %s", d->after);
+    const char *label[2] = {s[0].oom ? "before (out of memory)" : "before",
+                            s[1].oom ? "after (out of memory)" : after};
+    snprintf(title, sizeof title, "epochsim demo %s: %s", d->name, d->lesson);
+    double t[2] = {s[0].time_s, s[1].time_s}, u[2] = {s[0].gpu_util_pct, s[1].gpu_util_pct};
+    return plt_demo_draw(path, title, label, t, u, err);
+}
+
+/* Runs demo `name`; its figures to stdout, the picture to plot when given. */
+static int run_demo(const char *name, const char *plot, const char *catalog)
+{
+    const sim_demo *d = sim_demo_find(name);
+    if (!d) {
+        size_t n;
+        const sim_demo *t = sim_demo_table(&n);
+        const char *names[64];
+        for (size_t i = 0; i < n && i < 64; i++)
+            names[i] = t[i].name;
+        const char *near = sim_nearest_name(name, names, n < 64 ? n : 64);
+        fprintf(stderr, "epochsim demo: no demo '%s'%s%s%s; `epochsim demo list` names them\n",
+                name, near ? " (did you mean '" : "", near ? near : "", near ? "'?)" : "");
+        return SIM_EXIT_USAGE;
+    }
+    const char *cat = sim_app_catalog_dir(catalog);
+    char dir[4096];
+    sim_demo_side s[2];
+    sim_err err;
+    sim_err_clear(&err);
+    int rc = sim_demo_run(d, sim_demo_dir(cat, dir, sizeof dir), cat, s, &err);
+    if (!rc) print_demo(d, s);
+    if (!rc && plot) rc = draw(plot, d, s, &err);
+    if (rc) {
+        fputs("epochsim: ", stderr);
+        sim_err_print(&err, stderr);
+        return SIM_EXIT_ERROR;
+    }
+    return SIM_EXIT_OK;
+}
+
+int sim_demo_cmd(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        {"plot", required_argument, 0, 'p'},
+        {"catalog", required_argument, 0, 'c'},
+        {"help", no_argument, 0, 'h'},
+        {0, 0, 0, 0},
+    };
+    const char *plot = NULL, *catalog = NULL;
+    int c;
+    optind = 1;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+        switch (c) {
+        case 'p':
+            plot = optarg;
+            break;
+        case 'c':
+            catalog = optarg;
+            break;
+        case 'h':
+            usage(stdout);
+            return SIM_EXIT_OK;
+        default:
+            fprintf(stderr, "epochsim demo: bad option '%s'\n", argv[optind - 1]);
+            usage(stderr);
+            return SIM_EXIT_USAGE;
+        }
+    }
+    if (optind != argc - 1) {
+        usage(stderr);
+        return SIM_EXIT_USAGE;
+    }
+    if (!strcmp(argv[optind], "list")) {
+        list();
+        return SIM_EXIT_OK;
+    }
+    return run_demo(argv[optind], plot, catalog);
+}
