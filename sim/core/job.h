@@ -63,6 +63,8 @@ typedef struct sim_hardware {
     sim_link_desc link;
     int gpu_count;
     double host_memory_gb;
+    char mig[24]; /* MIG profile gpu is one instance of ("" = the whole GPU); NVML then has no
+                     GPU-Util for it */
 } sim_hardware;
 
 #endif

@@ -277,6 +277,15 @@ static void verdict(const sim_scenario *sc, sim_result *res)
             worst = k;
     char *v = res->verdict;
     size_t vs = sizeof res->verdict;
+    if (m->stall_pct[worst] < STALL_VERDICT_PCT && res->gpu_util_na) {
+        res->bottleneck = SIM_BN_GPU_COMPUTE;
+        snprintf(v, vs,
+                 "GPU-bound: the MIG %s instance's SMs are active %.1f%% of the time (NVML has "
+                 "no GPU-Util on MIG); a larger instance, lower precision or less work per step "
+                 "would shorten the epoch.",
+                 sc->hw.mig, m->sm_active_pct);
+        return;
+    }
     if (m->stall_pct[worst] < STALL_VERDICT_PCT) {
         res->bottleneck = SIM_BN_GPU_COMPUTE;
         snprintf(v, vs,
@@ -574,6 +583,7 @@ static int results(world *w, sim_result *res, int64_t window_ns)
             if (series_push(w, sim_windows_len(w->series->n, end, window_ns))) return SIM_ENOMEM;
     }
     mean_of_epochs(res);
+    res->gpu_util_na = w->sc->hw.mig[0] != 0;
     verdict(w->sc, res);
     return SIM_OK;
 }

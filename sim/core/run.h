@@ -81,6 +81,9 @@ typedef struct sim_result {
     int64_t steps;
     sim_bottleneck bottleneck;
     char verdict[512]; /* one plain sentence with its number */
+    /* The job ran on a MIG instance (sc->hw.mig): NVML reports no GPU-Util there, so reports
+     * print none and point at SM active; gpu_util_pct is still the simulated busy share. */
+    bool gpu_util_na;
     /* NVML-style utilization series of GPU 0: integer percent per window. */
     int64_t util_window_ns;
     uint8_t *util_series;
