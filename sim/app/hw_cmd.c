@@ -9,6 +9,7 @@
 #include "sim/setup/scenario.h"
 
 #include "sim/setup/catalog.h"
+#include "sim/setup/mig.h"
 #include "sim/setup/cfgtable.h"
 #include "sim/app/app.h"
 #include "sim/base/err.h"
@@ -776,6 +777,36 @@ static int field_table(cfg_catalog_kind kind, const cfg_table *t, const hw_entry
     return rc == SIM_OK ? SIM_EXIT_OK : SIM_EXIT_ERROR;
 }
 
+/* The MIG profiles of a GPU, each with the instance's figures (sim/setup/mig.h). */
+static int show_mig(const char *dir, const sim_gpu_desc *gpu, FILE *out)
+{
+    sim_mig_table t;
+    sim_err err;
+    sim_err_clear(&err);
+    if (cfg_mig_load(dir, gpu->name, &t, &err)) {
+        sim_err_print(&err, stderr);
+        return 1;
+    }
+    if (!t.n) return 0;
+    fprintf(out,
+            "\nMIG: %d compute x %d memory slices (MIG leaves unused SMs out of each profile)\n",
+            t.compute_slices, t.memory_slices);
+    fprintf(out, "  %-10s %6s %4s %7s %9s %6s %3s %4s  %s\n", "profile", "slices", "SMs", "mem_gb",
+            "bw_gbps", "l2_mb", "CE", "max", "starts");
+    for (int i = 0; i < t.n; i++) {
+        const sim_mig_profile *p = &t.p[i];
+        sim_gpu_desc g = *gpu;
+        sim_mig_apply(&t, p, &g);
+        fprintf(out, "  %-10s %4d/%d %4d %7.1f %9.0f %6.1f %3d %4d ", p->name, p->slices,
+                t.compute_slices, p->sms, g.mem_gb, g.mem_bw_gbps, g.l2_mb, p->copy_engines,
+                p->max_instances);
+        for (int k = 0; k < p->n_starts; k++)
+            fprintf(out, "%s%d", k ? "," : " ", p->starts[k]);
+        fputc('\n', out);
+    }
+    return 0;
+}
+
 /* `hw show` as text: heading, field table, a system's parts, notes and sources. */
 static int show_text(const char *dir, const char *name, cfg_catalog_kind kind, const char *path,
                      const hw_entry *e, const hw_file_info *fi)
@@ -789,6 +820,7 @@ static int show_text(const char *dir, const char *name, cfg_catalog_kind kind, c
                e->gpu.clock_factor, e->gpu.clock_factor * e->gpu.boost_mhz,
                e->gpu.power_ref[0] ? "limited by board power, against power_ref"
                                    : "holds boost: no power_ref");
+    if (kind == CFG_CAT_GPU) exit_code |= show_mig(dir, &e->gpu, stdout);
     if (fi->notes) {
         printf("\nnotes:\n");
         print_wrapped(fi->notes, 2, 100, stdout);

@@ -5,9 +5,17 @@
 #include "sim/base/outfile.h"
 #include "sim/core/topo.h"
 
+#include <math.h>
 #include <string.h>
 
-static void epoch_members(yajl_gen g, const sim_epoch_result *e, bool mean)
+/* NVML has no utilization.gpu for a MIG device: null where a value would be (the reason is one
+ * top-level note, so that sweep rows keep the same columns). */
+static void gpu_util_member(yajl_gen g, const sim_epoch_result *e, bool na)
+{
+    sim_json_num(g, "gpu_util_pct", na ? NAN : e->gpu_util_pct); /* NaN is written as null */
+}
+
+static void epoch_members(yajl_gen g, const sim_epoch_result *e, bool mean, bool mig)
 {
     sim_json_num(g, mean ? "epoch_time_s" : "time_s", e->time_s);
     if (!mean) { /* the run's totals are top-level members */
@@ -19,7 +27,7 @@ static void epoch_members(yajl_gen g, const sim_epoch_result *e, bool mean)
     sim_json_num(g, "samples_per_s", e->samples_per_s);
     sim_json_num(g, "step_time_ms_p50", e->step_time_ms_p50);
     sim_json_num(g, "step_time_ms_p99", e->step_time_ms_p99);
-    sim_json_num(g, "gpu_util_pct", e->gpu_util_pct);
+    gpu_util_member(g, e, mig);
     sim_json_num(g, "sm_active_pct", e->sm_active_pct);
     sim_json_num(g, "cpu_util_pct", e->cpu_util_pct);
     sim_json_num(g, "main_thread_busy_pct", e->main_busy_pct);
@@ -37,7 +45,7 @@ static void epoch_members(yajl_gen g, const sim_epoch_result *e, bool mean)
 
 void sim_report_json_members(yajl_gen g, const sim_result *res)
 {
-    epoch_members(g, &res->mean, true);
+    epoch_members(g, &res->mean, true, res->gpu_util_na);
     sim_json_num(g, "total_time_s", res->total_time_s);
     sim_json_key(g, "steps");
     yajl_gen_integer(g, res->steps);
@@ -52,7 +60,7 @@ void sim_report_json_members(yajl_gen g, const sim_result *res)
     yajl_gen_array_open(g);
     for (int i = 0; i < res->n_epochs; i++) {
         yajl_gen_map_open(g);
-        epoch_members(g, &res->epochs[i], false);
+        epoch_members(g, &res->epochs[i], false, res->gpu_util_na);
         yajl_gen_map_close(g);
     }
     yajl_gen_array_close(g);
@@ -121,6 +129,9 @@ int sim_report_json(const char *path, const sim_scenario *sc, const sim_result *
     if (res) {
         sim_report_json_members(g, res);
         json_advice(g, advice);
+        if (res->gpu_util_na)
+            sim_json_str(g, "gpu_util_note",
+                         "not available on MIG (NVML reports none); see sm_active_pct");
     } else {
         sim_json_key(g, "oom");
         yajl_gen_bool(g, 1);
@@ -129,6 +140,7 @@ int sim_report_json(const char *path, const sim_scenario *sc, const sim_result *
     sim_json_key(g, "scenario");
     yajl_gen_map_open(g);
     sim_json_str(g, "gpu", sc->hw.gpu.name);
+    if (sc->hw.mig[0]) sim_json_str(g, "mig", sc->hw.mig);
     sim_json_key(g, "gpu_count");
     yajl_gen_integer(g, sc->hw.gpu_count);
     sim_json_str(g, "cpu", sc->hw.cpu.name);
@@ -225,7 +237,11 @@ void sim_report_text(FILE *out, const sim_scenario *sc, const sim_result *res,
     fprintf(out, "  throughput             %9.0f samples/s\n", m->samples_per_s);
     fprintf(out, "  step time p50 / p99    %9.2f / %.2f ms\n", m->step_time_ms_p50,
             m->step_time_ms_p99);
-    bar(out, "GPU-Util (nvidia-smi)", m->gpu_util_pct);
+    if (res->gpu_util_na)
+        fprintf(out, "  %-22s    n/a     MIG %s: NVML reports no GPU-Util; read SM active\n",
+                "GPU-Util (nvidia-smi)", hw->mig);
+    else
+        bar(out, "GPU-Util (nvidia-smi)", m->gpu_util_pct);
     bar(out, "SM active", m->sm_active_pct);
     bar(out, "CPU util (all threads)", m->cpu_util_pct);
     bar(out, "main thread busy", m->main_busy_pct);
@@ -248,10 +264,13 @@ void sim_report_text(FILE *out, const sim_scenario *sc, const sim_result *res,
     for (int k = 0; k < SIM_STALL_COUNT; k++)
         bar(out, sim_stall_name((sim_stall)k), m->stall_pct[k]);
     if (res->n_epochs > 1) {
-        fprintf(out, "\n  per epoch:   time_s  GPU-Util  cache-hit\n");
+        /* on MIG the column is SM active: NVML has no GPU-Util there */
+        fprintf(out, "\n  per epoch:   time_s  %s  cache-hit\n",
+                res->gpu_util_na ? "SMactive" : "GPU-Util");
         for (int i = 0; i < res->n_epochs; i++)
             fprintf(out, "    %4d  %10.2f  %7.1f %%  %7.1f %%\n", i + 1, res->epochs[i].time_s,
-                    res->epochs[i].gpu_util_pct, res->epochs[i].cache_hit_pct);
+                    res->gpu_util_na ? res->epochs[i].sm_active_pct : res->epochs[i].gpu_util_pct,
+                    res->epochs[i].cache_hit_pct);
     }
     fprintf(out, "\nbottleneck: %s\n  %s\n", sim_bottleneck_name(res->bottleneck), res->verdict);
     text_advice(out, res, advice);

@@ -56,6 +56,10 @@ static int add_fig(figlist *l, const char *prefix, const char *key, const yajl_v
         f->num = f->is_int ? (double)YAJL_GET_INTEGER(v) : YAJL_GET_DOUBLE(v);
         return SIM_OK;
     }
+    if (YAJL_IS_NULL(v)) { /* a figure with no value here (GPU-Util on MIG): an empty cell */
+        f->num = NAN;
+        return SIM_OK;
+    }
     f->is_str = true;
     const char *s = YAJL_IS_STRING(v)  ? YAJL_GET_STRING(v)
                     : YAJL_IS_TRUE(v)  ? "true"
@@ -221,6 +225,10 @@ static void put(cells *c, kind k, const char *text)
 static void put_num(cells *c, double v, bool is_int)
 {
     char buf[64];
+    if (!isfinite(v)) { /* no value (a null figure): an empty cell */
+        put(c, K_NULL, NULL);
+        return;
+    }
     if (is_int)
         snprintf(buf, sizeof buf, "%.0f", v);
     else

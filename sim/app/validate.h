@@ -19,15 +19,17 @@
 typedef enum sim_val_role { SIM_VAL_FIT, SIM_VAL_CHECK, SIM_VAL_ROLES } sim_val_role;
 
 typedef enum sim_val_metric {
-    SIM_VAL_SAMPLES_PER_S, /* training throughput per GPU */
-    SIM_VAL_STEP_MS,       /* training step time */
-    SIM_VAL_GPU_UTIL_PCT,  /* nvidia-smi GPU-Util of the run */
-    SIM_VAL_H2D_GBPS,      /* host-to-device copy rate, settings bytes= and pinned= */
-    SIM_VAL_MAX_BATCH,     /* largest batch that fits */
-    SIM_VAL_GEMM_TFLOPS,   /* one GEMM, settings m= n= k= */
-    SIM_VAL_MEM_BW_GBPS,   /* one device copy kernel, settings bytes= (read + written counted) */
-    SIM_VAL_LAUNCH_US,     /* one empty kernel's GPU time */
-    SIM_VAL_BUSBW_GBPS,    /* nccl-tests all_reduce_perf bus bandwidth, settings bytes= */
+    SIM_VAL_SAMPLES_PER_S,  /* training throughput per GPU */
+    SIM_VAL_STEP_MS,        /* training step time */
+    SIM_VAL_GPU_UTIL_PCT,   /* nvidia-smi GPU-Util of the run */
+    SIM_VAL_H2D_GBPS,       /* host-to-device copy rate, settings bytes= and pinned= */
+    SIM_VAL_MAX_BATCH,      /* largest batch that fits */
+    SIM_VAL_GEMM_TFLOPS,    /* one GEMM, settings m= n= k= */
+    SIM_VAL_MEM_BW_GBPS,    /* one device copy kernel, settings bytes= (read + written counted) */
+    SIM_VAL_LAUNCH_US,      /* one empty kernel's GPU time */
+    SIM_VAL_BUSBW_GBPS,     /* nccl-tests all_reduce_perf bus bandwidth, settings bytes= */
+    SIM_VAL_GEMM_SHARE_PCT, /* one GEMM (m= n= k=) on the MIG instance of placement.mig, as a
+                               share of the whole GPU's throughput on it */
     SIM_VAL_METRICS
 } sim_val_metric;
 

@@ -9,6 +9,7 @@
 
 #include "models/cost.h"
 #include "sim/core/topo.h"
+#include "sim/setup/catalog.h"
 #include "sim/setup/config.h"
 #include "sim/setup/scenario.h"
 
@@ -172,15 +173,22 @@ static void predict_run(sim_val_row *r, const sim_scenario *sc)
     sim_result_free(&res);
 }
 
-/* One kernel of the microbenchmark through the cost model on the scenario's GPU. */
-static void predict_kernel(sim_val_row *r, const sim_scenario *sc, const bench_params *b)
+/* One kernel of the microbenchmark through the cost model on the scenario's GPU; a share row
+ * prices the GEMM on the MIG instance and on the whole GPU it was cut from. */
+static void predict_kernel(sim_val_row *r, const sim_scenario *sc, const bench_params *b,
+                           const sim_gpu_desc *whole)
 {
     sim_precision p = sc->workload.precision;
     double elt = p == SIM_PREC_FP32 || p == SIM_PREC_TF32 ? 4 : 2;
     mdl_kernel k = {.op = "validate", .layer = -1, .kind = SIM_OP_KERNEL, .blocks = 1};
-    if (r->metric == SIM_VAL_GEMM_TFLOPS) {
+    bool share = r->metric == SIM_VAL_GEMM_SHARE_PCT;
+    if (share && !(whole && sc->hw.mig[0])) {
+        row_fail(r, "gemm_share_pct needs settings placement.mig=PROFILE");
+        return;
+    }
+    if (r->metric == SIM_VAL_GEMM_TFLOPS || share) {
         if (!(b->m > 0 && b->n > 0 && b->k > 0)) {
-            row_fail(r, "settings: gemm_tflops needs m=, n= and k=");
+            row_fail(r, "settings: %s needs m=, n= and k=", sim_val_metric_name(r->metric));
             return;
         }
         k.math = MDL_MATH_GEMM;
@@ -199,6 +207,10 @@ static void predict_kernel(sim_val_row *r, const sim_scenario *sc, const bench_p
         k.math = MDL_MATH_SIMT; /* an empty kernel: only the fixed cost */
     }
     double ns = (double)mdl_kernel_time_ns(&k, &sc->hw.gpu, p);
+    if (share) {
+        r->predicted = 100.0 * (double)mdl_kernel_time_ns(&k, whole, p) / ns;
+        return;
+    }
     r->predicted = r->metric == SIM_VAL_GEMM_TFLOPS   ? k.flops / ns / 1e3
                    : r->metric == SIM_VAL_MEM_BW_GBPS ? k.bytes / ns
                                                       : ns / 1e3;
@@ -233,7 +245,8 @@ static void predict_busbw(sim_val_row *r, const sim_scenario *sc, const bench_pa
 }
 
 /* The row's figure from its built scenario, by metric. */
-static void predict_built(sim_val_row *r, const sim_scenario *sc, const bench_params *b)
+static void predict_built(sim_val_row *r, const sim_scenario *sc, const bench_params *b,
+                          const sim_gpu_desc *whole)
 {
     r->error[0] = 0;
     switch (r->metric) {
@@ -255,7 +268,7 @@ static void predict_built(sim_val_row *r, const sim_scenario *sc, const bench_pa
             row_fail(r, "max_batch needs a zoo model");
         break;
     default:
-        predict_kernel(r, sc, b);
+        predict_kernel(r, sc, b, whole);
     }
 }
 
@@ -265,7 +278,13 @@ void sim_val_predict_row(sim_val_row *r, const char *catalog_dir, const sim_gpu_
     memset(&sc, 0, sizeof sc);
     bench_params b = {.pinned = true};
     r->error[0] = 0;
-    if (build(r, catalog_dir, gpu, &sc, &b) == 0) predict_built(r, &sc, &b);
+    /* the whole GPU a MIG instance is cut from: the one given, else the catalog's */
+    sim_gpu_desc whole;
+    if (!gpu && r->metric == SIM_VAL_GEMM_SHARE_PCT &&
+        cfg_catalog_load(catalog_dir, CFG_CAT_GPU, r->gpu, &whole, NULL) == 0)
+        gpu = &whole;
+    if (build(r, catalog_dir, gpu == &whole ? NULL : gpu, &sc, &b) == 0)
+        predict_built(r, &sc, &b, gpu);
     sim_scenario_free(&sc);
 }
 
@@ -312,7 +331,7 @@ double sim_val_reprice(sim_val_prepared *p, const sim_gpu_desc *gpu)
     sim_err err;
     sim_err_clear(&err);
     int rc = sim_scenario_reprice(&p->x, &p->set, p->catalog, gpu, &p->sc, &err);
-    if (built(p->row, rc, &p->sc, &err) == 0) predict_built(p->row, &p->sc, &p->b);
+    if (built(p->row, rc, &p->sc, &err) == 0) predict_built(p->row, &p->sc, &p->b, gpu);
     return p->row->predicted;
 }
 

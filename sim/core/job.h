@@ -68,6 +68,8 @@ typedef struct sim_hardware {
     int gpu_count;
     double host_memory_gb;
     sim_topology topo;
+    char mig[24]; /* MIG profile gpu is one instance of ("" = the whole GPU); NVML then has no
+                     GPU-Util for it */
 } sim_hardware;
 
 #endif

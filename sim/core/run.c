@@ -358,6 +358,15 @@ static void verdict(const sim_scenario *sc, sim_result *res)
         comm_verdict(sc, res);
         return;
     }
+    if (res->gpu_util_na &&
+        (m->stall_pct[worst] < STALL_VERDICT_PCT || m->sm_active_pct >= GPU_BOUND_PCT)) {
+        res->bottleneck = SIM_BN_GPU_COMPUTE;
+        snprintf(v, vs,
+                 "GPU-bound: the MIG %s instance's SMs are active %.1f%% of the time (NVML has "
+                 "no GPU-Util on MIG); the largest idle cause, %s, takes %.1f%%.",
+                 sc->hw.mig, m->sm_active_pct, sim_stall_name(worst), m->stall_pct[worst]);
+        return;
+    }
     if (m->stall_pct[worst] < STALL_VERDICT_PCT || m->gpu_util_pct >= GPU_BOUND_PCT) {
         res->bottleneck = SIM_BN_GPU_COMPUTE;
         snprintf(v, vs,
@@ -648,6 +657,7 @@ static int results(world *w, sim_result *res, int64_t window_ns)
                 wall > 0 ? 100.0 * (double)sim_loader_worker_busy_ns(w->loader[0], i) / wall : 0;
     }
     mean_of_epochs(res);
+    res->gpu_util_na = w->sc->hw.mig[0] != 0;
     verdict(w->sc, res);
     return SIM_OK;
 }

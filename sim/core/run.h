@@ -91,6 +91,9 @@ typedef struct sim_result {
     /* Each DataLoader worker of GPU 0: share of the run's wall time it held a batch. */
     int n_workers; /* 0 with num_workers = 0 */
     double *worker_busy_pct;
+    /* The job ran on a MIG instance (sc->hw.mig): NVML reports no GPU-Util there, so reports
+     * print none and point at SM active; gpu_util_pct is still the simulated busy share. */
+    bool gpu_util_na;
     /* NVML-style utilization series of GPU 0: integer percent per window. */
     int64_t util_window_ns;
     uint8_t *util_series;

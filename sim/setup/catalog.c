@@ -124,17 +124,19 @@ static const cfg_field system_fields[] = {
 };
 
 static const char *const extra_keys[] = {"sources", "notes", NULL};
+static const char *const gpu_extra_keys[] = {"sources", "notes", "mig", NULL}; /* sim/setup/mig.h */
 
-#define TABLE(a)                                                                                   \
+#define TABLE_X(a, x)                                                                              \
     {                                                                                              \
-        a, sizeof a / sizeof a[0], extra_keys                                                      \
+        a, sizeof a / sizeof a[0], x                                                               \
     }
+#define TABLE(a) TABLE_X(a, extra_keys)
 static const struct {
     const char *dir;
     cfg_table table;
     size_t size;
 } kinds[CFG_CAT_COUNT] = {
-    [CFG_CAT_GPU] = {"gpus", TABLE(gpu_fields), sizeof(sim_gpu_desc)},
+    [CFG_CAT_GPU] = {"gpus", TABLE_X(gpu_fields, gpu_extra_keys), sizeof(sim_gpu_desc)},
     [CFG_CAT_CPU] = {"cpus", TABLE(cpu_fields), sizeof(sim_cpu_desc)},
     [CFG_CAT_STORAGE] = {"storage", TABLE(storage_fields), sizeof(sim_storage_desc)},
     [CFG_CAT_LINK] = {"links", TABLE(link_fields), sizeof(sim_link_desc)},

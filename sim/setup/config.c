@@ -145,6 +145,8 @@ static const cfg_field fields[] = {
       "loss.item() every step"),
     F("training.cuda_graphs", CFG_T_BOOL, training.cuda_graphs, CFG_NO_RANGE,
       "replay each step as one CUDA graph"),
+    S("placement.mig", placement.mig,
+      "MIG profile of the instance the job runs on, e.g. 1g.10gb (\"\" = the whole GPU)"),
     /* 1 ms .. 1 h (0 = the GPU's own): NVML samples every 1/6 s to 1 s; a window far below that
      * measures nothing nvidia-smi shows and makes the series grow with run time / window */
     F("report.util_window_ns", CFG_T_INT64, report.util_window_ns, 0, 3.6e12,

@@ -68,6 +68,9 @@ typedef struct sim_experiment {
     double copy_dispatch_us;
     sim_training_spec training;
     struct {
+        char mig[24]; /* the MIG profile the job's instance has (sim/setup/mig.h); "" = whole GPU */
+    } placement;
+    struct {
         int64_t util_window_ns; /* 0 = the GPU's NVML window */
     } report;
 } sim_experiment;

@@ -2,6 +2,7 @@
 #include "sim/setup/scenario.h"
 
 #include "sim/setup/catalog.h"
+#include "sim/setup/mig.h"
 #include "sim/setup/overlay.h"
 #include "sim/setup/zoo_workload.h"
 #include "sim/setup/replay_workload.h"
@@ -202,6 +203,30 @@ static int resolve_topology(const sim_experiment *x, const cfg_experiment_set *s
     return SIM_OK;
 }
 
+/* placement.mig: the job runs on one instance of that profile, which is the GPU from here on.
+ * Instances do not talk to each other (no peer-to-peer), so one job takes one instance. */
+static int apply_mig(const sim_experiment *x, const cfg_experiment_set *set, const char *dir,
+                     sim_hardware *hw, sim_err *err)
+{
+    sim_mig_table t;
+    int rc = cfg_mig_load(dir, hw->gpu.name, &t, err);
+    if (rc) return named(rc, "system.gpu", set, err);
+    const sim_mig_profile *p = sim_mig_find(&t, x->placement.mig);
+    if (!p)
+        return named(sim_mig_unknown(&t, &hw->gpu, x->placement.mig, err), "placement.mig", set,
+                     err);
+    if (x->system.gpu_count > 1)
+        return cfg_experiment_locate(
+            set, "placement.mig",
+            sim_err_set(err, SIM_EINVAL, NULL, 0, 0,
+                        "placement.mig runs one job on one instance: system.gpu_count must be 1 "
+                        "(MIG instances have no peer-to-peer for data parallelism)"),
+            err);
+    sim_mig_apply(&t, p, &hw->gpu);
+    snprintf(hw->mig, sizeof hw->mig, "%s", p->name);
+    return SIM_OK;
+}
+
 /* The job's knobs as the core takes them, before the workload settles what it decides. */
 static void resolve_job(const sim_experiment *x, sim_scenario *sc)
 {
@@ -251,6 +276,7 @@ int sim_scenario_build_gpu(const sim_experiment *x_in, const cfg_experiment_set 
     if (x->system.catalog_overlay[0] && (rc = apply_overlay(x->system.catalog_overlay, hw, err)))
         return named(rc, "system.catalog_overlay", set, err);
     if (gpu) hw->gpu = *gpu;
+    if (x->placement.mig[0] && (rc = apply_mig(x, set, dir, hw, err))) return rc;
     /* Sockets of the box: a catalog CPU is one, a box giving the job more cores has more. */
     int sockets = x->system.cpu_cores > hw->cpu.cores ? x->system.cpu_cores / hw->cpu.cores : 1;
     /* A catalog CPU is one socket; a box that gives the job more cores than that has more
@@ -291,7 +317,8 @@ int sim_scenario_reprice(const sim_experiment *x_in, const cfg_experiment_set *s
 {
     sim_experiment xs = *x_in;
     int rc;
-    if (xs.workload.trace[0] || !strcmp(xs.workload.model, "synthetic")) {
+    /* a MIG instance is cut from *gpu again: rebuilt, as replays and synthetic jobs are */
+    if (xs.workload.trace[0] || !strcmp(xs.workload.model, "synthetic") || xs.placement.mig[0]) {
         sim_scenario_free(sc);
         return sim_scenario_build_gpu(x_in, set, dir, gpu, sc, err);
     }

@@ -135,6 +135,11 @@ static const bad_case cases[] = {
     Y("system:\n  gpu: rtx-4900\n", 1,
       "x.yaml:2:8: error: system.gpu: unknown gpus 'rtx-4900' in catalog"),
     Y("system:\n  gpu: rtx-4900\n", 1, "(did you mean 'rtx-4090'?"),
+    Y("system:\n  gpu: a100-sxm4-80gb\nplacement:\n  mig: 1g.5gb\n", 1,
+      "x.yaml:4:8: error: placement.mig: unknown MIG profile '1g.5gb' on a100-sxm4-80gb (did you "
+      "mean '1g.10gb'?"),
+    Y("system:\n  gpu: t4\nplacement:\n  mig: 1g.5gb\n", 1,
+      "x.yaml:4:8: error: placement.mig: t4 has no MIG"),
     Y("system:\n  cpu: epyc-7743\n", 1,
       "x.yaml:2:8: error: system.cpu: unknown cpus 'epyc-7743' in catalog"),
     Y("system:\n  storage: nvme-gen9\n", 1,

@@ -133,6 +133,23 @@ static void test_hw_cmd_show_gpu_table(void **state)
     free(r.out);
 }
 
+/* The MIG profiles with each instance's figures: 1g.10gb is 14 SMs, 80 / 8 GB, 2039 / 8 GB/s. */
+static void test_hw_cmd_show_gpu_mig_profiles(void **state)
+{
+    (void)state;
+    run_result r = run("hw show a100-sxm4-80gb");
+    assert_int_equal(r.status, 0);
+    assert_contains(r.out, "MIG: 7 compute x 8 memory slices");
+    assert_contains(r.out,
+                    "1g.10gb       1/7   14    10.0       255    5.0   1    7  0,1,2,3,4,5,6");
+    assert_contains(r.out, "7g.80gb       7/7   98    80.0      2039   40.0   7    1  0");
+    free(r.out);
+    r = run("hw show t4");
+    assert_int_equal(r.status, 0);
+    assert_null(strstr(r.out, "memory slices"));
+    free(r.out);
+}
+
 static void test_hw_cmd_show_json_values(void **state)
 {
     (void)state;
@@ -380,6 +397,7 @@ int main(void)
         cmocka_unit_test(test_hw_cmd_list_all_kinds),
         cmocka_unit_test(test_hw_cmd_list_json_parses),
         cmocka_unit_test(test_hw_cmd_show_gpu_table),
+        cmocka_unit_test(test_hw_cmd_show_gpu_mig_profiles),
         cmocka_unit_test(test_hw_cmd_show_json_values),
         cmocka_unit_test(test_hw_cmd_show_system_resolves_parts),
         cmocka_unit_test(test_hw_cmd_show_system_links),
