@@ -32,7 +32,8 @@ static void panel(FILE *f, const char *ylabel, double ymax, const char *const la
 }
 
 int plt_demo_draw(const char *path, const char *title, const char *const label[2],
-                  const double time_s[2], const double gpu_util_pct[2], sim_err *err)
+                  const double time_s[2], const double util_pct[2], const char *util_label,
+                  sim_err *err)
 {
     plt_term term;
     int rc = plt_term_from_path(path, &term, err);
@@ -45,7 +46,7 @@ int plt_demo_draw(const char *path, const char *title, const char *const label[2
     fprintf(f, " noenhanced\nset style fill solid 0.8\nset boxwidth 0.6\nset xrange [-0.6:1.6]\n"
                "set grid ytics\nset xtics noenhanced\n");
     panel(f, "time of the run [s]", 0, label, time_s, "%.3g s");
-    panel(f, "GPU-Util [%]", 115, label, gpu_util_pct, "%.0f %%");
+    panel(f, util_label, 115, label, util_pct, "%.0f %%");
     fprintf(f, "unset multiplot\n");
     return plt_gnuplot_close(&g, err);
 }

@@ -6,10 +6,11 @@
 
 #include "plots/plt_gnuplot.h"
 
-/* Draws two bar panels (the run's time in s; GPU-Util in %) for the runs labelled label[0..1],
- * titled title, to path (.png or .svg). A run that did not fit in memory has time 0 and is
- * labelled so. 0 or an error. */
+/* Draws two bar panels (the run's time in s; a utilization in %, its axis named util_label) for
+ * the runs labelled label[0..1], titled title, to path (.png or .svg). A run that did not fit
+ * in memory has time 0 and is labelled so. 0 or an error. */
 int plt_demo_draw(const char *path, const char *title, const char *const label[2],
-                  const double time_s[2], const double gpu_util_pct[2], sim_err *err);
+                  const double time_s[2], const double util_pct[2], const char *util_label,
+                  sim_err *err);
 
 #endif

@@ -108,6 +108,17 @@ static const sim_demo demos[] = {
      .explain = "Three micro-batches of 16 add their gradients before one optimizer step: the "
                 "same update as a batch of 48, with the activations of 16 in memory.",
      .bounds_why = "the claim is fits / does not fit, not a speed"},
+    {.name = "s4-mig",
+     .lesson = "seed S4: one job on a quarter of an RTX PRO 6000 (MIG 1g.24gb) vs the whole GPU",
+     .file = "s4-mig-pro6000-whole.yaml",
+     .after = "placement.mig=1g.24gb",
+     .explain = "A MIG instance owns a quarter of the SMs, memory and bandwidth; one job runs "
+                "slower on it, but four such jobs would run at once, each on its own slice "
+                "(nvidia-smi shows no GPU-Util on MIG: read SM active).",
+     .min_gain = 0.22,
+     .max_gain = 0.35,
+     .bounds_why = "the instance has 46 of 188 SMs (24.5 %) and a quarter of the bandwidth; "
+                   "kernels that do not fill the whole GPU lose less, so ~28 %, never a third"},
     {.name = "s5-nvlink",
      .lesson = "seed S5: two A100 PCIe cards all-reduce over PCIe; an NVLink bridge",
      .file = "s5-nvlink-vs-pcie.yaml",
@@ -202,6 +213,7 @@ static int run_side(const sim_demo *d, const char *dir, const char *catalog_dir,
         out->samples_per_s = res.mean.samples_per_s;
         out->time_s = res.mean.time_s;
         out->gpu_util_pct = res.mean.gpu_util_pct;
+        out->gpu_util_na = res.gpu_util_na;
         out->sm_active_pct = res.mean.sm_active_pct;
         out->main_busy_pct = res.mean.main_busy_pct;
         sim_result_free(&res);

@@ -26,6 +26,7 @@ typedef struct sim_demo {
 /* One side of a demo: the figures a student compares. */
 typedef struct sim_demo_side {
     bool oom;            /* did not fit in GPU memory: no figures, the message says why */
+    bool gpu_util_na;    /* on a MIG instance: NVML has no GPU-Util, read SM active */
     char message[512];   /* the verdict sentence, or the out-of-memory message */
     char bottleneck[32]; /* sim_bottleneck_name */
     double samples_per_s, time_s, gpu_util_pct, sm_active_pct, main_busy_pct;

@@ -57,7 +57,15 @@ static void print_demo(const sim_demo *d, const sim_demo_side s[2])
     printf("  %-16s %-18s %-18s\n", "", "before", "after");
     row("time", s, s[0].time_s, s[1].time_s, "%.2f s");
     row("samples/s", s, s[0].samples_per_s, s[1].samples_per_s, "%.0f");
-    row("GPU-Util", s, s[0].gpu_util_pct, s[1].gpu_util_pct, "%.1f %%");
+    char util[2][32];
+    for (int i = 0; i < 2; i++)
+        if (s[i].oom)
+            snprintf(util[i], sizeof util[i], "out of memory");
+        else if (s[i].gpu_util_na)
+            snprintf(util[i], sizeof util[i], "n/a (MIG)");
+        else
+            snprintf(util[i], sizeof util[i], "%.1f %%", s[i].gpu_util_pct);
+    printf("  %-16s %-18s %-18s\n", "GPU-Util", util[0], util[1]);
     row("SM active", s, s[0].sm_active_pct, s[1].sm_active_pct, "%.1f %%");
     row("main thread busy", s, s[0].main_busy_pct, s[1].main_busy_pct, "%.1f %%");
     printf("  %-16s %-18s %-18s\n", "bottleneck", s[0].bottleneck, s[1].bottleneck);
@@ -73,8 +81,12 @@ static int draw(const char *path, const sim_demo *d, const sim_demo_side s[2], s
     const char *label[2] = {s[0].oom ? "before (out of memory)" : "before",
                             s[1].oom ? "after (out of memory)" : after};
     snprintf(title, sizeof title, "epochsim demo %s: %s", d->name, d->lesson);
-    double t[2] = {s[0].time_s, s[1].time_s}, u[2] = {s[0].gpu_util_pct, s[1].gpu_util_pct};
-    return plt_demo_draw(path, title, label, t, u, err);
+    /* NVML has no GPU-Util on MIG: then both runs are drawn by SM active */
+    bool mig = s[0].gpu_util_na || s[1].gpu_util_na;
+    double t[2] = {s[0].time_s, s[1].time_s};
+    double u[2] = {mig ? s[0].sm_active_pct : s[0].gpu_util_pct,
+                   mig ? s[1].sm_active_pct : s[1].gpu_util_pct};
+    return plt_demo_draw(path, title, label, t, u, mig ? "SM active [%]" : "GPU-Util [%]", err);
 }
 
 /* Runs demo `name`; its figures to stdout, the picture to plot when given. */
