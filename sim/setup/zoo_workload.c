@@ -115,6 +115,10 @@ int sim_zoo_workload(const sim_experiment *x, const cfg_experiment_set *set, sim
     mdl_memory mem;
     int rc = mdl_build_program(x->workload.model, &o, NULL, &sc->hw.gpu, &sc->program, &mem, err);
     if (rc == SIM_OK || rc == SIM_EOOM) fill_memory(&mem, &sc->memory);
+    if (rc == SIM_EOOM && sc->hw.mig[0]) { /* the capacity was the instance's, not the card's */
+        size_t n = strlen(err->msg);
+        snprintf(err->msg + n, sizeof err->msg - n, " (on its MIG %s instance)", sc->hw.mig);
+    }
     if (rc) return rc;
     if (e) {
         mdl_shape shape = o.shape;

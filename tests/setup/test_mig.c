@@ -243,7 +243,8 @@ static void test_mig_instance_never_beats_its_share(void **state)
 }
 
 /* Batch 512 of ResNet-50 in AMP fits the whole 80 GB but not a 10 GB instance: the memory model
- * reads the instance's memory (80 / 8 GB, as GiB in mdl_gpu_capacity_bytes). */
+ * reads the instance's memory (80 / 8 GB, as GiB in mdl_gpu_capacity_bytes), and the message says
+ * the capacity is the instance's, not the card's. */
 static void test_mig_oom_on_instance_memory(void **state)
 {
     (void)state;
@@ -255,6 +256,7 @@ static void test_mig_oom_on_instance_memory(void **state)
     assert_int_equal(build("1g.10gb", 512, NULL, NULL, &sc, &err), SIM_EOOM);
     assert_true(sc.memory.oom && sc.memory.capacity_gb == 10);
     assert_true(sc.memory.max_batch > 0 && sc.memory.max_batch < 512);
+    assert_non_null(strstr(err.msg, "(on its MIG 1g.10gb instance)"));
     sim_scenario_free(&sc);
 }
 
