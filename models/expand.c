@@ -228,9 +228,10 @@ static mdl_kernel *rowk(ctx *c, const char *op, double rows, double bytes, doubl
  * at most MDL_NCHW_CHANNEL_ELEMS_PER_CLK elements per SM clock (cost.h); on channels_last
  * tensors PyTorch picks the NHWC persistent kernels, and a 1-D batch norm has no spatial layout
  * to speak of, so neither gets the limit. */
-static void nchw_channel_kernel(const ctx *c, const mdl_layer *l, double in, mdl_kernel *k)
+static void nchw_channel_kernel(const ctx *c, const mdl_layer *l, mdl_kernel *k)
 {
-    if (k && !c->o->channels_last && l->n > 0 && in / l->n > 1) k->chan_elems = k->bytes / c->act;
+    double spatial = l->n > 0 ? c->net->tensors[l->in].elems / l->n : 0; /* per sample */
+    if (k && !c->o->channels_last && spatial > 1) k->chan_elems = k->bytes / c->act;
 }
 
 static void gemm(ctx *c, const char *op, uint8_t math, double m, double n, double k, double batch,
@@ -552,12 +553,11 @@ static void fwd_layer(ctx *c, const mdl_layer *l)
         fwd_linear(c, l);
         break;
     case MDL_L_BATCHNORM:
-        nchw_channel_kernel(c, l, in / c->B,
+        nchw_channel_kernel(c, l,
                             rowk(c, "batchnorm_stats", ceil(in / ELEMS_PER_BLOCK), in * ib, 2 * in,
                                  D->module_op_ns));
         nchw_channel_kernel(
-            c, l, in / c->B,
-            elem(c, "batchnorm_apply", out, in * ib + out * ob, 2 * out, D->extra_launch_ns));
+            c, l, elem(c, "batchnorm_apply", out, in * ib + out * ob, 2 * out, D->extra_launch_ns));
         break;
     case MDL_L_LAYERNORM:
         fwd_layernorm(c, l, x);
@@ -864,11 +864,11 @@ static void bwd_layer(ctx *c, const mdl_layer *l)
         bwd_linear(c, l);
         break;
     case MDL_L_BATCHNORM:
-        nchw_channel_kernel(c, l, in / c->B,
+        nchw_channel_kernel(c, l,
                             rowk(c, "batchnorm_bwd_reduce", ceil(in / ELEMS_PER_BLOCK),
                                  in * (ib + ob), 3 * in, D->bwd_op_ns));
         nchw_channel_kernel(
-            c, l, in / c->B,
+            c, l,
             elem(c, "batchnorm_bwd_apply", in, in * ib + out * ob * 2, 4 * in, D->extra_launch_ns));
         break;
     case MDL_L_LAYERNORM:

@@ -37,12 +37,15 @@ static void list(void)
 }
 
 /* One row of the side-by-side table. */
-static void row(const char *what, const sim_demo_side s[2], double a, double b, const char *fmt)
+static void row(const char *what, const sim_demo_side s[2], double a, double b, const char *fmt,
+                bool gpu_util)
 {
     char cell[2][32];
     for (int i = 0; i < 2; i++)
         if (s[i].oom)
             snprintf(cell[i], sizeof cell[i], "out of memory");
+        else if (gpu_util && s[i].gpu_util_na)
+            snprintf(cell[i], sizeof cell[i], "n/a (MIG)");
         else
             snprintf(cell[i], sizeof cell[i], fmt, i ? b : a);
     printf("  %-16s %-18s %-18s\n", what, cell[0], cell[1]);
@@ -55,19 +58,11 @@ static void print_demo(const sim_demo *d, const sim_demo_side s[2])
            d->before ? d->before : "");
     printf("  change      %s\n\n", d->after);
     printf("  %-16s %-18s %-18s\n", "", "before", "after");
-    row("time", s, s[0].time_s, s[1].time_s, "%.2f s");
-    row("samples/s", s, s[0].samples_per_s, s[1].samples_per_s, "%.0f");
-    char util[2][32];
-    for (int i = 0; i < 2; i++)
-        if (s[i].oom)
-            snprintf(util[i], sizeof util[i], "out of memory");
-        else if (s[i].gpu_util_na)
-            snprintf(util[i], sizeof util[i], "n/a (MIG)");
-        else
-            snprintf(util[i], sizeof util[i], "%.1f %%", s[i].gpu_util_pct);
-    printf("  %-16s %-18s %-18s\n", "GPU-Util", util[0], util[1]);
-    row("SM active", s, s[0].sm_active_pct, s[1].sm_active_pct, "%.1f %%");
-    row("main thread busy", s, s[0].main_busy_pct, s[1].main_busy_pct, "%.1f %%");
+    row("time", s, s[0].time_s, s[1].time_s, "%.2f s", false);
+    row("samples/s", s, s[0].samples_per_s, s[1].samples_per_s, "%.0f", false);
+    row("GPU-Util", s, s[0].gpu_util_pct, s[1].gpu_util_pct, "%.1f %%", true);
+    row("SM active", s, s[0].sm_active_pct, s[1].sm_active_pct, "%.1f %%", false);
+    row("main thread busy", s, s[0].main_busy_pct, s[1].main_busy_pct, "%.1f %%", false);
     printf("  %-16s %-18s %-18s\n", "bottleneck", s[0].bottleneck, s[1].bottleneck);
     double gain = sim_demo_gain(s);
     if (gain > 0) printf("\n  the change makes the run %.2fx as fast\n", gain);
