@@ -48,8 +48,9 @@ struct sim_loader {
     bool main_thread; /* num_workers = 0 */
     int n_workers;
     worker *w;
-    int64_t batches;
-    uint32_t *order; /* per position of this epoch: sample id | SEEN | CACHED */
+    int64_t batches;      /* this epoch's: fewer once sim_loader_cut ends it early */
+    int64_t full_batches; /* an epoch's that runs to its end */
+    uint32_t *order;      /* per position of this epoch: sample id | SEEN | CACHED */
     int64_t cached;
     gsl_rng *rng;
     int epoch;
@@ -317,7 +318,7 @@ sim_loader *sim_loader_create(sim_engine *e, const sim_loader_config *cfg, int *
     l->cause = -1;
     l->main_thread = cfg->num_workers == 0;
     l->n_workers = l->main_thread ? 1 : cfg->num_workers;
-    l->batches = (cfg->samples + cfg->batch_size - 1) / cfg->batch_size;
+    l->batches = l->full_batches = (cfg->samples + cfg->batch_size - 1) / cfg->batch_size;
     l->w = calloc((size_t)l->n_workers, sizeof *l->w);
     SIM_ASSERT(cfg->dataset_samples <= SIM_DATASET_MAX_SAMPLES);
     l->order = malloc((size_t)cfg->dataset_samples * sizeof *l->order);
@@ -410,6 +411,7 @@ int sim_loader_begin_epoch(sim_loader *l, int epoch)
     for (int64_t i = 0; i < c->samples; i++)
         l->order[i] &= ~SEEN;
     shuffle(l);
+    l->batches = l->full_batches;
     memset(l->ready, 0, (size_t)l->window);
     l->next_send = l->next_yield = l->outstanding = 0;
     l->next_worker = 0;
@@ -478,11 +480,38 @@ int64_t sim_loader_worker_busy_ns(const sim_loader *l, int wi)
     return l->w[wi].busy_ns;
 }
 
+/* Samples of this epoch's batches: all of the epoch's, or those before its cut. */
+static int64_t epoch_samples(const sim_loader *l)
+{
+    int64_t n = l->batches * l->cfg.batch_size;
+    return n < l->cfg.samples ? n : l->cfg.samples;
+}
+
+void sim_loader_cut(sim_loader *l, int64_t batches)
+{
+    SIM_ASSERT(batches >= l->next_send && batches <= l->batches);
+    l->batches = batches;
+    /* The page cache as the rest of the epoch would have left it: its misses, in order, while
+     * there is room. Only the cache outlives the epoch: the shuffle and the decode draws of the
+     * next epoch start where a whole epoch leaves them (see shuffle). */
+    for (int64_t i = epoch_samples(l); i < l->cfg.samples && l->cached < l->cfg.cached_samples; i++)
+        if (!(l->order[i] & CACHED)) {
+            l->order[i] |= CACHED;
+            l->cached++;
+        }
+}
+
+int64_t sim_loader_sent(const sim_loader *l)
+{
+    return l->next_send;
+}
+
 bool sim_loader_each_sample_once(const sim_loader *l)
 {
-    /* Positions 0 .. samples-1 of the order were each read once and nothing else was. */
-    if (l->reads != l->cfg.samples || l->decodes != l->cfg.samples) return false;
-    for (int64_t i = 0; i < l->cfg.samples; i++)
+    /* Positions 0 .. n-1 of the order were each read once and nothing else was. */
+    int64_t n = epoch_samples(l);
+    if (l->reads != n || l->decodes != n) return false;
+    for (int64_t i = 0; i < n; i++)
         if (!(l->order[i] & SEEN)) return false;
     return true;
 }

@@ -139,8 +139,15 @@ sim_loader *sim_loader_create(sim_engine *e, const sim_loader_config *cfg, int *
 void sim_loader_destroy(sim_loader *l);
 /* Starts epoch `epoch` (0-based): shuffles, spawns workers unless persistent, prefetches. */
 int sim_loader_begin_epoch(sim_loader *l, int epoch);
-/* Batches in one epoch. */
+/* Batches this epoch yields: an epoch's, or fewer after sim_loader_cut. */
 int64_t sim_loader_batches(const sim_loader *l);
+/* Ends this epoch after its first `batches` batches (from sim_loader_sent to the epoch's): the
+ * sampled mode's cut (sim/core/sampler.h). The page cache takes the samples the rest of the
+ * epoch would have read, as they would have filled it, so the next epoch starts as it would
+ * after a whole one. The next sim_loader_begin_epoch restores the full count. */
+void sim_loader_cut(sim_loader *l, int64_t batches);
+/* Batches handed to workers (or loaded by the main thread) so far this epoch. */
+int64_t sim_loader_sent(const sim_loader *l);
 /* Samples in batch b of this epoch. */
 int sim_loader_batch_samples(const sim_loader *l, int64_t b);
 /* Asks for the next batch in order; `target` gets `kind` (payload = batch index) when it is ready
@@ -154,7 +161,8 @@ int64_t sim_loader_decodes(const sim_loader *l);
  * decoding, collating it) since the loader was created, ns; a batch counts when it is done. */
 int sim_loader_workers(const sim_loader *l);
 int64_t sim_loader_worker_busy_ns(const sim_loader *l, int wi);
-/* Every sample of the epoch's order was read exactly once (an invariant the tests check). */
+/* Every sample of the epoch's batches (those before its cut, if any) was read exactly once (an
+ * invariant the tests check). */
 bool sim_loader_each_sample_once(const sim_loader *l);
 /* Batches the main thread could take now without waiting: ready ones in order from the next
  * to yield (a batch done out of order waits in the reorder buffer and is not counted). */
@@ -176,6 +184,10 @@ typedef struct sim_trainer_config {
     sim_gpu *gpu;
     sim_loader *loader;
     sim_metrics *metrics;
+    /* Called when the main thread ends a step (before the epoch's last step waits for the GPU)
+     * with the step's time from its start, ns; it may cut the epoch (sim_loader_cut). NULL =
+     * nobody. */
+    void (*on_step_end)(void *ctx, int trainer, int64_t dur_ns);
     /* Called at each epoch end so the run can snapshot figures; may be NULL. */
     void (*on_epoch_end)(void *ctx, int trainer, int epoch);
     void *ctx;

@@ -5,6 +5,7 @@
 #include "sim/core/engine.h"
 #include "sim/core/metrics.h"
 #include "sim/core/pipeline.h"
+#include "sim/core/sampler.h"
 #include "sim/core/timeline.h"
 #include "sim/core/windows.h"
 
@@ -35,6 +36,15 @@ typedef struct snapshot {
     double worker_busy; /* GPU 0's workers, summed, ns */
 } snapshot;
 
+/* The sampled mode's record of one epoch, made when rank 0 ends it: whether it was cut, and
+ * then the estimate and the snapshots that bound its steady windows. */
+typedef struct epoch_sample {
+    sim_sampled_why why;
+    sim_sampler_est est;
+    snapshot from, to; /* at the start and the end of the kept windows (owned) */
+    int64_t steps_simulated;
+} epoch_sample;
+
 typedef struct world {
     const sim_scenario *sc;
     sim_engine *e;
@@ -56,6 +66,16 @@ typedef struct world {
     snapshot last;
     sim_result *res;
     bool invariant_broken;
+    /* --- the sampled mode (only with sc->sampled_pct > 0) --- */
+    sim_sampler sampler;     /* rank 0's steps of the running epoch */
+    snapshot *bounds;        /* at the end of each of its closed windows */
+    int cap_bounds;          /* the sampler's n of them are taken */
+    bool cut;                /* the running epoch is cut */
+    epoch_sample running;    /* its record until rank 0 ends it */
+    epoch_sample *samples;   /* per epoch */
+    int64_t full_steps;      /* optimizer steps of a whole epoch */
+    int64_t epoch_samples;   /* samples each GPU's loader serves in a whole epoch */
+    int64_t extrapolated_ns; /* time added by extrapolation so far */
     /* --- series for plots (only with opts->series) --- */
     sim_run_series *series;
     uint32_t sampler_id;
@@ -142,6 +162,52 @@ static void take_snapshot(world *w, snapshot *s)
         s->worker_busy += (double)sim_loader_worker_busy_ns(w->loader[0], i);
 }
 
+/* A snapshot of now with its own per-GPU array; SIM_ENOMEM when that cannot be had. */
+static int snapshot_new(world *w, snapshot *s)
+{
+    s->gpu = calloc((size_t)w->n, sizeof *s->gpu);
+    if (!s->gpu) return SIM_ENOMEM;
+    take_snapshot(w, s);
+    return SIM_OK;
+}
+
+static void snapshot_free(snapshot *s)
+{
+    free(s->gpu);
+    s->gpu = NULL;
+}
+
+/* Moves *s into *to (freeing what *to held). */
+static void snapshot_move(snapshot *to, snapshot *s)
+{
+    free(to->gpu);
+    *to = *s;
+    s->gpu = NULL;
+}
+
+/* Adds to *s the change from a to b scaled to extra_ns of time: the steady windows' rates
+ * carried over the steps the sampled mode did not simulate. */
+static void snapshot_extend(const world *w, snapshot *s, const snapshot *a, const snapshot *b,
+                            int64_t extra_ns)
+{
+    double f = (double)extra_ns / (double)(b->t_ns - a->t_ns);
+    s->t_ns += extra_ns;
+    for (int i = 0; i < w->n; i++) {
+        sim_gpu_totals *g = &s->gpu[i];
+        const sim_gpu_totals *ga = &a->gpu[i], *gb = &b->gpu[i];
+        g->kernel_ns += (gb->kernel_ns - ga->kernel_ns) * f;
+        g->sm_active_ns += (gb->sm_active_ns - ga->sm_active_ns) * f;
+        g->main_busy_ns += (gb->main_busy_ns - ga->main_busy_ns) * f;
+        for (int k = 0; k < SIM_STALL_COUNT; k++)
+            g->stall_ns[k] += (gb->stall_ns[k] - ga->stall_ns[k]) * f;
+    }
+    s->cpu_busy += (b->cpu_busy - a->cpu_busy) * f;
+    s->storage_busy += (b->storage_busy - a->storage_busy) * f;
+    s->h2d_busy += (b->h2d_busy - a->h2d_busy) * f;
+    s->comm_busy += (b->comm_busy - a->comm_busy) * f;
+    s->worker_busy += (b->worker_busy - a->worker_busy) * f;
+}
+
 /* The median and 99th percentile of n step times, in ms (0 for no steps); SIM_ENOMEM when the
  * sorted copy cannot be made. */
 static int step_quantiles_ms(const int64_t *steps, int64_t n, double *p50, double *p99)
@@ -159,6 +225,97 @@ static int step_quantiles_ms(const int64_t *steps, int64_t n, double *p50, doubl
     return SIM_OK;
 }
 
+/* The figures of one epoch from w->last to *end (the snapshot when every rank ended it, or that
+ * snapshot extended over the steps the sampled mode did not simulate). Returns 0 or SIM_ENOMEM. */
+static int epoch_figures(world *w, int epoch, const snapshot *end)
+{
+    sim_epoch_result *r = &w->res->epochs[epoch];
+    double dt = (double)(end->t_ns - w->last.t_ns);
+    r->time_s = dt / 1e9;
+    int bps = w->batches_per_step;
+    r->steps = w->full_steps; /* optimizer steps */
+    r->steps_simulated = (sim_loader_batches(w->loader[0]) + bps - 1) / bps;
+    r->samples = w->epoch_reads[epoch];
+    r->samples_per_s = dt > 0 ? r->samples / (dt / 1e9) : 0;
+    int64_t n_steps;
+    const int64_t *steps = sim_metrics_take_steps(w->metrics, &n_steps);
+    if (step_quantiles_ms(steps, n_steps, &r->step_time_ms_p50, &r->step_time_ms_p99))
+        return SIM_ENOMEM;
+    for (int i = 0; i < w->n; i++) {
+        const sim_gpu_totals *a = &w->last.gpu[i], *b = &end->gpu[i];
+        r->gpu_util_pct += 100.0 * (b->kernel_ns - a->kernel_ns) / dt / w->n;
+        r->sm_active_pct += 100.0 * (b->sm_active_ns - a->sm_active_ns) / dt / w->n;
+        r->main_busy_pct += 100.0 * (b->main_busy_ns - a->main_busy_ns) / dt / w->n;
+        for (int k = 0; k < SIM_STALL_COUNT; k++)
+            r->stall_pct[k] += 100.0 * (b->stall_ns[k] - a->stall_ns[k]) / dt / w->n;
+    }
+    r->cpu_util_pct = 100.0 * (end->cpu_busy - w->last.cpu_busy) / (w->cpu_model.threads * dt);
+    if (r->cpu_util_pct > 100) /* copying threads are counted beside the CPU server's */
+        r->cpu_util_pct = 100;
+    int workers = sim_loader_workers(w->loader[0]);
+    if (workers)
+        r->worker_busy_pct = 100.0 * (end->worker_busy - w->last.worker_busy) / dt / workers;
+    r->storage_busy_pct = 100.0 * (end->storage_busy - w->last.storage_busy) / dt;
+    r->h2d_busy_pct = 100.0 * (end->h2d_busy - w->last.h2d_busy) / dt;
+    r->comm_pct = 100.0 * (end->comm_busy - w->last.comm_busy) / dt;
+    r->cache_hit_pct = r->samples ? 100.0 * (double)w->epoch_hits[epoch] / (double)r->samples : 0;
+    return SIM_OK;
+}
+
+/* Rank 0 ended the epoch: its sampled-mode record (cut or why not), and a fresh sampler. */
+static void sample_epoch_end(world *w, int epoch)
+{
+    epoch_sample *rec = &w->samples[epoch];
+    int bps = w->batches_per_step;
+    rec->steps_simulated = (sim_loader_batches(w->loader[0]) + bps - 1) / bps;
+    sim_sampler_est est;
+    if (w->cut) {
+        rec->why = SIM_SAMPLED_CUT;
+        rec->est = w->running.est;
+        snapshot_move(&rec->from, &w->running.from);
+        snapshot_move(&rec->to, &w->running.to);
+    } else if (w->sampler.n < 1 + SIM_SAMPLER_MIN_WINDOWS) {
+        rec->why = SIM_SAMPLED_SHORT;
+    } else {
+        rec->why = sim_sampler_estimate(&w->sampler, &est) ? SIM_SAMPLED_WIDE : SIM_SAMPLED_DRIFT;
+    }
+    for (int i = 0; i < w->sampler.n; i++)
+        snapshot_free(&w->bounds[i]);
+    sim_sampler_reset(&w->sampler);
+    w->cut = false;
+}
+
+/* *end = *now extended over the steps a cut epoch did not simulate, at its steady windows'
+ * rates; the epoch's figures then say how it was sampled. Returns 0 or SIM_ENOMEM. */
+static int extrapolate(world *w, int epoch, const snapshot *now, snapshot *end)
+{
+    epoch_sample *rec = &w->samples[epoch];
+    int64_t extra_steps = w->full_steps - rec->steps_simulated;
+    int64_t extra_ns = llround((double)extra_steps * rec->est.mean_ns);
+    *end = *now;
+    end->gpu = malloc((size_t)w->n * sizeof *end->gpu);
+    if (!end->gpu) return SIM_ENOMEM;
+    memcpy(end->gpu, now->gpu, (size_t)w->n * sizeof *end->gpu);
+    snapshot_extend(w, end, &rec->from, &rec->to, extra_ns);
+    w->extrapolated_ns += extra_ns;
+    snapshot_free(&rec->from);
+    snapshot_free(&rec->to);
+    return SIM_OK;
+}
+
+/* A cut epoch's figures that extrapolation changes: the samples of the whole epoch (its reads,
+ * as a whole epoch has them), and how sure its time is. */
+static void sampled_figures(world *w, int epoch, int64_t epoch_samples)
+{
+    const epoch_sample *rec = &w->samples[epoch];
+    sim_epoch_result *r = &w->res->epochs[epoch];
+    r->samples = epoch_samples * w->n;
+    r->samples_per_s = r->time_s > 0 ? r->samples / r->time_s : 0;
+    r->windows = rec->est.kept;
+    double half_ns = (double)(w->full_steps - rec->steps_simulated) * rec->est.half_ns;
+    r->time_half_pct = r->time_s > 0 ? 100.0 * half_ns / (r->time_s * 1e9) : 0;
+}
+
 static void epoch_ended(void *ctx, int trainer, int epoch)
 {
     world *w = ctx;
@@ -169,52 +326,79 @@ static void epoch_ended(void *ctx, int trainer, int epoch)
     if (!sim_loader_each_sample_once(l)) w->invariant_broken = true;
     w->epoch_reads[epoch] += sim_loader_reads(l);
     w->epoch_hits[epoch] += sim_loader_cache_hits(l);
+    if (trainer == 0 && w->samples) sample_epoch_end(w, epoch);
     if (++w->epochs_ended[epoch] < w->n) return;
-    snapshot now = {.gpu = calloc((size_t)w->n, sizeof(sim_gpu_totals))};
-    if (!now.gpu) {
+    snapshot now = {0}, end = {0};
+    bool cut = w->samples && w->samples[epoch].why == SIM_SAMPLED_CUT;
+    if (snapshot_new(w, &now) || (cut && extrapolate(w, epoch, &now, &end)) ||
+        epoch_figures(w, epoch, cut ? &end : &now)) {
+        snapshot_free(&now);
+        snapshot_free(&end);
         sim_engine_fail(w->e, SIM_ENOMEM);
         return;
     }
-    take_snapshot(w, &now);
-    sim_epoch_result *r = &w->res->epochs[epoch];
-    double dt = (double)(now.t_ns - w->last.t_ns);
-    r->time_s = dt / 1e9;
-    int bps = w->batches_per_step;
-    r->steps = (sim_loader_batches(w->loader[0]) + bps - 1) / bps; /* optimizer steps */
-    r->samples = w->epoch_reads[epoch];
-    r->samples_per_s = dt > 0 ? r->samples / (dt / 1e9) : 0;
-    int64_t n_steps;
-    const int64_t *steps = sim_metrics_take_steps(w->metrics, &n_steps);
-    if (step_quantiles_ms(steps, n_steps, &r->step_time_ms_p50, &r->step_time_ms_p99)) {
-        free(now.gpu);
-        sim_engine_fail(w->e, SIM_ENOMEM);
-        return;
-    }
-    for (int i = 0; i < w->n; i++) {
-        const sim_gpu_totals *a = &w->last.gpu[i], *b = &now.gpu[i];
-        r->gpu_util_pct += 100.0 * (b->kernel_ns - a->kernel_ns) / dt / w->n;
-        r->sm_active_pct += 100.0 * (b->sm_active_ns - a->sm_active_ns) / dt / w->n;
-        r->main_busy_pct += 100.0 * (b->main_busy_ns - a->main_busy_ns) / dt / w->n;
-        for (int k = 0; k < SIM_STALL_COUNT; k++)
-            r->stall_pct[k] += 100.0 * (b->stall_ns[k] - a->stall_ns[k]) / dt / w->n;
-    }
-    r->cpu_util_pct = 100.0 * (now.cpu_busy - w->last.cpu_busy) / (w->cpu_model.threads * dt);
-    if (r->cpu_util_pct > 100) /* copying threads are counted beside the CPU server's */
-        r->cpu_util_pct = 100;
-    int workers = sim_loader_workers(w->loader[0]);
-    if (workers)
-        r->worker_busy_pct = 100.0 * (now.worker_busy - w->last.worker_busy) / dt / workers;
-    r->storage_busy_pct = 100.0 * (now.storage_busy - w->last.storage_busy) / dt;
-    r->h2d_busy_pct = 100.0 * (now.h2d_busy - w->last.h2d_busy) / dt;
-    r->comm_pct = 100.0 * (now.comm_busy - w->last.comm_busy) / dt;
-    r->cache_hit_pct = r->samples ? 100.0 * (double)w->epoch_hits[epoch] / (double)r->samples : 0;
-    free(w->last.gpu);
-    w->last = now;
+    if (cut) sampled_figures(w, epoch, w->epoch_samples);
+    snapshot_free(&end);
+    snapshot_move(&w->last, &now);
     if (w->series && epoch == w->sc->training.epochs - 1) {
         /* Every rank has finished: stop before a pending sampler tick moves the clock on. */
         w->all_done = true;
         sim_engine_stop(w->e);
     }
+}
+
+/* Keeps a snapshot at the end of the window rank 0's sampler just closed. Returns 0 or
+ * SIM_ENOMEM. */
+static int bounds_push(world *w)
+{
+    int n = w->sampler.n;
+    if (n > w->cap_bounds) {
+        int cap = w->cap_bounds ? 2 * w->cap_bounds : 64;
+        snapshot *b = realloc(w->bounds, (size_t)cap * sizeof *b);
+        if (!b) return SIM_ENOMEM;
+        w->bounds = b;
+        w->cap_bounds = cap;
+    }
+    return snapshot_new(w, &w->bounds[n - 1]);
+}
+
+/* After each closed window: cuts the epoch when the interval of its extrapolated time is narrow
+ * enough. Every rank's loader ends after the same batches, the last any of them has sent (a
+ * whole optimizer step), so no batch a worker holds is lost and the ranks stay in step. */
+static void maybe_cut(world *w)
+{
+    sim_sampler_est est;
+    if (!sim_sampler_estimate(&w->sampler, &est)) return;
+    int64_t left = w->full_steps - (int64_t)w->sampler.n * w->sampler.window_steps;
+    double total =
+        (double)(sim_engine_now(w->e) - w->last.t_ns) + (double)left * est.mean_ns; /* ns */
+    if (left <= 0 || 100.0 * (double)left * est.half_ns > w->sc->sampled_pct * total) return;
+    int bps = w->batches_per_step;
+    int64_t b = 0;
+    for (int i = 0; i < w->n; i++)
+        if (sim_loader_sent(w->loader[i]) > b) b = sim_loader_sent(w->loader[i]);
+    b = (b + bps - 1) / bps * bps;
+    if (b >= sim_loader_batches(w->loader[0])) return;
+    for (int i = 0; i < w->n; i++)
+        sim_loader_cut(w->loader[i], b);
+    w->cut = true;
+    w->running.est = est;
+    snapshot_move(&w->running.from, &w->bounds[est.warmup - 1]);
+    snapshot_move(&w->running.to, &w->bounds[w->sampler.n - 1]);
+}
+
+/* Rank 0's main thread ended a step: the sampled mode counts it into its windows. */
+static void step_ended(void *ctx, int trainer, int64_t dur_ns)
+{
+    world *w = ctx;
+    if (trainer != 0 || !w->samples || w->cut) return;
+    int rc = sim_sampler_add(&w->sampler, dur_ns);
+    if (rc == 0) return;
+    if (rc < 0 || bounds_push(w)) {
+        sim_engine_fail(w->e, SIM_ENOMEM);
+        return;
+    }
+    maybe_cut(w);
 }
 
 /* The GPU-Util window when the GPU's entry gives none: 1/6 s, the shortest sample period NVML
@@ -425,6 +609,17 @@ static void world_free(world *w)
     free(w->epoch_reads);
     free(w->epoch_hits);
     free(w->last.gpu);
+    for (int i = 0; w->bounds && i < w->sampler.n; i++)
+        snapshot_free(&w->bounds[i]);
+    free(w->bounds);
+    sim_sampler_free(&w->sampler);
+    snapshot_free(&w->running.from);
+    snapshot_free(&w->running.to);
+    for (int i = 0; w->samples && i < w->sc->training.epochs; i++) {
+        snapshot_free(&w->samples[i].from);
+        snapshot_free(&w->samples[i].to);
+    }
+    free(w->samples);
     sim_collective_destroy(w->coll);
     sim_metrics_destroy(w->metrics);
     sim_storage_destroy(w->storage);
@@ -543,6 +738,20 @@ static int64_t epoch_samples(const world *w, int64_t *shard)
     return per_epoch;
 }
 
+/* Steps in one round of the DataLoader's workers (batch b comes from worker b mod N): N
+ * batches, in whole optimizer steps of batches_per_step, so N / gcd(N, batches_per_step). */
+static int cycle_steps(const world *w)
+{
+    int n = w->sc->loader.num_workers > 0 ? w->sc->loader.num_workers : 1;
+    int a = n, b = w->batches_per_step;
+    while (b) {
+        int t = a % b;
+        a = b;
+        b = t;
+    }
+    return n / a;
+}
+
 /* Creates GPU i's link directions, its stream, its DataLoader and its main thread. Returns 0 or
  * SIM_ENOMEM. */
 static int rank_create(world *w, int i, int64_t per_epoch, int64_t shard, int64_t cached)
@@ -606,6 +815,7 @@ static int rank_create(world *w, int i, int64_t per_epoch, int64_t shard, int64_
         .gpu = w->gpu[i],
         .loader = w->loader[i],
         .metrics = w->metrics,
+        .on_step_end = step_ended,
         .on_epoch_end = epoch_ended,
         .ctx = w,
     };
@@ -627,13 +837,38 @@ static int engine_error(const world *w, int rc, int64_t window_ns, sim_err *err)
     return sim_err_set(err, rc, NULL, 0, 0, "the simulation failed (out of memory)");
 }
 
+/* How the sampled mode went over all epochs. The epochs' intervals combine as independent
+ * estimates (each rests on its own epoch's steps): the mean's half-width is the root of their
+ * squares' sum over the epoch count. */
+static void sampled_summary(const world *w, sim_result *res)
+{
+    res->sampled_pct = w->sc->sampled_pct;
+    res->window_steps = w->sampler.window_steps;
+    res->first_full = -1;
+    double var = 0;
+    for (int i = 0; i < res->n_epochs; i++) {
+        const sim_epoch_result *e = &res->epochs[i];
+        res->steps_simulated += e->steps_simulated;
+        double half_s = e->time_half_pct / 100 * e->time_s;
+        var += half_s * half_s;
+        if (w->samples[i].why == SIM_SAMPLED_CUT) {
+            res->epochs_cut++;
+        } else if (res->first_full < 0) {
+            res->first_full = i;
+            res->why_full = w->samples[i].why;
+        }
+    }
+    double mean_s = res->mean.time_s;
+    res->time_half_pct = mean_s > 0 ? 100.0 * sqrt(var) / res->n_epochs / mean_s : 0;
+}
+
 /* The run's figures once every rank is done. Returns 0 or SIM_ENOMEM. */
 static int results(world *w, sim_result *res, int64_t window_ns)
 {
     for (int i = 0; i < w->n; i++)
         SIM_ASSERT(sim_trainer_done(w->trainer[i]));
     SIM_ASSERT(!w->invariant_broken);
-    res->total_time_s = (double)sim_engine_now(w->e) / 1e9;
+    res->total_time_s = (double)(sim_engine_now(w->e) + w->extrapolated_ns) / 1e9;
     for (int i = 0; i < res->n_epochs; i++)
         res->steps += res->epochs[i].steps;
     res->events = sim_engine_events(w->e);
@@ -657,6 +892,7 @@ static int results(world *w, sim_result *res, int64_t window_ns)
                 wall > 0 ? 100.0 * (double)sim_loader_worker_busy_ns(w->loader[0], i) / wall : 0;
     }
     mean_of_epochs(res);
+    if (w->samples) sampled_summary(w, res);
     res->gpu_util_na = w->sc->hw.mig[0] != 0;
     verdict(w->sc, res);
     return SIM_OK;
@@ -683,6 +919,14 @@ int sim_run_ex(const sim_scenario *sc, const sim_run_opts *opts, sim_result *res
     if (per_epoch < 1) {
         rc = sim_err_set(err, SIM_EINVAL, NULL, 0, 0, "no full batch per GPU (drop_last)");
         goto fail;
+    }
+    int64_t batches = (per_epoch + sc->loader.batch_size - 1) / sc->loader.batch_size;
+    w.full_steps = (batches + w.batches_per_step - 1) / w.batches_per_step;
+    w.epoch_samples = per_epoch;
+    if (sc->sampled_pct > 0) {
+        w.samples = calloc((size_t)sc->training.epochs, sizeof *w.samples);
+        if (!w.samples) goto oom;
+        sim_sampler_init(&w.sampler, sim_sampler_window_steps(w.full_steps, cycle_steps(&w)));
     }
     int64_t cached = page_cache_samples(sc) / w.n;
     for (int i = 0; i < w.n; i++)
@@ -713,6 +957,22 @@ void sim_result_free(sim_result *res)
     free(res->util_series);
     free(res->worker_busy_pct);
     memset(res, 0, sizeof *res);
+}
+
+const char *sim_sampled_why_text(sim_sampled_why why)
+{
+    switch (why) {
+    case SIM_SAMPLED_CUT:
+        return "it was cut";
+    case SIM_SAMPLED_SHORT:
+        return "the epoch has too few steps for a warm-up and enough windows to measure";
+    case SIM_SAMPLED_DRIFT:
+        return "the step time never settled (no steady state before the epoch's end)";
+    case SIM_SAMPLED_WIDE:
+        return "the step times vary too much (stragglers, heavy-tailed loading) for the "
+               "interval to narrow before the epoch's end";
+    }
+    return "unknown";
 }
 
 const char *sim_bottleneck_name(sim_bottleneck b)

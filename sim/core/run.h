@@ -59,6 +59,10 @@ typedef struct sim_scenario {
     /* Host memory that state growing with the simulated time (the GPU-Util windows) may take,
      * bytes; 0 = no limit. Set by setup (EPOCHSIM_MEMORY_BUDGET_GB). */
     int64_t memory_budget_bytes;
+    /* The sampled mode (docs/sampled.md): 0 = every step is simulated; > 0 = each epoch is
+     * simulated until the 95 % confidence interval of its extrapolated time is this narrow (% of
+     * the epoch), then cut, and its remaining steps are extrapolated from the steady ones. */
+    double sampled_pct;
 } sim_scenario;
 
 typedef struct sim_epoch_result {
@@ -78,7 +82,24 @@ typedef struct sim_epoch_result {
     double h2d_busy_pct;
     double comm_pct;      /* share of wall time the GPUs spent in the all-reduce past its barrier */
     double cache_hit_pct; /* samples served from the page cache */
+    /* The sampled mode: steps the engine ran (= steps when the epoch was not cut), the steady
+     * windows the extrapolation rests on and the 95 % half-width of time_s, % (0 and 0 when
+     * the epoch was simulated to its end). The other figures are then the simulated steps'
+     * with the steady windows' rates carried over the extrapolated time; p50 and p99 are the
+     * simulated steps'. */
+    int64_t steps_simulated;
+    int windows;
+    double time_half_pct;
 } sim_epoch_result;
+
+/* Why the sampled mode simulated an epoch to its end instead of cutting it. */
+typedef enum sim_sampled_why {
+    SIM_SAMPLED_CUT,   /* it did cut */
+    SIM_SAMPLED_SHORT, /* too few steps for a warm-up and SIM_SAMPLER_MIN_WINDOWS windows */
+    SIM_SAMPLED_DRIFT, /* no steady state: the step time kept drifting (warm-up, a trend) */
+    SIM_SAMPLED_WIDE,  /* the interval never got narrow enough: steps vary too much (stragglers,
+                        * heavy-tailed decode times) for the steps the epoch has */
+} sim_sampled_why;
 
 typedef struct sim_result {
     sim_epoch_result mean; /* mean over epochs (time_s is the mean epoch time) */
@@ -99,6 +120,16 @@ typedef struct sim_result {
     uint8_t *util_series;
     int64_t n_util;
     uint64_t events; /* events the engine processed */
+    /* The sampled mode (sc->sampled_pct > 0; all 0 otherwise): the window length in steps, the
+     * epochs cut, the first epoch that was not and why, the steps simulated over all epochs,
+     * and the 95 % half-width of mean.time_s, % (epochs' intervals combined as independent). */
+    double sampled_pct; /* the half-width asked for, % (sc->sampled_pct) */
+    int window_steps;
+    int epochs_cut;
+    int first_full; /* -1 = every epoch was cut */
+    sim_sampled_why why_full;
+    int64_t steps_simulated;
+    double time_half_pct;
 } sim_result;
 
 /* Runs the scenario. On success fills res (free with sim_result_free) and returns 0. */
@@ -133,6 +164,9 @@ int sim_run_ex(const sim_scenario *sc, const sim_run_opts *opts, sim_result *res
 void sim_run_series_free(sim_run_series *s);
 void sim_result_free(sim_result *res);
 void sim_scenario_free(sim_scenario *sc);
+
+/* Why an epoch was simulated to its end, as a clause: "the epoch has too few steps ...". */
+const char *sim_sampled_why_text(sim_sampled_why why);
 
 /* JSON name of a bottleneck ("data_loading", ...) and of a stall ("storage", ...). */
 const char *sim_bottleneck_name(sim_bottleneck b);

@@ -39,9 +39,9 @@ struct sim_trainer {
     uint32_t id;
     sim_trainer_config cfg;
     int epoch;
-    int64_t step, batches;
-    int64_t taken;      /* loader batches taken this epoch */
-    bool at_next_batch; /* the batch in flight was asked for by the NEXT_BATCH op at pc */
+    int64_t step, batches; /* batches: the epoch's whole count, for numbering global steps */
+    int64_t taken;         /* loader batches taken this epoch */
+    bool at_next_batch;    /* the batch in flight was asked for by the NEXT_BATCH op at pc */
     int64_t batch;
     int64_t step_start_ns;
     int64_t phase_ns; /* start of what the main thread is doing now (dispatch, a wait) */
@@ -163,7 +163,7 @@ static void next_op(sim_trainer *t)
     }
     const sim_op *op = &p->ops[t->pc];
     if (op->kind == SIM_OP_NEXT_BATCH) {
-        if (t->taken == t->batches)
+        if (t->taken == sim_loader_batches(t->cfg.loader))
             end_of_ops(t); /* the epoch ran out of batches inside an accumulation */
         else {
             t->at_next_batch = true;
@@ -281,10 +281,14 @@ static void begin_epoch(sim_trainer *t)
 
 static void step_end(sim_trainer *t)
 {
-    if (t->taken < t->batches) /* the epoch's last step ends at its sync */
+    /* Told first: the run may cut the epoch here (sampled mode), making this step its last. */
+    if (t->cfg.on_step_end)
+        t->cfg.on_step_end(t->cfg.ctx, t->cfg.index, sim_engine_now(t->e) - t->step_start_ns);
+    bool last = t->taken == sim_loader_batches(t->cfg.loader);
+    if (!last) /* the epoch's last step ends at its sync */
         report(t, SIM_TL_STEP, t->step_start_ns, global_step(t), 0);
     t->step++;
-    if (t->taken == t->batches) {
+    if (last) {
         wait_gpu(t, sim_gpu_enqueued(t->cfg.gpu), EV_EPOCH_SYNCED);
         return;
     }
