@@ -34,3 +34,12 @@ const char *sim_app_catalog_dir(const char *from_flag)
     const char *installed = installed_catalog();
     return installed ? installed : EPOCHSIM_CATALOG_DIR;
 }
+
+int sim_app_sampled(const char *pct, sim_experiment *x, cfg_experiment_set *set, sim_err *err)
+{
+    char assign[128];
+    snprintf(assign, sizeof assign, "run.sampled_pct=%.100s", pct ? pct : SIM_APP_SAMPLED_PCT);
+    int rc = cfg_experiment_apply(assign, x, set, err);
+    if (rc) snprintf(err->where, sizeof err->where, "--sampled=%.100s", pct ? pct : "");
+    return rc;
+}

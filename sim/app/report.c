@@ -43,6 +43,41 @@ static void epoch_members(yajl_gen g, const sim_epoch_result *e, bool mean, bool
     sim_json_num(g, "cache_hit_pct", e->cache_hit_pct);
 }
 
+/* A sampled epoch: what was simulated, and how sure its time is. */
+static void epoch_sampled_members(yajl_gen g, const sim_epoch_result *e)
+{
+    sim_json_key(g, "steps_simulated");
+    yajl_gen_integer(g, e->steps_simulated);
+    sim_json_key(g, "windows");
+    yajl_gen_integer(g, e->windows);
+    sim_json_num(g, "time_half_pct", e->time_half_pct);
+}
+
+/* The `sampled` member of a sampled run (none otherwise, so that full runs keep their keys); the
+ * same keys whatever happened, so that sweep rows keep the same columns. */
+static void json_sampled(yajl_gen g, const sim_result *res)
+{
+    if (res->window_steps == 0) return;
+    sim_json_key(g, "sampled");
+    yajl_gen_map_open(g);
+    sim_json_num(g, "target_pct", res->sampled_pct);
+    sim_json_num(g, "epoch_time_half_pct", res->time_half_pct);
+    sim_json_num(g, "confidence_pct", 95);
+    sim_json_key(g, "window_steps");
+    yajl_gen_integer(g, res->window_steps);
+    sim_json_key(g, "epochs_cut");
+    yajl_gen_integer(g, res->epochs_cut);
+    sim_json_key(g, "steps_simulated");
+    yajl_gen_integer(g, res->steps_simulated);
+    sim_json_key(g, "first_full_epoch"); /* 1-based; null when every epoch was cut */
+    if (res->first_full < 0)
+        yajl_gen_null(g);
+    else
+        yajl_gen_integer(g, res->first_full + 1);
+    sim_json_str(g, "full_reason", res->first_full >= 0 ? sim_sampled_why_text(res->why_full) : "");
+    yajl_gen_map_close(g);
+}
+
 void sim_report_json_members(yajl_gen g, const sim_result *res)
 {
     epoch_members(g, &res->mean, true, res->gpu_util_na);
@@ -61,12 +96,14 @@ void sim_report_json_members(yajl_gen g, const sim_result *res)
     for (int i = 0; i < res->n_epochs; i++) {
         yajl_gen_map_open(g);
         epoch_members(g, &res->epochs[i], false, res->gpu_util_na);
+        if (res->window_steps) epoch_sampled_members(g, &res->epochs[i]);
         yajl_gen_map_close(g);
     }
     yajl_gen_array_close(g);
     sim_json_num(g, "util_window_s", (double)res->util_window_ns / 1e9);
     sim_json_key(g, "events");
     yajl_gen_integer(g, (long long)res->events);
+    json_sampled(g, res);
 }
 
 void sim_report_json_memory(yajl_gen g, const sim_memory_info *m)
@@ -208,6 +245,28 @@ static void text_advice(FILE *out, const sim_result *res, const sim_report_advic
                 advice->adv[i].samples_per_s, advice->adv[i].gain_pct);
 }
 
+/* Closes the epoch-time line: how a sampled run got it. */
+static void text_sampled(FILE *out, const sim_result *res)
+{
+    if (res->window_steps == 0) {
+        fprintf(out, ")\n");
+        return;
+    }
+    int windows = 0;
+    for (int i = 0; i < res->n_epochs; i++)
+        windows += res->epochs[i].windows;
+    if (res->epochs_cut > 0)
+        fprintf(out, "; +- %.2f %% (95 %%), sampled %d window%s of %d steps)\n", res->time_half_pct,
+                windows, windows == 1 ? "" : "s", res->window_steps);
+    else
+        fprintf(out, "; sampled mode simulated every step)\n");
+    if (res->first_full >= 0)
+        fprintf(out, "  %-22s epoch %d%s simulated to its end: %s\n", "", res->first_full + 1,
+                res->epochs_cut ? " (and maybe others)" : "", sim_sampled_why_text(res->why_full));
+    fprintf(out, "  %-22s %9lld of %lld steps (the rest extrapolated)\n", "steps simulated",
+            (long long)res->steps_simulated, (long long)res->steps);
+}
+
 void sim_report_text(FILE *out, const sim_scenario *sc, const sim_result *res,
                      const sim_report_advice *advice)
 {
@@ -233,7 +292,8 @@ void sim_report_text(FILE *out, const sim_scenario *sc, const sim_result *res,
             sc->loader.pin_memory ? "pinned" : "pageable",
             sc->loader.non_blocking ? " non_blocking" : "", res->n_epochs,
             res->n_epochs == 1 ? "" : "s", (long long)res->steps);
-    fprintf(out, "  epoch time             %9.2f s   (mean of %d)\n", m->time_s, res->n_epochs);
+    fprintf(out, "  epoch time             %9.2f s   (mean of %d", m->time_s, res->n_epochs);
+    text_sampled(out, res);
     fprintf(out, "  throughput             %9.0f samples/s\n", m->samples_per_s);
     fprintf(out, "  step time p50 / p99    %9.2f / %.2f ms\n", m->step_time_ms_p50,
             m->step_time_ms_p99);

@@ -1,7 +1,7 @@
 /* run_cmd.c — `epochsim run [FILE] [--set k=v]... [--json PATH|-] [--util-csv PATH]
  * [--timeline PATH [--timeline-steps N] [--timeline-from S]] [--plot [KIND:]PATH]...
- * [--no-advice]`: one run, then, unless told not to, the advice for its bottleneck, each change
- * checked by simulating it. */
+ * [--sampled[=PCT]] [--no-advice]`: one run, then, unless told not to, the advice for its
+ * bottleneck, each change checked by simulating it. */
 #include "sim/app/run_cmd.h"
 
 #include "plots/plt_run.h"
@@ -24,7 +24,8 @@ static void usage(FILE *out)
         "usage: epochsim run [FILE] [--set KEY=VALUE]... [--json PATH|-] [--util-csv PATH]\n"
         "                    [--timeline PATH [--timeline-steps N] [--timeline-from S]]\n"
         "                    [--plot [KIND:]PATH]...\n"
-        "                    [--vary KEY=V1,V2,...]... [--catalog DIR] [--no-advice] [--quiet]\n\n"
+        "                    [--vary KEY=V1,V2,...]... [--sampled[=PCT]] [--catalog DIR]\n"
+        "                    [--no-advice] [--quiet]\n\n"
         "Simulates the training job of experiment FILE (YAML), or the built-in default\n"
         "scenario (ResNet-50-like synthetic job, ImageNet-sized, on an A100 box) without one.\n\n"
         "  --set KEY=VALUE   override any experiment key (repeatable), e.g. loader.num_workers=4\n"
@@ -43,6 +44,10 @@ static void usage(FILE *out)
         "                    grid product; a FILE with a `sweep:` block does the same), print a\n"
         "                    table of the figures, and with --plot PATH (.png/.svg) draw\n"
         "                    samples/s against the first key, one line per value of the second\n"
+        "  --sampled[=PCT]   sampled mode, for large studies: simulate each epoch only until\n"
+        "                    the 95 %% interval of its time is +-PCT %% (default %s), then\n"
+        "                    extrapolate its steady steps; the report gives the interval, or\n"
+        "                    says why an epoch was simulated to its end (docs/sampled.md)\n"
         "  --catalog DIR     hardware catalog (default $EPOCHSIM_CATALOG or the built-in one)\n"
         "  --no-advice       skip the advice: by default the changes that address the\n"
         "                    bottleneck (workers, prefetch, pinned copies, CUDA graphs, batch)\n"
@@ -56,24 +61,19 @@ static void usage(FILE *out)
         "  epochsim run --set loader.num_workers=2 --plot util.png --plot timeline.svg\n"
         "  epochsim run configs/experiments/hdd-bound.yaml --plot timeline:hdd-gantt.png\n"
         "  epochsim run --vary loader.batch_size=64,128,256 --set training.max_steps=100 \\\n"
-        "      --plot batch.png\n",
-        PLT_TIMELINE_STEPS_DEFAULT);
+        "      --plot batch.png\n"
+        "  epochsim run --sampled --set training.epochs=3\n",
+        PLT_TIMELINE_STEPS_DEFAULT, SIM_APP_SAMPLED_PCT);
 }
 
 static const struct option run_opts[] = {
-    {"set", required_argument, 0, 's'},
-    {"json", required_argument, 0, 'j'},
-    {"util-csv", required_argument, 0, 'u'},
-    {"catalog", required_argument, 0, 'c'},
-    {"quiet", no_argument, 0, 'q'},
-    {"help", no_argument, 0, 'h'},
-    {"timeline", required_argument, 0, 't'},
-    {"timeline-steps", required_argument, 0, 'n'},
-    {"plot", required_argument, 0, 'p'},
-    {"no-advice", no_argument, 0, 'A'},
-    {"vary", required_argument, 0, 'V'},
-    {"timeline-from", required_argument, 0, 'F'},
-    {0, 0, 0, 0},
+    {"set", required_argument, 0, 's'},      {"json", required_argument, 0, 'j'},
+    {"util-csv", required_argument, 0, 'u'}, {"catalog", required_argument, 0, 'c'},
+    {"quiet", no_argument, 0, 'q'},          {"help", no_argument, 0, 'h'},
+    {"timeline", required_argument, 0, 't'}, {"timeline-steps", required_argument, 0, 'n'},
+    {"plot", required_argument, 0, 'p'},     {"no-advice", no_argument, 0, 'A'},
+    {"vary", required_argument, 0, 'V'},     {"timeline-from", required_argument, 0, 'F'},
+    {"sampled", optional_argument, 0, 'S'},  {0, 0, 0, 0},
 };
 
 /* The command line. */
@@ -82,10 +82,12 @@ typedef struct run_args {
     long long tl_steps, tl_from;
     bool quiet;
     bool no_advice;
-    char **sets;         /* --set values (argc of room) */
-    char **plot_args;    /* --plot values as given (argc of room) */
-    char **varies;       /* --vary values (argc of room) */
-    plt_run_plot *plots; /* --plot values of a single run, parsed (argc of room) */
+    bool sampled;            /* --sampled[=PCT] */
+    const char *sampled_pct; /* its PCT; NULL = the default */
+    char **sets;             /* --set values (argc of room) */
+    char **plot_args;        /* --plot values as given (argc of room) */
+    char **varies;           /* --vary values (argc of room) */
+    plt_run_plot *plots;     /* --plot values of a single run, parsed (argc of room) */
     int n_sets, n_plots, n_varies;
     bool want_tl;     /* a timeline is recorded (--timeline or a timeline plot) */
     bool want_series; /* the run's series are kept (a series plot) */
@@ -141,6 +143,10 @@ static int run_option(int c, char **argv, run_args *a)
         break;
     case 'V':
         a->varies[a->n_varies++] = optarg;
+        break;
+    case 'S':
+        a->sampled = true;
+        a->sampled_pct = optarg;
         break;
     case 'h':
         usage(stdout);
@@ -199,6 +205,7 @@ static int load_experiment(const char *file, const run_args *a, sim_experiment *
     if (!rc && file) rc = sim_sweep_spec_load(spec, file, err);
     for (int i = 0; !rc && i < a->n_sets; i++)
         rc = cfg_experiment_apply(a->sets[i], x, set, err);
+    if (!rc && a->sampled) rc = sim_app_sampled(a->sampled_pct, x, set, err);
     for (int i = 0; !rc && i < a->n_varies; i++)
         if ((rc = sim_sweep_spec_add(spec, a->varies[i], 0, err))) /* named as the user wrote it */
             snprintf(err->where, sizeof err->where, "--vary %s", a->varies[i]);
@@ -282,6 +289,12 @@ static int single_run(run_args *a, const sim_experiment *x, const cfg_experiment
 {
     int status = parse_plots(a);
     if (status) return status;
+    if (x->run.sampled_pct > 0 && (a->util_csv || a->want_tl || a->want_series)) {
+        fprintf(stderr, "epochsim run: the sampled mode (--sampled, run.sampled_pct) simulates "
+                        "part of each epoch: --util-csv, --timeline and --plot show every "
+                        "step; run without it for them\n");
+        return SIM_EXIT_USAGE;
+    }
     sim_err err;
     sim_err_clear(&err);
     sim_scenario sc;

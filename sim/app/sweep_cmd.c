@@ -30,7 +30,7 @@ static void usage(FILE *out)
         "usage: epochsim sweep [FILE] [--sweep KEY=V1,V2,...]... [--zip KEY=V1,V2,...]...\n"
         "                      [--set KEY=VALUE]... [-o OUT|-] [--format csv|jsonl] [-j N]\n"
         "                      [--resume | --force] [--replications R] [--catalog DIR] [--quiet]\n"
-        "                      [--shard I/N]\n"
+        "                      [--shard I/N] [--sampled[=PCT]]\n"
         "       epochsim sweep merge [-o OUT|-] SHARD_FILE...\n"
         "\n"
         "Runs the experiment FILE (or the built-in default scenario) once per point of a sweep\n"
@@ -65,6 +65,10 @@ static void usage(FILE *out)
         "                     not its position. The file starts with a `# epochsim sweep shard`\n"
         "                     line; `sweep merge` joins the N files into the file one run writes\n"
         "                     (byte for byte). See docs/cluster.md.\n"
+        "  --sampled[=PCT]    sampled mode for every point (as `run --sampled`, default PCT\n"
+        "                     " SIM_APP_SAMPLED_PCT
+        "): each row gains sampled.* columns, among them\n"
+        "                     sampled.epoch_time_half_pct, the 95 %% half-width of epoch_time_s\n"
         "\n"
         "Each point's seed is derived from the base seed and the point's key=value pairs (not its\n"
         "position), so adding values leaves other points' results alone. An invalid point (bad\n"
@@ -115,7 +119,8 @@ enum {
     O_REPS,
     O_CATALOG,
     O_QUIET,
-    O_SHARD
+    O_SHARD,
+    O_SAMPLED
 };
 
 static const struct option sweep_opts[] = {
@@ -131,6 +136,7 @@ static const struct option sweep_opts[] = {
     {"catalog", required_argument, 0, O_CATALOG},
     {"quiet", no_argument, 0, O_QUIET},
     {"shard", required_argument, 0, O_SHARD},
+    {"sampled", optional_argument, 0, O_SAMPLED},
     {"help", no_argument, 0, 'h'},
     {0, 0, 0, 0},
 };
@@ -145,6 +151,8 @@ typedef struct sweep_args {
     sim_sweep_opts o;
     bool quiet;
     const char *catalog;
+    bool sampled;            /* --sampled[=PCT] */
+    const char *sampled_pct; /* its PCT; NULL = the default */
 } sweep_args;
 
 /* Option c of getopt_long (its value in optarg) into a; returns 0, -1 after --help, or an exit
@@ -197,6 +205,10 @@ static int sweep_option(int c, char **argv, sweep_args *a)
             return bad_usage("--shard %s", err.msg);
         return 0;
     }
+    case O_SAMPLED:
+        a->sampled = true;
+        a->sampled_pct = optarg;
+        return 0;
     case 'h':
         usage(stdout);
         return -1;
@@ -236,6 +248,7 @@ static int load_sweep(const char *file, const sweep_args *a, sim_sweep_spec *spe
     }
     for (int i = 0; !rc && i < a->n_sets; i++)
         rc = cfg_experiment_apply(a->sets[i], x, set, err);
+    if (!rc && a->sampled) rc = sim_app_sampled(a->sampled_pct, x, set, err);
     for (int i = 0; !rc && i < a->n_axes; i++)
         rc = sim_sweep_spec_add(spec, a->axes[i], a->axis_zip[i], err);
     if (!rc) rc = sim_sweep_spec_check(spec, err);

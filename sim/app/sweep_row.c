@@ -159,7 +159,7 @@ static int add_name(sim_sweep_layout *L, const char *a, const char *b)
 }
 
 int sim_sweep_layout_init(sim_sweep_layout *L, const sim_sweep_spec *s, sim_sweep_format format,
-                          int replications, sim_err *err)
+                          int replications, bool sampled, sim_err *err)
 {
     memset(L, 0, sizeof *L);
     L->format = format;
@@ -167,6 +167,8 @@ int sim_sweep_layout_init(sim_sweep_layout *L, const sim_sweep_spec *s, sim_swee
     L->n_swept = sim_sweep_spec_columns(s);
     sim_result empty;
     memset(&empty, 0, sizeof empty);
+    empty.window_steps = sampled; /* a sampled result has the `sampled` figures */
+    empty.first_full = -1;
     int rc = sim_sweep_flatten(&empty, &L->tmpl, &L->n_figs, err);
     if (rc) return rc;
     size_t max = 2 + L->n_swept + 2 * L->n_figs + N_TAIL;

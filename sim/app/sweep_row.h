@@ -45,8 +45,9 @@ typedef struct sim_sweep_layout {
     size_t seed_col;
 } sim_sweep_layout;
 
+/* sampled: the rows are of sampled runs (run.sampled_pct > 0), which report more figures. */
 int sim_sweep_layout_init(sim_sweep_layout *L, const sim_sweep_spec *s, sim_sweep_format format,
-                          int replications, sim_err *err);
+                          int replications, bool sampled, sim_err *err);
 void sim_sweep_layout_free(sim_sweep_layout *L);
 
 typedef enum sim_sweep_status { SIM_SWEEP_RAN, SIM_SWEEP_OOM, SIM_SWEEP_FAILED } sim_sweep_status;

@@ -523,7 +523,8 @@ int sim_sweep_run(const sim_sweep_spec *spec, const sim_experiment *base,
     ctx c = {.spec = spec, .base = base, .base_set = base_set, .o = o};
     int threads = o->threads > 0 ? o->threads : 1;
     pthread_t *tids = NULL;
-    int rc = sim_sweep_layout_init(&c.L, spec, o->format, o->replications, err);
+    int rc = sim_sweep_layout_init(&c.L, spec, o->format, o->replications,
+                                   base->run.sampled_pct > 0, err);
     if (rc) return rc;
     c.n = sim_sweep_spec_points(spec);
     c.window = 64 * (uint64_t)threads;

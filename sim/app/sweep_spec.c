@@ -354,6 +354,16 @@ int sim_sweep_spec_add(sim_sweep_spec *s, const char *arg, int zip, sim_err *err
     return SIM_OK;
 }
 
+/* The sampled mode's key: it decides which columns every row has, so one sweep cannot vary it. */
+#define SAMPLED_KEY "run.sampled_pct"
+
+static int sampled_varies(sim_err *err)
+{
+    return sim_err_set(err, SIM_EINVAL, NULL, 0, 0,
+                       "'" SAMPLED_KEY "' cannot vary within a sweep (sampled rows have more "
+                       "columns): give it to the whole sweep with --sampled or --set");
+}
+
 int sim_sweep_spec_check(const sim_sweep_spec *s, sim_err *err)
 {
     for (size_t i = 1; i < s->n_zip; i++)
@@ -378,6 +388,12 @@ int sim_sweep_spec_check(const sim_sweep_spec *s, sim_err *err)
                                        s->hw[h].name);
             }
         }
+    for (size_t c = 0; c < sim_sweep_spec_columns(s); c++)
+        if (!strcmp(sim_sweep_spec_column(s, c), SAMPLED_KEY)) return sampled_varies(err);
+    for (size_t h = 0; h < s->n_hw; h++)
+        for (size_t a = 0; a < s->hw[h].n; a++)
+            if (!strncmp(s->hw[h].assign[a], SAMPLED_KEY "=", strlen(SAMPLED_KEY) + 1))
+                return sampled_varies(err);
     if (sim_sweep_spec_points(s) > SIM_SWEEP_MAX_POINTS)
         return sim_err_set(err, SIM_EINVAL, NULL, 0, 0, "the sweep has more than %llu points",
                            (unsigned long long)SIM_SWEEP_MAX_POINTS);

@@ -151,6 +151,11 @@ static const cfg_field fields[] = {
      * measures nothing nvidia-smi shows and makes the series grow with run time / window */
     F("report.util_window_ns", CFG_T_INT64, report.util_window_ns, 0, 3.6e12,
       "GPU-Util sample window, ns (0 = the GPU's NVML window)"),
+    /* 10 %: an interval wider than that says nothing a study could compare; the shipped
+     * experiments are checked at the default 0.5 (tests/app/test_sampled.c) */
+    F("run.sampled_pct", CFG_T_DOUBLE, run.sampled_pct, 0, 10,
+      "sampled mode: cut each epoch once the 95 % interval of its time is this narrow, % of "
+      "the epoch, and extrapolate the rest (0 = simulate every step; docs/sampled.md)"),
 };
 
 static const cfg_table table = {fields, sizeof fields / sizeof fields[0], NULL};

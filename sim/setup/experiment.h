@@ -73,6 +73,9 @@ typedef struct sim_experiment {
     struct {
         int64_t util_window_ns; /* 0 = the GPU's NVML window */
     } report;
+    struct {
+        double sampled_pct; /* the sampled mode's target half-width, % (0 = every step) */
+    } run;
 } sim_experiment;
 
 /* The experiment as the built-in default scenario sets it (see docs/default-scenario.md). */

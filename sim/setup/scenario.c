@@ -243,6 +243,7 @@ static void resolve_job(const sim_experiment *x, sim_scenario *sc)
     sc->training = x->training;
     sc->host = (sim_host_spec){x->system.page_cache_gb, x->system.mem_copy_efficiency};
     sc->util_window_ns = x->report.util_window_ns;
+    sc->sampled_pct = x->run.sampled_pct;
     sc->copy_dispatch_ns = (int64_t)(x->copy_dispatch_us * 1e3);
 }
 

@@ -36,7 +36,7 @@ static char **shard_keys(const char *const *axes, sim_sweep_shard sh, sim_sweep_
     make_spec(&s, axes);
     sim_err err;
     sim_sweep_layout L;
-    assert_int_equal(sim_sweep_layout_init(&L, &s, SIM_SWEEP_CSV, 1, &err), 0);
+    assert_int_equal(sim_sweep_layout_init(&L, &s, SIM_SWEEP_CSV, 1, false, &err), 0);
     uint64_t n = sim_sweep_spec_points(&s);
     unsigned char *member = malloc(n);
     char **keys = calloc(n + 1, sizeof *keys);
