@@ -312,7 +312,8 @@ static void sampled_figures(world *w, int epoch, int64_t epoch_samples)
     r->samples = epoch_samples * w->n;
     r->samples_per_s = r->time_s > 0 ? r->samples / r->time_s : 0;
     r->windows = rec->est.kept;
-    double half_ns = (double)(w->full_steps - rec->steps_simulated) * rec->est.half_ns;
+    double half_ns =
+        sim_sampler_half_ahead(&w->sampler, &rec->est, w->full_steps - rec->steps_simulated);
     r->time_half_pct = r->time_s > 0 ? 100.0 * half_ns / (r->time_s * 1e9) : 0;
 }
 
@@ -372,7 +373,9 @@ static void maybe_cut(world *w)
     int64_t left = w->full_steps - (int64_t)w->sampler.n * w->sampler.window_steps;
     double total =
         (double)(sim_engine_now(w->e) - w->last.t_ns) + (double)left * est.mean_ns; /* ns */
-    if (left <= 0 || 100.0 * (double)left * est.half_ns > w->sc->sampled_pct * total) return;
+    if (left <= 0 ||
+        100.0 * sim_sampler_half_ahead(&w->sampler, &est, left) > w->sc->sampled_pct * total)
+        return;
     int bps = w->batches_per_step;
     int64_t b = 0;
     for (int i = 0; i < w->n; i++)

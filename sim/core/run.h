@@ -60,8 +60,8 @@ typedef struct sim_scenario {
      * bytes; 0 = no limit. Set by setup (EPOCHSIM_MEMORY_BUDGET_GB). */
     int64_t memory_budget_bytes;
     /* The sampled mode (docs/sampled.md): 0 = every step is simulated; > 0 = each epoch is
-     * simulated until the 95 % confidence interval of its extrapolated time is this narrow (% of
-     * the epoch), then cut, and its remaining steps are extrapolated from the steady ones. */
+     * simulated until the 95 % interval of its extrapolated time is this narrow (% of the
+     * epoch), then cut, and its remaining steps are extrapolated from the steady ones. */
     double sampled_pct;
 } sim_scenario;
 

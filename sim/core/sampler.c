@@ -100,10 +100,19 @@ bool sim_sampler_estimate(const sim_sampler *s, sim_sampler_est *est)
     if (r1 > MAX_LAG1) return false;
     /* Var(mean) of an AR(1)-like sequence: s^2 / k x (1 + r1) / (1 - r1). */
     double widen = r1 > 0 ? (1 + r1) / (1 - r1) : 1;
-    double var = ss / (k - 1) / k * widen;
+    double var = ss / (k - 1) * widen;
+    double t = gsl_cdf_tdist_Pinv(0.975, k - 1);
     *est = (sim_sampler_est){.warmup = best,
                              .kept = k,
                              .mean_ns = mean,
-                             .half_ns = gsl_cdf_tdist_Pinv(0.975, k - 1) * sqrt(var)};
+                             .t = t,
+                             .window_var = var,
+                             .window_var_high = var * (k - 1) / gsl_cdf_chisq_Pinv(0.05, k - 1)};
     return true;
+}
+
+double sim_sampler_half_ahead(const sim_sampler *s, const sim_sampler_est *est, int64_t steps)
+{
+    double n = (double)steps, var = est->window_var_high;
+    return est->t * sqrt(n * n * var / est->kept + n * s->window_steps * var);
 }

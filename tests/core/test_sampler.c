@@ -1,6 +1,7 @@
 /* test_sampler.c — the sampled mode's statistics: window lengths in whole loader rounds, MSER
- * dropping a warm-up and refusing a drift, and the batch-means interval against its closed form
- * (Student's t over the window means), widened when the windows are positively correlated. */
+ * dropping a warm-up and refusing a drift, and the batch-means interval of the steps ahead
+ * against its closed form (Student's t over the window means), widened when the windows are
+ * positively correlated. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -46,7 +47,8 @@ static void test_sampler_constant_steps(void **state)
     assert_int_equal(est.warmup, 1);
     assert_int_equal(est.kept, 8);
     assert_true(est.mean_ns == 100);
-    assert_true(est.half_ns == 0);
+    assert_true(est.window_var == 0);
+    assert_true(sim_sampler_half_ahead(&s, &est, 1000) == 0);
     sim_sampler_reset(&s);
     assert_false(sim_sampler_estimate(&s, &est)); /* a new epoch starts empty */
     sim_sampler_free(&s);
@@ -54,7 +56,8 @@ static void test_sampler_constant_steps(void **state)
 
 /* Four slow windows (a warm-up), then 12 alternating 90 / 110: MSER drops the four; the kept
  * means have mean 100, sample variance 12 x 100 / 11 and a negative lag-1 correlation (no
- * widening), so half = t(0.975, 11) x sqrt(12 x 100 / 11 / 12). */
+ * widening); its 95 % upper limit is var x 11 / chi2(0.05, 11). 40 steps ahead (10 windows of
+ * 4): t(0.975, 11) x sqrt(40^2 x high / 12 + 40 x 4 x high). */
 static void test_sampler_drops_warmup_and_matches_closed_form(void **state)
 {
     (void)state;
@@ -69,10 +72,15 @@ static void test_sampler_drops_warmup_and_matches_closed_form(void **state)
     assert_int_equal(est.warmup, 4);
     assert_int_equal(est.kept, 12);
     assert_true(fabs(est.mean_ns - 100) < 1e-9);
-    double sd_mean = sqrt(12 * 100.0 / 11 / 12);
+    double var = 12 * 100.0 / 11;
     double t = 2.200985160082949; /* Student's t, 0.975, 11 degrees of freedom (tables) */
     /* 1e-9 relative: the same sums in another order */
-    assert_true(fabs(est.half_ns - t * sd_mean) < 1e-9 * est.half_ns);
+    assert_true(fabs(est.t - t) < 1e-9 * t);
+    assert_true(fabs(est.window_var - var) < 1e-9 * var);
+    double high = var * 11 / 4.574813079322; /* chi-square 0.05 quantile, 11 d.f. (tables) */
+    assert_true(fabs(est.window_var_high - high) < 1e-9 * high);
+    double half = t * sqrt(40.0 * 40 * high / 12 + 40.0 * 4 * high);
+    assert_true(fabs(sim_sampler_half_ahead(&s, &est, 40) - half) < 1e-9 * half);
     sim_sampler_free(&s);
 }
 
@@ -92,8 +100,7 @@ static void test_sampler_refuses_a_drift(void **state)
 }
 
 /* Means in runs of four (90 90 90 90 110 110 110 110 ...) are positively correlated at lag 1
- * (r1 = 900 / 1600 = 0.5625): the interval is wider than Student's t alone by
- * sqrt((1 + r1) / (1 - r1)). */
+ * (r1 = 900 / 1600 = 0.5625): their variance counts (1 + r1) / (1 - r1) times. */
 static void test_sampler_widens_for_correlated_windows(void **state)
 {
     (void)state;
@@ -111,9 +118,10 @@ static void test_sampler_widens_for_correlated_windows(void **state)
     for (int i = 1; i + 1 < 17; i++)
         lag += (m[i] - 100) * (m[i + 1] - 100);
     double r1 = lag / ss;
-    double plain = 2.131449545559323 * sqrt(ss / 15 / 16); /* t(0.975, 15) */
+    double plain = ss / 15; /* the window means' sample variance */
     assert_true(fabs(r1 - 0.5625) < 1e-12);
-    assert_true(fabs(est.half_ns - plain * sqrt((1 + r1) / (1 - r1))) < 1e-9 * est.half_ns);
+    double widened = plain * (1 + r1) / (1 - r1);
+    assert_true(fabs(est.window_var - widened) < 1e-9 * widened);
     sim_sampler_free(&s);
 }
 
