@@ -160,6 +160,10 @@ static const bad_case cases[] = {
       "1000000"),
     Y("report:\n  util_window_ns: 9000000000000\n", 1,
       "x.yaml:2:19: error: 'report.util_window_ns' must be between 0 and"),
+    Y("run:\n  sampled_pct: 12\n", 1,
+      "x.yaml:2:16: error: 'run.sampled_pct' must be between 0 and 10"),
+    Y("run:\n  sampled_pct: half\n", 1,
+      "x.yaml:2:16: error: 'run.sampled_pct' expected a number, got 'half'"),
     Y("system:\n  gpu_count: 2\ndataset:\n  samples: 1000000000\n", 1,
       "x.yaml:4:12: error: dataset.samples 1000000000 on 2 GPUs needs 7.45 GiB of per-sample "
       "state, over the 4 GiB budget"),
