@@ -263,8 +263,9 @@ static void text_sampled(FILE *out, const sim_result *res)
     if (res->first_full >= 0)
         fprintf(out, "  %-22s epoch %d%s simulated to its end: %s\n", "", res->first_full + 1,
                 res->epochs_cut ? " (and maybe others)" : "", sim_sampled_why_text(res->why_full));
-    fprintf(out, "  %-22s %9lld of %lld steps (the rest extrapolated)\n", "steps simulated",
-            (long long)res->steps_simulated, (long long)res->steps);
+    fprintf(out, "  %-22s %9lld of %lld steps%s\n", "steps simulated",
+            (long long)res->steps_simulated, (long long)res->steps,
+            res->steps_simulated < res->steps ? " (the rest extrapolated)" : "");
 }
 
 void sim_report_text(FILE *out, const sim_scenario *sc, const sim_result *res,
