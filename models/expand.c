@@ -5,6 +5,7 @@
 #include "models/expand.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -69,6 +70,19 @@ const char *mdl_phase_name(mdl_phase p)
 
 const char *const mdl_attention_names[] = {"default", "eager", "sdpa", NULL};
 const char *const mdl_memory_format_names[] = {"contiguous", "channels_last", NULL};
+const char *const mdl_pytorch_names[] = {"1.8", "1.9", "1.10", "1.11", "1.12", "1.13",
+                                         "2.0", "2.1", "2.2",  "2.3",  "2.4",  "2.5",
+                                         "2.6", "2.7", "2.8",  "2.9",  NULL};
+
+int mdl_pytorch_version(int index)
+{
+    int major = 0, minor = 0, n = 0;
+    while (mdl_pytorch_names[n])
+        n++;
+    if (index < 0 || index >= n) index = n - 1;
+    sscanf(mdl_pytorch_names[index], "%d.%d", &major, &minor);
+    return 100 * major + minor;
+}
 
 int mdl_name_index(const char *const *names, const char *s)
 {
@@ -124,6 +138,7 @@ void mdl_options_defaults(mdl_options *o)
     o->weight_decay = true;
     o->accum_steps = 1;
     o->grad_scaler = -1;
+    o->pytorch = mdl_pytorch_version(-1);
 }
 
 int mdl_options_check(const mdl_options *o, sim_err *err)
@@ -177,6 +192,7 @@ typedef struct ctx {
     double act32; /* bytes of an ACT32 element */
     double wb;    /* bytes of a stored parameter / gradient / optimizer-state element */
     double cb;    /* bytes of a weight as the GEMM reads it (AMP: the half copy) */
+    uint8_t vec;  /* elements per input a thread of an elementwise kernel holds in flight */
     bool amp, scaler;
     uint8_t phase, micro;
     int layer;
@@ -215,7 +231,13 @@ static mdl_kernel *push(ctx *c, const char *op, uint8_t kind, uint8_t math, doub
 /* A bandwidth-bound kernel writing `out` elements (block count from the output). */
 static mdl_kernel *elem(ctx *c, const char *op, double out, double bytes, double flops, int64_t ns)
 {
-    return push(c, op, SIM_OP_KERNEL, MDL_MATH_SIMT, flops, bytes, ceil(out / ELEMS_PER_BLOCK), ns);
+    mdl_kernel *k =
+        push(c, op, SIM_OP_KERNEL, MDL_MATH_SIMT, flops, bytes, ceil(out / ELEMS_PER_BLOCK), ns);
+    if (k) {
+        k->vec_elems = out;
+        k->vec_width = c->vec;
+    }
+    return k;
 }
 
 /* A row-wise kernel (norms, softmax, reductions): one block per row. */
@@ -1149,6 +1171,9 @@ int mdl_expand(const mdl_net *net, const mdl_options *opt, const mdl_dispatch *d
     c.act32 = mdl_dtype_bytes(MDL_DT_ACT32, p);
     c.wb = half ? 2 : 4;
     c.cb = c.act;
+    /* PyTorch's vectorized elementwise loop: 4 elements per thread, 8 (16 bytes) for 2-byte
+     * types from 2.7 (pytorch#145746, "Implement 128 bit vectorization"). */
+    c.vec = opt->pytorch >= 207 && c.act == 2 ? 8 : 4;
     c.scaler = opt->grad_scaler == 1 ||
                (opt->grad_scaler == -1 && (p == SIM_PREC_AMP_FP16 || p == SIM_PREC_FP16));
     step->batch = opt->batch;

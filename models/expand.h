@@ -35,6 +35,10 @@ enum { MDL_ATTN_MODEL, MDL_ATTN_EAGER, MDL_ATTN_SDPA };
  * experiment keys and `model show` both read these. */
 extern const char *const mdl_attention_names[];
 extern const char *const mdl_memory_format_names[];
+/* PyTorch releases the model knows ("1.8" ... "2.9", NULL-terminated; the last is the default),
+ * and the release at index i as 100 x major + minor (2.7 -> 207). */
+extern const char *const mdl_pytorch_names[];
+int mdl_pytorch_version(int index);
 /* Index of s in a NULL-terminated name list, or -1. */
 int mdl_name_index(const char *const *names, const char *s);
 
@@ -55,6 +59,8 @@ typedef struct mdl_options {
                                mdl_build_program; see mdl_conv_tensor_cores in cost.h) */
     int grad_scaler;        /* GradScaler: -1 = auto (on for amp_fp16 and fp16), 0 off, 1 on */
     int world_size;         /* data-parallel GPUs (DDP); 0 or 1 = one GPU, no all-reduce */
+    int pytorch;            /* PyTorch release, 100 x major + minor: elementwise kernels load
+                               16-byte vectors of 2-byte types from 2.7 (pytorch#145746) */
 } mdl_options;
 
 /* Defaults: batch 32, fp32, default shape, SGD momentum foreach with weight decay, no

@@ -100,6 +100,9 @@ static const cfg_field fields[] = {
     E("workload.attention", workload.attention, mdl_attention_names,
       "model zoo: default (the model's own) | eager (matmul-softmax-matmul) | sdpa "
       "(F.scaled_dot_product_attention)"),
+    E("workload.pytorch", workload.pytorch, mdl_pytorch_names,
+      "model zoo: PyTorch release the job runs, 1.8 .. 2.9 (default 2.9); from 2.7 elementwise "
+      "kernels load 16-byte vectors of fp16/bf16"),
     E("workload.grad_scaler", workload.grad_scaler, scaler_names,
       "model zoo: GradScaler, auto (on for fp16 and amp_fp16) | off | on"),
     F("workload.image_size", CFG_T_INT, workload.image_size, 0, 65536,
@@ -188,6 +191,7 @@ void sim_experiment_defaults(sim_experiment *x)
     x->workload.weight_decay = true;
     x->workload.accum_steps = 1;
     x->workload.grad_scaler = 0; /* auto */
+    x->workload.pytorch = mdl_name_index(mdl_pytorch_names, "2.9");
     x->dataset.samples = 1281167;
     x->dataset.sample_bytes = 110000;
     x->dataset.decode_us = 4000;

@@ -149,6 +149,38 @@ static void test_expand_nchw_batchnorm_channel_limit(void **state)
     }
 }
 
+/* Elementwise kernels carry their elements and the vector width PyTorch gives them: 8 per thread
+ * for 2-byte activations from 2.7 (pytorch#145746), 4 before and for fp32; row kernels and GEMMs
+ * carry none. */
+static void test_expand_elementwise_vector_width(void **state)
+{
+    (void)state;
+    static const struct {
+        sim_precision p;
+        int pytorch, width;
+    } cases[] = {{SIM_PREC_FP16, 207, 8}, {SIM_PREC_FP16, 206, 4}, {SIM_PREC_FP32, 209, 4}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        mdl_options o = opts(8, cases[i].p);
+        o.pytorch = cases[i].pytorch;
+        run r;
+        expand("bert-base", &o, &r);
+        size_t n = 0;
+        for (size_t j = 0; j < r.step.n; j++) {
+            const mdl_kernel *k = &r.step.k[j];
+            if (!strcmp(k->op, "attention_scale")) {
+                assert_int_equal(k->vec_width, cases[i].width);
+                assert_true(k->vec_elems == 8.0 * 12 * 128 * 128);
+                n++;
+            }
+            if (k->gemm_m > 0 || !strcmp(k->op, "softmax_fwd")) assert_true(k->vec_elems == 0);
+        }
+        assert_int_equal(n, 12);
+        done(&r);
+    }
+    assert_int_equal(mdl_pytorch_version(-1), 209); /* not a known release: the newest */
+    assert_int_equal(mdl_pytorch_version(mdl_name_index(mdl_pytorch_names, "1.13")), 113);
+}
+
 /* torch.optim: foreach launches a few multi-tensor kernels per op, fused fewer, the for-loop
  * one kernel per parameter tensor per op. */
 static void test_expand_optimizer_implementations(void **state)
@@ -445,6 +477,7 @@ int main(void)
         cmocka_unit_test(test_expand_resnet50_gemm_counts),
         cmocka_unit_test(test_expand_nchw_transposes),
         cmocka_unit_test(test_expand_nchw_batchnorm_channel_limit),
+        cmocka_unit_test(test_expand_elementwise_vector_width),
         cmocka_unit_test(test_expand_optimizer_implementations),
         cmocka_unit_test(test_expand_amp_casts_and_grad_scaler),
         cmocka_unit_test(test_expand_gradient_accumulation),
