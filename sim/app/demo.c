@@ -302,14 +302,14 @@ int sim_demo_study(const sim_demo *d, const char *experiments_dir, const char *c
     for (const char *c = d->vary; *c; c++)
         points += *c == ',';
     SIM_ASSERT(d->vary[key_len] == '=' && points <= SIM_DEMO_MAX_POINTS);
-    int rc = SIM_OK;
-    for (*n = 0; *n < points && !rc; ++*n) {
+    for (*n = 0; *n < points; ++*n) {
         char value[64], change[256];
         sim_demo_study_value(d, *n, value, sizeof value);
         snprintf(change, sizeof change, "%.*s=%s", (int)key_len, d->vary, value);
-        rc = run_side(d, experiments_dir, catalog_dir, change, &out[*n], err);
+        int rc = run_side(d, experiments_dir, catalog_dir, change, &out[*n], err);
+        if (rc) return rc;
     }
-    return rc;
+    return SIM_OK;
 }
 
 double sim_demo_study_gain(const sim_demo_side *s, size_t n)
