@@ -52,7 +52,7 @@ static void test_demo_lessons_hold(void **state)
  * paying, and the largest batch does not fit. "Stops paying": the last doubling that fits buys
  * under 10 % (the GPU is already busy ~95 % of the time, so only fuller kernels are left to gain:
  * the model gives ~1 %); the first doubling buys over 50 % (launch-bound at batch 8, GPU-Util
- * ~50 %: twice the work per launch). Samples/s never drops by more than 2 % from one batch to
+ * ~30 %: twice the work per launch). Samples/s never drops by more than 2 % from one batch to
  * the next (the sampled decode times differ between runs, the trend does not). */
 static void test_demo_batch_size_stops_paying(void **state)
 {
