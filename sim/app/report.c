@@ -332,8 +332,9 @@ static void json_gpus(yajl_gen g, const sim_jobs_result *res)
         yajl_gen_integer(g, i);
         sim_json_key(g, "jobs");
         yajl_gen_integer(g, res->gpu[i].jobs);
-        sim_json_num(g, "gpu_util_pct", res->gpu[i].gpu_util_pct);
-        sim_json_num(g, "sm_active_pct", res->gpu[i].sm_active_pct);
+        /* NaN is written as null: NVML has no GPU-Util on a MIG GPU */
+        sim_json_num(g, "gpu_util_pct", res->gpu[i].mig ? NAN : res->gpu[i].gpu_util_pct);
+        sim_json_num(g, "sm_active_pct", res->gpu[i].mig ? NAN : res->gpu[i].sm_active_pct);
         yajl_gen_map_close(g);
     }
     yajl_gen_array_close(g);
@@ -396,9 +397,12 @@ void sim_report_jobs_text(FILE *out, const sim_report_jobs *jr, const sim_jobs_r
         for (int r = 0; r < sc->hw.gpu_count && used < sizeof gpus; r++)
             used += (size_t)snprintf(gpus + used, sizeof gpus - used, "%s%d", r ? "," : "",
                                      jr->gpus[j][r]);
-        fprintf(out, "  %-16.16s %-8.8s %11.0f %9.2f %9.2f %9.1f %9.1f ", jr->names[j], gpus,
-                m->samples_per_s, m->time_s, m->step_time_ms_p50, m->gpu_util_pct,
-                m->stall_pct[SIM_STALL_SHARED]);
+        fprintf(out, "  %-16.16s %-8.8s %11.0f %9.2f %9.2f ", jr->names[j], gpus, m->samples_per_s,
+                m->time_s, m->step_time_ms_p50);
+        if (res->job[j].gpu_util_na)
+            fprintf(out, "%9s %9.1f ", "n/a", m->stall_pct[SIM_STALL_SHARED]);
+        else
+            fprintf(out, "%9.1f %9.1f ", m->gpu_util_pct, m->stall_pct[SIM_STALL_SHARED]);
         if (sc->memory.known)
             fprintf(out, "%9.1f\n", sc->memory.peak_gb);
         else
@@ -406,8 +410,14 @@ void sim_report_jobs_text(FILE *out, const sim_report_jobs *jr, const sim_jobs_r
     }
     fprintf(out, "\n  physical GPU   jobs  GPU-Util (nvidia-smi)  SM active\n");
     for (int i = 0; i < res->n_gpus; i++)
-        fprintf(out, "  %12d %6d %19.1f %% %8.1f %%\n", i, res->gpu[i].jobs,
-                res->gpu[i].gpu_util_pct, res->gpu[i].sm_active_pct);
+        if (res->gpu[i].mig)
+            fprintf(out,
+                    "  %12d %6d %21s %10s  MIG: NVML has no GPU-Util; read each job's SM "
+                    "active (--json)\n",
+                    i, res->gpu[i].jobs, "n/a", "n/a");
+        else
+            fprintf(out, "  %12d %6d %19.1f %% %8.1f %%\n", i, res->gpu[i].jobs,
+                    res->gpu[i].gpu_util_pct, res->gpu[i].sm_active_pct);
     fprintf(out, "\n  all jobs done after %.2f s\n", res->total_time_s);
     for (int j = 0; j < res->n_jobs; j++)
         fprintf(out, "\n%s: %s\n  %s\n", jr->names[j], sim_bottleneck_name(res->job[j].bottleneck),

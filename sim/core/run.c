@@ -24,11 +24,14 @@
 #define STALL_VERDICT_PCT 10.0
 /* GPU-Util at or above this: the GPU is the limit, whatever idles it the rest of the time. */
 #define GPU_BOUND_PCT 80.0
+/* Workers busy at least this share of the time: they, not a GPU other jobs hold, set the pace. */
+#define WORKERS_SATURATED_PCT 90.0
 
 typedef struct snapshot {
     int64_t t_ns;
     sim_gpu_totals *gpu;
     double cpu_busy;
+    double cpu_load; /* runnable threads, integrated */
     double storage_busy;
     double h2d_busy;
     double comm_busy;
@@ -160,6 +163,7 @@ static void take_snapshot(world *w, snapshot *s)
     for (int i = 0; i < w->n; i++)
         s->gpu[i] = sim_metrics_totals(w->metrics, i);
     s->cpu_busy = sim_ps_busy_integral(w->h->cpu) + sim_ps_busy_integral(w->h->mem);
+    s->cpu_load = sim_ps_load_integral(w->h->cpu);
     s->storage_busy = sim_storage_busy_ns(w->h->storage);
     s->h2d_busy = sim_ps_busy_time(w->h->h2d[w->phys[0]]);
     s->comm_busy = sim_collective_busy_ns(w->coll);
@@ -228,6 +232,7 @@ static void epoch_ended(void *ctx, int trainer, int epoch)
     r->cpu_util_pct = 100.0 * (now.cpu_busy - w->last.cpu_busy) / (w->h->cpu_model.threads * dt);
     if (r->cpu_util_pct > 100) /* copying threads are counted beside the CPU server's */
         r->cpu_util_pct = 100;
+    r->cpu_runnable = (now.cpu_load - w->last.cpu_load) / dt;
     int workers = sim_loader_workers(w->loader[0]);
     if (workers)
         r->worker_busy_pct = 100.0 * (now.worker_busy - w->last.worker_busy) / dt / workers;
@@ -298,6 +303,7 @@ static void mean_of_epochs(sim_result *res)
         m->storage_busy_pct += e->storage_busy_pct * wgt;
         m->h2d_busy_pct += e->h2d_busy_pct * wgt;
         m->comm_pct += e->comm_pct * wgt;
+        m->cpu_runnable += e->cpu_runnable * wgt;
         for (int k = 0; k < SIM_STALL_COUNT; k++)
             m->stall_pct[k] += e->stall_pct[k] * wgt;
     }
@@ -374,6 +380,26 @@ static void loader_verdict(const sim_scenario *sc, sim_result *res, sim_stall wo
     }
 }
 
+/* Beside other jobs, a loader that waits on the CPU may wait because the jobs together keep more
+ * threads runnable than the host has cores: that is the cause to name. */
+static bool cpu_oversubscribed(const sim_scenario *sc, const sim_result *res, sim_stall worst)
+{
+    return res->shared && (worst == SIM_STALL_DECODE || worst == SIM_STALL_MAIN) &&
+           res->mean.cpu_runnable > sc->hw.cpu.cores;
+}
+
+static void cpu_verdict(const sim_scenario *sc, sim_result *res, sim_stall worst)
+{
+    const sim_epoch_result *m = &res->mean;
+    res->bottleneck = SIM_BN_HOST_CPU;
+    snprintf(res->verdict, sizeof res->verdict,
+             "CPU-oversubscribed: the jobs on this host keep %.1f threads runnable on %d cores "
+             "(%d threads), so this job's loader gets a share of them and its GPU waits %.1f%% "
+             "of the time for batches; fewer jobs or workers per host, or a bigger CPU, would "
+             "help.",
+             m->cpu_runnable, sc->hw.cpu.cores, sc->hw.cpu.threads, m->stall_pct[worst]);
+}
+
 /* Names the largest cause of GPU idle time, with its share; advice is not given here: the
  * caller checks each change by simulating it (sim/setup/advice.h). */
 static void verdict(const sim_scenario *sc, sim_result *res)
@@ -416,6 +442,16 @@ static void verdict(const sim_scenario *sc, sim_result *res)
         comm_verdict(sc, res);
         return;
     case SIM_STALL_SHARED:
+        if (sc->loader.num_workers > 0 && m->worker_busy_pct >= WORKERS_SATURATED_PCT) {
+            /* its kernels wait for the other jobs' while its next batch is not ready anyway */
+            res->bottleneck = SIM_BN_DATA_LOADING;
+            snprintf(v, vs,
+                     "Loader-bound beside other jobs: its %d DataLoader workers are busy %.0f%% "
+                     "and set the pace; its kernels wait %.1f%% of the time for other jobs' "
+                     "kernels, in time its next batch is not ready anyway.",
+                     sc->loader.num_workers, m->worker_busy_pct, m->stall_pct[worst]);
+            return;
+        }
         res->bottleneck = SIM_BN_SHARED_GPU;
         snprintf(v, vs,
                  "Shared-GPU-bound: this job's next kernel waits %.1f%% of the time while another "
@@ -438,7 +474,10 @@ static void verdict(const sim_scenario *sc, sim_result *res)
         return;
     }
     default:
-        loader_verdict(sc, res, worst);
+        if (cpu_oversubscribed(sc, res, worst))
+            cpu_verdict(sc, res, worst);
+        else
+            loader_verdict(sc, res, worst);
         return;
     }
 }
@@ -824,6 +863,7 @@ static void gpu_figures(const host *h, const sim_job_slot *jobs, int n_jobs, sim
             for (int r = 0; r < jobs[j].sc->hw.gpu_count; r++)
                 if (jobs[j].gpus[r] == i) {
                     g->jobs++;
+                    g->mig = g->mig || jobs[j].sc->hw.mig[0];
                     break;
                 }
     }
@@ -910,6 +950,7 @@ const char *sim_bottleneck_name(sim_bottleneck b)
         [SIM_BN_MAIN_THREAD] = "main_thread",
         [SIM_BN_COMMUNICATION] = "communication",
         [SIM_BN_SHARED_GPU] = "shared_gpu",
+        [SIM_BN_HOST_CPU] = "cpu_oversubscribed",
     };
     return (unsigned)b < SIM_BN_COUNT ? names[b] : "unknown";
 }

@@ -24,6 +24,7 @@ typedef enum sim_bottleneck {
     SIM_BN_MAIN_THREAD,   /* the main process loading batches itself (num_workers = 0) */
     SIM_BN_COMMUNICATION, /* the DDP all-reduce, not hidden behind backward */
     SIM_BN_SHARED_GPU,    /* waiting for the GPU another job holds (SIM_STALL_SHARED) */
+    SIM_BN_HOST_CPU,      /* several jobs keep more threads runnable than the host has cores */
     SIM_BN_COUNT
 } sim_bottleneck;
 
@@ -80,6 +81,7 @@ typedef struct sim_epoch_result {
     double h2d_busy_pct;
     double comm_pct;      /* share of wall time the GPUs spent in the all-reduce past its barrier */
     double cache_hit_pct; /* samples served from the page cache */
+    double cpu_runnable;  /* threads runnable on the host's CPU, time mean (every job's) */
 } sim_epoch_result;
 
 typedef struct sim_result {
@@ -152,6 +154,8 @@ typedef struct sim_gpu_figures {
     double gpu_util_pct;  /* time with any kernel running / wall time (NVML utilization.gpu) */
     double sm_active_pct; /* that time weighted by the share of SMs in use */
     int jobs;             /* jobs with a rank on it */
+    bool mig;             /* some are on MIG instances: NVML reports no GPU-Util, and the two
+                             figures above count only the jobs on the whole GPU */
 } sim_gpu_figures;
 
 typedef struct sim_jobs_result {

@@ -162,6 +162,34 @@ static void test_gpushare_mps_never_beats_the_sms(void **state)
     sim_jobs_result_free(&res);
 }
 
+static void test_gpushare_cpu_oversubscribed_by_two_jobs(void **state)
+{
+    (void)state;
+    /* 8 workers decoding 2 ms per sample: alone they fill the 8 cores and the job waits on
+     * them (loader-bound); two such jobs keep ~16 threads runnable on 8 cores. */
+    static const char *const heavy[] = {"loader.num_workers=8", "dataset.decode_us=2000",
+                                        "workload.kernels_per_step=2", NULL};
+    sim_scenario sc;
+    sim_result r;
+    sim_err err;
+    build(heavy, NULL, &sc);
+    if (sim_run(&sc, &r, &err)) fail_msg("run: %s", err.msg);
+    assert_int_equal(r.bottleneck, SIM_BN_DATA_LOADING); /* alone: its own workers, not others */
+    double solo = r.mean.samples_per_s;
+    sim_result_free(&r);
+    sim_scenario_free(&sc);
+    sim_jobs_result res;
+    run_jobs(2, heavy, SIM_SHARE_TIME_SLICE, &res);
+    for (int j = 0; j < 2; j++) {
+        assert_int_equal(res.job[j].bottleneck, SIM_BN_HOST_CPU);
+        assert_true(res.job[j].mean.cpu_runnable > 8);
+        /* the cores' throughput is split: each job gets at most ~its solo rate x (8 + 0.25 x 8)
+         * / 2 / 8 of what 16 threads on SMT share (10 %: the main threads and the copies) */
+        assert_true(res.job[j].mean.samples_per_s < solo * 0.65);
+    }
+    sim_jobs_result_free(&res);
+}
+
 static void test_gpushare_contention_is_deterministic(void **state)
 {
     (void)state;
@@ -185,6 +213,7 @@ int main(void)
         cmocka_unit_test(test_gpushare_time_slice_gives_each_of_n_jobs_1_over_n),
         cmocka_unit_test(test_gpushare_light_jobs_run_as_fast_as_alone),
         cmocka_unit_test(test_gpushare_mps_never_beats_the_sms),
+        cmocka_unit_test(test_gpushare_cpu_oversubscribed_by_two_jobs),
         cmocka_unit_test(test_gpushare_contention_is_deterministic),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
