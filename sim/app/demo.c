@@ -6,6 +6,7 @@
 #include "sim/core/run.h"
 #include "sim/setup/advice.h"
 #include "sim/setup/config.h"
+#include "sim/setup/jobs.h"
 #include "sim/setup/scenario.h"
 
 #include <stdio.h>
@@ -206,6 +207,29 @@ static const sim_demo demos[] = {
      .max_gain = 2.1,
      .bounds_why = "GPU-Util ~49 % before and ~94 % after: the time ratio is the utilization "
                    "ratio, ~1.93 (checked to 2 % by test_demo_s8_time_follows_gpu_util)"},
+    {.name = "s3-two-runs",
+     .lesson = "seed S3: a second copy of a run on the same GPU costs almost nothing",
+     .file = "s3-1-run.yaml",
+     .after_file = "s3-2-runs.yaml",
+     .explain = "Alone, the run keeps the A100 busy ~47 % of the time and waits for its loader "
+                "the rest; the second copy's kernels run in that wait (time-slicing), so each "
+                "run keeps its pace.",
+     .min_gain = 0.9,
+     .max_gain = 1.0,
+     .bounds_why = "two runs want 2 x 47 % = 94 % of the GPU, within it, so neither waits long "
+                   "for the other; some kernels still meet: ~3 % slower, never faster"},
+    {.name = "s3-four-runs",
+     .lesson = "seed S3: four copies of the same run on one GPU: each about 2x slower",
+     .file = "s3-1-run.yaml",
+     .after_file = "s3-4-runs.yaml",
+     .explain = "Four runs want 4 x 47 % of the GPU: more than all of it, so each run's kernels "
+                "wait for the others' time slices (the 'another_job' idle cause) and each run "
+                "gets a quarter of the GPU.",
+     .min_gain = 0.45,
+     .max_gain = 0.6,
+     .bounds_why = "a quarter of the GPU against the 47 % a run uses alone: 0.25 / 0.47 = 0.53, "
+                   "less the context switches; N runs that each keep the GPU fully busy would "
+                   "each slow by N (the seed's ~Nx from three on)"},
 };
 
 const sim_demo *sim_demo_table(size_t *n)
@@ -227,19 +251,62 @@ const char *sim_demo_dir(const char *catalog_dir, char *buf, size_t size)
     return buf;
 }
 
-/* One side: the experiment file with `before` and then change (NULL: none) applied. */
-static int run_side(const sim_demo *d, const char *dir, const char *catalog_dir, const char *change,
-                    sim_demo_side *out, sim_err *err)
+/* The figures of a side from a run's result. */
+static void side_figures(const sim_result *res, sim_demo_side *out)
+{
+    snprintf(out->message, sizeof out->message, "%s", res->verdict);
+    snprintf(out->bottleneck, sizeof out->bottleneck, "%s", sim_bottleneck_name(res->bottleneck));
+    out->samples_per_s = res->mean.samples_per_s;
+    out->time_s = res->mean.time_s;
+    out->gpu_util_pct = res->mean.gpu_util_pct;
+    out->gpu_util_na = res->gpu_util_na;
+    out->sm_active_pct = res->mean.sm_active_pct;
+    out->main_busy_pct = res->mean.main_busy_pct;
+}
+
+/* A side whose experiment is a `jobs:` list: every job at once, the first job's figures, with
+ * GPU-Util and SM active of its (first) GPU. */
+static int jobs_side(const cfg_jobs *jobs, const sim_experiment *x, const cfg_experiment_set *set,
+                     const char *catalog_dir, sim_demo_side *out, sim_err *err)
+{
+    sim_jobs_setup js;
+    sim_jobs_result res;
+    int rc = sim_jobs_build(jobs, x, set, catalog_dir, &js, err);
+    if (!rc) rc = sim_run_jobs(&js.system, js.slot, js.n, &js.share, &res, err);
+    if (!rc) {
+        side_figures(&res.job[0], out);
+        /* what nvidia-smi shows for the GPU: every job's kernels */
+        out->gpu_util_pct = res.gpu[js.slot[0].gpus[0]].gpu_util_pct;
+        out->sm_active_pct = res.gpu[js.slot[0].gpus[0]].sm_active_pct;
+        sim_jobs_result_free(&res);
+    }
+    sim_jobs_setup_free(&js);
+    return rc;
+}
+
+static const char *const demo_extra_keys[] = {"jobs", NULL};
+
+/* One side: the experiment file (or, for the after run, after_file) with `before` and then
+ * change (NULL: none) applied. */
+static int run_side(const sim_demo *d, const char *dir, const char *catalog_dir, bool after,
+                    const char *change, sim_demo_side *out, sim_err *err)
 {
     memset(out, 0, sizeof *out);
     char path[4096];
-    snprintf(path, sizeof path, "%s/%s", dir, d->file);
+    snprintf(path, sizeof path, "%s/%s", dir, after && d->after_file ? d->after_file : d->file);
     sim_experiment x;
     sim_experiment_defaults(&x);
     cfg_experiment_set set = {0};
-    int rc = cfg_experiment_load(path, &x, &set, err);
+    cfg_jobs jobs = {0};
+    int rc = cfg_experiment_load_with(path, demo_extra_keys, &x, &set, err);
     if (!rc && d->before) rc = sim_advice_apply(d->before, &x, &set, err);
     if (!rc && change) rc = sim_advice_apply(change, &x, &set, err);
+    if (!rc) rc = cfg_jobs_load(path, &x, &set, &jobs, err);
+    if (!rc && jobs.n) {
+        rc = jobs_side(&jobs, &x, &set, catalog_dir, out, err);
+        cfg_jobs_free(&jobs);
+        return rc;
+    }
     sim_scenario sc;
     memset(&sc, 0, sizeof sc);
     if (!rc) rc = sim_scenario_build(&x, &set, catalog_dir, &sc, err);
@@ -252,15 +319,7 @@ static int run_side(const sim_demo *d, const char *dir, const char *catalog_dir,
         sim_err_clear(err);
         rc = SIM_OK;
     } else if (!rc) {
-        snprintf(out->message, sizeof out->message, "%s", res.verdict);
-        snprintf(out->bottleneck, sizeof out->bottleneck, "%s",
-                 sim_bottleneck_name(res.bottleneck));
-        out->samples_per_s = res.mean.samples_per_s;
-        out->time_s = res.mean.time_s;
-        out->gpu_util_pct = res.mean.gpu_util_pct;
-        out->gpu_util_na = res.gpu_util_na;
-        out->sm_active_pct = res.mean.sm_active_pct;
-        out->main_busy_pct = res.mean.main_busy_pct;
+        side_figures(&res, out);
         sim_result_free(&res);
     }
     sim_scenario_free(&sc);
@@ -270,9 +329,19 @@ static int run_side(const sim_demo *d, const char *dir, const char *catalog_dir,
 int sim_demo_run(const sim_demo *d, const char *experiments_dir, const char *catalog_dir,
                  sim_demo_side out[2], sim_err *err)
 {
-    int rc = run_side(d, experiments_dir, catalog_dir, NULL, &out[0], err);
-    if (!rc) rc = run_side(d, experiments_dir, catalog_dir, d->after, &out[1], err);
+    int rc = run_side(d, experiments_dir, catalog_dir, false, NULL, &out[0], err);
+    if (!rc) rc = run_side(d, experiments_dir, catalog_dir, true, d->after, &out[1], err);
     return rc;
+}
+
+const char *sim_demo_change(const sim_demo *d, char *buf, size_t size)
+{
+    if (d->after_file)
+        snprintf(buf, size, "configs/experiments/%s%s%s", d->after_file, d->after ? " with " : "",
+                 d->after ? d->after : "");
+    else
+        snprintf(buf, size, "%s", d->after);
+    return buf;
 }
 
 double sim_demo_gain(const sim_demo_side s[2])
@@ -306,7 +375,7 @@ int sim_demo_study(const sim_demo *d, const char *experiments_dir, const char *c
         char value[64], change[256];
         sim_demo_study_value(d, *n, value, sizeof value);
         snprintf(change, sizeof change, "%.*s=%s", (int)key_len, d->vary, value);
-        int rc = run_side(d, experiments_dir, catalog_dir, change, &out[*n], err);
+        int rc = run_side(d, experiments_dir, catalog_dir, false, change, &out[*n], err);
         if (rc) return rc;
     }
     return SIM_OK;

@@ -58,7 +58,8 @@ static void print_demo(const sim_demo *d, const sim_demo_side s[2])
     printf("demo %s: %s\n", d->name, d->lesson);
     printf("  experiment  configs/experiments/%s%s%s\n", d->file, d->before ? " with " : "",
            d->before ? d->before : "");
-    printf("  change      %s\n\n", d->after);
+    char change[160];
+    printf("  change      %s\n\n", sim_demo_change(d, change, sizeof change));
     printf("  %-16s %-18s %-18s\n", "", "before", "after");
     row("time", s, s[0].time_s, s[1].time_s, "%.2f s", false);
     row("samples/s", s, s[0].samples_per_s, s[1].samples_per_s, "%.0f", false);
@@ -73,8 +74,8 @@ static void print_demo(const sim_demo *d, const sim_demo_side s[2])
 
 static int draw(const char *path, const sim_demo *d, const sim_demo_side s[2], sim_err *err)
 {
-    char after[128], title[256];
-    snprintf(after, sizeof after, "after: %s", d->after);
+    char after[192], change[160], title[256];
+    snprintf(after, sizeof after, "after: %s", sim_demo_change(d, change, sizeof change));
     const char *label[2] = {s[0].oom ? "before (out of memory)" : "before",
                             s[1].oom ? "after (out of memory)" : after};
     snprintf(title, sizeof title, "epochsim demo %s: %s", d->name, d->lesson);

@@ -18,6 +18,13 @@ typedef struct sim_curve {
     double y[SIM_CURVE_MAX];
 } sim_curve;
 
+/* A short list of distinct whole numbers (placement.gpus: the GPUs one job runs on). */
+#define SIM_INT_LIST_MAX 16
+typedef struct sim_int_list {
+    int n;
+    int v[SIM_INT_LIST_MAX];
+} sim_int_list;
+
 /* Numeric formats a job computes in. AMP runs matmul/conv in half precision and keeps fp32
  * master weights; tf32 runs fp32 matmul/conv on tensor cores. */
 typedef enum sim_precision {

@@ -7,6 +7,7 @@
 #include "sim/base/err.h"
 #include "sim/core/job.h"
 #include "sim/core/metrics.h"
+#include "sim/core/pipeline.h"
 #include "sim/core/workload.h"
 
 #include <stdbool.h>
@@ -22,6 +23,8 @@ typedef enum sim_bottleneck {
     SIM_BN_GPU_COMPUTE,
     SIM_BN_MAIN_THREAD,   /* the main process loading batches itself (num_workers = 0) */
     SIM_BN_COMMUNICATION, /* the DDP all-reduce, not hidden behind backward */
+    SIM_BN_SHARED_GPU,    /* waiting for the GPU another job holds (SIM_STALL_SHARED) */
+    SIM_BN_HOST_CPU,      /* several jobs keep more threads runnable than the host has cores */
     SIM_BN_COUNT
 } sim_bottleneck;
 
@@ -78,6 +81,7 @@ typedef struct sim_epoch_result {
     double h2d_busy_pct;
     double comm_pct;      /* share of wall time the GPUs spent in the all-reduce past its barrier */
     double cache_hit_pct; /* samples served from the page cache */
+    double cpu_runnable;  /* threads runnable on the host's CPU, time mean (every job's) */
 } sim_epoch_result;
 
 typedef struct sim_result {
@@ -99,6 +103,9 @@ typedef struct sim_result {
     uint8_t *util_series;
     int64_t n_util;
     uint64_t events; /* events the engine processed */
+    /* The job ran beside others (sim_run_jobs): stall_pct[SIM_STALL_SHARED] is reported; a job
+     * alone has none, and its reports leave it out. */
+    bool shared;
 } sim_result;
 
 /* Runs the scenario. On success fills res (free with sim_result_free) and returns 0. */
@@ -133,6 +140,40 @@ int sim_run_ex(const sim_scenario *sc, const sim_run_opts *opts, sim_result *res
 void sim_run_series_free(sim_run_series *s);
 void sim_result_free(sim_result *res);
 void sim_scenario_free(sim_scenario *sc);
+
+/* ---- Several jobs at once on one system (sim_run_jobs) --------------------------------------- */
+/* One job and where it runs: its hw.gpu_count is its own number of ranks; a job on a MIG
+ * instance (hw.mig) has its instance to itself, other jobs on one GPU share it. */
+typedef struct sim_job_slot {
+    const sim_scenario *sc;
+    const int *gpus; /* the physical GPU of each rank, 0 .. n_gpus-1 (borrowed) */
+} sim_job_slot;
+
+/* One physical GPU over the whole run, every job's kernels together. */
+typedef struct sim_gpu_figures {
+    double gpu_util_pct;  /* time with any kernel running / wall time (NVML utilization.gpu) */
+    double sm_active_pct; /* that time weighted by the share of SMs in use */
+    int jobs;             /* jobs with a rank on it */
+    bool mig;             /* some are on MIG instances: NVML reports no GPU-Util, and the two
+                             figures above count only the jobs on the whole GPU */
+} sim_gpu_figures;
+
+typedef struct sim_jobs_result {
+    sim_result *job; /* each job's figures as a run alone has them, with `shared` set */
+    int n_jobs;
+    sim_gpu_figures *gpu;
+    int n_gpus;
+    double total_time_s; /* until the last job ends */
+    uint64_t events;
+} sim_jobs_result;
+
+/* Runs n_jobs jobs at once in one simulation on `system`: its hardware (system->hw.gpu_count
+ * GPUs, the CPU, memory bus, storage) and host (page cache, copy efficiency) are what the jobs
+ * share; its program is not run. Jobs on one GPU share it as `share` says. On success fills res
+ * (free with sim_jobs_result_free) and returns 0. */
+int sim_run_jobs(const sim_scenario *system, const sim_job_slot *jobs, int n_jobs,
+                 const sim_gpushare_config *share, sim_jobs_result *res, sim_err *err);
+void sim_jobs_result_free(sim_jobs_result *res);
 
 /* JSON name of a bottleneck ("data_loading", ...) and of a stall ("storage", ...). */
 const char *sim_bottleneck_name(sim_bottleneck b);
