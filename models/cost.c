@@ -106,6 +106,14 @@ int mdl_blocks_per_sm(const sim_gpu_desc *gpu)
     return gpu->max_blocks_per_sm > 0 ? gpu->max_blocks_per_sm : 1;
 }
 
+int mdl_threads_per_sm(const sim_gpu_desc *gpu)
+{
+    int cc = (int)lround(gpu->compute_capability * 10);
+    if (cc == 75) return 1024;
+    if (cc == 86 || cc == 87 || cc == 89 || cc / 10 == 12) return 1536;
+    return 2048;
+}
+
 double mdl_kernel_blocks(const mdl_kernel *k, double slots)
 {
     if (!(k->gemm_m > 0)) return k->blocks > 1 ? k->blocks : 1;
@@ -189,6 +197,12 @@ void mdl_kernel_cost(const mdl_kernel *k, const sim_gpu_desc *gpu, sim_precision
     if (k->chan_elems > 0 && ghz > 0) {
         double chan_ns = k->chan_elems / (sms * ghz * MDL_NCHW_CHANNEL_ELEMS_PER_CLK);
         if (chan_ns > o->memory_ns) o->memory_ns = chan_ns;
+    }
+    if (k->vec_elems > 0 && gpu->mem_latency_ns > 0) {
+        /* Little's law: each resident thread waits mem_latency_ns for vec_width elements. */
+        double in_flight = (double)sms * mdl_threads_per_sm(gpu) * k->vec_width;
+        double vec_ns = k->vec_elems / in_flight * gpu->mem_latency_ns;
+        if (vec_ns > o->memory_ns) o->memory_ns = vec_ns;
     }
     o->overhead_ns = gpu->kernel_overhead_us > 0 ? gpu->kernel_overhead_us * 1e3 : 0;
     double t = (o->compute_ns > o->memory_ns ? o->compute_ns : o->memory_ns) + o->overhead_ns;

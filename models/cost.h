@@ -48,18 +48,23 @@ typedef enum mdl_phase {
 
 /* One record of an expanded step: a kernel (kind SIM_OP_KERNEL) or a CPU-only op / sync. */
 typedef struct mdl_kernel {
-    const char *op; /* static name: "conv_fwd", "foreach_add_", ... */
-    int layer;      /* index into the net's layers; -1 = optimizer, scaler, loop */
-    uint8_t kind;   /* sim_op_kind */
-    uint8_t phase;  /* mdl_phase */
-    uint8_t math;   /* mdl_math */
-    uint8_t micro;  /* micro-batch index under gradient accumulation */
-    double flops;   /* floating-point operations (a multiply-add counts 2) */
-    double bytes;   /* DRAM bytes read + written, each operand once */
-    double blocks;  /* thread blocks of a non-GEMM kernel (elementwise: 512 elements each) */
+    const char *op;    /* static name: "conv_fwd", "foreach_add_", ... */
+    int layer;         /* index into the net's layers; -1 = optimizer, scaler, loop */
+    uint8_t kind;      /* sim_op_kind */
+    uint8_t phase;     /* mdl_phase */
+    uint8_t math;      /* mdl_math */
+    uint8_t micro;     /* micro-batch index under gradient accumulation */
+    uint8_t vec_width; /* elements per input each thread of a vectorized elementwise kernel
+                          holds in flight (PyTorch: 4, or 8 for 2-byte types from 2.7) */
+    double flops;      /* floating-point operations (a multiply-add counts 2) */
+    double bytes;      /* DRAM bytes read + written, each operand once */
+    double blocks;     /* thread blocks of a non-GEMM kernel (elementwise: 512 elements each) */
     double gemm_m, gemm_n, gemm_k, gemm_batch; /* GEMM problem; gemm_m = 0: not a GEMM */
     double chan_elems;   /* elements an NCHW per-channel kernel (cuDNN batch norm) streams, priced
                             at MDL_NCHW_CHANNEL_ELEMS_PER_CLK per SM as well; 0 = no such limit */
+    double vec_elems;    /* elements a PyTorch vectorized elementwise kernel (TensorIterator)
+                            writes; on a GPU with mem_latency_ns its resident threads keep
+                            vec_width each in flight (mdl_kernel_cost); 0 = no such limit */
     int64_t dispatch_ns; /* CPU time on the reference core before the launch (or the CPU op) */
 } mdl_kernel;
 
@@ -99,6 +104,11 @@ double mdl_efficiency_at(const sim_curve *gpu_curve, mdl_curve_id fallback, doub
 
 /* Resident blocks per SM used for wave quantization: gpu->max_blocks_per_sm, or 1 if unset. */
 int mdl_blocks_per_sm(const sim_gpu_desc *gpu);
+
+/* Resident threads per SM by compute capability (CUDA C++ Programming Guide, "Technical
+ * Specifications per Compute Capability"): 1024 on 7.5, 1536 on 8.6, 8.7, 8.9 and 12.x, 2048 on
+ * 7.0, 8.0, 9.0 and 10.x (and when the capability is not given). */
+int mdl_threads_per_sm(const sim_gpu_desc *gpu);
 
 /* Thread blocks of a GEMM kernel on a GPU with `slots` resident blocks: 128x128 output tiles;
  * when those do not fill one wave, 64x64 tiles; when still short, split-K (up to K / 256 slices),

@@ -5,47 +5,67 @@
 #include "models/expand.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* CPU dispatch costs on the reference core. Evidence, then the choice:
- * - NVIDIA DeepLearningExamples ResNet-50 (PyTorch) inference at batch 1 on a DGX-1 V100:
- *   10.37 ms per forward in fp32 and 12.78 ms with AMP. A forward is ~175 module calls (53
- *   conv, 53 bn, 49 relu, 16 add, pool, fc), so ~59 us per op on the DGX-1's Xeon E5-2698 v4
- *   (Broadwell, 3.6 GHz turbo), and AMP's ~54 extra weight casts cost ~44 us each. Launch-bound
- *   at batch 1, so this is CPU time. (README of PyTorch/Classification/ConvNets/resnet50v1.5.)
- * - A walk through PyTorch's dispatch path (Python ~1 us, pybind ~1 us, autograd 1-3 us, ATen
- *   dispatcher 1-2 us, backend 1-5 us, cudaLaunchKernel 1-3 us) puts one op at 5-25 us
- *   (jiahuanglin.xyz, "From PyTorch op to kernel launch").
- * - The reference core is one EPYC 7742 core (docs/reference-core.md), and the DGX-1's Xeon
- *   E5-2698 v4 runs at 0.98 of it: the 59 us above are ~58 us on the reference core. The
- *   figures below were first set for a core 2.5x a Broadwell-EP core (59 us -> ~24 us per module
- *   call, a tensor op from Python about half of that, a C++-dispatched op ~5 us less Python) and
- *   are that set scaled by 2.5 x 0.98 = 2.45 to the reference core. Cross-check with the HTA
- *   DDP ResNet-50 trace on a V100-SXM2 (tests/data/validation-traces, #3): 29 us of main-thread
- *   CPU per launched op under the profiler; the scaled set gives ~25 us per kernel for ResNet-50
- *   (the profiler adds a few us per op).
- * - The autograd engine runs backward nodes in C++ without Python: dispatcher + launch only.
- * - cudaLaunchKernel alone: 2-3 us; cudaGraphLaunch of a straight-line graph ~2.5 us (NVIDIA,
- *   "Constant Time Launch for Straight-Line CUDA Graphs", CUDA 12.6; recalled, not retrieved)
- *   plus the Python replay call.
- * These are estimates; docs and the lead's reference-core document decide the core. */
+/* CPU dispatch costs on the reference core, one figure per op class, fitted to the PyTorch 2.x
+ * DDP ResNet-50 trace on a V100-SXM2 (tests/data/validation-traces, #3 hta/ns_resolution_trace:
+ * no shapes, no stacks, the lightest profiler settings of the five) with `epochsim trace dispatch`
+ * (traces/dispatch.c): the median start-to-start interval of the class's ops on their thread,
+ * ops whose launch blocked on a full launch queue left out.
+ *   class             trace #3 p50   - profiler   = figure    check on #5 (recsys, A100)
+ *   gemm module          61.2 us      3.5 us       57.7 us     63.0 us measured, -3 %
+ *   norm module          67.2         3.5          63.7        52.0 (layer_norm), +29 %
+ *   elem module          29.8         3.5          26.3        27.5, +8 %
+ *   Python tensor op     23.6         3.5          20.1        24.5, -4 %
+ *   bwd gemm node        92.5         3.5          89.0       133.0 (AddmmBackward0), -30 %
+ *   bwd norm node        55.2         3.5          51.7        74.0 (LayerNorm), -25 %
+ *   other bwd node       23.1         3.5          19.6        16.0, +44 %
+ *   AccumulateGrad       22.1         3.5          18.6        25.0, -12 %
+ *   cudaLaunchKernel      5.2         -             5.2         6.0, -13 %
+ *   foreach call        134.8         3.5         131.3        (no other foreach trace)
+ *   SGD per parameter    15.6         -            15.6        (#5 runs FusedAdam: 15.3 us,
+ *                                                              fitted there as Adam's figure)
+ * Checks compare figure + 3.5 us with #5's p50; per step the classes add up to forward +2 % and
+ * backward -14 % of #5's (tests/traces/test_dispatch.c). The profiler adds ~0.5 us per
+ * recorded CPU event (the gap between back-to-back C++ copy_ ops in #3's DDP buffer broadcast)
+ * and #3 records ~7.4 CPU events per top-level op: 3.5 us. The host CPUs of #3 and #5 are not
+ * recorded (Meta hosts); both are taken at the reference core's speed, a +-15 % uncertainty.
+ * Not measured in any trace and kept as estimates: aten_op_ns (no AMP trace), view_op_ns,
+ * opt_loop_op_ns (no trace runs a for-loop optimizer under a modern profiler; #1/#2's SGD loop,
+ * 37-44 us per op under the 2021 profiler with stacks that puts their forward Python ops at
+ * 87-93 us, suggests ~10 us), zero_grad, checkpointing, step overhead, sync. graph_launch_ns:
+ * cudaGraphLaunch of a straight-line graph ~2.5 us (NVIDIA, CUDA 12.6 notes) plus the Python
+ * replay call; the eager/graph crossover it gives is checked against the PyTorch blog's Mask
+ * R-CNN backbone measurement in tests/models/test_expand.c. docs/accuracy.md has the table. */
 static const mdl_dispatch dispatch_default = {
-    .module_op_ns = 49000,
-    .py_op_ns = 24500,
+    .gemm_module_ns = 57700,
+    .norm_module_ns = 63700,
+    .elem_module_ns = 26300,
+    .py_op_ns = 20100,
     .aten_op_ns = 12250,
-    .extra_launch_ns = 7350,
-    .bwd_op_ns = 17150,
+    .extra_launch_ns = 5200,
+    .bwd_gemm_ns = 89000,
+    .bwd_norm_ns = 51700,
+    .bwd_op_ns = 19600,
+    .accumulate_grad_ns = 18600,
     .view_op_ns = 7350,
-    .foreach_op_ns = 36750,
-    .opt_param_sgd_ns = 2450,
-    .opt_param_adam_ns = 7350,
+    .foreach_op_ns = 131300,
+    .opt_loop_op_ns = 24500,
+    .opt_param_sgd_ns = 15600,
+    .opt_param_adam_ns = 15300,
     .zero_grad_param_ns = 980,
     .ckpt_segment_ns = 98000,
     .step_overhead_ns = 98000,
     .graph_launch_ns = 19600,
     .sync_ns = 24500,
 };
+
+const mdl_dispatch *mdl_dispatch_default(void)
+{
+    return &dispatch_default;
+}
 
 /* PyTorch's multi_tensor_apply (aten/src/ATen/native/cuda/MultiTensorApply.cuh): chunks of
  * 65536 elements, one block per chunk, a launch when 320 blocks or depth_to_max_tensors tensors
@@ -69,6 +89,19 @@ const char *mdl_phase_name(mdl_phase p)
 
 const char *const mdl_attention_names[] = {"default", "eager", "sdpa", NULL};
 const char *const mdl_memory_format_names[] = {"contiguous", "channels_last", NULL};
+const char *const mdl_pytorch_names[] = {"1.8", "1.9", "1.10", "1.11", "1.12", "1.13",
+                                         "2.0", "2.1", "2.2",  "2.3",  "2.4",  "2.5",
+                                         "2.6", "2.7", "2.8",  "2.9",  NULL};
+
+int mdl_pytorch_version(int index)
+{
+    int major = 0, minor = 0, n = 0;
+    while (mdl_pytorch_names[n])
+        n++;
+    if (index < 0 || index >= n) index = n - 1;
+    sscanf(mdl_pytorch_names[index], "%d.%d", &major, &minor);
+    return 100 * major + minor;
+}
 
 int mdl_name_index(const char *const *names, const char *s)
 {
@@ -124,6 +157,7 @@ void mdl_options_defaults(mdl_options *o)
     o->weight_decay = true;
     o->accum_steps = 1;
     o->grad_scaler = -1;
+    o->pytorch = mdl_pytorch_version(-1);
 }
 
 int mdl_options_check(const mdl_options *o, sim_err *err)
@@ -177,6 +211,7 @@ typedef struct ctx {
     double act32; /* bytes of an ACT32 element */
     double wb;    /* bytes of a stored parameter / gradient / optimizer-state element */
     double cb;    /* bytes of a weight as the GEMM reads it (AMP: the half copy) */
+    uint8_t vec;  /* elements per input a thread of an elementwise kernel holds in flight */
     bool amp, scaler;
     uint8_t phase, micro;
     int layer;
@@ -215,7 +250,13 @@ static mdl_kernel *push(ctx *c, const char *op, uint8_t kind, uint8_t math, doub
 /* A bandwidth-bound kernel writing `out` elements (block count from the output). */
 static mdl_kernel *elem(ctx *c, const char *op, double out, double bytes, double flops, int64_t ns)
 {
-    return push(c, op, SIM_OP_KERNEL, MDL_MATH_SIMT, flops, bytes, ceil(out / ELEMS_PER_BLOCK), ns);
+    mdl_kernel *k =
+        push(c, op, SIM_OP_KERNEL, MDL_MATH_SIMT, flops, bytes, ceil(out / ELEMS_PER_BLOCK), ns);
+    if (k) {
+        k->vec_elems = out;
+        k->vec_width = c->vec;
+    }
+    return k;
 }
 
 /* A row-wise kernel (norms, softmax, reductions): one block per row. */
@@ -364,7 +405,7 @@ static void fwd_conv(ctx *c, const mdl_layer *l)
     fwd_weight_casts(c, l, l->params, l->param_tensors);
     double bytes = c->act * B * (in + out) + c->cb * l->params;
     double flops = 2.0 * B * l->m * (double)l->n * (double)l->k;
-    int64_t ns = c->d->module_op_ns;
+    int64_t ns = c->d->gemm_module_ns;
     if (tr) ns = transposes_in(c, B * in, "nchw_to_nhwc_filter", l->params, c->cb, ns);
     if (depthwise(l))
         push(c, "conv_depthwise_fwd", SIM_OP_KERNEL, MDL_MATH_SIMT, flops, bytes,
@@ -386,7 +427,7 @@ static void fwd_linear(ctx *c, const mdl_layer *l)
                  c->d->aten_op_ns);
         fwd_weight_casts(c, l, l->params / parts, l->param_tensors / parts);
         double bytes = c->act * B * rows * (k + n) + c->cb * l->params / parts;
-        gemm(c, "linear_fwd", MDL_MATH_GEMM, B * rows, n, k, 1, bytes, c->d->module_op_ns);
+        gemm(c, "linear_fwd", MDL_MATH_GEMM, B * rows, n, k, 1, bytes, c->d->gemm_module_ns);
     }
 }
 
@@ -413,7 +454,7 @@ static void fwd_attention(ctx *c, const mdl_layer *l)
     if (c->amp) sm = c->act32; /* autocast runs softmax in fp32 */
     rowk(c, "softmax_fwd", Bh * s, ss * 2 * sm, 5 * ss, D->py_op_ns);
     if (l->flags & MDL_F_DROPOUT)
-        elem(c, "attention_dropout_fwd", ss, ss * (2 * sm + 1), 2 * ss, D->module_op_ns);
+        elem(c, "attention_dropout_fwd", ss, ss * (2 * sm + 1), 2 * ss, D->elem_module_ns);
     if (c->amp) elem(c, "autocast_input_cast", ss, ss * (sm + c->act), 0, D->aten_op_ns);
     gemm(c, "bmm_pv", MDL_MATH_GEMM, s, d, s, Bh, c->act * Bh * (s * s + 2 * s * d), D->py_op_ns);
 }
@@ -422,7 +463,7 @@ static void fwd_rmsnorm(ctx *c, const mdl_layer *l)
 {
     double n = c->B * telems(c, l->out), rows = c->B * l->rows, in_b = tbytes(c, l->in);
     const mdl_dispatch *D = c->d;
-    int64_t first = D->module_op_ns;
+    int64_t first = D->elem_module_ns;
     if (in_b != 4) {
         elem(c, "rmsnorm_to_fp32", n, n * (in_b + 4), 0, first);
         first = D->py_op_ns;
@@ -463,7 +504,7 @@ static void fwd_layernorm(ctx *c, const mdl_layer *l, layer_io x)
         x.ib = 4;
     }
     rowk(c, "layernorm_fwd", c->B * l->rows, x.in * x.ib + x.out * x.ob + 8 * c->B * l->rows,
-         8 * x.in, D->module_op_ns);
+         8 * x.in, D->norm_module_ns);
 }
 
 /* Rotary embedding in Python: five elementwise ops for each of q and k. */
@@ -494,7 +535,7 @@ static void fwd_loss_ce(ctx *c, const mdl_layer *l, layer_io x)
         elem(c, "autocast_input_cast", n, n * (x.ib + 4), 0, D->aten_op_ns);
         x.ib = 4;
     }
-    rowk(c, "log_softmax_fwd", rows, n * 2 * x.ib, 5 * n, D->module_op_ns);
+    rowk(c, "log_softmax_fwd", rows, n * 2 * x.ib, 5 * n, D->elem_module_ns);
     rowk(c, "nll_loss_fwd", 1, rows * (x.ib + 8), rows, D->aten_op_ns);
 }
 
@@ -536,7 +577,7 @@ static void fwd_inbatch_infonce(ctx *c, const mdl_layer *l, layer_io x)
     gemm(c, "similarity_logits", MDL_MATH_GEMM, B, B, d, 1, 2 * B * d * x.ib + bb * pb,
          D->py_op_ns);
     elem(c, "temperature_scale", bb, 2 * bb * pb, bb, D->py_op_ns);
-    rowk(c, "log_softmax_fwd", B, 2 * bb * pb, 5 * bb, D->module_op_ns);
+    rowk(c, "log_softmax_fwd", B, 2 * bb * pb, 5 * bb, D->elem_module_ns);
     rowk(c, "nll_loss_fwd", 1, B * (pb + 8), B, D->aten_op_ns);
 }
 
@@ -553,9 +594,12 @@ static void fwd_layer(ctx *c, const mdl_layer *l)
         fwd_linear(c, l);
         break;
     case MDL_L_BATCHNORM:
+        /* BatchNorm2d.forward's num_batches_tracked.add_(1) in Python; its one-element kernel
+         * is left out. */
+        cpu(c, "batchnorm_num_batches_tracked", D->py_op_ns);
         nchw_channel_kernel(c, l,
                             rowk(c, "batchnorm_stats", ceil(in / ELEMS_PER_BLOCK), in * ib, 2 * in,
-                                 D->module_op_ns));
+                                 D->norm_module_ns));
         nchw_channel_kernel(
             c, l, elem(c, "batchnorm_apply", out, in * ib + out * ob, 2 * out, D->extra_launch_ns));
         break;
@@ -566,13 +610,14 @@ static void fwd_layer(ctx *c, const mdl_layer *l)
         fwd_rmsnorm(c, l);
         break;
     case MDL_L_ACT:
-        elem(c, "activation_fwd", in, in * ib * 2, 8 * in, D->module_op_ns);
+        elem(c, "activation_fwd", in, in * ib * 2, 8 * in, D->elem_module_ns);
         break;
     case MDL_L_MAXPOOL:
-        elem(c, "maxpool_fwd", out, in * ib + out * (ob + 8), out * l->kh * l->kw, D->module_op_ns);
+        elem(c, "maxpool_fwd", out, in * ib + out * (ob + 8), out * l->kh * l->kw,
+             D->elem_module_ns);
         break;
     case MDL_L_AVGPOOL:
-        rowk(c, "avgpool_fwd", out, in * ib + out * ob, in, D->module_op_ns);
+        rowk(c, "avgpool_fwd", out, in * ib + out * ob, in, D->elem_module_ns);
         cpu(c, "flatten_view", D->view_op_ns);
         break;
     case MDL_L_ADD:
@@ -584,13 +629,13 @@ static void fwd_layer(ctx *c, const mdl_layer *l)
         break;
     }
     case MDL_L_EMBED:
-        elem(c, "embedding_fwd", out, out * ob * 2 + in * 8, 0, D->module_op_ns);
+        elem(c, "embedding_fwd", out, out * ob * 2 + in * 8, 0, D->elem_module_ns);
         break;
     case MDL_L_ATTN:
         fwd_attention(c, l);
         break;
     case MDL_L_DROPOUT:
-        elem(c, "dropout_fwd", out, in * ib + out * (ob + 1), 2 * out, D->module_op_ns);
+        elem(c, "dropout_fwd", out, in * ib + out * (ob + 1), 2 * out, D->elem_module_ns);
         break;
     case MDL_L_ROPE:
         fwd_rope(c, l, x);
@@ -636,7 +681,11 @@ static void accumulate(ctx *c, const mdl_layer *l)
         double sz[8];
         int n = param_sizes(l, sz, 8);
         for (int i = 0; i < n; i++)
-            elem(c, "accumulate_grad", sz[i], sz[i] * 3 * c->wb, sz[i], D->bwd_op_ns);
+            elem(c, "accumulate_grad", sz[i], sz[i] * 3 * c->wb, sz[i], D->accumulate_grad_ns);
+    } else if (l->params > 0) {
+        /* The node still runs when it only steals the gradient; its copy kernel, when DDP or a
+         * kept .grad makes one, is left out. */
+        cpu(c, "accumulate_grad_steal", (int64_t)l->param_tensors * D->accumulate_grad_ns);
     }
 }
 
@@ -654,7 +703,7 @@ static void bwd_conv(ctx *c, const mdl_layer *l)
     int cin = conv_cin(l);
     double B = c->B, in = (double)cin * l->in_h * l->in_w, out = l->m * (double)l->n;
     double flops = 2.0 * B * l->m * (double)l->n * (double)l->k;
-    int64_t ns = D->bwd_op_ns;
+    int64_t ns = D->bwd_gemm_ns;
     if (l->flags & MDL_F_BIAS) {
         rowk(c, "conv_bias_grad", (double)l->n, c->act * B * out + 4 * (double)l->n, B * out, ns);
         ns = D->extra_launch_ns;
@@ -691,7 +740,7 @@ static void bwd_linear(ctx *c, const mdl_layer *l)
     int parts = (l->flags & MDL_F_SPLIT3) ? 3 : 1;
     double n = (double)l->n / parts, B = c->B, rows = l->m, k = (double)l->k;
     for (int p = parts - 1; p >= 0; p--) {
-        int64_t ns = D->bwd_op_ns;
+        int64_t ns = D->bwd_gemm_ns;
         double w = c->cb * l->params / parts;
         if (!(l->flags & MDL_F_NO_DGRAD)) {
             gemm(c, "linear_dgrad", MDL_MATH_GEMM, B * rows, k, n, 1,
@@ -727,7 +776,7 @@ static void bwd_attention(ctx *c, const mdl_layer *l)
     }
     double sm = (c->amp || (l->flags & MDL_F_MASK)) ? c->act32 : c->act;
     gemm(c, "bmm_pv_dgrad_p", MDL_MATH_GEMM, s, s, d, Bh, c->act * Bh * (2 * s * d + s * s),
-         D->bwd_op_ns);
+         D->bwd_gemm_ns);
     gemm(c, "bmm_pv_dgrad_v", MDL_MATH_GEMM, s, d, s, Bh, c->act * Bh * (s * s + 2 * s * d),
          D->extra_launch_ns);
     if (c->amp) elem(c, "input_grad_cast", ss, ss * (c->act + sm), 0, D->bwd_op_ns);
@@ -736,7 +785,7 @@ static void bwd_attention(ctx *c, const mdl_layer *l)
     rowk(c, "softmax_bwd", Bh * s, ss * 3 * sm, 3 * ss, D->bwd_op_ns);
     elem(c, "attention_scale_bwd", ss, ss * (sm + c->act), ss, D->bwd_op_ns);
     gemm(c, "bmm_qk_dgrad_q", MDL_MATH_GEMM, s, d, s, Bh, c->act * Bh * (s * s + 2 * s * d),
-         D->bwd_op_ns);
+         D->bwd_gemm_ns);
     gemm(c, "bmm_qk_dgrad_k", MDL_MATH_GEMM, s, d, s, Bh, c->act * Bh * (s * s + 2 * s * d),
          D->extra_launch_ns);
 }
@@ -747,7 +796,8 @@ static void bwd_layernorm(ctx *c, const mdl_layer *l, layer_io x)
     double rows = c->B * l->rows;
     bool cast = c->amp && x.ib != 4;
     double lb = cast ? 4 : x.ib;
-    rowk(c, "layernorm_bwd_input", rows, x.in * (lb + 2 * x.ob) + 8 * rows, 8 * x.in, D->bwd_op_ns);
+    rowk(c, "layernorm_bwd_input", rows, x.in * (lb + 2 * x.ob) + 8 * rows, 8 * x.in,
+         D->bwd_norm_ns);
     rowk(c, "layernorm_bwd_params", ceil(x.in / ELEMS_PER_BLOCK), x.in * (lb + x.ob), 4 * x.in,
          D->extra_launch_ns);
     if (cast) elem(c, "input_grad_cast", x.in, x.in * (4 + x.ib), 0, D->bwd_op_ns);
@@ -830,7 +880,8 @@ static void bwd_inbatch_triplet(ctx *c, const mdl_layer *l, layer_io x)
     elem(c, "margin_compare_bwd", bb, bb * pb + 2 * B * 8, bb, D->bwd_op_ns);
     elem(c, "pairwise_square_bwd", bb, 2 * bb * pb, bb, D->bwd_op_ns);
     rowk(c, "pairwise_norm_bwd", B, 2 * bb * pb + B * pb, 2 * bb, D->extra_launch_ns);
-    gemm(c, "pairwise_dot_dgrad", MDL_MATH_GEMM, B, d, B, 1, bb * pb + 2 * n * x.ib, D->bwd_op_ns);
+    gemm(c, "pairwise_dot_dgrad", MDL_MATH_GEMM, B, d, B, 1, bb * pb + 2 * n * x.ib,
+         D->bwd_gemm_ns);
     gemm(c, "pairwise_dot_dgrad_t", MDL_MATH_GEMM, B, d, B, 1, bb * pb + 2 * n * x.ib,
          D->extra_launch_ns);
     elem(c, "grad_sum_fork", n, 3 * n * x.ib, n, D->bwd_op_ns);
@@ -846,7 +897,8 @@ static void bwd_inbatch_infonce(ctx *c, const mdl_layer *l, layer_io x)
     elem(c, "nll_loss_bwd_scatter", B, B * (8 + pb), 0, D->extra_launch_ns);
     rowk(c, "log_softmax_bwd", B, 3 * bb * pb, 3 * bb, D->bwd_op_ns);
     elem(c, "temperature_scale_bwd", bb, 2 * bb * pb, bb, D->bwd_op_ns);
-    gemm(c, "similarity_dgrad_z1", MDL_MATH_GEMM, B, d, B, 1, bb * pb + 2 * n * x.ib, D->bwd_op_ns);
+    gemm(c, "similarity_dgrad_z1", MDL_MATH_GEMM, B, d, B, 1, bb * pb + 2 * n * x.ib,
+         D->bwd_gemm_ns);
     gemm(c, "similarity_dgrad_z2", MDL_MATH_GEMM, B, d, B, 1, bb * pb + 2 * n * x.ib,
          D->extra_launch_ns);
 }
@@ -866,7 +918,7 @@ static void bwd_layer(ctx *c, const mdl_layer *l)
     case MDL_L_BATCHNORM:
         nchw_channel_kernel(c, l,
                             rowk(c, "batchnorm_bwd_reduce", ceil(in / ELEMS_PER_BLOCK),
-                                 in * (ib + ob), 3 * in, D->bwd_op_ns));
+                                 in * (ib + ob), 3 * in, D->bwd_norm_ns));
         nchw_channel_kernel(
             c, l,
             elem(c, "batchnorm_bwd_apply", in, in * ib + out * ob * 2, 4 * in, D->extra_launch_ns));
@@ -1116,10 +1168,10 @@ static void optimizer(ctx *c, const plist *p, int tensors)
             static const double sgd_rw[4] = {3, 2, 3, 3};
             if (adam)
                 for (k = o->weight_decay ? 0 : 1; k < 8; k++)
-                    elem(c, adam_ops[k], n, n * adam_rw[k] * wb, 2 * n, D->py_op_ns);
+                    elem(c, adam_ops[k], n, n * adam_rw[k] * wb, 2 * n, D->opt_loop_op_ns);
             else
                 for (k = o->weight_decay ? 0 : 1; k < 4; k++)
-                    elem(c, sgd_ops[k], n, n * sgd_rw[k] * wb, 2 * n, D->py_op_ns);
+                    elem(c, sgd_ops[k], n, n * sgd_rw[k] * wb, 2 * n, D->opt_loop_op_ns);
         }
         break;
     case MDL_IMPL_COUNT:
@@ -1149,6 +1201,9 @@ int mdl_expand(const mdl_net *net, const mdl_options *opt, const mdl_dispatch *d
     c.act32 = mdl_dtype_bytes(MDL_DT_ACT32, p);
     c.wb = half ? 2 : 4;
     c.cb = c.act;
+    /* PyTorch's vectorized elementwise loop: 4 elements per thread, 8 (16 bytes) for 2-byte
+     * types from 2.7 (pytorch#145746, "Implement 128 bit vectorization"). */
+    c.vec = opt->pytorch >= 207 && c.act == 2 ? 8 : 4;
     c.scaler = opt->grad_scaler == 1 ||
                (opt->grad_scaler == -1 && (p == SIM_PREC_AMP_FP16 || p == SIM_PREC_FP16));
     step->batch = opt->batch;

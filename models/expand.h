@@ -35,6 +35,10 @@ enum { MDL_ATTN_MODEL, MDL_ATTN_EAGER, MDL_ATTN_SDPA };
  * experiment keys and `model show` both read these. */
 extern const char *const mdl_attention_names[];
 extern const char *const mdl_memory_format_names[];
+/* PyTorch releases the model knows ("1.8" ... "2.9", NULL-terminated; the last is the default),
+ * and the release at index i as 100 x major + minor (2.7 -> 207). */
+extern const char *const mdl_pytorch_names[];
+int mdl_pytorch_version(int index);
 /* Index of s in a NULL-terminated name list, or -1. */
 int mdl_name_index(const char *const *names, const char *s);
 
@@ -55,6 +59,8 @@ typedef struct mdl_options {
                                mdl_build_program; see mdl_conv_tensor_cores in cost.h) */
     int grad_scaler;        /* GradScaler: -1 = auto (on for amp_fp16 and fp16), 0 off, 1 on */
     int world_size;         /* data-parallel GPUs (DDP); 0 or 1 = one GPU, no all-reduce */
+    int pytorch;            /* PyTorch release, 100 x major + minor: elementwise kernels load
+                               16-byte vectors of 2-byte types from 2.7 (pytorch#145746) */
 } mdl_options;
 
 /* Defaults: batch 32, fp32, default shape, SGD momentum foreach with weight decay, no
@@ -67,17 +73,26 @@ int mdl_optimizer_parse(const char *s, mdl_optimizer *out);
 const char *mdl_opt_impl_name(mdl_opt_impl i);
 int mdl_opt_impl_parse(const char *s, mdl_opt_impl *out);
 
-/* CPU costs on the reference core (ns) of what PyTorch eager does per op. See expand.c for the
- * reasoning behind each figure; tests and sweeps may pass their own. */
+/* CPU costs on the reference core (ns) of what PyTorch eager does per op, one figure per op class.
+ * A class figure is the whole CPU time of one op of the class (Python, dispatcher, autograd
+ * bookkeeping and its first cudaLaunchKernel); each further kernel the model emits for the same op
+ * adds extra_launch_ns. See expand.c for the fit to real traces (traces/dispatch.h measures them);
+ * tests and sweeps may pass their own. */
 typedef struct mdl_dispatch {
-    int64_t module_op_ns;       /* nn.Module call running one aten op: Python, dispatcher, autograd
-                                   node, cudaLaunchKernel */
-    int64_t py_op_ns;           /* a tensor op written in Python inside forward (x + y, softmax) */
+    int64_t gemm_module_ns;     /* nn.Conv2d / nn.Linear call: aten::conv2d, aten::linear */
+    int64_t norm_module_ns;     /* nn.BatchNorm2d / nn.LayerNorm call: the norm op itself */
+    int64_t elem_module_ns;     /* activation, pool, dropout, embedding, loss module: one op */
+    int64_t py_op_ns;           /* a tensor op written in Python inside forward (x + y, softmax,
+                                   batch norm's num_batches_tracked.add_(1)) */
     int64_t aten_op_ns;         /* an aten op dispatched from C++ (autocast cast, nll_loss) */
     int64_t extra_launch_ns;    /* each further kernel launched by the same op */
-    int64_t bwd_op_ns;          /* one autograd node run by the C++ engine, with its first launch */
+    int64_t bwd_gemm_ns;        /* autograd node of a conv/matmul (ConvolutionBackward0, ...) */
+    int64_t bwd_norm_ns;        /* autograd node of a normalisation (CudnnBatchNormBackward0) */
+    int64_t bwd_op_ns;          /* any other autograd node (ReluBackward0, AddBackward0, ...) */
+    int64_t accumulate_grad_ns; /* AccumulateGrad node, one per parameter tensor per backward */
     int64_t view_op_ns;         /* a view/permute/reshape from Python (no kernel) */
     int64_t foreach_op_ns;      /* one torch._foreach_* / _fused_* call from the optimizer */
+    int64_t opt_loop_op_ns;     /* one tensor op of a for-loop (foreach=False) optimizer */
     int64_t opt_param_sgd_ns;   /* optimizer Python bookkeeping per parameter tensor, SGD */
     int64_t opt_param_adam_ns;  /* ... Adam (state lookups, step counters, bias-correction lists) */
     int64_t zero_grad_param_ns; /* zero_grad(set_to_none=True) per parameter tensor */
@@ -86,6 +101,9 @@ typedef struct mdl_dispatch {
     int64_t graph_launch_ns;    /* g.replay(): Python call + cudaGraphLaunch */
     int64_t sync_ns;            /* .item() call before it waits */
 } mdl_dispatch;
+
+/* The built-in reference-core costs (what mdl_expand uses for d = NULL); borrowed, static. */
+const mdl_dispatch *mdl_dispatch_default(void);
 
 /* One expanded optimizer step: zero_grad, accum_steps x (forward, loss, backward), optimizer. */
 typedef struct mdl_step {

@@ -6,6 +6,7 @@
 #include "sim/core/run.h"
 #include "sim/setup/advice.h"
 #include "sim/setup/config.h"
+#include "sim/setup/jobs.h"
 #include "sim/setup/scenario.h"
 
 #include <stdio.h>
@@ -161,6 +162,74 @@ static const sim_demo demos[] = {
      .max_gain = 2,
      .bounds_why = "the seed measured 2.2 s vs 1.55 s (1.42x); the model gives ~1.5x "
                    "(docs/kernel-cost.md)"},
+    {.name = "batch-size",
+     .lesson = "a batch-size study: throughput and GPU-Util against the batch, until it stops "
+               "paying and then does not fit",
+     .file = "batch-size-sweep.yaml",
+     .vary = "loader.batch_size=8,16,32,64,128,256,512,1024,2048",
+     .explain = "A small batch's kernels are shorter than the CPU's work to launch them, so the "
+                "GPU waits; once they are longer the GPU is busy and a larger batch only fills "
+                "its kernels a little better, while the activations grow until they do not fit.",
+     .min_gain = 3.5,
+     .max_gain = 7,
+     .bounds_why = "launch-bound at batch 8 (GPU-Util ~30 %, ~280 images/s: 34 us of CPU per "
+                   "kernel against 11 us of GPU) against the GPU's own rate at the largest batch "
+                   "that fits (~1,460/s): over 3x for the launches, the rest for fuller kernels"},
+    {.name = "s6-cpu",
+     .lesson = "seed S6: the same RTX 4090 behind a Xeon W-3335 and a Core i9-13900K",
+     .file = "s6-cpu-choice.yaml",
+     .after = "system.cpu=core-i9-13900k",
+     .explain = "Every image is decoded and augmented on the CPU before the GPU trains on it; "
+                "the i9's cores are 1.72x as fast, so the same 8 workers now keep up.",
+     .min_gain = 1.1,
+     .max_gain = 1.72,
+     .bounds_why = "loader-bound on the Xeon (GPU-Util ~73 %), GPU-bound on the i9: the GPU's "
+                   "rate caps the gain below the cores' single-thread ratio (4,598 / 2,673 = "
+                   "1.72 in PassMark)"},
+    {.name = "s7-prefetch",
+     .lesson = "seed S7: prefetching hides bursts, not a slow loader (prefetch_factor 2 -> 8)",
+     .file = "s7-prefetch-steady.yaml",
+     .after = "loader.prefetch_factor=8",
+     .explain = "The workers already load the next batches while the GPU computes; when they "
+                "decode fewer images per second than the GPU takes, a longer queue stays empty "
+                "and only more decode (more workers) helps.",
+     .min_gain = 0.97,
+     .max_gain = 1.03,
+     .bounds_why = "the run's pace is the workers' mean decode rate, which queue depth does not "
+                   "change; 3 % for the sampled decode times"},
+    {.name = "s8-util",
+     .lesson = "seed S8: at 50 % GPU-Util a run takes twice as long as at 100 %",
+     .file = "s8-util-half.yaml",
+     .after = "loader.num_workers=16",
+     .explain = "The GPU does the same work per step either way; the run lasts that busy time "
+                "over GPU-Util, so doubling the utilization halves the time.",
+     .min_gain = 1.8,
+     .max_gain = 2.1,
+     .bounds_why = "GPU-Util ~49 % before and ~94 % after: the time ratio is the utilization "
+                   "ratio, ~1.93 (checked to 2 % by test_demo_s8_time_follows_gpu_util)"},
+    {.name = "s3-two-runs",
+     .lesson = "seed S3: a second copy of a run on the same GPU costs almost nothing",
+     .file = "s3-1-run.yaml",
+     .after_file = "s3-2-runs.yaml",
+     .explain = "Alone, the run keeps the A100 busy ~47 % of the time and waits for its loader "
+                "the rest; the second copy's kernels run in that wait (time-slicing), so each "
+                "run keeps its pace.",
+     .min_gain = 0.9,
+     .max_gain = 1.0,
+     .bounds_why = "two runs want 2 x 47 % = 94 % of the GPU, within it, so neither waits long "
+                   "for the other; some kernels still meet: ~3 % slower, never faster"},
+    {.name = "s3-four-runs",
+     .lesson = "seed S3: four copies of the same run on one GPU: each about 2x slower",
+     .file = "s3-1-run.yaml",
+     .after_file = "s3-4-runs.yaml",
+     .explain = "Four runs want 4 x 47 % of the GPU: more than all of it, so each run's kernels "
+                "wait for the others' time slices (the 'another_job' idle cause) and each run "
+                "gets a quarter of the GPU.",
+     .min_gain = 0.45,
+     .max_gain = 0.6,
+     .bounds_why = "a quarter of the GPU against the 47 % a run uses alone: 0.25 / 0.47 = 0.53, "
+                   "less the context switches; N runs that each keep the GPU fully busy would "
+                   "each slow by N (the seed's ~Nx from three on)"},
 };
 
 const sim_demo *sim_demo_table(size_t *n)
@@ -182,19 +251,62 @@ const char *sim_demo_dir(const char *catalog_dir, char *buf, size_t size)
     return buf;
 }
 
-/* One side: the experiment file with `before` and, for the after run, `after` applied. */
+/* The figures of a side from a run's result. */
+static void side_figures(const sim_result *res, sim_demo_side *out)
+{
+    snprintf(out->message, sizeof out->message, "%s", res->verdict);
+    snprintf(out->bottleneck, sizeof out->bottleneck, "%s", sim_bottleneck_name(res->bottleneck));
+    out->samples_per_s = res->mean.samples_per_s;
+    out->time_s = res->mean.time_s;
+    out->gpu_util_pct = res->mean.gpu_util_pct;
+    out->gpu_util_na = res->gpu_util_na;
+    out->sm_active_pct = res->mean.sm_active_pct;
+    out->main_busy_pct = res->mean.main_busy_pct;
+}
+
+/* A side whose experiment is a `jobs:` list: every job at once, the first job's figures, with
+ * GPU-Util and SM active of its (first) GPU. */
+static int jobs_side(const cfg_jobs *jobs, const sim_experiment *x, const cfg_experiment_set *set,
+                     const char *catalog_dir, sim_demo_side *out, sim_err *err)
+{
+    sim_jobs_setup js;
+    sim_jobs_result res;
+    int rc = sim_jobs_build(jobs, x, set, catalog_dir, &js, err);
+    if (!rc) rc = sim_run_jobs(&js.system, js.slot, js.n, &js.share, &res, err);
+    if (!rc) {
+        side_figures(&res.job[0], out);
+        /* what nvidia-smi shows for the GPU: every job's kernels */
+        out->gpu_util_pct = res.gpu[js.slot[0].gpus[0]].gpu_util_pct;
+        out->sm_active_pct = res.gpu[js.slot[0].gpus[0]].sm_active_pct;
+        sim_jobs_result_free(&res);
+    }
+    sim_jobs_setup_free(&js);
+    return rc;
+}
+
+static const char *const demo_extra_keys[] = {"jobs", NULL};
+
+/* One side: the experiment file (or, for the after run, after_file) with `before` and then
+ * change (NULL: none) applied. */
 static int run_side(const sim_demo *d, const char *dir, const char *catalog_dir, bool after,
-                    sim_demo_side *out, sim_err *err)
+                    const char *change, sim_demo_side *out, sim_err *err)
 {
     memset(out, 0, sizeof *out);
     char path[4096];
-    snprintf(path, sizeof path, "%s/%s", dir, d->file);
+    snprintf(path, sizeof path, "%s/%s", dir, after && d->after_file ? d->after_file : d->file);
     sim_experiment x;
     sim_experiment_defaults(&x);
     cfg_experiment_set set = {0};
-    int rc = cfg_experiment_load(path, &x, &set, err);
+    cfg_jobs jobs = {0};
+    int rc = cfg_experiment_load_with(path, demo_extra_keys, &x, &set, err);
     if (!rc && d->before) rc = sim_advice_apply(d->before, &x, &set, err);
-    if (!rc && after) rc = sim_advice_apply(d->after, &x, &set, err);
+    if (!rc && change) rc = sim_advice_apply(change, &x, &set, err);
+    if (!rc) rc = cfg_jobs_load(path, &x, &set, &jobs, err);
+    if (!rc && jobs.n) {
+        rc = jobs_side(&jobs, &x, &set, catalog_dir, out, err);
+        cfg_jobs_free(&jobs);
+        return rc;
+    }
     sim_scenario sc;
     memset(&sc, 0, sizeof sc);
     if (!rc) rc = sim_scenario_build(&x, &set, catalog_dir, &sc, err);
@@ -207,15 +319,7 @@ static int run_side(const sim_demo *d, const char *dir, const char *catalog_dir,
         sim_err_clear(err);
         rc = SIM_OK;
     } else if (!rc) {
-        snprintf(out->message, sizeof out->message, "%s", res.verdict);
-        snprintf(out->bottleneck, sizeof out->bottleneck, "%s",
-                 sim_bottleneck_name(res.bottleneck));
-        out->samples_per_s = res.mean.samples_per_s;
-        out->time_s = res.mean.time_s;
-        out->gpu_util_pct = res.mean.gpu_util_pct;
-        out->gpu_util_na = res.gpu_util_na;
-        out->sm_active_pct = res.mean.sm_active_pct;
-        out->main_busy_pct = res.mean.main_busy_pct;
+        side_figures(&res, out);
         sim_result_free(&res);
     }
     sim_scenario_free(&sc);
@@ -225,13 +329,63 @@ static int run_side(const sim_demo *d, const char *dir, const char *catalog_dir,
 int sim_demo_run(const sim_demo *d, const char *experiments_dir, const char *catalog_dir,
                  sim_demo_side out[2], sim_err *err)
 {
-    int rc = run_side(d, experiments_dir, catalog_dir, false, &out[0], err);
-    if (!rc) rc = run_side(d, experiments_dir, catalog_dir, true, &out[1], err);
+    int rc = run_side(d, experiments_dir, catalog_dir, false, NULL, &out[0], err);
+    if (!rc) rc = run_side(d, experiments_dir, catalog_dir, true, d->after, &out[1], err);
     return rc;
+}
+
+const char *sim_demo_change(const sim_demo *d, char *buf, size_t size)
+{
+    if (d->after_file)
+        snprintf(buf, size, "configs/experiments/%s%s%s", d->after_file, d->after ? " with " : "",
+                 d->after ? d->after : "");
+    else
+        snprintf(buf, size, "%s", d->after);
+    return buf;
 }
 
 double sim_demo_gain(const sim_demo_side s[2])
 {
     if (s[0].oom || s[1].oom || !(s[1].time_s > 0)) return 0;
     return s[0].time_s / s[1].time_s;
+}
+
+const char *sim_demo_study_value(const sim_demo *d, size_t i, char *buf, size_t size)
+{
+    const char *v = strchr(d->vary, '=');
+    SIM_ASSERT(v);
+    for (v++; i > 0 && v; i--) {
+        v = strchr(v, ',');
+        if (v) v++;
+    }
+    SIM_ASSERT(v);
+    size_t len = strcspn(v, ",");
+    snprintf(buf, size, "%.*s", (int)len, v);
+    return buf;
+}
+
+int sim_demo_study(const sim_demo *d, const char *experiments_dir, const char *catalog_dir,
+                   sim_demo_side out[SIM_DEMO_MAX_POINTS], size_t *n, sim_err *err)
+{
+    size_t points = 1, key_len = strcspn(d->vary, "=");
+    for (const char *c = d->vary; *c; c++)
+        points += *c == ',';
+    SIM_ASSERT(d->vary[key_len] == '=' && points <= SIM_DEMO_MAX_POINTS);
+    for (*n = 0; *n < points; ++*n) {
+        char value[64], change[256];
+        sim_demo_study_value(d, *n, value, sizeof value);
+        snprintf(change, sizeof change, "%.*s=%s", (int)key_len, d->vary, value);
+        int rc = run_side(d, experiments_dir, catalog_dir, false, change, &out[*n], err);
+        if (rc) return rc;
+    }
+    return SIM_OK;
+}
+
+double sim_demo_study_gain(const sim_demo_side *s, size_t n)
+{
+    if (n == 0 || s[0].oom || !(s[0].samples_per_s > 0)) return 0;
+    double best = 0;
+    for (size_t i = 0; i < n; i++)
+        if (!s[i].oom && s[i].samples_per_s > best) best = s[i].samples_per_s;
+    return best / s[0].samples_per_s;
 }

@@ -97,8 +97,9 @@ static const char *unit_of(const char *key)
     static const struct {
         const char *suffix, *unit;
     } suffixes[] = {
-        {"_tflops", "TFLOP/s"}, {"_gbps", "GB/s"}, {"_mbps", "MB/s"}, {"_gb", "GB"}, {"_mb", "MB"},
-        {"_mhz", "MHz"},        {"_ghz", "GHz"},   {"_ms", "ms"},     {"_us", "us"}, {"_w", "W"},
+        {"_tflops", "TFLOP/s"}, {"_gbps", "GB/s"}, {"_mbps", "MB/s"}, {"_gb", "GB"},
+        {"_mb", "MB"},          {"_mhz", "MHz"},   {"_ghz", "GHz"},   {"_ms", "ms"},
+        {"_us", "us"},          {"_ns", "ns"},     {"_w", "W"},
     };
     static const struct {
         const char *key, *unit;

@@ -42,6 +42,7 @@ static void usage(FILE *out)
             "  --checkpoint[=S]       activation checkpointing in S segments (default sqrt)\n"
             "  --cuda-graphs          the step is replayed as one CUDA graph\n"
             "  --memory-format F      contiguous (NCHW, default) or channels_last\n"
+            "  --pytorch V            PyTorch release, 1.8 .. 2.9 (default 2.9)\n"
             "  --attention A          default (the model's own), eager or sdpa\n"
             "  --gpu NAME             price kernels on a catalog GPU, check its memory\n"
             "  --catalog DIR          hardware catalog (default $EPOCHSIM_CATALOG or built-in)\n"
@@ -289,6 +290,11 @@ static int step_option(const char *f, const char *v, show_args *a)
         int i = mdl_name_index(mdl_attention_names, v);
         if (i < 0) return unknown_value(f, v, mdl_attention_names);
         a->opt.attention = i;
+    } else if (!strcmp(f, "--pytorch")) {
+        NEED_VALUE(f, v);
+        int i = mdl_name_index(mdl_pytorch_names, v);
+        if (i < 0) return unknown_value(f, v, mdl_pytorch_names);
+        a->opt.pytorch = mdl_pytorch_version(i);
     } else if (!strcmp(f, "--gpu")) {
         NEED_VALUE(f, v);
         a->gpu = v;

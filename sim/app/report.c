@@ -15,8 +15,15 @@ static void gpu_util_member(yajl_gen g, const sim_epoch_result *e, bool na)
     sim_json_num(g, "gpu_util_pct", na ? NAN : e->gpu_util_pct); /* NaN is written as null */
 }
 
-static void epoch_members(yajl_gen g, const sim_epoch_result *e, bool mean, bool mig)
+/* Whether the stall breakdown names stall k: waiting for another job only in a run of several. */
+static bool stall_shown(const sim_result *res, int k)
 {
+    return k != SIM_STALL_SHARED || res->shared;
+}
+
+static void epoch_members(yajl_gen g, const sim_result *res, const sim_epoch_result *e, bool mean)
+{
+    bool mig = res->gpu_util_na;
     sim_json_num(g, mean ? "epoch_time_s" : "time_s", e->time_s);
     if (!mean) { /* the run's totals are top-level members */
         sim_json_key(g, "steps");
@@ -35,7 +42,7 @@ static void epoch_members(yajl_gen g, const sim_epoch_result *e, bool mean, bool
     sim_json_key(g, "stall_pct");
     yajl_gen_map_open(g);
     for (int k = 0; k < SIM_STALL_COUNT; k++)
-        sim_json_num(g, sim_stall_name((sim_stall)k), e->stall_pct[k]);
+        if (stall_shown(res, k)) sim_json_num(g, sim_stall_name((sim_stall)k), e->stall_pct[k]);
     yajl_gen_map_close(g);
     sim_json_num(g, "storage_busy_pct", e->storage_busy_pct);
     sim_json_num(g, "h2d_busy_pct", e->h2d_busy_pct);
@@ -80,7 +87,7 @@ static void json_sampled(yajl_gen g, const sim_result *res)
 
 void sim_report_json_members(yajl_gen g, const sim_result *res)
 {
-    epoch_members(g, &res->mean, true, res->gpu_util_na);
+    epoch_members(g, res, &res->mean, true);
     sim_json_num(g, "total_time_s", res->total_time_s);
     sim_json_key(g, "steps");
     yajl_gen_integer(g, res->steps);
@@ -95,7 +102,7 @@ void sim_report_json_members(yajl_gen g, const sim_result *res)
     yajl_gen_array_open(g);
     for (int i = 0; i < res->n_epochs; i++) {
         yajl_gen_map_open(g);
-        epoch_members(g, &res->epochs[i], false, res->gpu_util_na);
+        epoch_members(g, res, &res->epochs[i], false);
         if (res->window_steps) epoch_sampled_members(g, &res->epochs[i]);
         yajl_gen_map_close(g);
     }
@@ -323,7 +330,7 @@ void sim_report_text(FILE *out, const sim_scenario *sc, const sim_result *res,
                 sc->memory.peak_gb, sc->memory.capacity_gb, sc->memory.max_batch);
     fprintf(out, "\n  GPU idle, by cause:\n");
     for (int k = 0; k < SIM_STALL_COUNT; k++)
-        bar(out, sim_stall_name((sim_stall)k), m->stall_pct[k]);
+        if (stall_shown(res, k)) bar(out, sim_stall_name((sim_stall)k), m->stall_pct[k]);
     if (res->n_epochs > 1) {
         /* on MIG the column is SM active: NVML has no GPU-Util there */
         fprintf(out, "\n  per epoch:   time_s  %s  cache-hit\n",
@@ -352,4 +359,128 @@ void sim_report_memory_text(FILE *out, const sim_scenario *sc)
     else
         fprintf(out, "not even batch 1 fits: try activation checkpointing (workload.checkpointing),"
                      " SGD instead of Adam, a lower precision or a bigger GPU\n");
+}
+
+/* Job j of a run of several: its placement, then what a single run reports. */
+static void json_job(yajl_gen g, const sim_report_jobs *jr, const sim_jobs_result *res, int j)
+{
+    const sim_scenario *sc = &jr->sc[j];
+    yajl_gen_map_open(g);
+    sim_json_str(g, "name", jr->names[j]);
+    sim_json_key(g, "gpus");
+    yajl_gen_array_open(g);
+    for (int r = 0; r < sc->hw.gpu_count; r++)
+        yajl_gen_integer(g, jr->gpus[j][r]);
+    yajl_gen_array_close(g);
+    if (sc->hw.mig[0]) sim_json_str(g, "mig", sc->hw.mig);
+    sim_json_str(g, "model", sc->workload.model);
+    sim_json_key(g, "batch_size");
+    yajl_gen_integer(g, sc->loader.batch_size);
+    sim_json_key(g, "num_workers");
+    yajl_gen_integer(g, sc->loader.num_workers);
+    sim_report_json_members(g, &res->job[j]);
+    sim_report_json_memory(g, &sc->memory);
+    yajl_gen_map_close(g);
+}
+
+static void json_gpus(yajl_gen g, const sim_jobs_result *res)
+{
+    sim_json_key(g, "gpus");
+    yajl_gen_array_open(g);
+    for (int i = 0; i < res->n_gpus; i++) {
+        yajl_gen_map_open(g);
+        sim_json_key(g, "gpu");
+        yajl_gen_integer(g, i);
+        sim_json_key(g, "jobs");
+        yajl_gen_integer(g, res->gpu[i].jobs);
+        /* NaN is written as null: NVML has no GPU-Util on a MIG GPU */
+        sim_json_num(g, "gpu_util_pct", res->gpu[i].mig ? NAN : res->gpu[i].gpu_util_pct);
+        sim_json_num(g, "sm_active_pct", res->gpu[i].mig ? NAN : res->gpu[i].sm_active_pct);
+        yajl_gen_map_close(g);
+    }
+    yajl_gen_array_close(g);
+}
+
+int sim_report_jobs_json(const char *path, const sim_report_jobs *jr, const sim_jobs_result *res,
+                         sim_err *err)
+{
+    yajl_gen g = yajl_gen_alloc(NULL);
+    if (!g) return sim_err_set(err, SIM_ENOMEM, NULL, 0, 0, "out of memory");
+    yajl_gen_config(g, yajl_gen_beautify, 1);
+    yajl_gen_map_open(g);
+    sim_json_key(g, "jobs");
+    yajl_gen_array_open(g);
+    for (int j = 0; j < res->n_jobs; j++)
+        json_job(g, jr, res, j);
+    yajl_gen_array_close(g);
+    json_gpus(g, res);
+    sim_json_num(g, "total_time_s", res->total_time_s);
+    sim_json_key(g, "events");
+    yajl_gen_integer(g, (long long)res->events);
+    const sim_hardware *hw = &jr->system->hw;
+    sim_json_key(g, "scenario");
+    yajl_gen_map_open(g);
+    sim_json_str(g, "gpu", hw->gpu.name);
+    sim_json_key(g, "gpu_count");
+    yajl_gen_integer(g, hw->gpu_count);
+    sim_json_str(g, "gpu_sharing", sim_gpu_sharing_names[jr->sharing]);
+    sim_json_str(g, "cpu", hw->cpu.name);
+    sim_json_key(g, "cpu_cores");
+    yajl_gen_integer(g, hw->cpu.cores);
+    sim_json_key(g, "cpu_threads");
+    yajl_gen_integer(g, hw->cpu.threads);
+    sim_json_str(g, "storage", hw->storage.name);
+    sim_json_str(g, "link", hw->link.name);
+    yajl_gen_map_close(g);
+    yajl_gen_map_close(g);
+    int rc = sim_json_write(g, path, err);
+    yajl_gen_free(g);
+    return rc;
+}
+
+void sim_report_jobs_text(FILE *out, const sim_report_jobs *jr, const sim_jobs_result *res)
+{
+    const sim_hardware *hw = &jr->system->hw;
+    fprintf(out, "epochsim: %d jobs on %s x%d (%s), %s (%d cores / %d threads), %s\n\n",
+            res->n_jobs, hw->gpu.label[0] ? hw->gpu.label : hw->gpu.name, hw->gpu_count,
+            sim_gpu_sharing_names[jr->sharing], hw->cpu.label[0] ? hw->cpu.label : hw->cpu.name,
+            hw->cpu.cores, hw->cpu.threads,
+            hw->storage.label[0] ? hw->storage.label : hw->storage.name);
+    fprintf(out, "  %-16s %-8s %11s %9s %9s %9s %9s %9s\n", "job", "GPUs", "samples/s", "epoch s",
+            "step p50", "GPU-Util", "waits", "GPU mem");
+    fprintf(out, "  %-16s %-8s %11s %9s %9s %9s %9s %9s\n", "", "", "", "", "ms", "%", "other %",
+            "GiB");
+    for (int j = 0; j < res->n_jobs; j++) {
+        const sim_epoch_result *m = &res->job[j].mean;
+        const sim_scenario *sc = &jr->sc[j];
+        char gpus[32];
+        size_t used = 0;
+        for (int r = 0; r < sc->hw.gpu_count && used < sizeof gpus; r++)
+            used += (size_t)snprintf(gpus + used, sizeof gpus - used, "%s%d", r ? "," : "",
+                                     jr->gpus[j][r]);
+        fprintf(out, "  %-16.16s %-8.8s %11.0f %9.2f %9.2f ", jr->names[j], gpus, m->samples_per_s,
+                m->time_s, m->step_time_ms_p50);
+        if (res->job[j].gpu_util_na)
+            fprintf(out, "%9s %9.1f ", "n/a", m->stall_pct[SIM_STALL_SHARED]);
+        else
+            fprintf(out, "%9.1f %9.1f ", m->gpu_util_pct, m->stall_pct[SIM_STALL_SHARED]);
+        if (sc->memory.known)
+            fprintf(out, "%9.1f\n", sc->memory.peak_gb);
+        else
+            fprintf(out, "%9s\n", "-");
+    }
+    fprintf(out, "\n  physical GPU   jobs  GPU-Util (nvidia-smi)  SM active\n");
+    for (int i = 0; i < res->n_gpus; i++)
+        if (res->gpu[i].mig)
+            fprintf(out,
+                    "  %12d %6d %21s %10s  MIG: NVML has no GPU-Util; read each job's SM "
+                    "active (--json)\n",
+                    i, res->gpu[i].jobs, "n/a", "n/a");
+        else
+            fprintf(out, "  %12d %6d %19.1f %% %8.1f %%\n", i, res->gpu[i].jobs,
+                    res->gpu[i].gpu_util_pct, res->gpu[i].sm_active_pct);
+    fprintf(out, "\n  all jobs done after %.2f s\n", res->total_time_s);
+    for (int j = 0; j < res->n_jobs; j++)
+        fprintf(out, "\n%s: %s\n  %s\n", jr->names[j], sim_bottleneck_name(res->job[j].bottleneck),
+                res->job[j].verdict);
 }

@@ -30,6 +30,22 @@ int sim_report_json(const char *path, const sim_scenario *sc, const sim_result *
 /* The out-of-memory report: each part of the footprint, the peak, the capacity and the largest
  * batch that fits. */
 void sim_report_memory_text(FILE *out, const sim_scenario *sc);
+/* A run of several jobs (sim_run_jobs): job j is names[j], sc[j], gpus[j] (its placement) and
+ * res->job[j]; `system` is the hardware they share. */
+typedef struct sim_report_jobs {
+    const sim_scenario *system;
+    const sim_scenario *sc;
+    const char *const *names;
+    const int (*gpus)[SIM_INT_LIST_MAX];
+    sim_gpu_sharing sharing;
+} sim_report_jobs;
+/* The terminal summary of several jobs: a table with a row per job, each physical GPU's
+ * GPU-Util and SM active, and each job's verdict. */
+void sim_report_jobs_text(FILE *out, const sim_report_jobs *j, const sim_jobs_result *res);
+/* The --json document of several jobs: `jobs` (each with a single run's members, its `memory`,
+ * name, gpus and model), `gpus` (per physical GPU), the run's totals and `scenario`. */
+int sim_report_jobs_json(const char *path, const sim_report_jobs *j, const sim_jobs_result *res,
+                         sim_err *err);
 /* Writes the utilization series as CSV: time_s,gpu,sm (sm = utilization.gpu, as dmon names it). */
 int sim_report_util_csv(const char *path, const sim_result *res, sim_err *err);
 

@@ -9,6 +9,7 @@
 #include "sim/app/progress.h"
 #include "sim/app/report.h"
 #include "sim/app/whatif.h"
+#include "sim/setup/jobs.h"
 #include "sim/setup/scenario.h"
 #include "sim/core/timeline.h"
 
@@ -194,14 +195,18 @@ static int parse_run_args(int argc, char **argv, run_args *a)
     return 0;
 }
 
-/* The experiment file (NULL: none) with --set applied, and what it varies: its `sweep:` block
- * and the --vary axes. */
+/* Top-level keys of an experiment file besides the experiment's own. */
+static const char *const run_extra_keys[] = {"sweep", "jobs", NULL};
+
+/* The experiment file (NULL: none) with --set applied, what it varies (its `sweep:` block and the
+ * --vary axes) and its `jobs:` list. */
 static int load_experiment(const char *file, const run_args *a, sim_experiment *x,
-                           cfg_experiment_set *set, sim_sweep_spec *spec, sim_err *err)
+                           cfg_experiment_set *set, sim_sweep_spec *spec, cfg_jobs *jobs,
+                           sim_err *err)
 {
     sim_experiment_defaults(x);
     int rc = 0;
-    if (file) rc = sim_sweep_load_experiment(file, x, set, err);
+    if (file) rc = cfg_experiment_load_with(file, run_extra_keys, x, set, err);
     if (!rc && file) rc = sim_sweep_spec_load(spec, file, err);
     for (int i = 0; !rc && i < a->n_sets; i++)
         rc = cfg_experiment_apply(a->sets[i], x, set, err);
@@ -210,7 +215,54 @@ static int load_experiment(const char *file, const run_args *a, sim_experiment *
         if ((rc = sim_sweep_spec_add(spec, a->varies[i], 0, err))) /* named as the user wrote it */
             snprintf(err->where, sizeof err->where, "--vary %s", a->varies[i]);
     if (!rc) rc = sim_sweep_spec_check(spec, err);
+    if (!rc && file) rc = cfg_jobs_load(file, x, set, jobs, err);
+    if (!rc && jobs->n && spec->n_grid + spec->n_zip + spec->n_hw > 0)
+        rc = sim_err_set(err, SIM_EINVAL, file, 0, 0,
+                         "a `jobs:` list runs once: --vary and a sweep: block are for one job");
     return rc;
+}
+
+/* The jobs of a `jobs:` list at once on the file's system: the per-job table, --json. */
+static int jobs_run(const run_args *a, const cfg_jobs *jobs, const sim_experiment *x,
+                    const cfg_experiment_set *set)
+{
+    if (a->util_csv || a->timeline || a->n_plots) {
+        fprintf(stderr, "epochsim run: a `jobs:` list takes --json and --quiet; --util-csv, "
+                        "--timeline and --plot are for a single job\n");
+        return SIM_EXIT_USAGE;
+    }
+    for (int j = 0; j < jobs->n; j++)
+        if (jobs->job[j].x.run.sampled_pct > 0) {
+            fprintf(stderr,
+                    "epochsim run: --sampled does not support jobs: yet (run.sampled_pct "
+                    "%g for job '%s'): a cut epoch would leave the shared hardware early "
+                    "and the other jobs' steps would be timed without it\n",
+                    jobs->job[j].x.run.sampled_pct, jobs->job[j].name);
+            return SIM_EXIT_USAGE;
+        }
+    sim_err err;
+    sim_err_clear(&err);
+    sim_jobs_setup js = {0};
+    sim_jobs_result res = {0};
+    const char **names = calloc((size_t)jobs->n, sizeof *names);
+    int rc = names ? sim_jobs_build(jobs, x, set, sim_app_catalog_dir(a->catalog), &js, &err)
+                   : sim_err_set(&err, SIM_ENOMEM, NULL, 0, 0, "out of memory");
+    if (!rc) rc = sim_run_jobs(&js.system, js.slot, js.n, &js.share, &res, &err);
+    for (int j = 0; names && j < jobs->n; j++)
+        names[j] = jobs->job[j].name;
+    sim_report_jobs jr = {&js.system, js.sc, names, (const int(*)[SIM_INT_LIST_MAX])js.gpus,
+                          js.share.mode};
+    if (!rc && a->json) rc = sim_report_jobs_json(a->json, &jr, &res, &err);
+    if (!rc && !a->quiet)
+        sim_report_jobs_text(a->json && !strcmp(a->json, "-") ? stderr : stdout, &jr, &res);
+    if (rc) {
+        fputs("epochsim: ", stderr);
+        sim_err_print(&err, stderr);
+    }
+    sim_jobs_result_free(&res);
+    sim_jobs_setup_free(&js);
+    free(names);
+    return rc ? SIM_EXIT_ERROR : SIM_EXIT_OK;
 }
 
 /* The what-if study of spec: outputs of a single run are refused, one plot path is allowed. */
@@ -345,15 +397,19 @@ int sim_run_cmd(int argc, char **argv)
     sim_experiment x;
     sim_err err;
     sim_err_clear(&err);
-    if (load_experiment(optind < argc ? argv[optind] : NULL, &a, &x, &set, &spec, &err)) {
+    cfg_jobs jobs = {0};
+    if (load_experiment(optind < argc ? argv[optind] : NULL, &a, &x, &set, &spec, &jobs, &err)) {
         fputs("epochsim: ", stderr);
         sim_err_print(&err, stderr);
         status = SIM_EXIT_ERROR;
+    } else if (jobs.n) {
+        status = jobs_run(&a, &jobs, &x, &set);
     } else if (spec.n_grid + spec.n_zip + spec.n_hw > 0) {
         status = what_if(&a, &spec, &x, &set);
     } else {
         status = single_run(&a, &x, &set);
     }
+    cfg_jobs_free(&jobs);
 done:
     sim_sweep_spec_free(&spec);
     free(a.sets);

@@ -1,4 +1,5 @@
-/* trace_cmd.c — `epochsim import kineto` and `epochsim trace show` (see trace_cmd.h).
+/* trace_cmd.c — `epochsim import kineto`, `epochsim trace show` and `trace dispatch` (see
+ * trace_cmd.h).
  * Both print the same per-step table, computed by traces/stats.c from the native records, so an
  * imported trace and its later `trace show` agree to the nanosecond. stdout = data, stderr =
  * messages; --summary-json / --json give the same figures with stable keys for scripts. */
@@ -8,6 +9,7 @@
 #include "sim/base/err.h"
 #include "sim/base/json.h"
 #include "sim/base/outfile.h"
+#include "traces/dispatch.h"
 #include "traces/kineto.h"
 #include "traces/program.h"
 #include "traces/stats.h"
@@ -46,9 +48,13 @@ static void trace_usage(FILE *out)
 {
     fprintf(out,
             "usage: epochsim trace show FILE [--json] [--records STEP] [--program]\n"
+            "       epochsim trace dispatch FILE\n"
             "\n"
-            "Prints a native trace's header (source GPU, precision, batch size, what was\n"
-            "recorded, dropped warm-up steps) and a summary per step.\n"
+            "show prints a native trace's header (source GPU, precision, batch size, what was\n"
+            "recorded, dropped warm-up steps) and a summary per step. dispatch prints the CPU\n"
+            "time per op class (forward module and Python ops, backward nodes, optimizer\n"
+            "calls, cudaLaunchKernel) as recorded, start to start on each thread; FILE may\n"
+            "also be a Kineto .json[.gz] (docs/accuracy.md, CPU dispatch).\n"
             "\n"
             "options:\n"
             "  --json           print the same as JSON with stable keys\n"
@@ -60,7 +66,8 @@ static void trace_usage(FILE *out)
             "examples:\n"
             "  epochsim trace show resnet50.trace\n"
             "  epochsim trace show resnet50.trace --json | python3 -m json.tool\n"
-            "  epochsim trace show resnet50.trace --records 7 | less\n");
+            "  epochsim trace show resnet50.trace --records 7 | less\n"
+            "  epochsim trace dispatch worker0.pt.trace.json.gz\n");
 }
 
 static double ms(int64_t ns)
@@ -583,11 +590,12 @@ static int parse_trace_args(int argc, char **argv, trace_args *ta)
             return SIM_EXIT_USAGE;
         }
     }
-    if (!ta->sub || strcmp(ta->sub, "show") != 0 || !ta->path) {
+    int known = ta->sub && (!strcmp(ta->sub, "show") || !strcmp(ta->sub, "dispatch"));
+    if (!known || !ta->path) {
         fprintf(stderr, "epochsim trace: %s\n",
-                !ta->sub                  ? "missing subcommand"
-                : strcmp(ta->sub, "show") ? "unknown subcommand"
-                                          : "missing FILE");
+                !ta->sub ? "missing subcommand"
+                : !known ? "unknown subcommand"
+                         : "missing FILE");
         trace_usage(stderr);
         return SIM_EXIT_USAGE;
     }
@@ -643,11 +651,54 @@ static int print_stats(const trc_header *h, trace_stats *ts, int json)
     return SIM_EXIT_OK;
 }
 
+/* ---- trace dispatch ------------------------------------------------------------------------ */
+
+static void print_dispatch(const trc_header *h, const trc_dispatch *d)
+{
+    printf("source      %s\ngpu         %s\nsteps       %d; %.0f parameter tensors "
+           "(AccumulateGrad nodes per step)\nblocked     %lld ops left out (a launch inside "
+           "took over %dx the step's median)\n\n",
+           h->source, h->gpu_name, d->steps, d->params, (long long)d->blocked,
+           TRC_DISPATCH_BLOCKED);
+    printf("%-16s %8s %9s %9s %9s %9s\n", "class", "per_step", "p50_us", "mean_us", "p90_us",
+           "launches");
+    for (int c = 0; c < TRC_DC_COUNT; c++)
+        printf("%-16s %8.0f %9.1f %9.1f %9.1f %9.2f\n", trc_dispatch_class_name(c), d->per_step[c],
+               d->cls[c].p50 / 1e3, d->cls[c].mean / 1e3, d->cls[c].p90 / 1e3,
+               d->launches_per_op[c]);
+    printf("%-16s %8s %9.1f %9.1f %9.1f\n", "cudaLaunchKernel", "-", d->launch_ns.p50 / 1e3,
+           d->launch_ns.mean / 1e3, d->launch_ns.p90 / 1e3);
+    printf("%-16s %8s %9.1f %9.1f %9.1f\n", "opt_region", "-", d->opt_region_ns.p50 / 1e3,
+           d->opt_region_ns.mean / 1e3, d->opt_region_ns.p90 / 1e3);
+    printf("%-16s %8s %9.2f %9.2f %9.2f\n", "opt_per_param", "-", d->opt_param_ns.p50 / 1e3,
+           d->opt_param_ns.mean / 1e3, d->opt_param_ns.p90 / 1e3);
+}
+
+static int dispatch_cmd(const char *path)
+{
+    sim_err err;
+    sim_err_clear(&err);
+    char tmp[1024];
+    trc_reader *r = NULL;
+    trc_dispatch d;
+    int rc = trc_import_temp(path, "dispatch", tmp, sizeof tmp, &err);
+    if (!rc) {
+        rc = trc_reader_open(tmp[0] ? tmp : path, &r, &err);
+        trc_import_temp_drop(tmp); /* the reader holds the file open */
+    }
+    if (!rc) rc = trc_dispatch_measure(r, &d, &err);
+    if (!rc) print_dispatch(trc_reader_header(r), &d);
+    trc_reader_close(r);
+    if (rc) sim_err_print(&err, stderr);
+    return rc ? SIM_EXIT_ERROR : SIM_EXIT_OK;
+}
+
 int sim_trace_cmd(int argc, char **argv)
 {
     trace_args ta = {.dump = -1};
     int status = parse_trace_args(argc, argv, &ta);
     if (status) return status < 0 ? SIM_EXIT_OK : status;
+    if (!strcmp(ta.sub, "dispatch")) return dispatch_cmd(ta.path);
     sim_err err;
     sim_err_clear(&err);
     trc_reader *r = NULL;

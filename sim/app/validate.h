@@ -30,6 +30,8 @@ typedef enum sim_val_metric {
     SIM_VAL_BUSBW_GBPS,     /* nccl-tests all_reduce_perf bus bandwidth, settings bytes= */
     SIM_VAL_GEMM_SHARE_PCT, /* one GEMM (m= n= k=) on the MIG instance of placement.mig, as a
                                share of the whole GPU's throughput on it */
+    SIM_VAL_COLOCATED_PCT,  /* the job's training throughput beside copies= - 1 copies of itself
+                               on its GPU (system.gpu_sharing), as a share of its throughput alone */
     SIM_VAL_METRICS
 } sim_val_metric;
 

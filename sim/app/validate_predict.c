@@ -40,10 +40,12 @@ static void row_fail(sim_val_row *r, const char *fmt, ...)
     r->predicted = NAN;
 }
 
-/* Microbenchmark parameters: the settings without a dot (m=, n=, k=, bytes=, pinned=). */
+/* Microbenchmark parameters: the settings without a dot (m=, n=, k=, bytes=, pinned=, copies=),
+ * and how jobs share a GPU (the experiment's system.gpu_sharing keys). */
 typedef struct bench_params {
-    double m, n, k, bytes;
+    double m, n, k, bytes, copies;
     bool pinned;
+    sim_gpushare_config share;
 } bench_params;
 
 static int bench_param(sim_val_row *r, const char *item, bench_params *b)
@@ -56,18 +58,20 @@ static int bench_param(sim_val_row *r, const char *item, bench_params *b)
         if (b->pinned || !strcmp(eq + 1, "false")) return 0;
     } else if (eq && end != eq + 1 && !*end && v > 0) {
         size_t len = (size_t)(eq - item);
-        double *slot = len == 1 && *item == 'm'                 ? &b->m
-                       : len == 1 && *item == 'n'               ? &b->n
-                       : len == 1 && *item == 'k'               ? &b->k
-                       : len == 5 && !strncmp(item, "bytes", 5) ? &b->bytes
-                                                                : NULL;
+        double *slot = len == 1 && *item == 'm'                  ? &b->m
+                       : len == 1 && *item == 'n'                ? &b->n
+                       : len == 1 && *item == 'k'                ? &b->k
+                       : len == 5 && !strncmp(item, "bytes", 5)  ? &b->bytes
+                       : len == 6 && !strncmp(item, "copies", 6) ? &b->copies
+                                                                 : NULL;
         if (slot) {
             *slot = v;
             return 0;
         }
     }
     row_fail(r,
-             "settings: '%s' is neither an experiment key nor m=, n=, k=, bytes=, pinned=", item);
+             "settings: '%s' is neither an experiment key nor m=, n=, k=, bytes=, pinned=, copies=",
+             item);
     return -1;
 }
 
@@ -127,7 +131,11 @@ static int experiment(sim_val_row *r, sim_experiment *x, cfg_experiment_set *set
         snprintf(a, sizeof a, "loader.batch_size=%d", r->batch);
         if (apply(r, a, x, set)) return -1;
     }
-    return apply_settings(r, x, set, b);
+    if (apply_settings(r, x, set, b)) return -1;
+    b->share = (sim_gpushare_config){(sim_gpu_sharing)x->system.gpu_sharing,
+                                     (int64_t)(x->system.gpu_timeslice_us * 1e3),
+                                     (int64_t)(x->system.gpu_switch_us * 1e3)};
+    return 0;
 }
 
 /* What a scenario build (or re-pricing) returned, as the row's state; a batch the memory model
@@ -171,6 +179,36 @@ static void predict_run(sim_val_row *r, const sim_scenario *sc)
     else
         r->predicted = res.mean.gpu_util_pct;
     sim_result_free(&res);
+}
+
+/* copies= identical jobs on the scenario's one GPU: job 0's p50 step against the job alone. */
+static void predict_colocated(sim_val_row *r, const sim_scenario *sc, const bench_params *b)
+{
+    int n = b->copies > 0 ? (int)b->copies : 2;
+    if (n < 2 || n > 16 || sc->hw.gpu_count != 1) {
+        row_fail(r, "colocated_pct needs gpus 1 and copies= from 2 to 16");
+        return;
+    }
+    static const int gpu0[] = {0};
+    sim_job_slot slot[16];
+    for (int j = 0; j < n; j++)
+        slot[j] = (sim_job_slot){.sc = sc, .gpus = gpu0};
+    sim_result solo;
+    sim_jobs_result shared;
+    sim_err err;
+    sim_err_clear(&err);
+    if (sim_run(sc, &solo, &err)) {
+        row_fail(r, "run: %s", err.msg);
+        return;
+    }
+    if (sim_run_jobs(sc, slot, n, &b->share, &shared, &err)) {
+        row_fail(r, "run: %s", err.msg);
+    } else {
+        double ms = shared.job[0].mean.step_time_ms_p50;
+        r->predicted = ms > 0 ? 100 * solo.mean.step_time_ms_p50 / ms : NAN;
+        sim_jobs_result_free(&shared);
+    }
+    sim_result_free(&solo);
 }
 
 /* One kernel of the microbenchmark through the cost model on the scenario's GPU; a share row
@@ -260,6 +298,9 @@ static void predict_built(sim_val_row *r, const sim_scenario *sc, const bench_pa
         break;
     case SIM_VAL_BUSBW_GBPS:
         predict_busbw(r, sc, b);
+        break;
+    case SIM_VAL_COLOCATED_PCT:
+        predict_colocated(r, sc, b);
         break;
     case SIM_VAL_MAX_BATCH:
         if (sc->memory.known)

@@ -54,6 +54,11 @@ static void start_next(sim_gpu *g)
     g->run_start_ns = g->link_end_ns = sim_engine_now(g->e);
     switch (it->type) {
     case ITEM_KERNEL:
+        if (g->cfg.share) { /* the shared GPU says when it runs (and tells the metrics) */
+            sim_gpushare_kernel(g->cfg.share, g->cfg.share_ctx, (int64_t)it->amount,
+                                it->sm_fraction, g->id, EV_KERNEL_DONE);
+            break;
+        }
         sim_metrics_gpu(g->cfg.metrics, g->cfg.index, SIM_GPUST_KERNEL, it->sm_fraction);
         sim_engine_after(g->e, (int64_t)it->amount, g->id, EV_KERNEL_DONE, 0);
         break;

@@ -18,6 +18,13 @@ typedef struct sim_curve {
     double y[SIM_CURVE_MAX];
 } sim_curve;
 
+/* A short list of distinct whole numbers (placement.gpus: the GPUs one job runs on). */
+#define SIM_INT_LIST_MAX 16
+typedef struct sim_int_list {
+    int n;
+    int v[SIM_INT_LIST_MAX];
+} sim_int_list;
+
 /* Numeric formats a job computes in. AMP runs matmul/conv in half precision and keeps fp32
  * master weights; tf32 runs fp32 matmul/conv on tensor cores. */
 typedef enum sim_precision {
@@ -63,6 +70,10 @@ typedef struct sim_gpu_desc {
     double kernel_overhead_us; /* fixed GPU-side time per kernel (launch latency on the GPU) */
     int launch_queue_depth;    /* kernels the driver queues before cudaLaunchKernel blocks */
     int max_blocks_per_sm;     /* resident blocks per SM assumed for wave quantization */
+    /* Effective loaded DRAM latency, ns: how long a resident block of a PyTorch elementwise
+     * kernel waits for its loads, for Little's law (docs/kernel-cost.md); 0 = not known, and
+     * then no bytes-in-flight limit. */
+    double mem_latency_ns;
     /* Power-limited clock: the catalog entry of the same chip that holds its boost clock under
      * sustained load ("" = this one does), and the share of the boost clock this card holds,
      * derived from the two when the catalog is read (1 = boost; see docs/kernel-cost.md). */

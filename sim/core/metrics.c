@@ -67,6 +67,7 @@ static sim_stall stall_of(const gpu_track *g)
 {
     if (g->gpu == SIM_GPUST_COPY) return SIM_STALL_H2D;
     if (g->gpu == SIM_GPUST_COLLECTIVE) return SIM_STALL_COMM;
+    if (g->gpu == SIM_GPUST_SHARED) return SIM_STALL_SHARED;
     switch (g->main) {
     case SIM_MAIN_DATA:
         return g->data_cause;

@@ -20,6 +20,7 @@ typedef enum sim_stall {
     SIM_STALL_COMM,     /* a collective (all-reduce) occupied the stream */
     SIM_STALL_SYNC,     /* the main thread waited for the GPU (sync, .item()) */
     SIM_STALL_OTHER,    /* anything else: worker start-up, Python step overhead */
+    SIM_STALL_SHARED,   /* a kernel was ready but another job held the GPU (time-slicing) */
     SIM_STALL_COUNT
 } sim_stall;
 
@@ -38,6 +39,7 @@ typedef enum sim_gpu_state {
     SIM_GPUST_KERNEL,
     SIM_GPUST_COPY,
     SIM_GPUST_COLLECTIVE,
+    SIM_GPUST_SHARED, /* a kernel waits for the GPU another job holds (sim_gpushare) */
 } sim_gpu_state;
 
 typedef struct sim_gpu_totals {

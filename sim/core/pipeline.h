@@ -80,6 +80,33 @@ void sim_collective_join(sim_collective *c, int gpu, double bytes, uint32_t repl
  * all-reduce time no GPU could hide, since DDP here reduces after the whole backward. */
 double sim_collective_busy_ns(const sim_collective *c);
 
+/* ---- A physical GPU shared by several jobs' streams (gpushare.c) ------------------------- */
+/* How jobs on one whole GPU share it: time-slicing (the driver's default: one context at a
+ * time, switched) or MPS (kernels of different jobs run at once up to the SMs). */
+typedef enum sim_gpu_sharing { SIM_SHARE_TIME_SLICE, SIM_SHARE_MPS } sim_gpu_sharing;
+extern const char *const sim_gpu_sharing_names[]; /* "time_slice", "mps", NULL */
+
+typedef struct sim_gpushare sim_gpushare;
+typedef struct sim_gpushare_config {
+    sim_gpu_sharing mode;
+    int64_t slice_ns;  /* time-slicing: how long a context may hold the GPU while others wait */
+    int64_t switch_ns; /* time-slicing: one change of context, nothing runs meanwhile */
+} sim_gpushare_config;
+
+sim_gpushare *sim_gpushare_create(sim_engine *e, const sim_gpushare_config *cfg);
+void sim_gpushare_destroy(sim_gpushare *s);
+/* Adds a job's stream (its metrics and rank, which the device tells when the stream's kernel
+ * runs or waits); returns the stream's context number (>= 0) or SIM_ENOMEM. */
+int sim_gpushare_attach(sim_gpushare *s, sim_metrics *metrics, int rank);
+/* Context ctx has a kernel of dur_ns (at full speed on the whole GPU) ready; `reply_to` gets
+ * `reply_kind` when it is done. One kernel per context at a time (a stream is in order). */
+void sim_gpushare_kernel(sim_gpushare *s, int ctx, int64_t dur_ns, float sm_fraction,
+                         uint32_t reply_to, uint32_t reply_kind);
+/* The physical GPU up to now: time with any kernel running (NVML GPU-Util's numerator) and
+ * that time weighted by the share of SMs in use (SM active), ns. */
+double sim_gpushare_busy_ns(sim_gpushare *s);
+double sim_gpushare_sm_active_ns(sim_gpushare *s);
+
 /* ---- GPU: one in-order stream of kernels, copies and collectives (gpu.c) ------------------- */
 typedef struct sim_gpu sim_gpu;
 typedef struct sim_gpu_config {
@@ -91,6 +118,8 @@ typedef struct sim_gpu_config {
     sim_ps *d2h; /* the device-to-host direction (PCIe is full duplex); NULL = h2d */
     sim_collective *coll;
     sim_metrics *metrics;
+    sim_gpushare *share; /* the GPU other jobs share; NULL = this stream has it alone */
+    int share_ctx;       /* this stream's context on share */
 } sim_gpu_config;
 
 sim_gpu *sim_gpu_create(sim_engine *e, const sim_gpu_config *cfg);

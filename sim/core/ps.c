@@ -31,6 +31,7 @@ struct sim_ps {
     int timer;          /* the completion timer */
     int64_t pending_ns; /* when the completion timer fires; -1 = not set */
     double busy_integral, busy_time;
+    double load_integral; /* of n, jobs active */
 };
 
 static double rate(const sim_ps *ps, int n)
@@ -51,6 +52,7 @@ static void advance(sim_ps *ps)
         int busy = n < ps->cfg.busy_units ? n : ps->cfg.busy_units;
         ps->busy_integral += (double)busy * (double)dt;
         ps->busy_time += (double)dt;
+        ps->load_integral += (double)n * (double)dt;
     }
     ps->t_last_ns = now;
 }
@@ -146,6 +148,12 @@ double sim_ps_busy_integral(sim_ps *ps)
 {
     advance(ps);
     return ps->busy_integral;
+}
+
+double sim_ps_load_integral(sim_ps *ps)
+{
+    advance(ps);
+    return ps->load_integral;
 }
 
 double sim_ps_busy_time(sim_ps *ps)

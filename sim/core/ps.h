@@ -36,6 +36,9 @@ int sim_ps_submit(sim_ps *ps, double work, uint32_t reply_to, uint32_t reply_kin
 
 /* Integral over time of min(n, busy_units), in unit-ns, up to now. */
 double sim_ps_busy_integral(sim_ps *ps);
+/* Integral over time of n, the jobs active (on the CPU: runnable threads), in job-ns, up to
+ * now. */
+double sim_ps_load_integral(sim_ps *ps);
 /* Time with at least one active job, ns, up to now. */
 double sim_ps_busy_time(sim_ps *ps);
 

@@ -25,11 +25,14 @@
 #define STALL_VERDICT_PCT 10.0
 /* GPU-Util at or above this: the GPU is the limit, whatever idles it the rest of the time. */
 #define GPU_BOUND_PCT 80.0
+/* Workers busy at least this share of the time: they, not a GPU other jobs hold, set the pace. */
+#define WORKERS_SATURATED_PCT 90.0
 
 typedef struct snapshot {
     int64_t t_ns;
     sim_gpu_totals *gpu;
     double cpu_busy;
+    double cpu_load; /* runnable threads, integrated */
     double storage_busy;
     double h2d_busy;
     double comm_busy;
@@ -45,19 +48,29 @@ typedef struct epoch_sample {
     int64_t steps_simulated;
 } epoch_sample;
 
-typedef struct world {
-    const sim_scenario *sc;
+/* What the jobs of a run share: the clock, the host's CPU, memory bus and storage, and each
+ * physical GPU's PCIe link directions and, with several jobs, the device they share it through. */
+typedef struct host {
     sim_engine *e;
     sim_cpu_model cpu_model;
     sim_ps *cpu;
-    sim_ps *mem;          /* host memory bus */
-    int batches_per_step; /* loader batches per optimizer step */
+    sim_ps *mem; /* host memory bus */
     sim_storage *storage;
+    int n_gpus;
+    sim_ps **h2d;
+    sim_ps **d2h;
+    sim_gpushare **share; /* NULL: one job, which has each GPU to itself */
+} host;
+
+/* One job: its ranks' streams, loaders and main threads on the host's hardware. */
+typedef struct world {
+    const sim_scenario *sc;
+    host *h;
+    const int *phys;      /* the physical GPU of each rank */
+    int batches_per_step; /* loader batches per optimizer step */
     sim_collective *coll;
     sim_metrics *metrics;
     int n;
-    sim_ps **h2d;
-    sim_ps **d2h;
     sim_gpu **gpu;
     sim_loader **loader;
     sim_trainer **trainer;
@@ -65,6 +78,8 @@ typedef struct world {
     int64_t *epoch_reads, *epoch_hits; /* per epoch, summed over the ranks that ended it */
     snapshot last;
     sim_result *res;
+    int64_t end_ns;    /* when the job's last epoch ended */
+    int64_t per_epoch; /* samples each rank's loader serves per epoch */
     bool invariant_broken;
     /* --- the sampled mode (only with sc->sampled_pct > 0) --- */
     sim_sampler sampler;     /* rank 0's steps of the running epoch */
@@ -74,7 +89,6 @@ typedef struct world {
     epoch_sample running;    /* its record until rank 0 ends it */
     epoch_sample *samples;   /* per epoch */
     int64_t full_steps;      /* optimizer steps of a whole epoch */
-    int64_t epoch_samples;   /* samples each GPU's loader serves in a whole epoch */
     int64_t extrapolated_ns; /* time added by extrapolation so far */
     /* --- series for plots (only with opts->series) --- */
     sim_run_series *series;
@@ -100,9 +114,9 @@ static int series_push(world *w, int64_t len_ns)
         rc = sim_windows_reserve((void **)&s->queue_depth, sizeof *s->queue_depth, &w->cap_queue,
                                  s->n + 1, 0);
     if (rc) return rc;
-    double busy = sim_ps_busy_integral(w->cpu);
+    double busy = sim_ps_busy_integral(w->h->cpu);
     s->cpu_util_pct[s->n] = len_ns > 0 ? 100.0 * (busy - w->cpu_busy_at_window) /
-                                             (w->cpu_model.threads * (double)len_ns)
+                                             (w->h->cpu_model.threads * (double)len_ns)
                                        : 0;
     if (w->queue_samples == 0) {
         w->queue_sum = sim_loader_ready_batches(w->loader[0]);
@@ -136,26 +150,41 @@ static void sampler_handle(sim_engine *e, void *self, const sim_event *ev)
 
 static const sim_component_ops sampler_ops = {.name = "sampler", .handle = sampler_handle};
 
-static int64_t page_cache_samples(const sim_scenario *sc)
+/* RAM the jobs' processes leave to the page cache, GB: system.page_cache_gb, else the host's
+ * memory less the OS and each job's main processes and workers. */
+static double page_cache_gb(const sim_scenario *system, const sim_job_slot *jobs, int n_jobs)
 {
-    double gb = sc->host.page_cache_gb;
-    if (gb < 0) {
-        gb = sc->hw.host_memory_gb - OS_RESERVE_GB -
-             sc->hw.gpu_count * (MAIN_PROCESS_GB + WORKER_GB * sc->loader.num_workers);
-        if (gb < 0) gb = 0;
+    if (system->host.page_cache_gb >= 0) return system->host.page_cache_gb;
+    double gb = system->hw.host_memory_gb - OS_RESERVE_GB;
+    for (int j = 0; j < n_jobs; j++) {
+        const sim_scenario *sc = jobs[j].sc;
+        gb -= sc->hw.gpu_count * (MAIN_PROCESS_GB + WORKER_GB * sc->loader.num_workers);
     }
+    return gb < 0 ? 0 : gb;
+}
+
+/* Samples of sc's dataset that `gb` of page cache holds. */
+static int64_t cached_samples(const sim_scenario *sc, double gb)
+{
     double samples = floor(gb * 1e9 / sc->dataset.sample_bytes);
     return samples > (double)sc->dataset.samples ? sc->dataset.samples : (int64_t)samples;
 }
 
+static int64_t page_cache_samples(const sim_scenario *sc)
+{
+    sim_job_slot alone = {.sc = sc};
+    return cached_samples(sc, page_cache_gb(sc, &alone, 1));
+}
+
 static void take_snapshot(world *w, snapshot *s)
 {
-    s->t_ns = sim_engine_now(w->e);
+    s->t_ns = sim_engine_now(w->h->e);
     for (int i = 0; i < w->n; i++)
         s->gpu[i] = sim_metrics_totals(w->metrics, i);
-    s->cpu_busy = sim_ps_busy_integral(w->cpu) + sim_ps_busy_integral(w->mem);
-    s->storage_busy = sim_storage_busy_ns(w->storage);
-    s->h2d_busy = sim_ps_busy_time(w->h2d[0]);
+    s->cpu_busy = sim_ps_busy_integral(w->h->cpu) + sim_ps_busy_integral(w->h->mem);
+    s->cpu_load = sim_ps_load_integral(w->h->cpu);
+    s->storage_busy = sim_storage_busy_ns(w->h->storage);
+    s->h2d_busy = sim_ps_busy_time(w->h->h2d[w->phys[0]]);
     s->comm_busy = sim_collective_busy_ns(w->coll);
     s->worker_busy = 0;
     for (int i = 0; i < sim_loader_workers(w->loader[0]); i++)
@@ -202,6 +231,7 @@ static void snapshot_extend(const world *w, snapshot *s, const snapshot *a, cons
             g->stall_ns[k] += (gb->stall_ns[k] - ga->stall_ns[k]) * f;
     }
     s->cpu_busy += (b->cpu_busy - a->cpu_busy) * f;
+    s->cpu_load += (b->cpu_load - a->cpu_load) * f;
     s->storage_busy += (b->storage_busy - a->storage_busy) * f;
     s->h2d_busy += (b->h2d_busy - a->h2d_busy) * f;
     s->comm_busy += (b->comm_busy - a->comm_busy) * f;
@@ -249,9 +279,10 @@ static int epoch_figures(world *w, int epoch, const snapshot *end)
         for (int k = 0; k < SIM_STALL_COUNT; k++)
             r->stall_pct[k] += 100.0 * (b->stall_ns[k] - a->stall_ns[k]) / dt / w->n;
     }
-    r->cpu_util_pct = 100.0 * (end->cpu_busy - w->last.cpu_busy) / (w->cpu_model.threads * dt);
+    r->cpu_util_pct = 100.0 * (end->cpu_busy - w->last.cpu_busy) / (w->h->cpu_model.threads * dt);
     if (r->cpu_util_pct > 100) /* copying threads are counted beside the CPU server's */
         r->cpu_util_pct = 100;
+    r->cpu_runnable = (end->cpu_load - w->last.cpu_load) / dt;
     int workers = sim_loader_workers(w->loader[0]);
     if (workers)
         r->worker_busy_pct = 100.0 * (end->worker_busy - w->last.worker_busy) / dt / workers;
@@ -305,11 +336,11 @@ static int extrapolate(world *w, int epoch, const snapshot *now, snapshot *end)
 
 /* A cut epoch's figures that extrapolation changes: the samples of the whole epoch (its reads,
  * as a whole epoch has them), and how sure its time is. */
-static void sampled_figures(world *w, int epoch, int64_t epoch_samples)
+static void sampled_figures(world *w, int epoch)
 {
     const epoch_sample *rec = &w->samples[epoch];
     sim_epoch_result *r = &w->res->epochs[epoch];
-    r->samples = epoch_samples * w->n;
+    r->samples = w->per_epoch * w->n;
     r->samples_per_s = r->time_s > 0 ? r->samples / r->time_s : 0;
     r->windows = rec->est.kept;
     double half_ns =
@@ -335,16 +366,17 @@ static void epoch_ended(void *ctx, int trainer, int epoch)
         epoch_figures(w, epoch, cut ? &end : &now)) {
         snapshot_free(&now);
         snapshot_free(&end);
-        sim_engine_fail(w->e, SIM_ENOMEM);
+        sim_engine_fail(w->h->e, SIM_ENOMEM);
         return;
     }
-    if (cut) sampled_figures(w, epoch, w->epoch_samples);
+    w->end_ns = now.t_ns;
+    if (cut) sampled_figures(w, epoch);
     snapshot_free(&end);
     snapshot_move(&w->last, &now);
     if (w->series && epoch == w->sc->training.epochs - 1) {
         /* Every rank has finished: stop before a pending sampler tick moves the clock on. */
         w->all_done = true;
-        sim_engine_stop(w->e);
+        sim_engine_stop(w->h->e);
     }
 }
 
@@ -372,7 +404,7 @@ static void maybe_cut(world *w)
     if (!sim_sampler_estimate(&w->sampler, &est)) return;
     int64_t left = w->full_steps - (int64_t)w->sampler.n * w->sampler.window_steps;
     double total =
-        (double)(sim_engine_now(w->e) - w->last.t_ns) + (double)left * est.mean_ns; /* ns */
+        (double)(sim_engine_now(w->h->e) - w->last.t_ns) + (double)left * est.mean_ns; /* ns */
     if (left <= 0 ||
         100.0 * sim_sampler_half_ahead(&w->sampler, &est, left) > w->sc->sampled_pct * total)
         return;
@@ -398,7 +430,7 @@ static void step_ended(void *ctx, int trainer, int64_t dur_ns)
     int rc = sim_sampler_add(&w->sampler, dur_ns);
     if (rc == 0) return;
     if (rc < 0 || bounds_push(w)) {
-        sim_engine_fail(w->e, SIM_ENOMEM);
+        sim_engine_fail(w->h->e, SIM_ENOMEM);
         return;
     }
     maybe_cut(w);
@@ -419,12 +451,12 @@ static void step_ended(void *ctx, int trainer, int64_t dur_ns)
  * finished plus the share of the current epoch's samples it has decoded. */
 static int run_engine(world *w, const sim_run_opts *opts, int64_t per_epoch)
 {
-    if (!opts || !opts->progress) return sim_engine_run(w->e);
+    if (!opts || !opts->progress) return sim_engine_run(w->h->e);
     int epochs = w->sc->training.epochs;
     bool finished = false;
     int rc = SIM_OK;
     while (!finished && !rc) {
-        rc = sim_engine_run_some(w->e, PROGRESS_EVENTS, &finished);
+        rc = sim_engine_run_some(w->h->e, PROGRESS_EVENTS, &finished);
         int ended = 0;
         while (ended < epochs && w->epochs_ended[ended] > 0)
             ended++;
@@ -458,6 +490,7 @@ static void mean_of_epochs(sim_result *res)
         m->storage_busy_pct += e->storage_busy_pct * wgt;
         m->h2d_busy_pct += e->h2d_busy_pct * wgt;
         m->comm_pct += e->comm_pct * wgt;
+        m->cpu_runnable += e->cpu_runnable * wgt;
         for (int k = 0; k < SIM_STALL_COUNT; k++)
             m->stall_pct[k] += e->stall_pct[k] * wgt;
     }
@@ -492,7 +525,8 @@ static void comm_verdict(const sim_scenario *sc, sim_result *res)
 static sim_stall largest_stall(const sim_epoch_result *m)
 {
     static const sim_stall named[] = {SIM_STALL_STORAGE, SIM_STALL_DECODE,   SIM_STALL_MAIN,
-                                      SIM_STALL_H2D,     SIM_STALL_DISPATCH, SIM_STALL_COMM};
+                                      SIM_STALL_H2D,     SIM_STALL_DISPATCH, SIM_STALL_COMM,
+                                      SIM_STALL_SHARED};
     sim_stall worst = named[0];
     for (size_t i = 1; i < sizeof named / sizeof named[0]; i++)
         if (m->stall_pct[named[i]] > m->stall_pct[worst]) worst = named[i];
@@ -531,6 +565,26 @@ static void loader_verdict(const sim_scenario *sc, sim_result *res, sim_stall wo
                  m->stall_pct[worst], nw, nw == 1 ? "" : "s", nw == 1 ? "is" : "are",
                  m->worker_busy_pct, m->cpu_util_pct, sc->hw.cpu.cores, sc->hw.cpu.threads);
     }
+}
+
+/* Beside other jobs, a loader that waits on the CPU may wait because the jobs together keep more
+ * threads runnable than the host has cores: that is the cause to name. */
+static bool cpu_oversubscribed(const sim_scenario *sc, const sim_result *res, sim_stall worst)
+{
+    return res->shared && (worst == SIM_STALL_DECODE || worst == SIM_STALL_MAIN) &&
+           res->mean.cpu_runnable > sc->hw.cpu.cores;
+}
+
+static void cpu_verdict(const sim_scenario *sc, sim_result *res, sim_stall worst)
+{
+    const sim_epoch_result *m = &res->mean;
+    res->bottleneck = SIM_BN_HOST_CPU;
+    snprintf(res->verdict, sizeof res->verdict,
+             "CPU-oversubscribed: the jobs on this host keep %.1f threads runnable on %d cores "
+             "(%d threads), so this job's loader gets a share of them and its GPU waits %.1f%% "
+             "of the time for batches; fewer jobs or workers per host, or a bigger CPU, would "
+             "help.",
+             m->cpu_runnable, sc->hw.cpu.cores, sc->hw.cpu.threads, m->stall_pct[worst]);
 }
 
 /* Names the largest cause of GPU idle time, with its share; advice is not given here: the
@@ -574,6 +628,24 @@ static void verdict(const sim_scenario *sc, sim_result *res)
     case SIM_STALL_COMM:
         comm_verdict(sc, res);
         return;
+    case SIM_STALL_SHARED:
+        if (sc->loader.num_workers > 0 && m->worker_busy_pct >= WORKERS_SATURATED_PCT) {
+            /* its kernels wait for the other jobs' while its next batch is not ready anyway */
+            res->bottleneck = SIM_BN_DATA_LOADING;
+            snprintf(v, vs,
+                     "Loader-bound beside other jobs: its %d DataLoader workers are busy %.0f%% "
+                     "and set the pace; its kernels wait %.1f%% of the time for other jobs' "
+                     "kernels, in time its next batch is not ready anyway.",
+                     sc->loader.num_workers, m->worker_busy_pct, m->stall_pct[worst]);
+            return;
+        }
+        res->bottleneck = SIM_BN_SHARED_GPU;
+        snprintf(v, vs,
+                 "Shared-GPU-bound: this job's next kernel waits %.1f%% of the time while another "
+                 "job's context holds the GPU (time-slicing runs one context at a time; its own "
+                 "kernels run %.1f%%); fewer jobs per GPU, MPS or MIG would help.",
+                 m->stall_pct[worst], m->gpu_util_pct);
+        return;
     case SIM_STALL_DISPATCH: {
         res->bottleneck = SIM_BN_CPU_DISPATCH;
         size_t kernels = sim_program_kernels(&sc->program);
@@ -589,7 +661,10 @@ static void verdict(const sim_scenario *sc, sim_result *res)
         return;
     }
     default:
-        loader_verdict(sc, res, worst);
+        if (cpu_oversubscribed(sc, res, worst))
+            cpu_verdict(sc, res, worst);
+        else
+            loader_verdict(sc, res, worst);
         return;
     }
 }
@@ -600,14 +675,10 @@ static void world_free(world *w)
         if (w->trainer) sim_trainer_destroy(w->trainer[i]);
         if (w->loader) sim_loader_destroy(w->loader[i]);
         if (w->gpu) sim_gpu_destroy(w->gpu[i]);
-        if (w->h2d) sim_ps_destroy(w->h2d[i]);
-        if (w->d2h) sim_ps_destroy(w->d2h[i]);
     }
     free(w->trainer);
     free(w->loader);
     free(w->gpu);
-    free(w->h2d);
-    free(w->d2h);
     free(w->epochs_ended);
     free(w->epoch_reads);
     free(w->epoch_hits);
@@ -625,10 +696,22 @@ static void world_free(world *w)
     free(w->samples);
     sim_collective_destroy(w->coll);
     sim_metrics_destroy(w->metrics);
-    sim_storage_destroy(w->storage);
-    sim_ps_destroy(w->cpu);
-    sim_ps_destroy(w->mem);
-    sim_engine_destroy(w->e);
+}
+
+static void host_free(host *h)
+{
+    for (int i = 0; i < h->n_gpus; i++) {
+        if (h->h2d) sim_ps_destroy(h->h2d[i]);
+        if (h->d2h) sim_ps_destroy(h->d2h[i]);
+        if (h->share) sim_gpushare_destroy(h->share[i]);
+    }
+    free(h->h2d);
+    free(h->d2h);
+    free(h->share);
+    sim_storage_destroy(h->storage);
+    sim_ps_destroy(h->cpu);
+    sim_ps_destroy(h->mem);
+    sim_engine_destroy(h->e);
 }
 
 static int validate(const sim_scenario *sc, sim_err *err)
@@ -667,15 +750,52 @@ static int64_t util_window_ns(const sim_scenario *sc)
     return window_ns > 0 ? window_ns : NVML_WINDOW_NS;
 }
 
-/* Allocates the per-GPU arrays and creates what all GPUs share: the CPU, the host memory bus,
- * storage, the metrics and the collective. Returns 0 or SIM_ENOMEM. */
+/* Creates what the jobs share: the clock, the CPU, the host memory bus, storage and each of the
+ * n_gpus GPUs' link directions, and with `share` a sharing device per GPU. Returns 0 or
+ * SIM_ENOMEM. */
+static int host_create(host *h, const sim_hardware *hw, double mem_copy_efficiency, int n_gpus,
+                       const sim_gpushare_config *share)
+{
+    h->cpu_model =
+        (sim_cpu_model){hw->cpu.cores, hw->cpu.threads, hw->cpu.smt_gain, hw->cpu.single_thread};
+    h->n_gpus = n_gpus;
+    h->e = sim_engine_create();
+    h->h2d = calloc((size_t)n_gpus, sizeof *h->h2d);
+    h->d2h = calloc((size_t)n_gpus, sizeof *h->d2h);
+    if (share) h->share = calloc((size_t)n_gpus, sizeof *h->share);
+    if (!h->e || !h->h2d || !h->d2h || (share && !h->share)) return SIM_ENOMEM;
+    h->cpu = sim_cpu_create(h->e, &h->cpu_model);
+    /* Host memory: copies share the DRAM bandwidth (a memcpy moves each byte twice, read and
+     * write), each thread at most at its own memcpy rate. The copying thread runs on a core
+     * meanwhile, but its speed is the memory's, so it is not on the CPU server; its time counts
+     * as CPU busy (see snapshot). */
+    sim_ps_config mem = {.name = "host-memory",
+                         .rate = hw->cpu.mem_bw_gbps * mem_copy_efficiency / 2,
+                         .per_job_max = hw->cpu.memcpy_gbps,
+                         .busy_units = hw->cpu.threads};
+    h->mem = sim_ps_create(h->e, &mem);
+    h->storage = sim_storage_create(h->e, &hw->storage);
+    for (int i = 0; i < n_gpus; i++) {
+        /* The slot's lanes (the CPU's lane budget, sim/core/topo.h) scale the measured x16
+         * rate. PCIe is full duplex: device-to-host has its own lanes, at the measured pinned
+         * rate (D2H and H2D figures are within a few % of each other on the catalog's sources). */
+        double pinned_gbps = sim_topo_pinned_gbps(hw, i);
+        sim_ps_config link = {
+            .name = "h2d", .rate = pinned_gbps, .per_job_max = pinned_gbps, .busy_units = 1};
+        h->h2d[i] = sim_ps_create(h->e, &link);
+        link.name = "d2h";
+        h->d2h[i] = sim_ps_create(h->e, &link);
+        if (!h->h2d[i] || !h->d2h[i]) return SIM_ENOMEM;
+        if (share && !(h->share[i] = sim_gpushare_create(h->e, share))) return SIM_ENOMEM;
+    }
+    return h->cpu && h->mem && h->storage ? SIM_OK : SIM_ENOMEM;
+}
+
+/* Allocates the job's per-GPU arrays and creates what its GPUs share: the metrics and the
+ * collective. Returns 0 or SIM_ENOMEM. */
 static int world_create(world *w, int64_t window_ns)
 {
     const sim_scenario *sc = w->sc;
-    const sim_hardware *hw = &sc->hw;
-    w->e = sim_engine_create();
-    w->h2d = calloc((size_t)w->n, sizeof *w->h2d);
-    w->d2h = calloc((size_t)w->n, sizeof *w->d2h);
     w->gpu = calloc((size_t)w->n, sizeof *w->gpu);
     w->loader = calloc((size_t)w->n, sizeof *w->loader);
     w->trainer = calloc((size_t)w->n, sizeof *w->trainer);
@@ -683,25 +803,14 @@ static int world_create(world *w, int64_t window_ns)
     w->epoch_reads = calloc((size_t)sc->training.epochs, sizeof *w->epoch_reads);
     w->epoch_hits = calloc((size_t)sc->training.epochs, sizeof *w->epoch_hits);
     w->last.gpu = calloc((size_t)w->n, sizeof *w->last.gpu);
-    if (!w->e || !w->h2d || !w->d2h || !w->gpu || !w->loader || !w->trainer || !w->epochs_ended ||
-        !w->epoch_reads || !w->epoch_hits || !w->last.gpu)
+    if (!w->gpu || !w->loader || !w->trainer || !w->epochs_ended || !w->epoch_reads ||
+        !w->epoch_hits || !w->last.gpu)
         return SIM_ENOMEM;
-    w->cpu = sim_cpu_create(w->e, &w->cpu_model);
-    /* Host memory: copies share the DRAM bandwidth (a memcpy moves each byte twice, read and
-     * write), each thread at most at its own memcpy rate. The copying thread runs on a core
-     * meanwhile, but its speed is the memory's, so it is not on the CPU server; its time counts
-     * as CPU busy (see snapshot). */
-    sim_ps_config mem = {.name = "host-memory",
-                         .rate = hw->cpu.mem_bw_gbps * sc->host.mem_copy_efficiency / 2,
-                         .per_job_max = hw->cpu.memcpy_gbps,
-                         .busy_units = hw->cpu.threads};
-    w->mem = sim_ps_create(w->e, &mem);
-    w->storage = sim_storage_create(w->e, &hw->storage);
-    w->metrics = sim_metrics_create(w->e, w->n, window_ns,
+    w->metrics = sim_metrics_create(w->h->e, w->n, window_ns,
                                     sc->memory_budget_bytes / SERIES_BYTES_PER_WINDOW);
-    sim_ring ring = sim_topo_ring(hw, w->n);
-    w->coll = sim_collective_create(w->e, w->n, &ring);
-    return w->cpu && w->mem && w->storage && w->metrics && w->coll ? SIM_OK : SIM_ENOMEM;
+    sim_ring ring = sim_topo_ring(&sc->hw, w->n);
+    w->coll = sim_collective_create(w->h->e, w->n, &ring);
+    return w->metrics && w->coll ? SIM_OK : SIM_ENOMEM;
 }
 
 /* Makes the timeline the engine's observer and starts the GPU-Util series' sampler, when the
@@ -713,13 +822,13 @@ static int watchers_start(world *w, const sim_run_opts *opts, int64_t window_ns)
         if (sim_timeline_attach(opts->timeline, w->n, sc->loader.num_workers,
                                 sc->loader.pin_memory && sc->loader.num_workers > 0))
             return SIM_ENOMEM;
-        sim_engine_set_observer(w->e, &sim_timeline_observer, opts->timeline);
+        sim_engine_set_observer(w->h->e, &sim_timeline_observer, opts->timeline);
     }
     if (opts && opts->series) {
         w->series = opts->series;
         w->series->window_ns = w->window_ns = window_ns;
         w->tick_ns = window_ns / SIM_SERIES_SAMPLES > 0 ? window_ns / SIM_SERIES_SAMPLES : 1;
-        int sid = sim_engine_add(w->e, &sampler_ops, w);
+        int sid = sim_engine_add(w->h->e, &sampler_ops, w);
         if (sid < 0) return SIM_ENOMEM;
         w->sampler_id = (uint32_t)sid;
     }
@@ -761,26 +870,22 @@ static int rank_create(world *w, int i, int64_t per_epoch, int64_t shard, int64_
 {
     const sim_scenario *sc = w->sc;
     const sim_hardware *hw = &sc->hw;
-    /* The slot's lanes (the CPU's lane budget, sim/core/topo.h) scale the measured x16 rate. */
-    double pinned_gbps = sim_topo_pinned_gbps(hw, i);
-    sim_ps_config link = {
-        .name = "h2d", .rate = pinned_gbps, .per_job_max = pinned_gbps, .busy_units = 1};
-    w->h2d[i] = sim_ps_create(w->e, &link);
-    /* PCIe is full duplex: device-to-host has its own lanes, at the measured pinned rate
-     * (D2H and H2D figures are within a few % of each other on the catalog's sources). */
-    link.name = "d2h";
-    w->d2h[i] = sim_ps_create(w->e, &link);
+    int phys = w->phys[i];
     sim_gpu_config gc = {
         .index = i,
         .launch_queue_depth = hw->gpu.launch_queue_depth > 0 ? hw->gpu.launch_queue_depth : 1024,
         .copy_overhead_ns = hw->link.copy_overhead_us * 1e3,
         .pageable_slowdown = hw->link.pinned_gbps / hw->link.pageable_gbps,
-        .h2d = w->h2d[i],
-        .d2h = w->d2h[i],
+        .h2d = w->h->h2d[phys],
+        .d2h = w->h->d2h[phys],
         .coll = w->coll,
         .metrics = w->metrics,
+        /* a MIG instance is the job's alone: MIG isolates its SMs from other instances' */
+        .share = w->h->share && !hw->mig[0] ? w->h->share[phys] : NULL,
     };
-    w->gpu[i] = w->h2d[i] && w->d2h[i] ? sim_gpu_create(w->e, &gc) : NULL;
+    if (gc.share && (gc.share_ctx = sim_gpushare_attach(gc.share, w->metrics, i)) < 0)
+        return SIM_ENOMEM;
+    w->gpu[i] = sim_gpu_create(w->h->e, &gc);
     sim_loader_config lc = {
         .batch_size = sc->loader.batch_size,
         .num_workers = sc->loader.num_workers,
@@ -796,14 +901,14 @@ static int rank_create(world *w, int i, int64_t per_epoch, int64_t shard, int64_
         .worker_start_ref_ns = sc->loader.worker_start_ms * 1e6,
         .cached_samples = cached,
         .seed = sc->seed * 1000003u + (uint64_t)i,
-        .cpu = w->cpu,
-        .mem = w->mem,
-        .storage = w->storage,
+        .cpu = w->h->cpu,
+        .mem = w->h->mem,
+        .storage = w->h->storage,
         .metrics = w->metrics,
         .rank = i,
     };
     int lrc;
-    w->loader[i] = sim_loader_create(w->e, &lc, &lrc);
+    w->loader[i] = sim_loader_create(w->h->e, &lc, &lrc);
     sim_trainer_config tc = {
         .index = i,
         .program = &sc->program,
@@ -814,7 +919,7 @@ static int rank_create(world *w, int i, int64_t per_epoch, int64_t shard, int64_
         .cuda_graphs = sc->training.cuda_graphs,
         .input_bytes = sc->dataset.input_bytes,
         .copy_dispatch_ref_ns = sc->copy_dispatch_ns,
-        .cpu = w->cpu,
+        .cpu = w->h->cpu,
         .gpu = w->gpu[i],
         .loader = w->loader[i],
         .metrics = w->metrics,
@@ -822,7 +927,7 @@ static int rank_create(world *w, int i, int64_t per_epoch, int64_t shard, int64_
         .on_epoch_end = epoch_ended,
         .ctx = w,
     };
-    w->trainer[i] = (w->gpu[i] && w->loader[i]) ? sim_trainer_create(w->e, &tc) : NULL;
+    w->trainer[i] = (w->gpu[i] && w->loader[i]) ? sim_trainer_create(w->h->e, &tc) : NULL;
     return w->trainer[i] ? SIM_OK : SIM_ENOMEM;
 }
 
@@ -865,22 +970,23 @@ static void sampled_summary(const world *w, sim_result *res)
     res->time_half_pct = mean_s > 0 ? 100.0 * sqrt(var) / res->n_epochs / mean_s : 0;
 }
 
-/* The run's figures once every rank is done. Returns 0 or SIM_ENOMEM. */
-static int results(world *w, sim_result *res, int64_t window_ns)
+/* The job's figures once every rank is done; end_ns is its simulated wall time (a sampled
+ * run's total adds the time it extrapolated). Returns 0 or SIM_ENOMEM. */
+static int results(world *w, sim_result *res, int64_t window_ns, int64_t end_ns)
 {
     for (int i = 0; i < w->n; i++)
         SIM_ASSERT(sim_trainer_done(w->trainer[i]));
     SIM_ASSERT(!w->invariant_broken);
-    res->total_time_s = (double)(sim_engine_now(w->e) + w->extrapolated_ns) / 1e9;
+    res->total_time_s = (double)(end_ns + w->extrapolated_ns) / 1e9;
     for (int i = 0; i < res->n_epochs; i++)
         res->steps += res->epochs[i].steps;
-    res->events = sim_engine_events(w->e);
+    res->events = sim_engine_events(w->h->e);
     res->util_window_ns = window_ns;
     res->util_series = sim_metrics_util_series(w->metrics, &res->n_util);
     if (!res->util_series) return SIM_ENOMEM;
     if (w->series) {
         /* The last, partial window (or the only one of a run shorter than a tick). */
-        int64_t end = sim_engine_now(w->e);
+        int64_t end = sim_engine_now(w->h->e);
         while (w->series->n < res->n_util)
             if (series_push(w, sim_windows_len(w->series->n, end, window_ns))) return SIM_ENOMEM;
     }
@@ -889,7 +995,7 @@ static int results(world *w, sim_result *res, int64_t window_ns)
         res->worker_busy_pct = calloc((size_t)workers, sizeof *res->worker_busy_pct);
         if (!res->worker_busy_pct) return SIM_ENOMEM;
         res->n_workers = workers;
-        double wall = (double)sim_engine_now(w->e);
+        double wall = (double)end_ns;
         for (int i = 0; i < workers; i++)
             res->worker_busy_pct[i] =
                 wall > 0 ? 100.0 * (double)sim_loader_worker_busy_ns(w->loader[0], i) / wall : 0;
@@ -901,6 +1007,50 @@ static int results(world *w, sim_result *res, int64_t window_ns)
     return SIM_OK;
 }
 
+/* A whole epoch's optimizer steps and, in the sampled mode (sc->sampled_pct > 0), a record per
+ * epoch and rank 0's sampler. Returns 0 or SIM_ENOMEM. */
+static int sampling_start(world *w)
+{
+    const sim_scenario *sc = w->sc;
+    int64_t batches = (w->per_epoch + sc->loader.batch_size - 1) / sc->loader.batch_size;
+    w->full_steps = (batches + w->batches_per_step - 1) / w->batches_per_step;
+    if (sc->sampled_pct <= 0) return SIM_OK;
+    w->samples = calloc((size_t)sc->training.epochs, sizeof *w->samples);
+    if (!w->samples) return SIM_ENOMEM;
+    sim_sampler_init(&w->sampler, sim_sampler_window_steps(w->full_steps, cycle_steps(w)));
+    return SIM_OK;
+}
+
+/* The job of w->sc on the host: its result's epochs, metrics, collective, the watchers opts
+ * asks for (may be NULL) and its ranks, with `cached` samples of its dataset in the page cache.
+ * Returns 0 or an error in err. */
+static int job_create(world *w, const sim_run_opts *opts, int64_t window_ns, int64_t cached,
+                      sim_err *err)
+{
+    const sim_scenario *sc = w->sc;
+    w->n = sc->hw.gpu_count;
+    w->res->n_epochs = sc->training.epochs;
+    w->res->epochs = calloc((size_t)sc->training.epochs, sizeof *w->res->epochs);
+    if (!w->res->epochs || world_create(w, window_ns) || watchers_start(w, opts, window_ns))
+        return sim_err_set(err, SIM_ENOMEM, NULL, 0, 0, "out of memory");
+    w->batches_per_step = sim_program_batches_per_step(&sc->program);
+    int64_t shard;
+    w->per_epoch = epoch_samples(w, &shard);
+    if (w->per_epoch < 1)
+        return sim_err_set(err, SIM_EINVAL, NULL, 0, 0, "no full batch per GPU (drop_last)");
+    if (sampling_start(w)) return sim_err_set(err, SIM_ENOMEM, NULL, 0, 0, "out of memory");
+    for (int i = 0; i < w->n; i++)
+        if (rank_create(w, i, w->per_epoch, shard, cached / w->n))
+            return sim_err_set(err, SIM_ENOMEM, NULL, 0, 0, "out of memory");
+    return SIM_OK;
+}
+
+static void job_start(world *w)
+{
+    for (int i = 0; i < w->n; i++)
+        sim_trainer_start(w->trainer[i]);
+}
+
 int sim_run_ex(const sim_scenario *sc, const sim_run_opts *opts, sim_result *res, sim_err *err)
 {
     memset(res, 0, sizeof *res);
@@ -908,50 +1058,139 @@ int sim_run_ex(const sim_scenario *sc, const sim_run_opts *opts, sim_result *res
     int rc = validate(sc, err);
     if (rc) return rc;
     const sim_hardware *hw = &sc->hw;
-    world w = {.sc = sc, .res = res, .n = hw->gpu_count};
-    w.cpu_model =
-        (sim_cpu_model){hw->cpu.cores, hw->cpu.threads, hw->cpu.smt_gain, hw->cpu.single_thread};
+    host h = {0};
+    int *phys = malloc((size_t)hw->gpu_count * sizeof *phys);
+    world w = {.sc = sc, .res = res, .h = &h, .phys = phys};
     int64_t window_ns = util_window_ns(sc);
-    res->n_epochs = sc->training.epochs;
-    res->epochs = calloc((size_t)sc->training.epochs, sizeof *res->epochs);
-    if (!res->epochs || world_create(&w, window_ns) || watchers_start(&w, opts, window_ns))
-        goto oom;
-    w.batches_per_step = sim_program_batches_per_step(&sc->program);
-    int64_t shard;
-    int64_t per_epoch = epoch_samples(&w, &shard);
-    if (per_epoch < 1) {
-        rc = sim_err_set(err, SIM_EINVAL, NULL, 0, 0, "no full batch per GPU (drop_last)");
+    if (!phys || host_create(&h, hw, sc->host.mem_copy_efficiency, hw->gpu_count, NULL)) {
+        rc = sim_err_set(err, SIM_ENOMEM, NULL, 0, 0, "out of memory");
         goto fail;
     }
-    int64_t batches = (per_epoch + sc->loader.batch_size - 1) / sc->loader.batch_size;
-    w.full_steps = (batches + w.batches_per_step - 1) / w.batches_per_step;
-    w.epoch_samples = per_epoch;
-    if (sc->sampled_pct > 0) {
-        w.samples = calloc((size_t)sc->training.epochs, sizeof *w.samples);
-        if (!w.samples) goto oom;
-        sim_sampler_init(&w.sampler, sim_sampler_window_steps(w.full_steps, cycle_steps(&w)));
-    }
-    int64_t cached = page_cache_samples(sc) / w.n;
-    for (int i = 0; i < w.n; i++)
-        if (rank_create(&w, i, per_epoch, shard, cached)) goto oom;
-    for (int i = 0; i < w.n; i++)
-        sim_trainer_start(w.trainer[i]);
-    if (w.series) sim_engine_at(w.e, w.tick_ns, w.sampler_id, 0, 0);
-    rc = run_engine(&w, opts, per_epoch);
+    for (int i = 0; i < hw->gpu_count; i++)
+        phys[i] = i;
+    if ((rc = job_create(&w, opts, window_ns, page_cache_samples(sc), err))) goto fail;
+    job_start(&w);
+    if (w.series) sim_engine_at(h.e, w.tick_ns, w.sampler_id, 0, 0);
+    rc = run_engine(&w, opts, w.per_epoch);
     if (rc) {
         rc = engine_error(&w, rc, window_ns, err);
         goto fail;
     }
-    if (results(&w, res, window_ns)) goto oom;
+    if (results(&w, res, window_ns, sim_engine_now(h.e))) {
+        rc = sim_err_set(err, SIM_ENOMEM, NULL, 0, 0, "out of memory");
+        goto fail;
+    }
     world_free(&w);
+    host_free(&h);
+    free(phys);
     return SIM_OK;
-oom:
-    rc = sim_err_set(err, SIM_ENOMEM, NULL, 0, 0, "out of memory");
 fail:
     world_free(&w);
+    host_free(&h);
+    free(phys);
     if (opts && opts->series) sim_run_series_free(opts->series);
     sim_result_free(res);
     return rc;
+}
+
+/* The page cache is one LRU over every job's files: each job keeps a share in proportion to its
+ * dataset's bytes, as it would once every job has read its dataset through at the same pace. */
+static int64_t job_cached(const sim_scenario *system, const sim_job_slot *jobs, int n_jobs, int j)
+{
+    double total = 0;
+    for (int k = 0; k < n_jobs; k++)
+        total += (double)jobs[k].sc->dataset.samples * jobs[k].sc->dataset.sample_bytes;
+    const sim_dataset_spec *d = &jobs[j].sc->dataset;
+    double share = total > 0 ? (double)d->samples * d->sample_bytes / total : 0;
+    return cached_samples(jobs[j].sc, page_cache_gb(system, jobs, n_jobs) * share);
+}
+
+/* Each physical GPU's figures over the whole run. */
+static void gpu_figures(const host *h, const sim_job_slot *jobs, int n_jobs, sim_jobs_result *res)
+{
+    double wall = (double)sim_engine_now(h->e);
+    for (int i = 0; i < h->n_gpus; i++) {
+        sim_gpu_figures *g = &res->gpu[i];
+        g->gpu_util_pct = wall > 0 ? 100.0 * sim_gpushare_busy_ns(h->share[i]) / wall : 0;
+        g->sm_active_pct = wall > 0 ? 100.0 * sim_gpushare_sm_active_ns(h->share[i]) / wall : 0;
+        for (int j = 0; j < n_jobs; j++)
+            for (int r = 0; r < jobs[j].sc->hw.gpu_count; r++)
+                if (jobs[j].gpus[r] == i) {
+                    g->jobs++;
+                    g->mig = g->mig || jobs[j].sc->hw.mig[0];
+                    break;
+                }
+    }
+}
+
+/* Runs the jobs' worlds, built on h, to the end and fills res. Returns 0 or an error in err. */
+static int jobs_simulate(host *h, world *w, const sim_scenario *system, const sim_job_slot *jobs,
+                         int n_jobs, sim_jobs_result *res, sim_err *err)
+{
+    for (int j = 0; j < n_jobs; j++) {
+        w[j] = (world){.sc = jobs[j].sc, .res = &res->job[j], .h = h, .phys = jobs[j].gpus};
+        int rc = job_create(&w[j], NULL, util_window_ns(jobs[j].sc),
+                            job_cached(system, jobs, n_jobs, j), err);
+        if (rc) return rc;
+    }
+    for (int j = 0; j < n_jobs; j++)
+        job_start(&w[j]);
+    int rc = sim_engine_run(h->e);
+    if (rc) return engine_error(&w[0], rc, util_window_ns(jobs[0].sc), err);
+    for (int j = 0; j < n_jobs; j++) {
+        res->job[j].shared = true;
+        if (results(&w[j], &res->job[j], util_window_ns(jobs[j].sc), w[j].end_ns))
+            return sim_err_set(err, SIM_ENOMEM, NULL, 0, 0, "out of memory");
+    }
+    gpu_figures(h, jobs, n_jobs, res);
+    res->total_time_s = (double)sim_engine_now(h->e) / 1e9;
+    res->events = sim_engine_events(h->e);
+    return SIM_OK;
+}
+
+int sim_run_jobs(const sim_scenario *system, const sim_job_slot *jobs, int n_jobs,
+                 const sim_gpushare_config *share, sim_jobs_result *res, sim_err *err)
+{
+    memset(res, 0, sizeof *res);
+    int n_gpus = system->hw.gpu_count;
+    SIM_ASSERT(n_jobs >= 1 && n_gpus >= 1);
+    for (int j = 0; j < n_jobs; j++) {
+        int rc = validate(jobs[j].sc, err);
+        if (rc) return rc;
+        /* A cut epoch skips simulated time: the job would leave the shared hardware early and
+         * the others' steps would be timed without it. */
+        if (jobs[j].sc->sampled_pct > 0)
+            return sim_err_set(err, SIM_EINVAL, NULL, 0, 0,
+                               "the sampled mode (run.sampled_pct) does not support several jobs "
+                               "yet: job %d would leave the shared hardware when its epoch is "
+                               "cut",
+                               j + 1);
+    }
+    host h = {0};
+    world *w = calloc((size_t)n_jobs, sizeof *w);
+    res->job = calloc((size_t)n_jobs, sizeof *res->job);
+    res->gpu = calloc((size_t)n_gpus, sizeof *res->gpu);
+    res->n_jobs = n_jobs;
+    res->n_gpus = n_gpus;
+    int rc = !w || !res->job || !res->gpu ||
+                     host_create(&h, &system->hw, system->host.mem_copy_efficiency, n_gpus, share)
+                 ? sim_err_set(err, SIM_ENOMEM, NULL, 0, 0, "out of memory")
+                 : jobs_simulate(&h, w, system, jobs, n_jobs, res, err);
+    for (int j = 0; w && j < n_jobs; j++)
+        world_free(&w[j]);
+    free(w);
+    host_free(&h);
+    if (rc) sim_jobs_result_free(res);
+    return rc;
+}
+
+void sim_jobs_result_free(sim_jobs_result *res)
+{
+    for (int j = 0; res->job && j < res->n_jobs; j++)
+        sim_result_free(&res->job[j]);
+    free(res->job);
+    free(res->gpu);
+    memset(res, 0, sizeof *res);
 }
 
 void sim_result_free(sim_result *res)
@@ -988,6 +1227,8 @@ const char *sim_bottleneck_name(sim_bottleneck b)
         [SIM_BN_GPU_COMPUTE] = "gpu_compute",
         [SIM_BN_MAIN_THREAD] = "main_thread",
         [SIM_BN_COMMUNICATION] = "communication",
+        [SIM_BN_SHARED_GPU] = "shared_gpu",
+        [SIM_BN_HOST_CPU] = "cpu_oversubscribed",
     };
     return (unsigned)b < SIM_BN_COUNT ? names[b] : "unknown";
 }
@@ -995,10 +1236,11 @@ const char *sim_bottleneck_name(sim_bottleneck b)
 const char *sim_stall_name(sim_stall s)
 {
     static const char *const names[SIM_STALL_COUNT] = {
-        [SIM_STALL_STORAGE] = "storage",   [SIM_STALL_DECODE] = "decode",
-        [SIM_STALL_MAIN] = "main_thread",  [SIM_STALL_H2D] = "h2d",
-        [SIM_STALL_DISPATCH] = "dispatch", [SIM_STALL_COMM] = "communication",
-        [SIM_STALL_SYNC] = "sync",         [SIM_STALL_OTHER] = "other",
+        [SIM_STALL_STORAGE] = "storage",    [SIM_STALL_DECODE] = "decode",
+        [SIM_STALL_MAIN] = "main_thread",   [SIM_STALL_H2D] = "h2d",
+        [SIM_STALL_DISPATCH] = "dispatch",  [SIM_STALL_COMM] = "communication",
+        [SIM_STALL_SYNC] = "sync",          [SIM_STALL_OTHER] = "other",
+        [SIM_STALL_SHARED] = "another_job",
     };
     return (unsigned)s < SIM_STALL_COUNT ? names[s] : "unknown";
 }

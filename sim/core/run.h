@@ -7,6 +7,7 @@
 #include "sim/base/err.h"
 #include "sim/core/job.h"
 #include "sim/core/metrics.h"
+#include "sim/core/pipeline.h"
 #include "sim/core/workload.h"
 
 #include <stdbool.h>
@@ -22,6 +23,8 @@ typedef enum sim_bottleneck {
     SIM_BN_GPU_COMPUTE,
     SIM_BN_MAIN_THREAD,   /* the main process loading batches itself (num_workers = 0) */
     SIM_BN_COMMUNICATION, /* the DDP all-reduce, not hidden behind backward */
+    SIM_BN_SHARED_GPU,    /* waiting for the GPU another job holds (SIM_STALL_SHARED) */
+    SIM_BN_HOST_CPU,      /* several jobs keep more threads runnable than the host has cores */
     SIM_BN_COUNT
 } sim_bottleneck;
 
@@ -82,6 +85,7 @@ typedef struct sim_epoch_result {
     double h2d_busy_pct;
     double comm_pct;      /* share of wall time the GPUs spent in the all-reduce past its barrier */
     double cache_hit_pct; /* samples served from the page cache */
+    double cpu_runnable;  /* threads runnable on the host's CPU, time mean (every job's) */
     /* The sampled mode: steps the engine ran (= steps when the epoch was not cut), the steady
      * windows the extrapolation rests on and the 95 % half-width of time_s, % (0 and 0 when
      * the epoch was simulated to its end). The other figures are then the simulated steps'
@@ -130,6 +134,9 @@ typedef struct sim_result {
     sim_sampled_why why_full;
     int64_t steps_simulated;
     double time_half_pct;
+    /* The job ran beside others (sim_run_jobs): stall_pct[SIM_STALL_SHARED] is reported; a job
+     * alone has none, and its reports leave it out. */
+    bool shared;
 } sim_result;
 
 /* Runs the scenario. On success fills res (free with sim_result_free) and returns 0. */
@@ -167,6 +174,41 @@ void sim_scenario_free(sim_scenario *sc);
 
 /* Why an epoch was simulated to its end, as a clause: "the epoch has too few steps ...". */
 const char *sim_sampled_why_text(sim_sampled_why why);
+
+/* ---- Several jobs at once on one system (sim_run_jobs) --------------------------------------- */
+/* One job and where it runs: its hw.gpu_count is its own number of ranks; a job on a MIG
+ * instance (hw.mig) has its instance to itself, other jobs on one GPU share it. */
+typedef struct sim_job_slot {
+    const sim_scenario *sc;
+    const int *gpus; /* the physical GPU of each rank, 0 .. n_gpus-1 (borrowed) */
+} sim_job_slot;
+
+/* One physical GPU over the whole run, every job's kernels together. */
+typedef struct sim_gpu_figures {
+    double gpu_util_pct;  /* time with any kernel running / wall time (NVML utilization.gpu) */
+    double sm_active_pct; /* that time weighted by the share of SMs in use */
+    int jobs;             /* jobs with a rank on it */
+    bool mig;             /* some are on MIG instances: NVML reports no GPU-Util, and the two
+                             figures above count only the jobs on the whole GPU */
+} sim_gpu_figures;
+
+typedef struct sim_jobs_result {
+    sim_result *job; /* each job's figures as a run alone has them, with `shared` set */
+    int n_jobs;
+    sim_gpu_figures *gpu;
+    int n_gpus;
+    double total_time_s; /* until the last job ends */
+    uint64_t events;
+} sim_jobs_result;
+
+/* Runs n_jobs jobs at once in one simulation on `system`: its hardware (system->hw.gpu_count
+ * GPUs, the CPU, memory bus, storage) and host (page cache, copy efficiency) are what the jobs
+ * share; its program is not run. Jobs on one GPU share it as `share` says. On success fills res
+ * (free with sim_jobs_result_free) and returns 0. A job in the sampled mode (sc->sampled_pct > 0)
+ * is refused with SIM_EINVAL: its cut epochs would leave the others' steps timed without it. */
+int sim_run_jobs(const sim_scenario *system, const sim_job_slot *jobs, int n_jobs,
+                 const sim_gpushare_config *share, sim_jobs_result *res, sim_err *err);
+void sim_jobs_result_free(sim_jobs_result *res);
 
 /* JSON name of a bottleneck ("data_loading", ...) and of a stall ("storage", ...). */
 const char *sim_bottleneck_name(sim_bottleneck b);

@@ -60,6 +60,8 @@ static void list_candidates(const sim_scenario *sc, sim_bottleneck b, candidates
         add(c, "loader.batch_size", 2 * sc->loader.batch_size);
         return;
     case SIM_BN_GPU_COMPUTE:
+    case SIM_BN_SHARED_GPU: /* a change of the job alone cannot give it the GPU back */
+    case SIM_BN_HOST_CPU:   /* nor the host's cores */
     case SIM_BN_COUNT:
         return;
     }

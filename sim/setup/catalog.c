@@ -70,6 +70,7 @@ static const cfg_field gpu_fields[] = {
     NUM(sim_gpu_desc, kernel_overhead_us, 0, 1000),
     INT(sim_gpu_desc, launch_queue_depth, 1, 1000000),
     INT(sim_gpu_desc, max_blocks_per_sm, 1, 64),
+    NUM(sim_gpu_desc, mem_latency_ns, 0, 100000),
     STR(sim_gpu_desc, power_ref),
 };
 

@@ -139,6 +139,38 @@ static int parse_double(const cfg_field *f, const char *s, char *p, char *why, s
     return 0;
 }
 
+/* A list of distinct integers, "[0, 1]" or "0,1", each in the field's range. */
+static int parse_list(const cfg_field *f, const char *s, char *p, char *why, size_t why_size)
+{
+    sim_int_list l = {0};
+    char buf[256];
+    snprintf(buf, sizeof buf, "%s", s + (*s == '['));
+    char *close = strrchr(buf, ']');
+    if (close) *close = 0;
+    cfg_field one = *f;
+    one.type = CFG_T_INT;
+    for (char *save = NULL, *t = strtok_r(buf, ", ", &save); t; t = strtok_r(NULL, ", ", &save)) {
+        if (l.n == SIM_INT_LIST_MAX) {
+            snprintf(why, why_size, "has more than %d values", SIM_INT_LIST_MAX);
+            return SIM_EINVAL;
+        }
+        int v;
+        if (parse_integer(&one, t, (char *)&v, why, why_size)) return SIM_EINVAL;
+        for (int i = 0; i < l.n; i++)
+            if (l.v[i] == v) {
+                snprintf(why, why_size, "lists %d twice", v);
+                return SIM_EINVAL;
+            }
+        l.v[l.n++] = v;
+    }
+    if (l.n == 0) {
+        snprintf(why, why_size, "expected a list of integers such as [0, 1], got '%s'", s);
+        return SIM_EINVAL;
+    }
+    memcpy(p, &l, sizeof l);
+    return 0;
+}
+
 /* One of f->names, stored as its index; the error lists them. */
 static int parse_enum(const cfg_field *f, const char *s, char *p, char *why, size_t why_size)
 {
@@ -192,6 +224,8 @@ static int parse_scalar(const cfg_field *f, const char *s, void *base, char *why
         return SIM_EINVAL;
     case CFG_T_ENUM:
         return parse_enum(f, s, p, why, why_size);
+    case CFG_T_LIST:
+        return parse_list(f, s, p, why, why_size);
     }
     snprintf(why, why_size, "unsupported field type");
     return SIM_EINVAL;
@@ -236,6 +270,14 @@ void cfg_table_format(const cfg_field *f, const void *base, char *buf, size_t si
     case CFG_T_ENUM:
         snprintf(buf, size, "%s", f->names[*(const int *)p]);
         break;
+    case CFG_T_LIST: {
+        const sim_int_list *l = (const sim_int_list *)p;
+        size_t used = (size_t)snprintf(buf, size, "[");
+        for (int i = 0; i < l->n && used < size; i++)
+            used += (size_t)snprintf(buf + used, size - used, "%s%d", i ? ", " : "", l->v[i]);
+        if (used < size) snprintf(buf + used, size - used, "]");
+        break;
+    }
     }
 }
 
@@ -290,6 +332,26 @@ static int parse_curve(walk *w, const cfg_field *f, const char *key, yaml_node_t
     return 0;
 }
 
+/* A YAML list of integers: its items joined with commas, then parsed as the scalar form. */
+static int parse_list_node(walk *w, const cfg_field *f, const char *key, yaml_node_t *n)
+{
+    char joined[256] = "";
+    size_t used = 0;
+    for (yaml_node_item_t *it = n->data.sequence.items.start; it < n->data.sequence.items.top;
+         it++) {
+        yaml_node_t *v = yaml_document_get_node(w->doc, *it);
+        if (v->type != YAML_SCALAR_NODE)
+            return node_error(w, v, "'%s': expected a list of integers such as [0, 1]", key, NULL);
+        used += (size_t)snprintf(joined + used, used < sizeof joined ? sizeof joined - used : 0,
+                                 "%s%s", used ? "," : "", (const char *)v->data.scalar.value);
+        if (used >= sizeof joined) return node_error(w, n, "'%s': the list is too long", key, NULL);
+    }
+    char why[256];
+    if (parse_scalar(f, joined, w->base, why, sizeof why))
+        return node_error(w, n, "'%s' %s", key, why);
+    return 0;
+}
+
 static bool is_extra_key(const cfg_table *t, const char *key)
 {
     for (const char *const *k = t->extra_keys; k && *k; k++)
@@ -340,6 +402,9 @@ static int walk_mapping(walk *w, yaml_node_t *map, const char *prefix)
         }
         if (f->type == CFG_T_CURVE) {
             int rc = parse_curve(w, f, key, v);
+            if (rc) return rc;
+        } else if (f->type == CFG_T_LIST && v->type == YAML_SEQUENCE_NODE) {
+            int rc = parse_list_node(w, f, key, v);
             if (rc) return rc;
         } else {
             if (v->type != YAML_SCALAR_NODE)

@@ -21,6 +21,7 @@ typedef enum cfg_type {
     CFG_T_PREC,   /* sim_precision by name */
     CFG_T_CURVE,  /* sim_curve: a list of [x, y] pairs, x ascending */
     CFG_T_ENUM,   /* int: the index of the value in `names` */
+    CFG_T_LIST,   /* sim_int_list: distinct integers in [min, max], as [a, b] or "a,b" */
 } cfg_type;
 
 typedef struct cfg_field {

@@ -4,6 +4,7 @@
 #include "sim/setup/config.h"
 
 #include "models/expand.h"
+#include "sim/core/pipeline.h"
 #include "sim/core/topo.h"
 
 #include <stddef.h>
@@ -59,6 +60,15 @@ static const cfg_field fields[] = {
       "share of the host DRAM peak that concurrent memcpy reaches (STREAM copy / peak)"),
     S("system.catalog_overlay", system.catalog_overlay,
       "a catalog overlay (epochsim calibrate -o); relative to the experiment file"),
+    E("system.gpu_sharing", system.gpu_sharing, sim_gpu_sharing_names,
+      "how the jobs of a `jobs:` list on one whole GPU share it: time_slice | mps"),
+    /* NVIDIA documents neither figure (forums.developer.nvidia.com/t/156566: the timeslice
+     * levels of `nvidia-smi compute-policy` are not published); 1 s bounds what any scheduler
+     * would call a slice */
+    F("system.gpu_timeslice_us", CFG_T_DOUBLE, system.gpu_timeslice_us, 10, 1e6,
+      "time-slicing: how long one job's context keeps the GPU while another waits, us"),
+    F("system.gpu_switch_us", CFG_T_DOUBLE, system.gpu_switch_us, 0, 1e5,
+      "time-slicing: one context switch between jobs, us (nothing runs meanwhile)"),
     S("workload.model", workload.model, "\"synthetic\" or a model-zoo name"),
     S("workload.trace", workload.trace,
       "a trace to replay (.trace, or Kineto .json/.json.gz); relative to the experiment file"),
@@ -100,6 +110,9 @@ static const cfg_field fields[] = {
     E("workload.attention", workload.attention, mdl_attention_names,
       "model zoo: default (the model's own) | eager (matmul-softmax-matmul) | sdpa "
       "(F.scaled_dot_product_attention)"),
+    E("workload.pytorch", workload.pytorch, mdl_pytorch_names,
+      "model zoo: PyTorch release the job runs, 1.8 .. 2.9 (default 2.9); from 2.7 elementwise "
+      "kernels load 16-byte vectors of fp16/bf16"),
     E("workload.grad_scaler", workload.grad_scaler, scaler_names,
       "model zoo: GradScaler, auto (on for fp16 and amp_fp16) | off | on"),
     F("workload.image_size", CFG_T_INT, workload.image_size, 0, 65536,
@@ -147,6 +160,9 @@ static const cfg_field fields[] = {
       "replay each step as one CUDA graph"),
     S("placement.mig", placement.mig,
       "MIG profile of the instance the job runs on, e.g. 1g.10gb (\"\" = the whole GPU)"),
+    /* 16 per job; indices below system.gpu_count are checked when the jobs are built */
+    {"placement.gpus", CFG_T_LIST, offsetof(X, placement.gpus), 0, 0, SIM_MAX_GPUS - 1,
+     "an item of jobs: the system's GPUs it runs on, e.g. [0] or [0, 1] (default [0])", NULL},
     /* 1 ms .. 1 h (0 = the GPU's own): NVML samples every 1/6 s to 1 s; a window far below that
      * measures nothing nvidia-smi shows and makes the series grow with run time / window */
     F("report.util_window_ns", CFG_T_INT64, report.util_window_ns, 0, 3.6e12,
@@ -181,6 +197,13 @@ void sim_experiment_defaults(sim_experiment *x)
      * SPRACV1B) and AMD's tuned binary 250 of 307 GB/s (81 %) on a 2P EPYC 7601 (AnandTech
      * 11544); untuned copies sit a little lower. */
     x->system.mem_copy_efficiency = 0.75;
+    x->system.gpu_sharing = SIM_SHARE_TIME_SLICE; /* the driver's default without MPS */
+    /* Assumed, not published (see the key table): a slice of 2 ms and a switch of 50 us, the
+     * order of the ~1 ms a context lingers after its work ends in Nsight Systems
+     * (forums.developer.nvidia.com/t/181203) and of saving an SM's registers and shared memory;
+     * the Gavel row of tests/data/published/sharing.csv checks the pair. */
+    x->system.gpu_timeslice_us = 2000;
+    x->system.gpu_switch_us = 50;
     strcpy(x->workload.model, "synthetic");
     x->workload.precision = SIM_PREC_AMP_BF16;
     x->workload.kernels_per_step = 320;
@@ -193,6 +216,7 @@ void sim_experiment_defaults(sim_experiment *x)
     x->workload.weight_decay = true;
     x->workload.accum_steps = 1;
     x->workload.grad_scaler = 0; /* auto */
+    x->workload.pytorch = mdl_name_index(mdl_pytorch_names, "2.9");
     x->dataset.samples = 1281167;
     x->dataset.sample_bytes = 110000;
     x->dataset.decode_us = 4000;
@@ -234,15 +258,21 @@ static int resolve_path(const char *path, const char *key, char *t, size_t size,
     return SIM_OK;
 }
 
-int cfg_experiment_load_with(const char *path, const char *const *extra_keys, sim_experiment *x,
-                             cfg_experiment_set *set, sim_err *err)
+/* Loads the file at path, or its mapping `map` when not NULL, into x and resolves its relative
+ * paths against the file's folder. */
+static int load_resolved(const char *path, yaml_document_t *doc, yaml_node_t *map,
+                         const char *const *extra_keys, sim_experiment *x, cfg_experiment_set *set,
+                         sim_err *err)
 {
     char trace[sizeof x->workload.trace], overlay[sizeof x->system.catalog_overlay];
     memcpy(trace, x->workload.trace, sizeof trace);
     memcpy(overlay, x->system.catalog_overlay, sizeof overlay);
     cfg_table t = table;
     t.extra_keys = extra_keys;
-    int rc = cfg_table_load_file(&t, path, x, set ? set->flag : NULL, set ? set->mark : NULL, err);
+    bool *flags = set ? set->flag : NULL;
+    cfg_mark *marks = set ? set->mark : NULL;
+    int rc = map ? cfg_table_load_node(&t, doc, map, path, x, flags, marks, err)
+                 : cfg_table_load_file(&t, path, x, flags, marks, err);
     if (!rc)
         rc = resolve_path(path, "workload.trace", x->workload.trace, sizeof x->workload.trace,
                           trace, err);
@@ -250,6 +280,19 @@ int cfg_experiment_load_with(const char *path, const char *const *extra_keys, si
         rc = resolve_path(path, "system.catalog_overlay", x->system.catalog_overlay,
                           sizeof x->system.catalog_overlay, overlay, err);
     return rc;
+}
+
+int cfg_experiment_load_with(const char *path, const char *const *extra_keys, sim_experiment *x,
+                             cfg_experiment_set *set, sim_err *err)
+{
+    return load_resolved(path, NULL, NULL, extra_keys, x, set, err);
+}
+
+int cfg_experiment_load_node(const char *path, yaml_document_t *doc, yaml_node_t *map,
+                             const char *const *extra_keys, sim_experiment *x,
+                             cfg_experiment_set *set, sim_err *err)
+{
+    return load_resolved(path, doc, map, extra_keys, x, set, err);
 }
 
 int cfg_experiment_load(const char *path, sim_experiment *x, cfg_experiment_set *set, sim_err *err)
@@ -296,6 +339,13 @@ int cfg_experiment_check(const sim_experiment *x, const cfg_experiment_set *set,
             sim_err_set(err, SIM_EINVAL, NULL, 0, 0,
                         "report.util_window_ns must be 0 (the GPU's NVML window) or at least "
                         "1000000 (1 ms; NVML itself samples every 1/6 s to 1 s)"),
+            err);
+    if (cfg_experiment_was_set(set, "placement.gpus"))
+        return cfg_experiment_locate(
+            set, "placement.gpus",
+            sim_err_set(err, SIM_EINVAL, NULL, 0, 0,
+                        "placement.gpus places an item of a `jobs:` list; a single experiment "
+                        "runs on GPUs 0 .. system.gpu_count-1"),
             err);
     if (x->loader.drop_last && x->dataset.samples < x->loader.batch_size)
         return cfg_experiment_locate(

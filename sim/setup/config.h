@@ -25,6 +25,11 @@ int cfg_experiment_load(const char *path, sim_experiment *x, cfg_experiment_set 
  * sweep file's `sweep:` block). A relative workload.trace is resolved against FILE's folder. */
 int cfg_experiment_load_with(const char *path, const char *const *extra_keys, sim_experiment *x,
                              cfg_experiment_set *set, sim_err *err);
+/* Like cfg_experiment_load_with for one mapping `map` of a parsed document of the file at path
+ * (an item of a `jobs:` list): errors name path with the node's line and column. */
+int cfg_experiment_load_node(const char *path, yaml_document_t *doc, yaml_node_t *map,
+                             const char *const *extra_keys, sim_experiment *x,
+                             cfg_experiment_set *set, sim_err *err);
 /* Applies `key.path=value`. */
 int cfg_experiment_apply(const char *assignment, sim_experiment *x, cfg_experiment_set *set,
                          sim_err *err);

@@ -30,6 +30,9 @@ typedef struct sim_experiment {
         double mem_copy_efficiency;         /* share of the DRAM peak a many-thread copy reaches */
         char catalog_overlay[SIM_PATH_MAX]; /* catalog overlay file (sim/setup/overlay.h); "" =
                                                none */
+        int gpu_sharing;         /* sim_gpu_sharing: how jobs on one whole GPU share it */
+        double gpu_timeslice_us; /* time-slicing: a context's slice while others wait */
+        double gpu_switch_us;    /* time-slicing: one change of context */
     } system;
     struct {
         char model[SIM_NAME_MAX]; /* "synthetic" or a model-zoo name */
@@ -49,6 +52,7 @@ typedef struct sim_experiment {
         int grad_scaler;    /* index into "auto", "off", "on" */
         int memory_format;  /* index into "contiguous", "channels_last" */
         int attention;      /* index into "default", "eager", "sdpa" (MDL_ATTN_* order) */
+        int pytorch;        /* index into mdl_pytorch_names (models/expand.h) */
         int image_size;     /* images: height = width; 0 = the model's default */
         int seq_len;        /* tokens; 0 = the model's default */
         int features;       /* vectors; 0 = the model's default */
@@ -69,6 +73,7 @@ typedef struct sim_experiment {
     sim_training_spec training;
     struct {
         char mig[24]; /* the MIG profile the job's instance has (sim/setup/mig.h); "" = whole GPU */
+        sim_int_list gpus; /* an item of `jobs:`: the system's GPUs it runs on (n = 0: [0]) */
     } placement;
     struct {
         int64_t util_window_ns; /* 0 = the GPU's NVML window */

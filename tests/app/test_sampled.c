@@ -11,6 +11,7 @@
 #include "sim/app/run_cmd.h"
 #include "sim/app/sweep_cmd.h"
 #include "sim/setup/config.h"
+#include "sim/setup/jobs.h"
 #include "sim/setup/scenario.h"
 
 #include <dirent.h>
@@ -28,8 +29,9 @@
 #define MAX_UTIL_DIFF 1.0
 
 /* Runs `file` (NULL: the default) with at most 2 epochs and the `--set` assignments of sets
- * (NULL-terminated; NULL = none), sampled at pct (0 = full). Returns 0, or SIM_EOOM for an
- * experiment that does not fit (it is not simulated either way). */
+ * (NULL-terminated; NULL = none), sampled at pct (0 = full). Returns 0, SIM_EOOM for an
+ * experiment that does not fit (it is not simulated either way), or SIM_EUSAGE for a `jobs:`
+ * list, which the sampled mode refuses (tests/app/test_bad_input, tests/core/test_gpushare). */
 static int run_with(const char *file, const char *const *sets, double pct, sim_scenario *sc,
                     sim_result *res)
 {
@@ -38,7 +40,14 @@ static int run_with(const char *file, const char *const *sets, double pct, sim_s
     cfg_experiment_set set = {0};
     sim_err err;
     sim_err_clear(&err);
-    if (file && cfg_experiment_load(file, &x, &set, &err)) fail_msg("%s: %s", file, err.msg);
+    static const char *const extra[] = {"jobs", NULL};
+    cfg_jobs jobs = {0};
+    if (file && (cfg_experiment_load_with(file, extra, &x, &set, &err) ||
+                 cfg_jobs_load(file, &x, &set, &jobs, &err)))
+        fail_msg("%s: %s", file, err.msg);
+    int n_jobs = jobs.n;
+    cfg_jobs_free(&jobs);
+    if (n_jobs) return SIM_EUSAGE;
     if (x.training.epochs > 2) x.training.epochs = 2; /* a short epoch count */
     for (int i = 0; sets && sets[i]; i++)
         if (cfg_experiment_apply(sets[i], &x, &set, &err)) fail_msg("%s: %s", sets[i], err.msg);
@@ -63,6 +72,10 @@ static bool check_one(const char *file, const char *const *sets)
     int rc2 = run_with(file, sets, 0.5, &sc2, &samp);
     assert_int_equal(rc, rc2);
     const char *name = file ? strrchr(file, '/') + 1 : "(default)";
+    if (rc == SIM_EUSAGE) {
+        printf("%-40s a jobs: list: the sampled mode refuses it\n", name);
+        return false;
+    }
     if (rc == SIM_EOOM) {
         printf("%-40s does not fit: not simulated either way\n", name);
         sim_scenario_free(&sc);

@@ -1,5 +1,5 @@
-/* test_trace_cmd.c — `epochsim import kineto` and `epochsim trace show` as a user runs them: exit
- * codes, the summary JSON (parsed back with yajl), and errors on stderr. */
+/* test_trace_cmd.c — `epochsim import kineto`, `epochsim trace show` and `trace dispatch` as a user
+ * runs them: exit codes, the summary JSON (parsed back with yajl), and errors on stderr. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -165,11 +165,37 @@ static void test_cmd_usage_and_errors(void **state)
     assert_non_null(strstr(out, "error:"));
 }
 
+/* `trace dispatch` straight from a Kineto file: the DDP ResNet-50 trace's 53 convolutions and fc
+ * layer per step; a missing file and a missing argument. */
+static void test_cmd_dispatch(void **state)
+{
+    (void)state;
+    char cmd[2048];
+    static char out[1 << 14];
+    const char *b = EPOCHSIM_BINARY;
+    snprintf(cmd, sizeof cmd,
+             "'%s' trace dispatch '%s/tests/data/validation-traces/hta/ns_resolution_trace/"
+             "rank-0.Apr_03_18_51_38.1102.pt.trace.json.gz'",
+             b, EPOCHSIM_SOURCE_DIR);
+    assert_int_equal(run(cmd, out, sizeof out), 0);
+    const char *row = strstr(out, "\nfwd_gemm ");
+    assert_non_null(row);
+    int per_step = 0;
+    assert_int_equal(sscanf(row, "\nfwd_gemm %d", &per_step), 1);
+    assert_int_equal(per_step, 54);
+    assert_non_null(strstr(out, "161 parameter tensors"));
+    snprintf(cmd, sizeof cmd, "'%s' trace dispatch /nonexistent.trace 2>/dev/null", b);
+    assert_int_equal(run(cmd, NULL, 0), 1);
+    snprintf(cmd, sizeof cmd, "'%s' trace dispatch 2>/dev/null", b);
+    assert_int_equal(run(cmd, NULL, 0), 2);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_cmd_import_and_show, setup, teardown),
         cmocka_unit_test_setup_teardown(test_cmd_usage_and_errors, setup, teardown),
+        cmocka_unit_test(test_cmd_dispatch),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -115,6 +115,42 @@ static void test_cost_nchw_channel_limit(void **state)
     assert_true(fabs((double)c.total_ns - 2 * expect) <= 1.0);
 }
 
+/* Bytes in flight: an elementwise kernel of 819.2 M fp16 elements (read and written, 3.2768 GB)
+ * on the flat GPU with 2048 threads per SM and a 1 us loaded latency. With 4 elements per thread
+ * the SMs hold 100 x 2048 x 4 = 819,200 elements: 1000 latencies, 1 ms, where the 1000 GB/s
+ * DRAM needs 3.28 ms, so the bandwidth is the limit. With the DRAM ten times faster (10 TB/s:
+ * 0.328 ms) the 1 ms floor wins; 8 elements per thread halve it; without a latency (0: not
+ * known) the kernel is bandwidth-bound again. */
+static double memory_ns(const mdl_kernel *k, const sim_gpu_desc *g)
+{
+    mdl_cost c;
+    mdl_kernel_cost(k, g, SIM_PREC_AMP_FP16, &c);
+    return c.memory_ns;
+}
+
+static void test_cost_bytes_in_flight_limit(void **state)
+{
+    (void)state;
+    sim_gpu_desc g = flat_gpu(1.0);
+    g.compute_capability = 9.0;
+    g.mem_latency_ns = 1000;
+    mdl_kernel k = simt_kernel("add", 0, 3.2768e9, 1600000);
+    k.vec_elems = 819.2e6;
+    k.vec_width = 4;
+    assert_true(fabs(memory_ns(&k, &g) - 3.2768e6) <= 1.0);
+    g.mem_bw_gbps = 10000;
+    assert_true(fabs(memory_ns(&k, &g) - 1e6) <= 1.0);
+    k.vec_width = 8;
+    assert_true(fabs(memory_ns(&k, &g) - 0.5e6) <= 1.0);
+    g.mem_latency_ns = 0;
+    assert_true(fabs(memory_ns(&k, &g) - 0.32768e6) <= 1.0);
+    /* 1536 resident threads per SM on compute capability 8.9 */
+    g.mem_latency_ns = 1000;
+    g.compute_capability = 8.9;
+    assert_int_equal(mdl_threads_per_sm(&g), 1536);
+    assert_true(fabs(memory_ns(&k, &g) - 819.2e6 / (100 * 1536 * 8.0) * 1000) <= 1.0);
+}
+
 /* Few blocks: a 128x128x256 GEMM is 4 blocks of 64x64 in 200 slots (K too short to split), so
  * its full-GPU roofline time is multiplied by 50: each block runs at one slot's share of the
  * peak. One block of a fused kernel is multiplied by all 200 slots. */
@@ -290,6 +326,7 @@ int main(void)
         cmocka_unit_test(test_cost_compute_bound_gemm),
         cmocka_unit_test(test_cost_memory_bound_elementwise),
         cmocka_unit_test(test_cost_nchw_channel_limit),
+        cmocka_unit_test(test_cost_bytes_in_flight_limit),
         cmocka_unit_test(test_cost_wave_quantization_one_block),
         cmocka_unit_test(test_cost_wave_quantization_partial_wave),
         cmocka_unit_test(test_cost_split_k_for_small_outputs),

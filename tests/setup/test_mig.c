@@ -260,6 +260,44 @@ static void test_mig_oom_on_instance_memory(void **state)
     sim_scenario_free(&sc);
 }
 
+/* Runs the job of build() (on the catalog A100) and returns its result. */
+static sim_result run_job(const char *mig, const char *extra)
+{
+    sim_err err;
+    sim_scenario sc;
+    sim_result res;
+    if (build(mig, 128, NULL, extra, &sc, &err) || sim_run(&sc, &res, &err))
+        fail_msg("%s: %s", mig ? mig : "whole GPU", err.msg);
+    sim_scenario_free(&sc);
+    return res;
+}
+
+/* The MIG GPU-bound verdict (SM active, as NVML gives no GPU-Util on MIG) must appear for a
+ * GPU-bound job on an instance, must not for the same job on the whole GPU (the plain GPU-bound
+ * sentence instead), and must not for an instance whose job waits on its loader (50 ms of decode
+ * per image on the default workers: the loader is named, not the GPU). */
+static void test_mig_gpu_bound_verdict_appears_only_on_mig(void **state)
+{
+    (void)state;
+    static const char mig_sentence[] = "instance's SMs are active";
+    sim_result res = run_job("1g.10gb", NULL);
+    assert_int_equal(res.bottleneck, SIM_BN_GPU_COMPUTE);
+    assert_non_null(strstr(res.verdict, mig_sentence));
+    assert_non_null(strstr(res.verdict, "1g.10gb"));
+    sim_result_free(&res);
+    res = run_job(NULL, NULL);
+    assert_int_equal(res.bottleneck, SIM_BN_GPU_COMPUTE);
+    assert_null(strstr(res.verdict, mig_sentence));
+    assert_null(strstr(res.verdict, "MIG"));
+    sim_result_free(&res);
+    res = run_job("1g.10gb", "dataset.decode_us=50000");
+    printf("starved instance: %s\n", res.verdict);
+    assert_int_not_equal(res.bottleneck, SIM_BN_GPU_COMPUTE);
+    assert_null(strstr(res.verdict, mig_sentence));
+    assert_null(strstr(res.verdict, "GPU-bound"));
+    sim_result_free(&res);
+}
+
 static void test_mig_placement_errors(void **state)
 {
     (void)state;
@@ -287,6 +325,7 @@ int main(void)
         cmocka_unit_test(test_mig_instance_never_beats_its_share),
         cmocka_unit_test(test_mig_oom_on_instance_memory),
         cmocka_unit_test(test_mig_placement_errors),
+        cmocka_unit_test(test_mig_gpu_bound_verdict_appears_only_on_mig),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
