@@ -18,6 +18,8 @@
  * their runtime call) touches at most one new page per tick (the tables are mapped MADV_RANDOM,
  * so a fault maps only its own page), 4 MiB between two checks. */
 #define CHECK_EVERY 1024u
+/* Appending to a mapped table maps this many bytes at once (one call instead of a fault a page) */
+#define APPEND_AHEAD (256u << 10)
 #define SORT_CHUNK_BYTES (1u << 20) /* a large sort's chunks, sorted in malloc'd memory */
 
 void trc_spill_init(trc_spill *s, size_t file_from_bytes, size_t budget_bytes)
@@ -143,6 +145,14 @@ void trc_spill_check(trc_spill *s)
     s->drops++;
 }
 
+void trc_spill_append(trc_spill_buf *b, size_t used, size_t add)
+{
+    size_t from = (used + APPEND_AHEAD - 1) / APPEND_AHEAD * APPEND_AHEAD;
+    if (!b->in_file || used + add <= from || from >= b->bytes) return;
+    size_t len = b->bytes - from < APPEND_AHEAD ? b->bytes - from : APPEND_AHEAD;
+    madvise((char *)b->base + from, len, MADV_POPULATE_WRITE); /* a hint: may fail, harmless */
+}
+
 void trc_spill_tick(trc_spill *s)
 {
     if (++s->ticks % CHECK_EVERY == 0) trc_spill_check(s);
@@ -224,9 +234,9 @@ static void sift_down(merge *m, size_t i)
     }
 }
 
-/* Merges the sorted runs of `chunk` elements of a[0..n) into out. */
+/* Merges the sorted runs of `chunk` elements of a[0..n) into table out. */
 static int merge_runs(trc_spill *s, const char *a, size_t n, size_t size, size_t chunk, cmp_fn cmp,
-                      char *out)
+                      trc_spill_buf *out)
 {
     size_t runs = (n + chunk - 1) / chunk;
     size_t *mem = malloc(3 * runs * sizeof *mem);
@@ -241,7 +251,8 @@ static int merge_runs(trc_spill *s, const char *a, size_t n, size_t size, size_t
         sift_down(&m, i);
     for (size_t k = 0; k < n; k++) {
         size_t r = m.heap[0];
-        memcpy(out + k * size, a + m.at[r] * size, size);
+        trc_spill_append(out, k * size, size);
+        memcpy((char *)out->base + k * size, a + m.at[r] * size, size);
         if (++m.at[r] == m.end[r]) m.heap[0] = m.heap[--m.n];
         sift_down(&m, 0);
         trc_spill_tick(s);
@@ -271,7 +282,7 @@ int trc_spill_sort(trc_spill *s, trc_spill_buf *t, size_t n, size_t size, cmp_fn
     if (n <= chunk) return SIM_OK;
     trc_spill_buf out = {0};
     int rc = trc_spill_resize(s, &out, t->bytes);
-    if (!rc) rc = merge_runs(s, a, n, size, chunk, cmp, out.base);
+    if (!rc) rc = merge_runs(s, a, n, size, chunk, cmp, &out);
     if (!rc) { /* the merged copy becomes the table; the old storage goes */
         trc_spill_buf old = *t;
         *t = out;

@@ -48,6 +48,11 @@ int trc_spill_resize(trc_spill *s, trc_spill_buf *b, size_t bytes);
 /* Frees b's memory or file and unregisters it; b is zeroed. An empty b is allowed. */
 void trc_spill_release(trc_spill *s, trc_spill_buf *b);
 
+/* Tells table b that add bytes are about to be written at byte `used` of table b, past what was
+ * written before: when they cross into the next 256 KiB of a mapped table, that stretch is mapped
+ * at once (MADV_POPULATE_WRITE) rather than a fault at a time. Only a hint. */
+void trc_spill_append(trc_spill_buf *b, size_t used, size_t add);
+
 /* Counts one step of a loop over tables; every 4096th call compares the resident set with the
  * budget and, above it, drops the pages of every file-mapped table. */
 void trc_spill_tick(trc_spill *s);
