@@ -2,7 +2,7 @@
  * The files are unlinked as soon as they are made, so nothing is left behind by a crash or a
  * kill; their room is reserved with posix_fallocate, so a full disk is an error, not a fault on
  * a write through the mapping. */
-#define _DEFAULT_SOURCE /* madvise and MADV_DONTNEED (POSIX's posix_madvise may ignore it) */
+#define _DEFAULT_SOURCE /* madvise, MADV_DONTNEED (posix_madvise may ignore it), MADV_RANDOM */
 #include "traces/spill.h"
 
 #include "sim/base/err.h"
@@ -150,7 +150,11 @@ void trc_spill_append(trc_spill_buf *b, size_t used, size_t add)
     size_t from = (used + APPEND_AHEAD - 1) / APPEND_AHEAD * APPEND_AHEAD;
     if (!b->in_file || used + add <= from || from >= b->bytes) return;
     size_t len = b->bytes - from < APPEND_AHEAD ? b->bytes - from : APPEND_AHEAD;
+#ifdef MADV_POPULATE_WRITE /* Linux 5.14; without it the pages fault in one at a time */
     madvise((char *)b->base + from, len, MADV_POPULATE_WRITE); /* a hint: may fail, harmless */
+#else
+    (void)len;
+#endif
 }
 
 void trc_spill_tick(trc_spill *s)
