@@ -3,12 +3,16 @@
  * annotations, CUDA runtime calls, GPU activities); nothing else of the document is kept.
  * Pass 2 links runtime calls to GPU activities by correlation id, nests CPU events per thread,
  * cuts ProfilerStep#N windows (or makes steps from the kernel sequence when there are none),
- * applies the warm-up rules and writes one native step at a time. */
+ * applies the warm-up rules and writes one native step at a time. Kineto writes events in no
+ * global time order (the old schema lists every CPU op before the first runtime call), so the
+ * tables are whole-trace; past 1 MiB they live in temporary files (traces/spill.h) and the
+ * resident set stays flat, every loop over them counting its steps with trc_spill_tick. */
 #include "traces/kineto.h"
 
 #include "sim/core/workload.h"
 #include "sim/base/outfile.h"
 #include "traces/kclass.h"
+#include "traces/spill.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -22,6 +26,14 @@
 #define MAX_IN 16    /* op inputs kept per event */
 #define MAX_DEPTH 64 /* JSON nesting tracked; deeper containers are skipped */
 #define READ_BYTES (256 * 1024)
+/* The event tables move into temporary files from 1 MiB on (traces/spill.h); above a 22 MiB
+ * resident set their mapped pages are dropped. Small imports (tests, fuzzing) stay in malloc'd
+ * memory; a large one keeps its resident set near 22 MiB whatever the trace size (a 16 MiB
+ * budget cost 0.5 s more CPU on a 258 MB trace, most of it refetching dropped pages). */
+#define SPILL_FILE_FROM (1u << 20)
+#define SPILL_BUDGET (22u << 20)
+/* The message of an allocation that failed: memory, or a temporary file's room on disk. */
+#define NO_ROOM "out of memory (or of room for temporary files in $TMPDIR)"
 /* Rule W1 (FORMAT.md): a GPU activity that starts this long after its launch while no recorded
  * GPU work runs was held up by work the profiler did not record. The largest such delay in the
  * steady steps of the five validation traces is 1.3 ms (trace 2, step 9, a pageable copy); the
@@ -113,11 +125,12 @@ typedef struct devprop {
     char name[TRC_STR_MAX];
 } devprop;
 
-/* Growable arrays of the event structs. */
+/* Growable arrays of the event structs, in tables of the import's spill set. */
 #define VEC(T)                                                                                     \
     struct {                                                                                       \
         T *v;                                                                                      \
         size_t n, cap;                                                                             \
+        trc_spill_buf sb;                                                                          \
     }
 
 typedef enum ctx {
@@ -219,7 +232,9 @@ typedef struct imp {
     int step_source; /* trc_step_source */
     int period;      /* TRC_STEPS_PERIOD: kernels per step */
     int world_size, rank;
-    int fatal; /* a callback failed: out of memory */
+    int fatal;       /* a callback failed: out of memory */
+    trc_spill spill; /* where the event tables live */
+    trc_spill *sp;   /* &spill: read-only passes count their loop steps through it */
     /* interned names */
     char **names;
     size_t n_names, cap_names;
@@ -234,10 +249,12 @@ typedef struct imp {
     VEC(ev_bad) bad;
     /* pass 2 */
     int32_t *gpu_by_rt; /* GPU indices ordered by linked runtime */
+    trc_spill_buf gpu_by_rt_sb;
     thread_range *thr;
     size_t n_thr, cap_thr;
     int64_t main_pid, main_tid;
     uint8_t *cpu_flags;
+    trc_spill_buf cpu_flags_sb;
     int8_t *unit_of_name; /* -1 = not classified yet */
     int32_t *local_name;  /* global name id -> index in the step being built */
 } imp;
@@ -252,21 +269,27 @@ enum {
     F_OP_ANCESTOR = 64
 };
 
-#define VEC_PUSH(vec, val, okvar)                                                                  \
+#define VEC_PUSH(m, vec, val, okvar)                                                               \
     do {                                                                                           \
+        trc_spill_tick((m)->sp);                                                                   \
         if ((vec).n == (vec).cap) {                                                                \
             size_t c_ = (vec).cap ? 2 * (vec).cap : 1024;                                          \
-            void *p_ = realloc((vec).v, c_ * sizeof *(vec).v);                                     \
-            if (!p_) {                                                                             \
-                okvar = 0;                                                                         \
-                break;                                                                             \
-            }                                                                                      \
-            (vec).v = p_;                                                                          \
+            okvar = trc_spill_resize((m)->sp, &(vec).sb, c_ * sizeof *(vec).v) == SIM_OK;          \
+            if (!okvar) break;                                                                     \
+            (vec).v = (vec).sb.base;                                                               \
             (vec).cap = c_;                                                                        \
         }                                                                                          \
+        trc_spill_append(&(vec).sb, (vec).n * sizeof *(vec).v, sizeof *(vec).v);                   \
         (vec).v[(vec).n++] = (val);                                                                \
         okvar = 1;                                                                                 \
     } while (0)
+
+/* A temporary table of n elements (at least one) of `size` bytes in buf, zero-filled; NULL when
+ * there is no memory or temporary file for it. Released with trc_spill_release. */
+static void *table(const imp *m, trc_spill_buf *buf, size_t n, size_t size)
+{
+    return trc_spill_resize(m->sp, buf, (n ? n : 1) * size) == SIM_OK ? buf->base : NULL;
+}
 
 void trc_kineto_options_init(trc_kineto_options *o)
 {
@@ -543,7 +566,7 @@ static int pop(imp *m)
     if (c == C_EVENT) return finish_event(m);
     if (c == C_DEV) {
         int ok;
-        VEC_PUSH(m->devs, m->dev, ok);
+        VEC_PUSH(m, m->devs, m->dev, ok);
         if (!ok) m->fatal = SIM_ENOMEM;
         return ok;
     }
@@ -567,48 +590,47 @@ static int cb_end_array(void *ctx)
     return pop(ctx);
 }
 
-static int key_is(const unsigned char *k, size_t n, const char *s)
-{
-    return strlen(s) == n && !memcmp(k, s, n);
-}
-
 /* The object keys the parser acts on, by the container they appear in; others are skipped. */
+#define KEY(ctx, key, name)                                                                        \
+    {                                                                                              \
+        ctx, key, sizeof name - 1, name                                                            \
+    }
 static const struct {
-    uint8_t ctx, key;
+    uint8_t ctx, key, len;
     const char *name;
 } keys[] = {
-    {C_ROOT, K_TRACE_EVENTS, "traceEvents"},
-    {C_ROOT, K_DEVPROPS, "deviceProperties"},
-    {C_ROOT, K_DISTINFO, "distributedInfo"},
-    {C_EVENT, K_PH, "ph"},
-    {C_EVENT, K_CAT, "cat"},
-    {C_EVENT, K_NAME, "name"},
-    {C_EVENT, K_PID, "pid"},
-    {C_EVENT, K_TID, "tid"},
-    {C_EVENT, K_TS, "ts"},
-    {C_EVENT, K_DUR, "dur"},
-    {C_EVENT, K_ARGS, "args"},
-    {C_ARGS, K_CORR, "correlation"},
-    {C_ARGS, K_STREAM, "stream"},
-    {C_ARGS, K_DEVICE, "device"},
-    {C_ARGS, K_BYTES, "bytes"},
-    {C_ARGS, K_GRID, "grid"},
-    {C_ARGS, K_DIMS, "Input Dims"},
-    {C_ARGS, K_DIMS, "Input dims"},
-    {C_ARGS, K_TYPES, "Input type"},
-    {C_ARGS, K_COLL_NAME, "Collective name"},
-    {C_ARGS, K_DTYPE, "dtype"},
-    {C_ARGS, K_IN_NELEMS, "In msg nelems"},
-    {C_ARGS, K_IN_NELEMS, "In msg size"},
-    {C_ARGS, K_GROUP_SIZE, "Group size"},
-    {C_DEV, K_ID, "id"},
-    {C_DEV, K_NAME, "name"},
-    {C_DEV, K_NUMSMS, "numSms"},
-    {C_DEV, K_CCMAJ, "computeMajor"},
-    {C_DEV, K_CCMIN, "computeMinor"},
-    {C_DEV, K_MEM, "totalGlobalMem"},
-    {C_DIST, K_RANK, "rank"},
-    {C_DIST, K_WORLD, "world_size"},
+    KEY(C_ROOT, K_TRACE_EVENTS, "traceEvents"),
+    KEY(C_ROOT, K_DEVPROPS, "deviceProperties"),
+    KEY(C_ROOT, K_DISTINFO, "distributedInfo"),
+    KEY(C_EVENT, K_PH, "ph"),
+    KEY(C_EVENT, K_CAT, "cat"),
+    KEY(C_EVENT, K_NAME, "name"),
+    KEY(C_EVENT, K_PID, "pid"),
+    KEY(C_EVENT, K_TID, "tid"),
+    KEY(C_EVENT, K_TS, "ts"),
+    KEY(C_EVENT, K_DUR, "dur"),
+    KEY(C_EVENT, K_ARGS, "args"),
+    KEY(C_ARGS, K_CORR, "correlation"),
+    KEY(C_ARGS, K_STREAM, "stream"),
+    KEY(C_ARGS, K_DEVICE, "device"),
+    KEY(C_ARGS, K_BYTES, "bytes"),
+    KEY(C_ARGS, K_GRID, "grid"),
+    KEY(C_ARGS, K_DIMS, "Input Dims"),
+    KEY(C_ARGS, K_DIMS, "Input dims"),
+    KEY(C_ARGS, K_TYPES, "Input type"),
+    KEY(C_ARGS, K_COLL_NAME, "Collective name"),
+    KEY(C_ARGS, K_DTYPE, "dtype"),
+    KEY(C_ARGS, K_IN_NELEMS, "In msg nelems"),
+    KEY(C_ARGS, K_IN_NELEMS, "In msg size"),
+    KEY(C_ARGS, K_GROUP_SIZE, "Group size"),
+    KEY(C_DEV, K_ID, "id"),
+    KEY(C_DEV, K_NAME, "name"),
+    KEY(C_DEV, K_NUMSMS, "numSms"),
+    KEY(C_DEV, K_CCMAJ, "computeMajor"),
+    KEY(C_DEV, K_CCMIN, "computeMinor"),
+    KEY(C_DEV, K_MEM, "totalGlobalMem"),
+    KEY(C_DIST, K_RANK, "rank"),
+    KEY(C_DIST, K_WORLD, "world_size"),
 };
 
 static int cb_map_key(void *ctx, const unsigned char *k, size_t n)
@@ -618,7 +640,8 @@ static int cb_map_key(void *ctx, const unsigned char *k, size_t n)
     if (!f) return 1;
     int key = K_NONE;
     for (size_t i = 0; key == K_NONE && i < sizeof keys / sizeof keys[0]; i++)
-        if (keys[i].ctx == f->ctx && key_is(k, n, keys[i].name)) key = keys[i].key;
+        if (keys[i].ctx == f->ctx && keys[i].len == n && !memcmp(k, keys[i].name, n))
+            key = keys[i].key;
     if (key == K_TRACE_EVENTS) m->saw_trace_events = 1;
     f->key = (uint8_t)key;
     return 1;
@@ -890,7 +913,7 @@ static int drop_event(imp *m, int reason, int gpu)
                 .reason = reason,
                 .gpu = gpu};
     int ok;
-    VEC_PUSH(m->bad, d, ok);
+    VEC_PUSH(m, m->bad, d, ok);
     if (!ok) m->fatal = SIM_ENOMEM;
     return ok;
 }
@@ -984,7 +1007,7 @@ static int finish_cpu(imp *m, const char *name, int bad)
                      .tid = e->tid,
                      .index = strtoll(name + 13, NULL, 10),
                      .flag = -1};
-        VEC_PUSH(m->steps, s, ok);
+        VEC_PUSH(m, m->steps, s, ok);
         return ok;
     }
     ev_cpu c;
@@ -997,7 +1020,7 @@ static int finish_cpu(imp *m, const char *name, int bad)
     if (c.name < 0) return 0;
     if (e->dims_seen) m->saw_dims = 1;
     describe_inputs(&c, e, name);
-    VEC_PUSH(m->cpu, c, ok);
+    VEC_PUSH(m, m->cpu, c, ok);
     return ok;
 }
 
@@ -1022,7 +1045,7 @@ static int finish_runtime(imp *m, const char *name, int bad)
     r.name = intern(m, name, e->name_len);
     if (r.name < 0) return 0;
     int ok;
-    VEC_PUSH(m->rt, r, ok);
+    VEC_PUSH(m, m->rt, r, ok);
     return ok;
 }
 
@@ -1054,7 +1077,7 @@ static int finish_gpu(imp *m, const char *name, int bad)
     g.name = intern(m, name, e->name_len);
     if (g.name < 0) return 0;
     int ok;
-    VEC_PUSH(m->gpu, g, ok);
+    VEC_PUSH(m, m->gpu, g, ok);
     return ok;
 }
 
@@ -1107,12 +1130,13 @@ static const yajl_callbacks callbacks = {
  * before buf. */
 static void advance_pos(const unsigned char *buf, size_t pos, long long *line, long long *col)
 {
-    for (size_t i = 0; i < pos; i++) {
-        if (buf[i] == '\n')
-            (*line)++, *col = 1;
-        else
-            (*col)++;
+    const unsigned char *p = buf, *end = buf + pos, *nl;
+    while ((nl = memchr(p, '\n', (size_t)(end - p))) != NULL) {
+        (*line)++;
+        *col = 1;
+        p = nl + 1;
     }
+    *col += end - p;
 }
 
 /* Where the parser is in the decompressed JSON: bytes before the current chunk, and the line and
@@ -1144,7 +1168,7 @@ static int json_error(const imp *m, yajl_handle h, const unsigned char *buf, siz
     size_t used = yajl_get_bytes_consumed(h);
     if (used > got) used = got;
     advance_pos(buf, used, &at.line, &at.col);
-    if (m->fatal) return sim_err_set(err, m->fatal, path, 0, 0, "out of memory reading the trace");
+    if (m->fatal) return sim_err_set(err, m->fatal, path, 0, 0, NO_ROOM " reading the trace");
     unsigned char *msg = yajl_get_error(h, 0, buf, got);
     int rc = sim_err_set(err, SIM_EFORMAT, path, (int)at.line, (int)at.col, "not valid JSON: %s",
                          msg ? (const char *)msg : "parse error");
@@ -1174,7 +1198,7 @@ static int parse_stream(imp *m, yajl_handle h, gzFile f, unsigned char *buf, jso
         if (err) err->offset = at->offset;
         return rc;
     }
-    if (m->fatal) return sim_err_set(err, m->fatal, path, 0, 0, "out of memory reading the trace");
+    if (m->fatal) return sim_err_set(err, m->fatal, path, 0, 0, NO_ROOM " reading the trace");
     return SIM_OK;
 }
 
@@ -1184,7 +1208,7 @@ static int parse_json(imp *m, const char *path, trc_kineto_summary *sum, sim_err
     if (!f) {
         int e = errno;
         return sim_err_set(err, e == ENOENT ? SIM_ENOENT : SIM_EIO, path, 0, 0,
-                           "cannot open the trace: %s", e ? strerror(e) : "out of memory");
+                           "cannot open the trace: %s", e ? strerror(e) : NO_ROOM);
     }
     gzbuffer(f, READ_BYTES);
     yajl_handle h = yajl_alloc(&callbacks, NULL, m);
@@ -1194,7 +1218,7 @@ static int parse_json(imp *m, const char *path, trc_kineto_summary *sum, sim_err
     if (h) /* names are copied as bytes; checking their UTF-8 buys nothing and costs time */
         yajl_config(h, yajl_dont_validate_strings, 1);
     if (!h || !buf)
-        rc = sim_err_set(err, SIM_ENOMEM, path, 0, 0, "out of memory");
+        rc = sim_err_set(err, SIM_ENOMEM, path, 0, 0, NO_ROOM);
     else
         rc = parse_stream(m, h, f, buf, &at, path, err);
     if (sum) sum->json_bytes = at.offset;
@@ -1206,11 +1230,12 @@ static int parse_json(imp *m, const char *path, trc_kineto_summary *sum, sim_err
 
 /* ---- pass 2: linking ----------------------------------------------------------------------- */
 
-/* qsort for n elements; with fewer than two there is nothing to order (and base may be NULL,
- * which qsort does not allow even for n == 0). */
-static void sort_n(void *base, size_t n, size_t size, int (*cmp)(const void *, const void *))
+/* A stable sort of the first n elements of table t (as glibc's qsort, a merge sort, ordered
+ * them before the tables could live in files); t->base may change. 0, SIM_ENOMEM or SIM_EIO. */
+static int sort_n(const imp *m, trc_spill_buf *t, size_t n, size_t size,
+                  int (*cmp)(const void *, const void *))
 {
-    if (n > 1) qsort(base, n, size, cmp);
+    return trc_spill_sort(m->sp, t, n, size, cmp);
 }
 
 static int cmp_cpu(const void *x, const void *y)
@@ -1278,17 +1303,19 @@ static int cmp_gpu_key(const void *x, const void *y)
 /* GPU indices ordered by (linked runtime, start) when by_rt, else by start. */
 static int order_gpu(const imp *m, int by_rt, int32_t *out)
 {
-    gpu_key *k = malloc((m->gpu.n ? m->gpu.n : 1) * sizeof *k);
+    trc_spill_buf sb = {0};
+    gpu_key *k = table(m, &sb, m->gpu.n, sizeof *k);
     if (!k) return SIM_ENOMEM;
-    for (size_t i = 0; i < m->gpu.n; i++) {
+    for (size_t i = 0; i < m->gpu.n; i++, trc_spill_tick(m->sp)) {
         const ev_gpu *g = &m->gpu.v[i];
         k[i] = by_rt ? (gpu_key){g->rt, g->ts, (int32_t)i} : (gpu_key){g->ts, 0, (int32_t)i};
     }
-    sort_n(k, m->gpu.n, sizeof *k, cmp_gpu_key);
-    for (size_t i = 0; i < m->gpu.n; i++)
+    int rc = sort_n(m, &sb, m->gpu.n, sizeof *k, cmp_gpu_key);
+    k = sb.base;
+    for (size_t i = 0; !rc && i < m->gpu.n; i++, trc_spill_tick(m->sp))
         out[i] = k[i].i;
-    free(k);
-    return SIM_OK;
+    trc_spill_release(m->sp, &sb);
+    return rc;
 }
 
 /* Step containing time t; -1 if none (steps are sorted and do not overlap). */
@@ -1392,6 +1419,7 @@ static void nest_thread(imp *m, size_t i, size_t j, int32_t *stack)
         c->parent = sp ? stack[sp - 1] : -1;
         stack[sp++] = (int32_t)k;
         m->cpu_flags[k] = cpu_flags_of(m, k);
+        trc_spill_tick(m->sp);
     }
 }
 
@@ -1399,21 +1427,24 @@ static void nest_thread(imp *m, size_t i, size_t j, int32_t *stack)
  * each range. */
 static int nest_cpu(imp *m, sim_err *err, const char *path)
 {
-    sort_n(m->cpu.v, m->cpu.n, sizeof *m->cpu.v, cmp_cpu);
+    int rc = sort_n(m, &m->cpu.sb, m->cpu.n, sizeof *m->cpu.v, cmp_cpu);
+    m->cpu.v = m->cpu.sb.base;
+    if (rc) return sim_err_set(err, SIM_ENOMEM, path, 0, 0, NO_ROOM);
     m->cap_thr = 16;
     m->thr = malloc(m->cap_thr * sizeof *m->thr);
-    m->cpu_flags = calloc(m->cpu.n ? m->cpu.n : 1, 1);
-    if (!m->thr || !m->cpu_flags) return sim_err_set(err, SIM_ENOMEM, path, 0, 0, "out of memory");
+    m->cpu_flags = table(m, &m->cpu_flags_sb, m->cpu.n, 1);
+    if (!m->thr || !m->cpu_flags) return sim_err_set(err, SIM_ENOMEM, path, 0, 0, NO_ROOM);
+    /* room for every event, but only as deep as the nesting goes is ever touched (and resident) */
     int32_t *stack = malloc((m->cpu.n ? m->cpu.n : 1) * sizeof *stack);
-    if (!stack) return sim_err_set(err, SIM_ENOMEM, path, 0, 0, "out of memory");
+    if (!stack) return sim_err_set(err, SIM_ENOMEM, path, 0, 0, NO_ROOM);
     for (size_t i = 0; i < m->cpu.n;) {
         size_t j = i;
         while (j < m->cpu.n && m->cpu.v[j].pid == m->cpu.v[i].pid &&
                m->cpu.v[j].tid == m->cpu.v[i].tid)
-            j++;
+            j++, trc_spill_tick(m->sp);
         if (add_thread(m, (thread_range){m->cpu.v[i].pid, m->cpu.v[i].tid, i, j, -1})) {
             free(stack);
-            return sim_err_set(err, SIM_ENOMEM, path, 0, 0, "out of memory");
+            return sim_err_set(err, SIM_ENOMEM, path, 0, 0, NO_ROOM);
         }
         nest_thread(m, i, j, stack);
         i = j;
@@ -1424,25 +1455,28 @@ static int nest_cpu(imp *m, sim_err *err, const char *path)
 
 /* Sorts the steps; the thread with the steps is the main thread, and its CPU events get the step
  * they start in. */
-static void assign_steps(imp *m)
+static int assign_steps(imp *m)
 {
-    sort_n(m->steps.v, m->steps.n, sizeof *m->steps.v, cmp_step);
+    int rc = sort_n(m, &m->steps.sb, m->steps.n, sizeof *m->steps.v, cmp_step);
+    m->steps.v = m->steps.sb.base;
+    if (rc) return rc;
     m->main_pid = m->steps.v[0].pid;
     m->main_tid = m->steps.v[0].tid;
-    for (size_t i = 0; i < m->cpu.n; i++)
+    for (size_t i = 0; i < m->cpu.n; i++, trc_spill_tick(m->sp))
         m->cpu.v[i].step = m->cpu.v[i].pid == m->main_pid ? step_of(m, m->cpu.v[i].ts) : -1;
+    return SIM_OK;
 }
 
 /* Threads that only make runtime calls (and the main thread, if it has no CPU events) get an
  * empty range. */
 static int add_runtime_threads(imp *m, sim_err *err, const char *path)
 {
-    for (size_t i = 0; i <= m->rt.n; i++) {
+    for (size_t i = 0; i <= m->rt.n; i++, trc_spill_tick(m->sp)) {
         int64_t pid = i < m->rt.n ? m->rt.v[i].pid : m->main_pid;
         int64_t tid = i < m->rt.n ? m->rt.v[i].tid : m->main_tid;
         if (find_thread(m, pid, tid)) continue;
         if (add_thread(m, (thread_range){pid, tid, 0, 0, -1}))
-            return sim_err_set(err, SIM_ENOMEM, path, 0, 0, "out of memory");
+            return sim_err_set(err, SIM_ENOMEM, path, 0, 0, NO_ROOM);
     }
     return SIM_OK;
 }
@@ -1451,37 +1485,39 @@ static int add_runtime_threads(imp *m, sim_err *err, const char *path)
  * GPU activity to the call with its correlation id. */
 static int link_runtime(imp *m, sim_err *err, const char *path)
 {
-    sort_n(m->rt.v, m->rt.n, sizeof *m->rt.v, cmp_rt_ts);
-    corr_ix *cx = malloc((m->rt.n ? m->rt.n : 1) * sizeof *cx);
-    m->gpu_by_rt = malloc((m->gpu.n ? m->gpu.n : 1) * sizeof *m->gpu_by_rt);
-    if (!cx || !m->gpu_by_rt) {
-        free(cx);
-        return sim_err_set(err, SIM_ENOMEM, path, 0, 0, "out of memory");
+    trc_spill_buf cx_sb = {0};
+    corr_ix *cx = NULL;
+    int rc = sort_n(m, &m->rt.sb, m->rt.n, sizeof *m->rt.v, cmp_rt_ts);
+    m->rt.v = m->rt.sb.base;
+    if (rc || !(cx = table(m, &cx_sb, m->rt.n, sizeof *cx)) ||
+        !(m->gpu_by_rt = table(m, &m->gpu_by_rt_sb, m->gpu.n, sizeof *m->gpu_by_rt))) {
+        trc_spill_release(m->sp, &cx_sb);
+        return sim_err_set(err, SIM_ENOMEM, path, 0, 0, NO_ROOM);
     }
     size_t ncx = 0;
-    for (size_t i = 0; i < m->rt.n; i++) {
+    for (size_t i = 0; i < m->rt.n; i++, trc_spill_tick(m->sp)) {
         ev_rt *r = &m->rt.v[i];
         r->step = r->pid == m->main_pid ? step_of(m, r->ts) : -1;
         thread_range *th = find_thread(m, r->pid, r->tid);
         r->cpu = th ? enclosing(m, th, r->ts) : -1;
         if (r->corr >= 0) cx[ncx++] = (corr_ix){r->corr, (int32_t)i};
     }
-    sort_n(cx, ncx, sizeof *cx, cmp_corr);
-    for (size_t i = 0; i < m->gpu.n; i++)
+    rc = sort_n(m, &cx_sb, ncx, sizeof *cx, cmp_corr);
+    cx = cx_sb.base;
+    for (size_t i = 0; !rc && i < m->gpu.n; i++, trc_spill_tick(m->sp))
         m->gpu.v[i].rt = rt_of_corr(cx, ncx, m->gpu.v[i].corr);
-    free(cx);
-    return SIM_OK;
+    trc_spill_release(m->sp, &cx_sb);
+    return rc ? sim_err_set(err, SIM_ENOMEM, path, 0, 0, NO_ROOM) : SIM_OK;
 }
 
 /* Orders the GPU activities by their runtime call (m->gpu_by_rt) and gives each call the range
  * of its own. */
 static int index_gpu_by_rt(imp *m, sim_err *err, const char *path)
 {
-    if (order_gpu(m, 1, m->gpu_by_rt))
-        return sim_err_set(err, SIM_ENOMEM, path, 0, 0, "out of memory");
-    for (size_t i = 0; i < m->rt.n; i++)
+    if (order_gpu(m, 1, m->gpu_by_rt)) return sim_err_set(err, SIM_ENOMEM, path, 0, 0, NO_ROOM);
+    for (size_t i = 0; i < m->rt.n; i++, trc_spill_tick(m->sp))
         m->rt.v[i].first_gpu = -1;
-    for (size_t i = 0; i < m->gpu.n; i++) {
+    for (size_t i = 0; i < m->gpu.n; i++, trc_spill_tick(m->sp)) {
         const ev_gpu *g = &m->gpu.v[m->gpu_by_rt[i]];
         if (g->rt < 0) continue;
         ev_rt *r = &m->rt.v[g->rt];
@@ -1497,7 +1533,7 @@ static int link_events(imp *m, sim_err *err, const char *path)
 {
     int rc = nest_cpu(m, err, path);
     if (rc) return rc;
-    assign_steps(m);
+    if (assign_steps(m)) return sim_err_set(err, SIM_ENOMEM, path, 0, 0, NO_ROOM);
     if ((rc = add_runtime_threads(m, err, path)) || (rc = link_runtime(m, err, path))) return rc;
     return index_gpu_by_rt(m, err, path);
 }
@@ -1505,14 +1541,14 @@ static int link_events(imp *m, sim_err *err, const char *path)
 /* Rules W1 and W2 of FORMAT.md; counts launches without GPU work. */
 static int flag_warmup(imp *m, trc_kineto_summary *sum, sim_err *err, const char *path)
 {
-    int32_t *by_ts = malloc((m->gpu.n ? m->gpu.n : 1) * sizeof *by_ts);
-    if (!by_ts) return sim_err_set(err, SIM_ENOMEM, path, 0, 0, "out of memory");
-    if (order_gpu(m, 0, by_ts)) {
-        free(by_ts);
-        return sim_err_set(err, SIM_ENOMEM, path, 0, 0, "out of memory");
+    trc_spill_buf sb = {0};
+    int32_t *by_ts = table(m, &sb, m->gpu.n, sizeof *by_ts);
+    if (!by_ts || order_gpu(m, 0, by_ts)) {
+        trc_spill_release(m->sp, &sb);
+        return sim_err_set(err, SIM_ENOMEM, path, 0, 0, NO_ROOM);
     }
     int64_t busy_until = INT64_MIN;
-    for (size_t i = 0; i < m->gpu.n; i++) {
+    for (size_t i = 0; i < m->gpu.n; i++, trc_spill_tick(m->sp)) {
         const ev_gpu *g = &m->gpu.v[by_ts[i]];
         if (g->rt >= 0) {
             const ev_rt *r = &m->rt.v[g->rt];
@@ -1522,8 +1558,8 @@ static int flag_warmup(imp *m, trc_kineto_summary *sum, sim_err *err, const char
         }
         if (g->ts + g->dur > busy_until) busy_until = g->ts + g->dur;
     }
-    free(by_ts);
-    for (size_t i = 0; i < m->rt.n; i++) {
+    trc_spill_release(m->sp, &sb);
+    for (size_t i = 0; i < m->rt.n; i++, trc_spill_tick(m->sp)) {
         const ev_rt *r = &m->rt.v[i];
         /* CUPTI does not report every memset (trace 3 has 47 per step without one), so only
          * launches and copies count */
@@ -1542,7 +1578,7 @@ static void finish_convs(imp *m)
 {
     for (size_t t = 0; t < m->n_thr; t++) {
         const thread_range *th = &m->thr[t];
-        for (size_t i = th->begin; i < th->end; i++) {
+        for (size_t i = th->begin; i < th->end; i++, trc_spill_tick(m->sp)) {
             ev_cpu *c = &m->cpu.v[i];
             if (c->cost.kind != TRC_COST_CONV_OUT) continue;
             int found = 0;
@@ -1571,7 +1607,7 @@ static int unit_of(imp *m, int32_t name)
 static void infer_precision(imp *m, char *out, size_t cap)
 {
     int64_t n_float = 0, n_half = 0, n_bf16 = 0;
-    for (size_t i = 0; i < m->cpu.n; i++) {
+    for (size_t i = 0; i < m->cpu.n; i++, trc_spill_tick(m->sp)) {
         const ev_cpu *c = &m->cpu.v[i];
         if (c->cost.kind != TRC_COST_COMPUTE && c->cost.kind != TRC_COST_CONV_OUT) continue;
         n_float += c->dtype0 == DT_FLOAT;
@@ -1579,7 +1615,7 @@ static void infer_precision(imp *m, char *out, size_t cap)
         n_bf16 += c->dtype0 == DT_BF16;
     }
     double t_tf32 = 0, t_fp16 = 0, t_bf16 = 0, t_fp32 = 0;
-    for (size_t i = 0; i < m->gpu.n; i++) {
+    for (size_t i = 0; i < m->gpu.n; i++, trc_spill_tick(m->sp)) {
         const ev_gpu *g = &m->gpu.v[i];
         if (g->kind != G_KERNEL) continue;
         const char *p = trc_kernel_precision(m->names[g->name]);
@@ -1621,7 +1657,7 @@ static void infer_batch(imp *m, int first_step, int *batch, char *src, size_t ca
     src[0] = 0;
     thread_range *th = find_thread(m, m->main_pid, m->main_tid);
     if (!th || first_step < 0) return;
-    for (size_t i = th->begin; i < th->end; i++) {
+    for (size_t i = th->begin; i < th->end; i++, trc_spill_tick(m->sp)) {
         const ev_cpu *c = &m->cpu.v[i];
         if (c->step != first_step || c->in0_ndim < 2) continue;
         const char *name = m->names[c->name];
@@ -1648,6 +1684,7 @@ typedef struct builder {
     int32_t *touched;
     size_t n_touched, cap_touched;
     int32_t *rec_of_cpu; /* CPU event -> its OP or COLLECTIVE record in this step; -1 */
+    trc_spill_buf rec_of_cpu_sb;
     int32_t *touched_cpu;
     size_t n_touched_cpu, cap_touched_cpu;
     /* kernel cost shares */
@@ -1657,6 +1694,7 @@ typedef struct builder {
     } * shares;
     size_t n_shares, cap_shares;
     double *grp; /* per CPU event: [compute dur, memory dur] */
+    trc_spill_buf grp_sb;
 } builder;
 
 static int local_name(builder *b, int32_t gid)
@@ -1851,16 +1889,36 @@ static int add_cpu_rec(builder *b, size_t i, int kind, int thread, int64_t t0)
     return add_rec(b, &r, gid);
 }
 
+/* The first of the events base[lo..hi) (ev_cpu or ev_rt: `size` bytes each, the start time their
+ * first member, sorted by it) that starts at or after ts. */
+static size_t first_from(const void *base, size_t size, size_t lo, size_t hi, int64_t ts)
+{
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        int64_t t;
+        memcpy(&t, (const char *)base + mid * size, sizeof t);
+        if (t < ts)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
 /* The records of step si's CPU events on the kept threads: waits, loader spans, top-level ops,
- * collectives. */
+ * collectives. Only the step's window of each thread is read (an event is in step si only if it
+ * starts inside it, see step_of). */
 static int add_cpu_recs(builder *b, int32_t si)
 {
     const imp *m = b->m;
-    int64_t t0 = m->steps.v[si].ts;
+    const ev_step *st = &m->steps.v[si];
+    int64_t t0 = st->ts;
     for (size_t t = 0; t < m->n_thr; t++) {
         const thread_range *th = &m->thr[t];
         if (th->ordinal < 0) continue;
-        for (size_t i = th->begin; i < th->end; i++) {
+        for (size_t i = first_from(m->cpu.v, sizeof *m->cpu.v, th->begin, th->end, t0);
+             i < th->end && (m->cpu.v[i].ts < t0 + st->dur || m->cpu.v[i].ts == t0);
+             i++, trc_spill_tick(m->sp)) {
             const ev_cpu *c = &m->cpu.v[i];
             if (c->step != si) continue;
             int kind = cpu_rec_kind(c, m->cpu_flags[i]);
@@ -1870,20 +1928,6 @@ static int add_cpu_recs(builder *b, int32_t si)
         }
     }
     return SIM_OK;
-}
-
-/* The first runtime call (they are sorted by start) that starts at or after ts. */
-static size_t first_rt_from(const imp *m, int64_t ts)
-{
-    size_t lo = 0, hi = m->rt.n;
-    while (lo < hi) {
-        size_t mid = (lo + hi) / 2;
-        if (m->rt.v[mid].ts < ts)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo;
 }
 
 /* Adds the record of a synchronizing runtime call. */
@@ -2024,8 +2068,8 @@ static int add_rt_recs(builder *b, int32_t si)
 {
     const imp *m = b->m;
     const ev_step *st = &m->steps.v[si];
-    for (size_t i = first_rt_from(m, st->ts); i < m->rt.n && m->rt.v[i].ts < st->ts + st->dur + 1;
-         i++) {
+    for (size_t i = first_from(m->rt.v, sizeof *m->rt.v, 0, m->rt.n, st->ts);
+         i < m->rt.n && m->rt.v[i].ts < st->ts + st->dur + 1; i++, trc_spill_tick(m->sp)) {
         const ev_rt *rt = &m->rt.v[i];
         if (rt->step != si) continue;
         const thread_range *th = find_thread(b->m, rt->pid, rt->tid);
@@ -2114,17 +2158,10 @@ static void imp_free(imp *m)
     free(m->names);
     free(m->hash);
     free(m->ev.name);
-    free(m->cpu.v);
-    free(m->rt.v);
-    free(m->gpu.v);
-    free(m->steps.v);
-    free(m->devs.v);
-    free(m->bad.v);
-    free(m->gpu_by_rt);
     free(m->thr);
-    free(m->cpu_flags);
     free(m->unit_of_name);
     free(m->local_name);
+    trc_spill_fini(m->sp); /* the event tables and the other tables still allocated */
 }
 
 /* Counts the events dropped for their times into sum and applies the rule of trc_bad_time
@@ -2133,7 +2170,7 @@ static int check_dropped(const imp *m, trc_kineto_summary *sum, sim_err *err, co
 {
     int64_t gpu = 0;
     const ev_bad *in_step = NULL;
-    for (size_t i = 0; i < m->bad.n; i++) {
+    for (size_t i = 0; i < m->bad.n; i++, trc_spill_tick(m->sp)) {
         const ev_bad *d = &m->bad.v[i];
         gpu += d->gpu;
         if (sum) sum->bad_time[d->reason]++;
@@ -2168,7 +2205,7 @@ static int choose_threads(imp *m)
     int n = 0;
     thread_range *main = find_thread(m, m->main_pid, m->main_tid);
     if (main) main->ordinal = n++;
-    for (size_t i = 0; i < m->rt.n; i++) {
+    for (size_t i = 0; i < m->rt.n; i++, trc_spill_tick(m->sp)) {
         const ev_rt *r = &m->rt.v[i];
         if (r->step < 0 || r->kind == RT_OTHER) continue;
         thread_range *th = find_thread(m, r->pid, r->tid);
@@ -2210,11 +2247,11 @@ static size_t find_period(const int32_t *names, size_t n, size_t *start, size_t 
 static int64_t trace_end(const imp *m)
 {
     int64_t end = m->min_ts;
-    for (size_t i = 0; i < m->cpu.n; i++)
+    for (size_t i = 0; i < m->cpu.n; i++, trc_spill_tick(m->sp))
         end = m->cpu.v[i].ts + m->cpu.v[i].dur > end ? m->cpu.v[i].ts + m->cpu.v[i].dur : end;
-    for (size_t i = 0; i < m->rt.n; i++)
+    for (size_t i = 0; i < m->rt.n; i++, trc_spill_tick(m->sp))
         end = m->rt.v[i].ts + m->rt.v[i].dur > end ? m->rt.v[i].ts + m->rt.v[i].dur : end;
-    for (size_t i = 0; i < m->gpu.n; i++)
+    for (size_t i = 0; i < m->gpu.n; i++, trc_spill_tick(m->sp))
         end = m->gpu.v[i].ts + m->gpu.v[i].dur > end ? m->gpu.v[i].ts + m->gpu.v[i].dur : end;
     return end + 1;
 }
@@ -2223,29 +2260,26 @@ static int64_t trace_end(const imp *m)
  * kernel's own start when unlinked) and that call (-1). Returns the count, or -1 out of memory. */
 static ptrdiff_t kernel_sequence(const imp *m, int32_t *names, int64_t *at, int32_t *rt)
 {
-    int32_t *ord = malloc((m->gpu.n ? m->gpu.n : 1) * sizeof *ord);
-    corr_ix *cx = malloc((m->rt.n ? m->rt.n : 1) * sizeof *cx);
-    if (!ord || !cx || order_gpu(m, 0, ord)) {
-        free(ord);
-        free(cx);
-        return -1;
-    }
-    size_t ncx = 0;
-    for (size_t i = 0; i < m->rt.n; i++)
+    trc_spill_buf ord_sb = {0}, cx_sb = {0};
+    int32_t *ord = table(m, &ord_sb, m->gpu.n, sizeof *ord);
+    corr_ix *cx = table(m, &cx_sb, m->rt.n, sizeof *cx);
+    size_t ncx = 0, n = 0;
+    int ok = ord && cx && !order_gpu(m, 0, ord);
+    for (size_t i = 0; ok && i < m->rt.n; i++, trc_spill_tick(m->sp))
         if (m->rt.v[i].kind == RT_LAUNCH && m->rt.v[i].corr >= 0)
             cx[ncx++] = (corr_ix){m->rt.v[i].corr, (int32_t)i};
-    sort_n(cx, ncx, sizeof *cx, cmp_corr);
-    size_t n = 0;
-    for (size_t i = 0; i < m->gpu.n; i++) {
+    ok = ok && !sort_n(m, &cx_sb, ncx, sizeof *cx, cmp_corr);
+    cx = cx_sb.base;
+    for (size_t i = 0; ok && i < m->gpu.n; i++, trc_spill_tick(m->sp)) {
         const ev_gpu *g = &m->gpu.v[ord[i]];
         if (g->kind != G_KERNEL) continue;
         rt[n] = rt_of_corr(cx, ncx, g->corr);
         at[n] = rt[n] >= 0 ? m->rt.v[rt[n]].ts : g->ts;
         names[n++] = g->name;
     }
-    free(ord);
-    free(cx);
-    return (ptrdiff_t)n;
+    trc_spill_release(m->sp, &ord_sb);
+    trc_spill_release(m->sp, &cx_sb);
+    return ok ? (ptrdiff_t)n : -1;
 }
 
 /* Of the p rotations of a repetition starting at start, the one after the longest CPU gap
@@ -2271,7 +2305,7 @@ static int push_step(imp *m, int64_t ts, int64_t end, int64_t index, const ev_rt
     else if (m->cpu.n)
         s.pid = m->cpu.v[0].pid, s.tid = m->cpu.v[0].tid;
     int ok;
-    VEC_PUSH(m->steps, s, ok);
+    VEC_PUSH(m, m->steps, s, ok);
     return ok ? SIM_OK : SIM_ENOMEM;
 }
 
@@ -2281,9 +2315,10 @@ static int push_step(imp *m, int64_t ts, int64_t end, int64_t index, const ev_rt
  * of the next step's. Sets m->step_source and m->period. */
 static int make_steps(imp *m)
 {
-    size_t n = m->gpu.n ? m->gpu.n : 1;
-    int32_t *names = malloc(n * sizeof *names), *rt = malloc(n * sizeof *rt);
-    int64_t *at = malloc(n * sizeof *at);
+    trc_spill_buf names_sb = {0}, rt_sb = {0}, at_sb = {0};
+    int32_t *names = table(m, &names_sb, m->gpu.n, sizeof *names);
+    int32_t *rt = table(m, &rt_sb, m->gpu.n, sizeof *rt);
+    int64_t *at = table(m, &at_sb, m->gpu.n, sizeof *at);
     ptrdiff_t nk = names && rt && at ? kernel_sequence(m, names, at, rt) : -1;
     int rc = nk < 0 ? SIM_ENOMEM : SIM_OK;
     size_t start = 0, len = 0, p = nk > 0 ? find_period(names, (size_t)nk, &start, &len) : 0;
@@ -2305,9 +2340,9 @@ static int make_steps(imp *m)
         rc = push_step(m, m->min_ts, end, 0, l >= 0 ? &m->rt.v[l] : NULL);
         m->step_source = TRC_STEPS_WHOLE;
     }
-    free(names);
-    free(rt);
-    free(at);
+    trc_spill_release(m->sp, &names_sb);
+    trc_spill_release(m->sp, &rt_sb);
+    trc_spill_release(m->sp, &at_sb);
     return rc;
 }
 
@@ -2360,15 +2395,15 @@ static int builder_init(builder *b, imp *m, trc_step *step)
 {
     m->unit_of_name = malloc(m->n_names ? m->n_names : 1);
     m->local_name = malloc((m->n_names ? m->n_names : 1) * sizeof *m->local_name);
-    b->rec_of_cpu = malloc((m->cpu.n ? m->cpu.n : 1) * sizeof *b->rec_of_cpu);
-    b->grp = calloc(2 * (m->cpu.n ? m->cpu.n : 1), sizeof *b->grp);
+    b->m = m;
+    b->rec_of_cpu = table(m, &b->rec_of_cpu_sb, m->cpu.n, sizeof *b->rec_of_cpu);
+    b->grp = table(m, &b->grp_sb, 2 * m->cpu.n, sizeof *b->grp);
     if (!m->unit_of_name || !m->local_name || !b->rec_of_cpu || !b->grp) return SIM_ENOMEM;
     memset(m->unit_of_name, -1, m->n_names ? m->n_names : 1);
     for (size_t i = 0; i < m->n_names; i++)
         m->local_name[i] = -1;
-    for (size_t i = 0; i < m->cpu.n; i++)
+    for (size_t i = 0; i < m->cpu.n; i++, trc_spill_tick(m->sp))
         b->rec_of_cpu[i] = -1;
-    b->m = m;
     b->s = step;
     return SIM_OK;
 }
@@ -2378,9 +2413,10 @@ static void builder_free(builder *b)
 {
     free(b->touched);
     free(b->touched_cpu);
-    free(b->rec_of_cpu);
     free(b->shares);
-    free(b->grp);
+    if (!b->m) return;
+    trc_spill_release(b->m->sp, &b->rec_of_cpu_sb);
+    trc_spill_release(b->m->sp, &b->grp_sb);
 }
 
 /* Decides which steps are kept (all with opt->keep_warmup), lists the others in h->dropped and
@@ -2409,7 +2445,7 @@ static int64_t main_device(const imp *m)
     int64_t dev = m->gpu.v[0].device;
     int64_t ids[64], counts[64];
     int nd = 0;
-    for (size_t i = 0; i < m->gpu.n; i++) {
+    for (size_t i = 0; i < m->gpu.n; i++, trc_spill_tick(m->sp)) {
         int k = 0;
         while (k < nd && ids[k] != m->gpu.v[i].device)
             k++;
@@ -2443,7 +2479,7 @@ static void header_gpu(const imp *m, int64_t dev, trc_header *h)
 static uint32_t recorded_mask(const imp *m)
 {
     uint32_t has = TRC_HAS_KERNELS;
-    for (size_t i = 0; i < m->cpu.n; i++) {
+    for (size_t i = 0; i < m->cpu.n; i++, trc_spill_tick(m->sp)) {
         has |= m->cpu.v[i].annot ? 0 : TRC_HAS_CPU_OPS;
         has |= m->cpu.v[i].has_dims ? TRC_HAS_SHAPES : 0;
         uint8_t fl = m->cpu_flags[i];
@@ -2451,13 +2487,13 @@ static uint32_t recorded_mask(const imp *m)
         has |= fl & F_LOADER ? TRC_HAS_LOADER : 0;
         has |= fl & F_NCCL ? TRC_HAS_COLLECTIVES : 0;
     }
-    for (size_t i = 0; i < m->gpu.n; i++) {
+    for (size_t i = 0; i < m->gpu.n; i++, trc_spill_tick(m->sp)) {
         has |= m->gpu.v[i].kind != G_KERNEL ? TRC_HAS_MEMCPY : 0;
         has |= m->gpu.v[i].blocks ? TRC_HAS_BLOCKS : 0;
         if (m->gpu.v[i].kind == G_KERNEL && trc_kernel_is_nccl(m->names[m->gpu.v[i].name]))
             has |= TRC_HAS_COLLECTIVES;
     }
-    for (size_t i = 0; i < m->rt.n; i++)
+    for (size_t i = 0; i < m->rt.n; i++, trc_spill_tick(m->sp))
         has |= m->rt.v[i].kind == RT_SYNC ? TRC_HAS_SYNCS : 0;
     return has;
 }
@@ -2518,7 +2554,7 @@ static int write_steps(builder *b, const trc_header *h, const char *out_path, co
         rc = build_step(b, (int32_t)i);
         builder_reset(b);
         if (rc) {
-            rc = sim_err_set(err, rc, in_path, 0, 0, "out of memory building step %lld",
+            rc = sim_err_set(err, rc, in_path, 0, 0, NO_ROOM " building step %lld",
                              (long long)m->steps.v[i].index);
             break;
         }
@@ -2526,7 +2562,7 @@ static int write_steps(builder *b, const trc_header *h, const char *out_path, co
         if (!sum) continue;
         if ((rc = trc_step_stats(b->s, &sum->steps[sum->n_steps])) ||
             (rc = trc_step_sample_cpu(b->s, &launch, &ops))) {
-            rc = sim_err_set(err, rc, in_path, 0, 0, "out of memory");
+            rc = sim_err_set(err, rc, in_path, 0, 0, NO_ROOM);
             break;
         }
         sum->n_steps++;
@@ -2563,7 +2599,7 @@ static int stat_input(const char *path, trc_kineto_summary *sum, sim_err *err)
 static int64_t unlinked_gpu(const imp *m)
 {
     int64_t n = 0;
-    for (size_t i = 0; i < m->gpu.n; i++)
+    for (size_t i = 0; i < m->gpu.n; i++, trc_spill_tick(m->sp))
         n += m->gpu.v[i].rt < 0;
     return n;
 }
@@ -2575,7 +2611,7 @@ static int prepare_steps(imp *m, trc_kineto_summary *sum, int *threads, const ch
 {
     int rc;
     if (m->steps.n == 0 && (rc = make_steps(m)))
-        return sim_err_set(err, rc, in_path, 0, 0, "out of memory");
+        return sim_err_set(err, rc, in_path, 0, 0, NO_ROOM);
     if (sum) {
         sum->steps_found = (int)m->steps.n;
         sum->step_source = m->step_source;
@@ -2609,6 +2645,8 @@ int trc_kineto_import(const char *in_path, const char *out_path, const trc_kinet
     memset(&step, 0, sizeof step);
     int rc = stat_input(in_path, sum, err);
     if (rc) return rc;
+    m.sp = &m.spill;
+    trc_spill_init(m.sp, SPILL_FILE_FROM, SPILL_BUDGET);
     rc = parse_json(&m, in_path, sum, err);
     if (sum) sum->parse_s = now_s() - t_start;
     if (rc) goto out;
@@ -2618,7 +2656,7 @@ int trc_kineto_import(const char *in_path, const char *out_path, const trc_kinet
         (rc = prepare_steps(&m, sum, &threads, in_path, err)))
         goto out;
     if (builder_init(&b, &m, &step)) {
-        rc = sim_err_set(err, SIM_ENOMEM, in_path, 0, 0, "out of memory");
+        rc = sim_err_set(err, SIM_ENOMEM, in_path, 0, 0, NO_ROOM);
         goto out;
     }
     trc_header h;
@@ -2637,7 +2675,7 @@ int trc_kineto_import(const char *in_path, const char *out_path, const trc_kinet
         goto out;
     }
     if (sum && !(sum->steps = calloc((size_t)kept, sizeof *sum->steps))) {
-        rc = sim_err_set(err, SIM_ENOMEM, in_path, 0, 0, "out of memory");
+        rc = sim_err_set(err, SIM_ENOMEM, in_path, 0, 0, NO_ROOM);
         goto out;
     }
     if ((rc = write_steps(&b, &h, out_path, in_path, sum, err))) goto out;

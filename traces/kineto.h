@@ -2,7 +2,9 @@
  * Reads .json or .json.gz with yajl's streaming parser, keeping only a small struct per relevant
  * event (never a document tree), links launches to GPU work by correlation id, cuts steps at
  * ProfilerStep#N (without them: by the repeating kernel sequence, or one step; docs/replay.md),
- * drops warm-up steps (rules in traces/FORMAT.md) and writes traces/trace.h. */
+ * drops warm-up steps (rules in traces/FORMAT.md) and writes traces/trace.h. The event tables
+ * move into temporary files in $TMPDIR past 1 MiB (a third of the JSON's size, half while the
+ * largest is sorted), so the resident set stays under 32 MiB whatever the trace's size. */
 #ifndef TRC_KINETO_H
 #define TRC_KINETO_H
 
@@ -82,10 +84,11 @@ const char *trc_kineto_step_source_name(int source);
 
 /* Imports in_path (Kineto JSON, optionally gzip-compressed) into the native trace out_path
  * (written whole or not at all). options may be NULL for the defaults; summary may be NULL.
- * Errors: SIM_ENOENT (no input), SIM_EIO, SIM_EFORMAT (not JSON / truncated / corrupt gzip, with
- * line, column and byte offset of the decompressed JSON), SIM_EINVAL (JSON that is not a usable
- * Kineto trace: no traceEvents, no GPU events, an AMD GPU, every step dropped, events with
- * unusable times past the rule of trc_bad_time). */
+ * Errors: SIM_ENOENT (no input), SIM_EIO, SIM_ENOMEM (also: no room for the temporary tables),
+ * SIM_EFORMAT (not JSON / truncated / corrupt gzip, with line, column and byte offset of the
+ * decompressed JSON), SIM_EINVAL (JSON that is not a usable Kineto trace: no traceEvents, no GPU
+ * events, an AMD GPU, every step dropped, events with unusable times past the rule of
+ * trc_bad_time). */
 int trc_kineto_import(const char *in_path, const char *out_path, const trc_kineto_options *opt,
                       trc_kineto_summary *summary, sim_err *err);
 

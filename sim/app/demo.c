@@ -230,6 +230,21 @@ static const sim_demo demos[] = {
      .bounds_why = "a quarter of the GPU against the 47 % a run uses alone: 0.25 / 0.47 = 0.53, "
                    "less the context switches; N runs that each keep the GPU fully busy would "
                    "each slow by N (the seed's ~Nx from three on)"},
+    {.name = "s4-mig-4way",
+     .lesson = "seed S4: four jobs at once, each on a quarter of an RTX PRO 6000 (MIG), vs one "
+               "job on the whole GPU",
+     .file = "s4-mig-pro6000-whole.yaml",
+     .after_file = "s4-mig-4way.yaml",
+     .explain = "Each job gets a quarter of the SMs and of the bandwidth, so each runs at about a "
+                "quarter of the whole GPU's pace, but the four run at once on one host: together "
+                "they train more than one job on the whole card, as long as the CPU, the disk "
+                "and the one PCIe link keep up.",
+     .min_gain = 0.22,
+     .max_gain = 0.3,
+     .bounds_why = "46 of 188 SMs (24.5 %) and a quarter of the bandwidth per instance, kernels "
+                   "that do not fill the whole GPU losing less (one job alone on an instance: "
+                   "0.29x, demo s4-mig), less the four jobs' copies meeting on the card's one "
+                   "PCIe link"},
 };
 
 const sim_demo *sim_demo_table(size_t *n)
@@ -265,7 +280,7 @@ static void side_figures(const sim_result *res, sim_demo_side *out)
 }
 
 /* A side whose experiment is a `jobs:` list: every job at once, the first job's figures, with
- * GPU-Util and SM active of its (first) GPU. */
+ * GPU-Util and SM active of its (first) GPU, or its own instance's SM active on MIG. */
 static int jobs_side(const cfg_jobs *jobs, const sim_experiment *x, const cfg_experiment_set *set,
                      const char *catalog_dir, sim_demo_side *out, sim_err *err)
 {
@@ -275,9 +290,13 @@ static int jobs_side(const cfg_jobs *jobs, const sim_experiment *x, const cfg_ex
     if (!rc) rc = sim_run_jobs(&js.system, js.slot, js.n, &js.share, &res, err);
     if (!rc) {
         side_figures(&res.job[0], out);
-        /* what nvidia-smi shows for the GPU: every job's kernels */
-        out->gpu_util_pct = res.gpu[js.slot[0].gpus[0]].gpu_util_pct;
-        out->sm_active_pct = res.gpu[js.slot[0].gpus[0]].sm_active_pct;
+        /* what nvidia-smi shows for the GPU: every job's kernels; on MIG it shows none, and
+         * the job's own instance's SM active stands */
+        const sim_gpu_figures *g = &res.gpu[js.slot[0].gpus[0]];
+        if (!g->mig) {
+            out->gpu_util_pct = g->gpu_util_pct;
+            out->sm_active_pct = g->sm_active_pct;
+        }
         sim_jobs_result_free(&res);
     }
     sim_jobs_setup_free(&js);

@@ -5,6 +5,7 @@
  * user would write. Wall and CPU time are both printed: the CPU time is the one to compare on a
  * loaded machine. Not a test (it asserts nothing and takes a minute).
  * Usage: bench_compare [REPEATS [PYTHON_SAMPLES]] (defaults 3 and 128,000). */
+#include "bench_machine.h"
 #include "epoch_scenario.h"
 #include "sim/core/heap.h"
 
@@ -110,25 +111,6 @@ static int time_python(long samples, timing *t, double *simulated_s)
     return n == 6 && rc == 0 ? 0 : -1;
 }
 
-static void print_machine(void)
-{
-    char line[512], model[256] = "unknown CPU";
-    FILE *f = fopen("/proc/cpuinfo", "r");
-    while (f && fgets(line, sizeof line, f))
-        if (!strncmp(line, "model name", 10) && strchr(line, ':')) {
-            snprintf(model, sizeof model, "%s", strchr(line, ':') + 2);
-            model[strcspn(model, "\n")] = 0;
-            break;
-        }
-    if (f) fclose(f);
-    double load[3] = {0};
-    f = fopen("/proc/loadavg", "r");
-    if (f && fscanf(f, "%lf %lf %lf", &load[0], &load[1], &load[2]) != 3) load[0] = -1;
-    if (f) fclose(f);
-    printf("machine: %s, %ld cores online, load average %.2f %.2f %.2f\n", model,
-           sysconf(_SC_NPROCESSORS_ONLN), load[0], load[1], load[2]);
-}
-
 static void print_row(const char *name, const timing *t)
 {
     printf("%-44s %11" PRIu64 " %8.3f %8.3f %10.2f\n", name, t->events, t->wall_s, t->cpu_s,
@@ -143,7 +125,7 @@ int main(int argc, char **argv)
         return fprintf(stderr, "usage: bench_compare [REPEATS [PYTHON_SAMPLES <= %d]]\n",
                        BENCH_EPOCH_SAMPLES),
                2;
-    print_machine();
+    bench_print_machine();
     timing ep = {0}, bare = {0}, py = {0};
     double ep_sim_s = 0, py_sim_s = 0;
     if (time_epoch(repeats, &ep, &ep_sim_s)) return 1;
