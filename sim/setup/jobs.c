@@ -3,6 +3,7 @@
  * sim_scenario_build on its own GPUs, so a job has every key and every check a single run has. */
 #include "sim/setup/jobs.h"
 
+#include "sim/setup/mig.h"
 #include "sim/setup/scenario.h"
 
 #include <stdlib.h>
@@ -234,6 +235,76 @@ static int check_memory(const sim_jobs_setup *s, const cfg_jobs *jobs, sim_err *
     return SIM_OK;
 }
 
+/* MIG instances on one GPU: each takes `slices` compute slices from one of its profile's legal
+ * starts, and no two overlap (the placement diagrams of the MIG user guide, as the catalog's
+ * `starts:` lists them). Depth-first over the instances, at most SIM_MIG_SLOTS_MAX of them. */
+static bool mig_place(const sim_mig_profile *const *inst, int n, int k, unsigned used)
+{
+    if (k == n) return true;
+    const sim_mig_profile *p = inst[k];
+    for (int i = 0; i < p->n_starts; i++) {
+        unsigned mask = ((1u << p->slices) - 1u) << p->starts[i];
+        if (!(used & mask) && mig_place(inst, n, k + 1, used | mask)) return true;
+    }
+    return false;
+}
+
+/* The MIG instances the jobs ask for on GPU `gpu`, with their names for errors; 0 = none. */
+static int mig_instances(const sim_jobs_setup *s, const cfg_jobs *jobs, int gpu,
+                         const sim_mig_table *t, const sim_mig_profile **inst, char *who,
+                         size_t size, int *whole)
+{
+    int n = 0;
+    size_t used = 0;
+    *whole = -1;
+    for (int j = 0; j < s->n; j++) {
+        const sim_scenario *sc = &s->sc[j];
+        bool on = false;
+        for (int r = 0; r < sc->hw.gpu_count; r++)
+            on = on || s->gpus[j][r] == gpu;
+        if (!on) continue;
+        if (!sc->hw.mig[0]) {
+            *whole = j;
+            continue;
+        }
+        if (n == SIM_MIG_SLOTS_MAX) return SIM_MIG_SLOTS_MAX + 1;
+        inst[n++] = sim_mig_find(t, sc->hw.mig);
+        used += (size_t)snprintf(who + used, used < size ? size - used : 0, "%s%s (%s)",
+                                 used ? ", " : "", jobs->job[j].name, sc->hw.mig);
+    }
+    return n;
+}
+
+/* A GPU in MIG mode runs only instances, and its instances must have a legal placement. */
+static int check_mig(const sim_jobs_setup *s, const cfg_jobs *jobs, const char *dir, sim_err *err)
+{
+    sim_mig_table t;
+    int rc = cfg_mig_load(dir, s->system.hw.gpu.name, &t, err);
+    if (rc || t.n == 0) return rc;
+    for (int g = 0; g < s->system.hw.gpu_count; g++) {
+        const sim_mig_profile *inst[SIM_MIG_SLOTS_MAX];
+        char who[SIM_ERR_MSG_MAX / 2] = "";
+        int whole, n = mig_instances(s, jobs, g, &t, inst, who, sizeof who, &whole);
+        if (n == 0) continue;
+        if (whole >= 0)
+            return sim_err_set(err, SIM_EINVAL, NULL, 0, 0,
+                               "GPU %d runs MIG instances (%s), so job '%s' cannot have the whole "
+                               "GPU: a GPU in MIG mode runs only its instances",
+                               g, who, jobs->job[whole].name);
+        int mem = 0;
+        for (int i = 0; i < n && n <= SIM_MIG_SLOTS_MAX; i++)
+            mem += inst[i]->mem_slices;
+        if (n > SIM_MIG_SLOTS_MAX || mem > t.memory_slices || !mig_place(inst, n, 0, 0))
+            return sim_err_set(err, SIM_EINVAL, NULL, 0, 0,
+                               "GPU %d (%s): the MIG instances %s have no legal placement in its "
+                               "%d compute and %d memory slices (`epochsim hw show %s` lists "
+                               "each profile's slices and starts)",
+                               g, s->system.hw.gpu.name, who, t.compute_slices, t.memory_slices,
+                               s->system.hw.gpu.name);
+    }
+    return SIM_OK;
+}
+
 int sim_jobs_build(const cfg_jobs *jobs, const sim_experiment *top, const cfg_experiment_set *set,
                    const char *catalog_dir, sim_jobs_setup *out, sim_err *err)
 {
@@ -268,7 +339,8 @@ int sim_jobs_build(const cfg_jobs *jobs, const sim_experiment *top, const cfg_ex
         if (rc) return rc;
         out->slot[j] = (sim_job_slot){.sc = &out->sc[j], .gpus = out->gpus[j]};
     }
-    return check_memory(out, jobs, err);
+    rc = check_mig(out, jobs, catalog_dir, err);
+    return rc ? rc : check_memory(out, jobs, err);
 }
 
 void sim_jobs_setup_free(sim_jobs_setup *s)

@@ -146,6 +146,44 @@ static void test_jobs_build_refuses_what_does_not_fit(void **state)
     sim_jobs_setup_free(&js);
 }
 
+/* MIG on the default A100 80GB: instances take compute slices from their profile's legal
+ * starts (catalog `starts:`), memory slices add up to at most 8, and a GPU in MIG mode runs no
+ * whole-GPU job. 4g.40gb at 0 and 3g.40gb at 4 fill it; seven 1g.10gb fit; a fourth 2g.20gb
+ * finds no start (0, 2, 4 are taken). */
+static void test_jobs_build_checks_mig_placements(void **state)
+{
+    (void)state;
+    sim_jobs_setup js;
+    sim_err err;
+    int rc = build("jobs:\n  - {name: big, placement: {mig: 4g.40gb}}\n"
+                   "  - {name: mid, placement: {mig: 3g.40gb}}\n",
+                   &js, &err);
+    if (rc) fail_msg("%s", err.msg);
+    sim_jobs_setup_free(&js);
+    char seven[512] = "jobs:\n";
+    for (int i = 0; i < 7; i++)
+        snprintf(seven + strlen(seven), sizeof seven - strlen(seven),
+                 "  - {name: j%d, placement: {mig: 1g.10gb}}\n", i);
+    rc = build(seven, &js, &err);
+    if (rc) fail_msg("%s", err.msg);
+    sim_jobs_setup_free(&js);
+    assert_int_equal(build("jobs:\n  - {name: a, placement: {mig: 2g.20gb}}\n"
+                           "  - {name: b, placement: {mig: 2g.20gb}}\n"
+                           "  - {name: c, placement: {mig: 2g.20gb}}\n"
+                           "  - {name: d, placement: {mig: 2g.20gb}}\n",
+                           &js, &err),
+                     SIM_EINVAL);
+    assert_non_null(strstr(err.msg, "have no legal placement"));
+    assert_non_null(strstr(err.msg, "d (2g.20gb)"));
+    sim_jobs_setup_free(&js);
+    assert_int_equal(build("jobs:\n  - {name: slice, placement: {mig: 1g.10gb}}\n"
+                           "  - {name: whole}\n",
+                           &js, &err),
+                     SIM_EINVAL);
+    assert_non_null(strstr(err.msg, "job 'whole' cannot have the whole GPU"));
+    sim_jobs_setup_free(&js);
+}
+
 static int setup(void **state)
 {
     (void)state;
@@ -159,6 +197,7 @@ int main(void)
         cmocka_unit_test(test_jobs_bad_items_name_file_and_line),
         cmocka_unit_test(test_jobs_build_places_each_job_on_its_gpus),
         cmocka_unit_test(test_jobs_build_refuses_what_does_not_fit),
+        cmocka_unit_test(test_jobs_build_checks_mig_placements),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
