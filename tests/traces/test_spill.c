@@ -170,6 +170,16 @@ static int run_measured(char *const argv[], long *maxrss_kib)
     return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
+/* AddressSanitizer's shadow memory and quarantine add tens of MiB of resident memory (79.6 MiB
+ * measured for the import below), so under it the bound is not the importer's. */
+#if defined(__SANITIZE_ADDRESS__)
+#define SPILL_UNDER_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define SPILL_UNDER_ASAN 1
+#endif
+#endif
+
 /* The generated trace is 59 MB of dense events (tests/traces/make_dense_kineto.py, 320 steps).
  * Measured: 22.1 MiB with the tables in files (the importer's budget is 22 MiB); 45 MiB with them
  * in memory (commit 6d53685), so the test fails if the tables go back into memory. The 10 MiB
@@ -191,7 +201,9 @@ static void test_spill_import_peaks_under_32_mib(void **state)
     unlink(out);
     print_message("import of the 59 MB dense trace: peak RSS %.1f MiB\n", (double)kib / 1024);
     assert_int_equal(rc, 0);
-    assert_true(kib < 32 * 1024);
+#ifndef SPILL_UNDER_ASAN
+    assert_true(kib < 32 * 1024); /* the plain build checks the bound; ASan checks the import */
+#endif
 }
 
 int main(void)
