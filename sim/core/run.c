@@ -682,7 +682,7 @@ static void world_free(world *w)
     free(w->epochs_ended);
     free(w->epoch_reads);
     free(w->epoch_hits);
-    free(w->last.gpu);
+    snapshot_free(&w->last);
     for (int i = 0; w->bounds && i < w->sampler.n; i++)
         snapshot_free(&w->bounds[i]);
     free(w->bounds);

@@ -205,6 +205,14 @@ static int build_job(const cfg_job *job, int n_gpus, const char *dir, sim_scenar
     return job_named(rc, job->name, err);
 }
 
+/* Whether job j has a rank on physical GPU `gpu`. */
+static bool job_on(const sim_jobs_setup *s, int j, int gpu)
+{
+    for (int r = 0; r < s->sc[j].hw.gpu_count; r++)
+        if (s->gpus[j][r] == gpu) return true;
+    return false;
+}
+
 /* The jobs on each whole GPU must fit in its memory together (a MIG instance has its own). */
 static int check_memory(const sim_jobs_setup *s, const cfg_jobs *jobs, sim_err *err)
 {
@@ -215,10 +223,7 @@ static int check_memory(const sim_jobs_setup *s, const cfg_jobs *jobs, sim_err *
         int n = 0;
         for (int j = 0; j < s->n; j++) {
             const sim_scenario *sc = &s->sc[j];
-            bool on = false;
-            for (int r = 0; r < sc->hw.gpu_count; r++)
-                on = on || s->gpus[j][r] == i;
-            if (!on || !sc->memory.known || sc->hw.mig[0]) continue;
+            if (!job_on(s, j, i) || !sc->memory.known || sc->hw.mig[0]) continue;
             sum += sc->memory.peak_gb;
             cap = sc->memory.capacity_gb;
             n++;
@@ -249,7 +254,8 @@ static bool mig_place(const sim_mig_profile *const *inst, int n, int k, unsigned
     return false;
 }
 
-/* The MIG instances the jobs ask for on GPU `gpu`, with their names for errors; 0 = none. */
+/* The MIG instances the jobs ask for on GPU `gpu` (all counted, the first SIM_MIG_SLOTS_MAX
+ * kept), with their names for errors, and a job on the whole GPU in *whole (-1: none). */
 static int mig_instances(const sim_jobs_setup *s, const cfg_jobs *jobs, int gpu,
                          const sim_mig_table *t, const sim_mig_profile **inst, char *who,
                          size_t size, int *whole)
@@ -259,16 +265,13 @@ static int mig_instances(const sim_jobs_setup *s, const cfg_jobs *jobs, int gpu,
     *whole = -1;
     for (int j = 0; j < s->n; j++) {
         const sim_scenario *sc = &s->sc[j];
-        bool on = false;
-        for (int r = 0; r < sc->hw.gpu_count; r++)
-            on = on || s->gpus[j][r] == gpu;
-        if (!on) continue;
+        if (!job_on(s, j, gpu)) continue;
         if (!sc->hw.mig[0]) {
             *whole = j;
             continue;
         }
-        if (n == SIM_MIG_SLOTS_MAX) return SIM_MIG_SLOTS_MAX + 1;
-        inst[n++] = sim_mig_find(t, sc->hw.mig);
+        if (n < SIM_MIG_SLOTS_MAX) inst[n] = sim_mig_find(t, sc->hw.mig);
+        n++;
         used += (size_t)snprintf(who + used, used < size ? size - used : 0, "%s%s (%s)",
                                  used ? ", " : "", jobs->job[j].name, sc->hw.mig);
     }
@@ -292,7 +295,7 @@ static int check_mig(const sim_jobs_setup *s, const cfg_jobs *jobs, const char *
                                "GPU: a GPU in MIG mode runs only its instances",
                                g, who, jobs->job[whole].name);
         int mem = 0;
-        for (int i = 0; i < n && n <= SIM_MIG_SLOTS_MAX; i++)
+        for (int i = 0; i < n && i < SIM_MIG_SLOTS_MAX; i++)
             mem += inst[i]->mem_slices;
         if (n > SIM_MIG_SLOTS_MAX || mem > t.memory_slices || !mig_place(inst, n, 0, 0))
             return sim_err_set(err, SIM_EINVAL, NULL, 0, 0,
