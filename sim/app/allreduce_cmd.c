@@ -238,7 +238,7 @@ int sim_allreduce_cmd(int argc, char **argv)
         free(hw);
         return SIM_EXIT_USAGE;
     }
-    sim_ring r = sim_topo_ring(hw, hw->gpu_count);
+    sim_ring r = sim_topo_ring(hw, NULL, hw->gpu_count);
     if (a.json)
         rc = write_json(&a, hw, &r);
     else

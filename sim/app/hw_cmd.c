@@ -659,7 +659,7 @@ static int show_links(const char *dir, const char *name, FILE *out)
     fprintf(out, "\n  P2P      %s\n",
             hw->topo.p2p ? "yes" : "no: peer traffic bounces through host memory");
     if (hw->gpu_count > 1) {
-        sim_ring r = sim_topo_ring(hw, hw->gpu_count);
+        sim_ring r = sim_topo_ring(hw, NULL, hw->gpu_count);
         fprintf(out,
                 "  ring     slowest hop %s at %.2f GB/s per direction (epochsim hw allreduce %s)\n",
                 sim_path_name(r.path), r.bw_gbps, name);
@@ -686,7 +686,7 @@ static int json_links(yajl_gen g, const char *dir, const char *name)
     yajl_gen_integer(g, hw->topo.nvlink_links);
     json_str(g, "p2p");
     yajl_gen_bool(g, hw->topo.p2p);
-    sim_ring r = sim_topo_ring(hw, hw->gpu_count);
+    sim_ring r = sim_topo_ring(hw, NULL, hw->gpu_count);
     json_str(g, "ring_path");
     if (hw->gpu_count > 1)
         json_str(g, sim_path_name(r.path));

@@ -276,7 +276,7 @@ static void predict_busbw(sim_val_row *r, const sim_scenario *sc, const bench_pa
         row_fail(r, "settings: busbw_gbps needs bytes= and gpus of 2 or more");
         return;
     }
-    sim_ring ring = sim_topo_ring(&sc->hw, sc->hw.gpu_count);
+    sim_ring ring = sim_topo_ring(&sc->hw, NULL, sc->hw.gpu_count);
     sim_allreduce ar;
     sim_topo_allreduce(&ring, b->bytes, &ar);
     r->predicted = ar.busbw_gbps;

@@ -52,6 +52,7 @@ typedef struct epoch_sample {
  * physical GPU's PCIe link directions and, with several jobs, the device they share it through. */
 typedef struct host {
     sim_engine *e;
+    const sim_hardware *hw; /* the system's: every physical GPU's slot and the links between */
     sim_cpu_model cpu_model;
     sim_ps *cpu;
     sim_ps *mem; /* host memory bus */
@@ -68,6 +69,7 @@ typedef struct world {
     host *h;
     const int *phys;      /* the physical GPU of each rank */
     int batches_per_step; /* loader batches per optimizer step */
+    sim_ring ring;        /* over the job's GPUs */
     sim_collective *coll;
     sim_metrics *metrics;
     int n;
@@ -503,10 +505,9 @@ static void mean_of_epochs(sim_result *res)
 }
 
 /* The all-reduce runs after the whole backward here (models/expand.c), so all of it is exposed:
- * the ring's slowest link is what to name. */
-static void comm_verdict(const sim_scenario *sc, sim_result *res)
+ * the slowest link of the job's ring is what to name. */
+static void comm_verdict(const sim_scenario *sc, const sim_ring *ring, sim_result *res)
 {
-    sim_ring ring = sim_topo_ring(&sc->hw, sc->hw.gpu_count);
     res->bottleneck = SIM_BN_COMMUNICATION;
     snprintf(res->verdict, sizeof res->verdict,
              "Communication-bound: the gradient all-reduce of %d GPUs takes %.1f%% of the time "
@@ -514,10 +515,10 @@ static void comm_verdict(const sim_scenario *sc, sim_result *res)
              "PCIe slots, fewer larger steps (gradient accumulation) or overlapping the "
              "reduction with backward would help.",
              sc->hw.gpu_count, res->mean.comm_pct,
-             ring.path == SIM_PATH_NVLINK ? "NVLink"
-             : ring.path == SIM_PATH_PCIE ? "PCIe peer-to-peer"
-                                          : "host memory (no P2P)",
-             ring.bw_gbps);
+             ring->path == SIM_PATH_NVLINK ? "NVLink"
+             : ring->path == SIM_PATH_PCIE ? "PCIe peer-to-peer"
+                                           : "host memory (no P2P)",
+             ring->bw_gbps);
 }
 
 /* The stall the verdict may name: sync and other are consequences (a sync waits for work already
@@ -589,14 +590,14 @@ static void cpu_verdict(const sim_scenario *sc, sim_result *res, sim_stall worst
 
 /* Names the largest cause of GPU idle time, with its share; advice is not given here: the
  * caller checks each change by simulating it (sim/setup/advice.h). */
-static void verdict(const sim_scenario *sc, sim_result *res)
+static void verdict(const sim_scenario *sc, const sim_ring *ring, sim_result *res)
 {
     const sim_epoch_result *m = &res->mean;
     sim_stall worst = largest_stall(m);
     char *v = res->verdict;
     size_t vs = sizeof res->verdict;
     if (m->comm_pct >= STALL_VERDICT_PCT && m->comm_pct > m->stall_pct[worst]) {
-        comm_verdict(sc, res);
+        comm_verdict(sc, ring, res);
         return;
     }
     if (res->gpu_util_na &&
@@ -626,7 +627,7 @@ static void verdict(const sim_scenario *sc, sim_result *res)
                  sc->loader.non_blocking ? ", non_blocking" : ", blocking", m->h2d_busy_pct);
         return;
     case SIM_STALL_COMM:
-        comm_verdict(sc, res);
+        comm_verdict(sc, ring, res);
         return;
     case SIM_STALL_SHARED:
         if (sc->loader.num_workers > 0 && m->worker_busy_pct >= WORKERS_SATURATED_PCT) {
@@ -758,6 +759,7 @@ static int host_create(host *h, const sim_hardware *hw, double mem_copy_efficien
 {
     h->cpu_model =
         (sim_cpu_model){hw->cpu.cores, hw->cpu.threads, hw->cpu.smt_gain, hw->cpu.single_thread};
+    h->hw = hw;
     h->n_gpus = n_gpus;
     h->e = sim_engine_create();
     h->h2d = calloc((size_t)n_gpus, sizeof *h->h2d);
@@ -808,8 +810,9 @@ static int world_create(world *w, int64_t window_ns)
         return SIM_ENOMEM;
     w->metrics = sim_metrics_create(w->h->e, w->n, window_ns,
                                     sc->memory_budget_bytes / SERIES_BYTES_PER_WINDOW);
-    sim_ring ring = sim_topo_ring(&sc->hw, w->n);
-    w->coll = sim_collective_create(w->h->e, w->n, &ring);
+    /* The job's own GPUs: a job placed on GPUs 2 and 3 rings over their slots and links. */
+    w->ring = sim_topo_ring(w->h->hw, w->phys, w->n);
+    w->coll = sim_collective_create(w->h->e, w->n, &w->ring);
     return w->metrics && w->coll ? SIM_OK : SIM_ENOMEM;
 }
 
@@ -1003,7 +1006,7 @@ static int results(world *w, sim_result *res, int64_t window_ns, int64_t end_ns)
     mean_of_epochs(res);
     if (w->samples) sampled_summary(w, res);
     res->gpu_util_na = w->sc->hw.mig[0] != 0;
-    verdict(w->sc, res);
+    verdict(w->sc, &w->ring, res);
     return SIM_OK;
 }
 

@@ -47,23 +47,29 @@ double sim_topo_pinned_gbps(const sim_hardware *hw, int i)
     return hw->link.pinned_gbps * sim_topo_gpu_lanes(hw, i) / hw->link.lanes;
 }
 
-sim_ring sim_topo_ring(const sim_hardware *hw, int n)
+static int ring_gpu(const int *gpus, int i)
+{
+    return gpus ? gpus[i] : i;
+}
+
+sim_ring sim_topo_ring(const sim_hardware *hw, const int *gpus, int n)
 {
     sim_ring r = {.n = n, .bw_gbps = 0, .path = SIM_PATH_NVLINK};
     if (n < 2) return r;
     const sim_topology *t = &hw->topo;
     double nvlink = t->nvlink_links * t->nvlink_link_gbps;
+    bool one_pair = n == 2 && ring_gpu(gpus, 0) / 2 == ring_gpu(gpus, 1) / 2;
     bool all_linked = t->nvlink == SIM_NVLINK_NVSWITCH || t->nvlink == SIM_NVLINK_MESH ||
-                      (t->nvlink == SIM_NVLINK_BRIDGE && n == 2);
+                      (t->nvlink == SIM_NVLINK_BRIDGE && one_pair);
     if (all_linked && nvlink > 0) {
         r.bw_gbps = nvlink;
         return r;
     }
     /* Some hop crosses PCIe (with bridged pairs, the hops between pairs), and on a ring every
      * GPU's slot carries one of them in at least one direction: the narrowest slot sets it. */
-    r.bw_gbps = sim_topo_pinned_gbps(hw, 0);
+    r.bw_gbps = sim_topo_pinned_gbps(hw, ring_gpu(gpus, 0));
     for (int i = 1; i < n; i++)
-        r.bw_gbps = fmin(r.bw_gbps, sim_topo_pinned_gbps(hw, i));
+        r.bw_gbps = fmin(r.bw_gbps, sim_topo_pinned_gbps(hw, ring_gpu(gpus, i)));
     r.path = SIM_PATH_PCIE;
     if (!t->p2p) {
         r.bw_gbps *= SIM_TOPO_HOST_BOUNCE;

@@ -47,10 +47,12 @@ typedef struct sim_ring {
  * log was not found and the catalog has no RTX 2080 Ti, so no row checks it (docs/accuracy.md). */
 #define SIM_TOPO_HOST_BOUNCE 0.33
 
-/* The ring over the first n GPUs of hw: NVLink hops where the topology links two neighbours,
- * else PCIe peer-to-peer at the narrower slot's measured pinned rate (hw->link, scaled by
- * lanes), else a bounce through host memory. n < 2 gives a ring with no hop (bw 0). */
-sim_ring sim_topo_ring(const sim_hardware *hw, int n);
+/* The ring over the GPUs gpus[0..n-1] of hw (their indices in the system; NULL: the first n):
+ * NVLink hops where the topology links every two neighbours (NVSwitch or a mesh; a bridge only
+ * joins the two GPUs of one pair, 0-1, 2-3, ...), else PCIe peer-to-peer at the narrowest slot's
+ * measured pinned rate (hw->link, scaled by lanes), else a bounce through host memory. n < 2
+ * gives a ring with no hop (bw 0). */
+sim_ring sim_topo_ring(const sim_hardware *hw, const int *gpus, int n);
 
 typedef enum sim_coll_algo { SIM_ALGO_TREE, SIM_ALGO_RING, SIM_ALGO_COUNT } sim_coll_algo;
 typedef enum sim_coll_proto {

@@ -81,25 +81,44 @@ static void test_topo_ring_slowest_hop(void **state)
 {
     (void)state;
     sim_hardware *hw = box(SIM_NVLINK_NVSWITCH, 12, true, 8);
-    sim_ring r = sim_topo_ring(hw, 8);
+    sim_ring r = sim_topo_ring(hw, NULL, 8);
     assert_int_equal(r.path, SIM_PATH_NVLINK);
     assert_true(r.bw_gbps == 240); /* 12 links x 20 GB/s */
     /* Bridged pairs: 2 GPUs ride the bridge, 4 cross PCIe between the pairs. */
     hw->topo.nvlink = SIM_NVLINK_BRIDGE;
-    assert_true(sim_topo_ring(hw, 2).bw_gbps == 240);
-    r = sim_topo_ring(hw, 4);
+    assert_true(sim_topo_ring(hw, NULL, 2).bw_gbps == 240);
+    r = sim_topo_ring(hw, NULL, 4);
     assert_int_equal(r.path, SIM_PATH_PCIE);
     assert_true(r.bw_gbps == 25);
     /* The narrowest slot on the ring sets the PCIe hop: x4 = 25 x 4 / 16. */
     hw->topo.lanes[3] = 4;
-    assert_true(sim_topo_ring(hw, 4).bw_gbps == 6.25);
+    assert_true(sim_topo_ring(hw, NULL, 4).bw_gbps == 6.25);
     /* No P2P: the hop bounces through host memory. */
     hw->topo.p2p = false;
-    r = sim_topo_ring(hw, 4);
+    r = sim_topo_ring(hw, NULL, 4);
     assert_int_equal(r.path, SIM_PATH_HOST);
     assert_true(fabs(r.bw_gbps - 6.25 * SIM_TOPO_HOST_BOUNCE) < 1e-12);
     /* One GPU: no ring. */
-    assert_true(sim_topo_ring(hw, 1).bw_gbps == 0);
+    assert_true(sim_topo_ring(hw, NULL, 1).bw_gbps == 0);
+    free(hw);
+}
+
+/* A job placed on some of the system's GPUs rings over those GPUs' links and slots. */
+static void test_topo_ring_over_placed_gpus(void **state)
+{
+    (void)state;
+    sim_hardware *hw = box(SIM_NVLINK_BRIDGE, 12, true, 4);
+    hw->topo.lanes[0] = 4; /* a narrow slot the job below does not use */
+    static const int pair23[] = {2, 3}, across[] = {1, 2};
+    sim_ring r = sim_topo_ring(hw, pair23, 2);
+    assert_int_equal(r.path, SIM_PATH_NVLINK); /* the bridge of pair 2-3 */
+    assert_true(r.bw_gbps == 240);
+    r = sim_topo_ring(hw, across, 2); /* GPUs 1 and 2 sit on different bridges */
+    assert_int_equal(r.path, SIM_PATH_PCIE);
+    assert_true(r.bw_gbps == 25); /* their own x16 slots, not slot 0's x4 */
+    assert_true(sim_topo_ring(hw, NULL, 2).bw_gbps == 240); /* the first two: pair 0-1 */
+    hw->topo.nvlink = SIM_NVLINK_NONE;
+    assert_true(sim_topo_ring(hw, NULL, 2).bw_gbps == 6.25); /* slot 0's x4 */
     free(hw);
 }
 
@@ -165,6 +184,7 @@ int main(void)
         cmocka_unit_test(test_topo_lanes_refuse_below_x4),
         cmocka_unit_test(test_topo_nvlink_rates_are_nccls),
         cmocka_unit_test(test_topo_ring_slowest_hop),
+        cmocka_unit_test(test_topo_ring_over_placed_gpus),
         cmocka_unit_test(test_topo_allreduce_ring_closed_form),
         cmocka_unit_test(test_topo_busbw_never_exceeds_slowest_link),
         cmocka_unit_test(test_topo_small_sizes_pick_low_latency),

@@ -184,6 +184,41 @@ static void test_jobs_build_checks_mig_placements(void **state)
     sim_jobs_setup_free(&js);
 }
 
+/* Two DDP jobs on a box whose NVLink bridges join GPUs 0-1 and 2-3: each job's all-reduce rides
+ * the links between its own GPUs. On the pairs both jobs reduce over a bridge; across the pairs
+ * (0 with 3, 1 with 2) both cross PCIe and spend a larger share of the time reducing. The
+ * closed form is the ring's bandwidth (sim/core/topo.h, test_topo): 240 GB/s over the bridge
+ * against the slots' 25 GB/s, so only the direction is asserted here, with a margin of 2x that
+ * the 10x gap clears whatever the backward time. */
+static double comm_pct_of_job0(const char *placement_a, const char *placement_b)
+{
+    char yaml[1024];
+    snprintf(yaml, sizeof yaml,
+             "system: {name: server-4x-a100-pcie, nvlink: bridge, nvlink_links: 12}\n"
+             "workload: {model: bert-large, precision: amp_bf16, seq_len: 128}\n"
+             "dataset: {samples: 512}\nloader: {batch_size: 32, num_workers: 4}\n"
+             "jobs:\n  - {name: a, placement: {gpus: %s}}\n  - {name: b, placement: {gpus: %s}}\n",
+             placement_a, placement_b);
+    sim_jobs_setup js;
+    sim_err err;
+    if (build(yaml, &js, &err)) fail_msg("%s", err.msg);
+    sim_jobs_result res;
+    if (sim_run_jobs(&js.system, js.slot, js.n, &js.share, &res, &err)) fail_msg("%s", err.msg);
+    double pct = res.job[0].mean.comm_pct;
+    sim_jobs_result_free(&res);
+    sim_jobs_setup_free(&js);
+    return pct;
+}
+
+static void test_jobs_ring_over_the_placed_gpus(void **state)
+{
+    (void)state;
+    double paired = comm_pct_of_job0("[0, 1]", "[2, 3]");
+    double across = comm_pct_of_job0("[0, 3]", "[1, 2]");
+    assert_true(across > 2 * paired);
+    assert_true(comm_pct_of_job0("[2, 3]", "[0, 1]") < across / 2); /* pair 2-3 is bridged too */
+}
+
 static int setup(void **state)
 {
     (void)state;
@@ -198,6 +233,7 @@ int main(void)
         cmocka_unit_test(test_jobs_build_places_each_job_on_its_gpus),
         cmocka_unit_test(test_jobs_build_refuses_what_does_not_fit),
         cmocka_unit_test(test_jobs_build_checks_mig_placements),
+        cmocka_unit_test(test_jobs_ring_over_the_placed_gpus),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
