@@ -198,6 +198,10 @@ void mdl_kernel_cost(const mdl_kernel *k, const sim_gpu_desc *gpu, sim_precision
         double chan_ns = k->chan_elems / (sms * ghz * MDL_NCHW_CHANNEL_ELEMS_PER_CLK);
         if (chan_ns > o->memory_ns) o->memory_ns = chan_ns;
     }
+    if (k->native_taps > 0 && ghz > 0) {
+        double taps_ns = k->native_taps * MDL_DW_NATIVE_CLK_PER_TAP / (sms * ghz);
+        if (taps_ns > o->memory_ns) o->memory_ns = taps_ns;
+    }
     if (k->vec_elems > 0 && gpu->mem_latency_ns > 0) {
         /* Little's law: each resident thread waits mem_latency_ns for vec_width elements. */
         double in_flight = (double)sms * mdl_threads_per_sm(gpu) * k->vec_width;

@@ -36,6 +36,21 @@ typedef enum mdl_math {
  * bytes per clock (an assumption: the kernels load one element per thread in either type). */
 #define MDL_NCHW_CHANNEL_ELEMS_PER_CLK 1.52
 
+/* SM clocks per multiply-add ("tap": one output or input-gradient element times one filter
+ * weight) of PyTorch's own depthwise kernels (aten/src/ATen/native/cuda/DepthwiseConv2d.cu), which
+ * PyTorch runs instead of cuDNN's for an NCHW depthwise convolution in any type but fp16
+ * (Convolution.cpp, use_cudnn_depthwise: cuDNN for channels_last, or for fp16 inputs; "Cudnn
+ * kernels for other cases are not very fast", pytorch/pytorch#15513). Those kernels give each
+ * output (or input-gradient, or a warp-strided loop per weight) element one thread that walks
+ * the filter with index arithmetic and bounds checks per tap, so they are bound by the SMs'
+ * instruction issue, far below the DRAM's rate. Measured once: a 3x3 depthwise forward on
+ * (2, 32, 512, 512) fp32 takes 1.02 ms on a Titan Xp (synchronized timing by a PyTorch
+ * maintainer, pytorch/pytorch#18631): 16.78 M outputs x 9 taps over 30 SMs at 1,582 MHz =
+ * 0.320 clocks per tap. Assumed, not measured: the same rate for the input- and weight-gradient
+ * kernels (the same per-tap work: two loads, index arithmetic, a multiply-add) and for 5x5
+ * filters (which take the generic, not the 3x3-templated, kernel and may be slower). */
+#define MDL_DW_NATIVE_CLK_PER_TAP 0.320
+
 typedef enum mdl_phase {
     MDL_PH_STEP, /* training-loop work outside the model (zero_grad) */
     MDL_PH_FWD,
@@ -60,6 +75,8 @@ typedef struct mdl_kernel {
     double bytes;      /* DRAM bytes read + written, each operand once */
     double blocks;     /* thread blocks of a non-GEMM kernel (elementwise: 512 elements each) */
     double gemm_m, gemm_n, gemm_k, gemm_batch; /* GEMM problem; gemm_m = 0: not a GEMM */
+    double native_taps;  /* multiply-adds of a PyTorch-native depthwise kernel, priced at
+                            MDL_DW_NATIVE_CLK_PER_TAP SM clocks each as well; 0 = cuDNN runs it */
     double chan_elems;   /* elements an NCHW per-channel kernel (cuDNN batch norm) streams, priced
                             at MDL_NCHW_CHANNEL_ELEMS_PER_CLK per SM as well; 0 = no such limit */
     double vec_elems;    /* elements a PyTorch vectorized elementwise kernel (TensorIterator)

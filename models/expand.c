@@ -329,6 +329,18 @@ static bool depthwise(const mdl_layer *l)
     return l->groups > 1 && l->groups == conv_cin(l) && l->n == conv_cin(l);
 }
 
+/* A depthwise kernel of `taps` multiply-adds: cuDNN's for channels_last or fp16 activations,
+ * else PyTorch's own, bound by its per-tap instruction issue (cost.h). */
+static void depthwise_kernel(ctx *c, const char *op, double taps, double flops, double bytes,
+                             double out, int64_t ns)
+{
+    mdl_kernel *k =
+        push(c, op, SIM_OP_KERNEL, MDL_MATH_SIMT, flops, bytes, ceil(out / ELEMS_PER_BLOCK), ns);
+    sim_precision p = c->o->precision;
+    bool half = p == SIM_PREC_FP16 || p == SIM_PREC_AMP_FP16;
+    if (k && !c->o->channels_last && !half) k->native_taps = taps;
+}
+
 /* Sizes of a layer's parameter tensors (weights and biases of CONV/LINEAR; equal shares for the
  * rest). Writes up to max entries, returns how many. */
 static int param_sizes(const mdl_layer *l, double *out, int max)
@@ -408,8 +420,7 @@ static void fwd_conv(ctx *c, const mdl_layer *l)
     int64_t ns = c->d->gemm_module_ns;
     if (tr) ns = transposes_in(c, B * in, "nchw_to_nhwc_filter", l->params, c->cb, ns);
     if (depthwise(l))
-        push(c, "conv_depthwise_fwd", SIM_OP_KERNEL, MDL_MATH_SIMT, flops, bytes,
-             ceil(B * out / ELEMS_PER_BLOCK), ns);
+        depthwise_kernel(c, "conv_depthwise_fwd", flops / 2, flops, bytes, B * out, ns);
     else
         gemm(c, "conv_fwd", MDL_MATH_CONV, B * l->m, (double)l->n, (double)l->k, 1, bytes, ns);
     if (tr) transpose(c, "nhwc_to_nchw", B * out, c->act, c->d->extra_launch_ns);
@@ -711,12 +722,10 @@ static void bwd_conv(ctx *c, const mdl_layer *l)
     double bytes = c->act * B * (in + out) + c->cb * l->params;
     if (depthwise(l)) {
         if (!(l->flags & MDL_F_NO_DGRAD)) {
-            push(c, "conv_depthwise_dgrad", SIM_OP_KERNEL, MDL_MATH_SIMT, flops, bytes,
-                 ceil(B * in / ELEMS_PER_BLOCK), ns);
+            depthwise_kernel(c, "conv_depthwise_dgrad", flops / 2, flops, bytes, B * in, ns);
             ns = D->extra_launch_ns;
         }
-        push(c, "conv_depthwise_wgrad", SIM_OP_KERNEL, MDL_MATH_SIMT, flops, bytes,
-             ceil(B * out / ELEMS_PER_BLOCK), ns);
+        depthwise_kernel(c, "conv_depthwise_wgrad", flops / 2, flops, bytes, B * out, ns);
     } else {
         bool tr = nchw_transposes(c, l);
         if (!(l->flags & MDL_F_NO_DGRAD)) {

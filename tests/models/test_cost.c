@@ -115,6 +115,30 @@ static void test_cost_nchw_channel_limit(void **state)
     assert_true(fabs((double)c.total_ns - 2 * expect) <= 1.0);
 }
 
+/* A PyTorch-native depthwise kernel is bound by MDL_DW_NATIVE_CLK_PER_TAP SM clocks per tap when
+ * that is slower than the DRAM: 100 SMs at 1,000 MHz give 100 G clocks/s, so 1 G taps take
+ * 3.2 ms where the 1000 GB/s DRAM moves its 512 MB in 0.512 ms. Without taps (cuDNN's kernel)
+ * the DRAM is the limit; a power-limited clock slows the limit with it. */
+static void test_cost_native_depthwise_issue_limit(void **state)
+{
+    (void)state;
+    sim_gpu_desc g = flat_gpu(1.0);
+    g.boost_mhz = 1000;
+    mdl_kernel k = simt_kernel("conv_depthwise_fwd", 2e9, 512e6, 524288);
+    k.native_taps = 1e9;
+    mdl_cost c;
+    mdl_kernel_cost(&k, &g, SIM_PREC_FP32, &c);
+    double expect = 1e9 * MDL_DW_NATIVE_CLK_PER_TAP / (100 * 1e9) * 1e9;
+    assert_true(fabs((double)c.total_ns - expect) <= 1.0);
+    k.native_taps = 0;
+    mdl_kernel_cost(&k, &g, SIM_PREC_FP32, &c);
+    assert_true(c.total_ns < expect / 4);
+    g.clock_factor = 0.5;
+    k.native_taps = 1e9;
+    mdl_kernel_cost(&k, &g, SIM_PREC_FP32, &c);
+    assert_true(fabs((double)c.total_ns - 2 * expect) <= 1.0);
+}
+
 /* Bytes in flight: an elementwise kernel of 819.2 M fp16 elements (read and written, 3.2768 GB)
  * on the flat GPU with 2048 threads per SM and a 1 us loaded latency. With 4 elements per thread
  * the SMs hold 100 x 2048 x 4 = 819,200 elements: 1000 latencies, 1 ms, where the 1000 GB/s
@@ -326,6 +350,7 @@ int main(void)
         cmocka_unit_test(test_cost_compute_bound_gemm),
         cmocka_unit_test(test_cost_memory_bound_elementwise),
         cmocka_unit_test(test_cost_nchw_channel_limit),
+        cmocka_unit_test(test_cost_native_depthwise_issue_limit),
         cmocka_unit_test(test_cost_bytes_in_flight_limit),
         cmocka_unit_test(test_cost_wave_quantization_one_block),
         cmocka_unit_test(test_cost_wave_quantization_partial_wave),

@@ -149,6 +149,43 @@ static void test_expand_nchw_batchnorm_channel_limit(void **state)
     }
 }
 
+/* EfficientNet-B0's 16 depthwise convolutions: PyTorch runs its own kernels (taps = multiply-adds,
+ * half the FLOPs) for NCHW in fp32, tf32 and bf16, and cuDNN's (no taps) for fp16 or
+ * channels_last (Convolution.cpp, use_cudnn_depthwise). Three kernels each: forward, input and
+ * weight gradient (the stem's input needs no gradient, but it is not depthwise). */
+static void test_expand_native_depthwise_taps(void **state)
+{
+    (void)state;
+    static const struct {
+        sim_precision p;
+        bool channels_last, native;
+    } cases[] = {{SIM_PREC_FP32, false, true},     {SIM_PREC_TF32, false, true},
+                 {SIM_PREC_AMP_BF16, false, true}, {SIM_PREC_AMP_FP16, false, false},
+                 {SIM_PREC_FP32, true, false},     {SIM_PREC_AMP_FP16, true, false}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        mdl_options o = opts(8, cases[i].p);
+        o.channels_last = cases[i].channels_last;
+        run r;
+        expand("efficientnet_b0", &o, &r);
+        size_t depthwise = 0, native = 0;
+        for (size_t j = 0; j < r.step.n; j++) {
+            const mdl_kernel *k = &r.step.k[j];
+            if (strncmp(k->op, "conv_depthwise_", 15) != 0) {
+                assert_true(k->native_taps == 0);
+                continue;
+            }
+            depthwise++;
+            if (k->native_taps > 0) {
+                assert_true(fabs(k->native_taps - k->flops / 2) < 1e-9 * k->flops);
+                native++;
+            }
+        }
+        assert_int_equal(depthwise, 16 * 3);
+        assert_int_equal(native, cases[i].native ? 16 * 3 : 0);
+        done(&r);
+    }
+}
+
 /* Elementwise kernels carry their elements and the vector width PyTorch gives them: 8 per thread
  * for 2-byte activations from 2.7 (pytorch#145746), 4 before and for fp32; row kernels and GEMMs
  * carry none. */
@@ -517,6 +554,7 @@ int main(void)
         cmocka_unit_test(test_expand_resnet50_gemm_counts),
         cmocka_unit_test(test_expand_nchw_transposes),
         cmocka_unit_test(test_expand_nchw_batchnorm_channel_limit),
+        cmocka_unit_test(test_expand_native_depthwise_taps),
         cmocka_unit_test(test_expand_elementwise_vector_width),
         cmocka_unit_test(test_expand_optimizer_implementations),
         cmocka_unit_test(test_expand_amp_casts_and_grad_scaler),
