@@ -652,12 +652,30 @@ static int show_links(const char *dir, const char *name, FILE *out)
         fprintf(out, " x%d", sim_topo_gpu_lanes(hw, i));
     fprintf(out, " (gen %d; H2D %.1f GB/s pinned at x%d)\n", hw->link.gen,
             sim_topo_pinned_gbps(hw, 0), sim_topo_gpu_lanes(hw, 0));
+    if (hw->topo.switch_gpus > 0) {
+        int n = sim_topo_switch_of(hw, hw->gpu_count - 1) + 1;
+        fprintf(out,
+                "  switches %d PCIe switch%s, %d GPUs behind each, on x%d uplinks (%.1f GB/s "
+                "pinned, shared by the GPUs behind it)\n",
+                n, n == 1 ? "" : "es", hw->topo.switch_gpus, hw->topo.uplink_lanes[0],
+                sim_topo_uplink_gbps(hw, 0));
+    }
     fprintf(out, "  NVLink   %s", sim_nvlink_names[hw->topo.nvlink]);
     if (hw->topo.nvlink != SIM_NVLINK_NONE)
         fprintf(out, ", %d links per GPU at %.1f GB/s per direction (NCCL's rate)",
                 hw->topo.nvlink_links, hw->topo.nvlink_link_gbps);
-    fprintf(out, "\n  P2P      %s\n",
-            hw->topo.p2p ? "yes" : "no: peer traffic bounces through host memory");
+    if (!hw->topo.p2p)
+        fprintf(out, "\n  P2P      no: peer traffic bounces through host memory\n");
+    else if (hw->topo.p2p_cpu_max_gpus >= hw->gpu_count)
+        fprintf(out, "\n  P2P      yes\n");
+    else
+        fprintf(
+            out,
+            "\n  P2P      below a common PCIe switch; across the CPU %s, else through host "
+            "memory\n",
+            hw->topo.p2p_cpu_max_gpus > 0
+                ? "for rings of two GPUs (NCCL 2.23.4+, bundled from PyTorch 2.7, on an AMD CPU)"
+                : "never (NCCL's P2P level on Intel and ARM CPUs)");
     if (hw->gpu_count > 1) {
         sim_ring r = sim_topo_ring(hw, NULL, hw->gpu_count);
         fprintf(out,
@@ -684,8 +702,12 @@ static int json_links(yajl_gen g, const char *dir, const char *name)
     json_str(g, sim_nvlink_names[hw->topo.nvlink]);
     json_str(g, "nvlink_links");
     yajl_gen_integer(g, hw->topo.nvlink_links);
+    json_str(g, "pcie_switch_gpus");
+    yajl_gen_integer(g, hw->topo.switch_gpus);
     json_str(g, "p2p");
     yajl_gen_bool(g, hw->topo.p2p);
+    json_str(g, "p2p_cpu_max_gpus");
+    yajl_gen_integer(g, hw->topo.p2p_cpu_max_gpus);
     sim_ring r = sim_topo_ring(hw, NULL, hw->gpu_count);
     json_str(g, "ring_path");
     if (hw->gpu_count > 1)

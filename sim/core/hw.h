@@ -134,8 +134,9 @@ typedef struct sim_system_desc {
     char storage[SIM_NAME_MAX];
     double host_memory_gb;
     int pcie_gen;
-    int nvlink;       /* sim_nvlink: how the GPUs are linked besides PCIe */
-    int nvlink_links; /* NVLink links per GPU (to the switch, or to its bridge partner) */
+    int nvlink;           /* sim_nvlink: how the GPUs are linked besides PCIe */
+    int nvlink_links;     /* NVLink links per GPU (to the switch, or to its bridge partner) */
+    int pcie_switch_gpus; /* GPUs behind each PCIe switch (0-3, 4-7, ...); 0 = none */
 } sim_system_desc;
 
 /* How a box's GPUs are linked besides PCIe. A bridge joins GPUs in pairs (0-1, 2-3, ...); an
@@ -158,7 +159,12 @@ typedef struct sim_topology {
     int nvlink_links;        /* per GPU */
     double nvlink_link_gbps; /* one link, one direction, as NCCL's topology model rates it */
     bool p2p;                /* GPUs may address each other over PCIe */
-    int lanes[SIM_MAX_GPUS]; /* PCIe lanes each GPU's slot gets from the CPU */
+    int lanes[SIM_MAX_GPUS]; /* PCIe lanes of each GPU's link (to the CPU, or to its switch) */
+    int switch_gpus;         /* GPUs behind each PCIe switch (0-3, 4-7, ...); 0 = no switches,
+                                each GPU on a CPU root port */
+    int uplink_lanes[SIM_MAX_GPUS]; /* CPU lanes of each switch's uplink */
+    int p2p_cpu_max_gpus;           /* rings of up to this many GPUs may cross the CPU peer-to-peer
+                                       (NCCL's P2P level, sim/core/topo.h) */
 } sim_topology;
 
 /* Name of a precision as the config spells it ("amp_bf16"); NULL for an invalid value. */

@@ -699,11 +699,18 @@ static void world_free(world *w)
     sim_metrics_destroy(w->metrics);
 }
 
+/* Whether GPU i owns its host link: it is on a CPU root port, or the first behind its switch. */
+static bool first_on_link(const sim_hardware *hw, int i)
+{
+    return i == 0 || sim_topo_switch_of(hw, i) < 0 ||
+           sim_topo_switch_of(hw, i) != sim_topo_switch_of(hw, i - 1);
+}
+
 static void host_free(host *h)
 {
     for (int i = 0; i < h->n_gpus; i++) {
-        if (h->h2d) sim_ps_destroy(h->h2d[i]);
-        if (h->d2h) sim_ps_destroy(h->d2h[i]);
+        if (h->h2d && h->hw && first_on_link(h->hw, i)) sim_ps_destroy(h->h2d[i]);
+        if (h->d2h && h->hw && first_on_link(h->hw, i)) sim_ps_destroy(h->d2h[i]);
         if (h->share) sim_gpushare_destroy(h->share[i]);
     }
     free(h->h2d);
@@ -778,17 +785,25 @@ static int host_create(host *h, const sim_hardware *hw, double mem_copy_efficien
     h->mem = sim_ps_create(h->e, &mem);
     h->storage = sim_storage_create(h->e, &hw->storage);
     for (int i = 0; i < n_gpus; i++) {
-        /* The slot's lanes (the CPU's lane budget, sim/core/topo.h) scale the measured x16
+        if (share && !(h->share[i] = sim_gpushare_create(h->e, share))) return SIM_ENOMEM;
+        if (!first_on_link(hw, i)) { /* shares the link of the first GPU behind its switch */
+            h->h2d[i] = h->h2d[i - 1];
+            h->d2h[i] = h->d2h[i - 1];
+            continue;
+        }
+        /* The link's lanes (the CPU's lane budget, sim/core/topo.h) scale the measured x16
+         * rate; the GPUs behind a PCIe switch share its uplink, each at most at its own link's
          * rate. PCIe is full duplex: device-to-host has its own lanes, at the measured pinned
          * rate (D2H and H2D figures are within a few % of each other on the catalog's sources). */
-        double pinned_gbps = sim_topo_pinned_gbps(hw, i);
+        int s = sim_topo_switch_of(hw, i);
+        double gpu_gbps = sim_topo_pinned_gbps(hw, i);
+        double link_gbps = s < 0 ? gpu_gbps : sim_topo_uplink_gbps(hw, s);
         sim_ps_config link = {
-            .name = "h2d", .rate = pinned_gbps, .per_job_max = pinned_gbps, .busy_units = 1};
+            .name = "h2d", .rate = link_gbps, .per_job_max = gpu_gbps, .busy_units = 1};
         h->h2d[i] = sim_ps_create(h->e, &link);
         link.name = "d2h";
         h->d2h[i] = sim_ps_create(h->e, &link);
         if (!h->h2d[i] || !h->d2h[i]) return SIM_ENOMEM;
-        if (share && !(h->share[i] = sim_gpushare_create(h->e, share))) return SIM_ENOMEM;
     }
     return h->cpu && h->mem && h->storage ? SIM_OK : SIM_ENOMEM;
 }

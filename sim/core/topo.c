@@ -47,6 +47,29 @@ double sim_topo_pinned_gbps(const sim_hardware *hw, int i)
     return hw->link.pinned_gbps * sim_topo_gpu_lanes(hw, i) / hw->link.lanes;
 }
 
+int sim_topo_switch_of(const sim_hardware *hw, int i)
+{
+    return hw->topo.switch_gpus > 0 ? i / hw->topo.switch_gpus : -1;
+}
+
+double sim_topo_uplink_gbps(const sim_hardware *hw, int s)
+{
+    return hw->link.pinned_gbps * hw->topo.uplink_lanes[s] / hw->link.lanes;
+}
+
+double sim_topo_host_path_gbps(const sim_hardware *hw, int i)
+{
+    int s = sim_topo_switch_of(hw, i);
+    double gpu = sim_topo_pinned_gbps(hw, i);
+    return s < 0 ? gpu : fmin(gpu, sim_topo_uplink_gbps(hw, s));
+}
+
+int sim_topo_p2p_cpu_max_gpus(bool amd_x86, int pytorch_version)
+{
+    if (!amd_x86) return 0;
+    return pytorch_version >= SIM_TOPO_NCCL_PAIRS_ONLY_PYTORCH ? 2 : SIM_MAX_GPUS;
+}
+
 static int ring_gpu(const int *gpus, int i)
 {
     return gpus ? gpus[i] : i;
@@ -66,12 +89,20 @@ sim_ring sim_topo_ring(const sim_hardware *hw, const int *gpus, int n)
         return r;
     }
     /* Some hop crosses PCIe (with bridged pairs, the hops between pairs), and on a ring every
-     * GPU's slot carries one of them in at least one direction: the narrowest slot sets it. */
-    r.bw_gbps = sim_topo_pinned_gbps(hw, ring_gpu(gpus, 0));
+     * GPU's link carries one of them in at least one direction: the narrowest sets it. Below one
+     * switch the hops stay in it; else they cross the CPU, through each switch's uplink. */
+    int sw = sim_topo_switch_of(hw, ring_gpu(gpus, 0));
+    bool one_switch = sw >= 0;
     for (int i = 1; i < n; i++)
-        r.bw_gbps = fmin(r.bw_gbps, sim_topo_pinned_gbps(hw, ring_gpu(gpus, i)));
+        one_switch = one_switch && sim_topo_switch_of(hw, ring_gpu(gpus, i)) == sw;
+    r.bw_gbps = INFINITY;
+    for (int i = 0; i < n; i++) {
+        int g = ring_gpu(gpus, i);
+        r.bw_gbps = fmin(r.bw_gbps,
+                         one_switch ? sim_topo_pinned_gbps(hw, g) : sim_topo_host_path_gbps(hw, g));
+    }
     r.path = SIM_PATH_PCIE;
-    if (!t->p2p) {
+    if (!t->p2p || (!one_switch && n > t->p2p_cpu_max_gpus)) {
         r.bw_gbps *= SIM_TOPO_HOST_BOUNCE;
         r.path = SIM_PATH_HOST;
     }

@@ -22,6 +22,26 @@ int sim_topo_lanes(int n, int want, int budget, int *lanes);
 int sim_topo_gpu_lanes(const sim_hardware *hw, int i);
 double sim_topo_pinned_gbps(const sim_hardware *hw, int i);
 
+/* PCIe switches: GPUs 0..k-1 sit behind switch 0, k..2k-1 behind switch 1 (k =
+ * topo.switch_gpus), each GPU at its own width to the switch and each switch on one uplink of
+ * topo.uplink_lanes[s] CPU lanes. The switch GPU i sits behind, or -1 (on a CPU root port). */
+int sim_topo_switch_of(const sim_hardware *hw, int i);
+/* Measured pinned host-to-device rate of switch s's uplink, GB/s (hw->link scaled by lanes). */
+double sim_topo_uplink_gbps(const sim_hardware *hw, int s);
+/* GPU i's rate to the CPU: its own link's, and no more than its switch's uplink's. */
+double sim_topo_host_path_gbps(const sim_hardware *hw, int i);
+
+/* NCCL's P2P level (src/graph/paths.cc, ncclTopoCheckP2p) decides whether two GPUs whose path
+ * crosses the CPU (no common PCIe switch) talk peer-to-peer or through host memory (SHM). Before
+ * NCCL 2.23.4 P2P crossed the CPU except on Intel and ARM CPUs (PATH_PXB there); from 2.23.4
+ * (commit 68b54236) it stays below PCIe switches except on AMD x86 systems of at most two GPUs.
+ * PyTorch's wheels bundle NCCL 2.21.5 up to 2.6 and 2.25 from 2.7 (pytorch/pytorch#150049), so
+ * the PyTorch release picks the rule. */
+#define SIM_TOPO_NCCL_PAIRS_ONLY_PYTORCH 207
+/* The largest ring whose hops may cross the CPU peer-to-peer: 0 (Intel, ARM), 2 (AMD x86 from
+ * PyTorch 2.7), or SIM_MAX_GPUS (AMD x86 before). pytorch_version: 100 x major + minor. */
+int sim_topo_p2p_cpu_max_gpus(bool amd_x86, int pytorch_version);
+
 /* NVLink bandwidth of one link, one direction, GB/s, by compute capability: NCCL's constants
  * (src/graph/topo.h: SM60 18, SM70/SM80 20, SM86 12, SM90 20.6, SM100 40.1); 0 below SM60. */
 double sim_topo_nvlink_link_gbps(double compute_capability);
@@ -49,9 +69,11 @@ typedef struct sim_ring {
 
 /* The ring over the GPUs gpus[0..n-1] of hw (their indices in the system; NULL: the first n):
  * NVLink hops where the topology links every two neighbours (NVSwitch or a mesh; a bridge only
- * joins the two GPUs of one pair, 0-1, 2-3, ...), else PCIe peer-to-peer at the narrowest slot's
- * measured pinned rate (hw->link, scaled by lanes), else a bounce through host memory. n < 2
- * gives a ring with no hop (bw 0). */
+ * joins the two GPUs of one pair, 0-1, 2-3, ...), else PCIe peer-to-peer at the narrowest link's
+ * measured pinned rate (hw->link, scaled by lanes; across switches their uplinks count too) when
+ * the GPUs have P2P and all sit below one switch or NCCL lets P2P cross the CPU for n GPUs
+ * (topo.p2p_cpu_max_gpus), else a bounce through host memory. n < 2 gives a ring with no hop
+ * (bw 0). */
 sim_ring sim_topo_ring(const sim_hardware *hw, const int *gpus, int n);
 
 typedef enum sim_coll_algo { SIM_ALGO_TREE, SIM_ALGO_RING, SIM_ALGO_COUNT } sim_coll_algo;

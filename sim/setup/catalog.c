@@ -122,6 +122,7 @@ static const cfg_field system_fields[] = {
     INT(sim_system_desc, pcie_gen, 1, 7),
     ENUM(sim_system_desc, nvlink, sim_nvlink_names),
     INT(sim_system_desc, nvlink_links, 0, 64),
+    INT(sim_system_desc, pcie_switch_gpus, 0, SIM_MAX_GPUS),
 };
 
 static const char *const extra_keys[] = {"sources", "notes", NULL};

@@ -54,6 +54,8 @@ static const cfg_field fields[] = {
     /* 18: NVLink 4/5 per GPU; 64 leaves room without letting a typo through */
     F("system.nvlink_links", CFG_T_INT, system.nvlink_links, 0, 64,
       "NVLink links per GPU (to the switch, or to its bridge partner)"),
+    F("system.pcie_switch_gpus", CFG_T_INT, system.pcie_switch_gpus, 0, SIM_MAX_GPUS,
+      "GPUs behind each PCIe switch, which has one x16 uplink to the CPU (0 = no switches)"),
     F("system.page_cache_gb", CFG_T_DOUBLE, system.page_cache_gb, -1, 65536,
       "RAM the page cache may hold, GB (-1 = estimate)"),
     F("system.mem_copy_efficiency", CFG_T_DOUBLE, system.mem_copy_efficiency, 0.01, 1,

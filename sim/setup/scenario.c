@@ -7,6 +7,7 @@
 #include "sim/setup/zoo_workload.h"
 #include "sim/setup/replay_workload.h"
 #include "sim/core/topo.h"
+#include "models/expand.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -63,6 +64,8 @@ static int apply_system(sim_experiment *x, const cfg_experiment_set *set, const 
     if (!cfg_experiment_was_set(set, "system.nvlink")) x->system.nvlink = sys.nvlink;
     if (!cfg_experiment_was_set(set, "system.nvlink_links"))
         x->system.nvlink_links = sys.nvlink_links;
+    if (!cfg_experiment_was_set(set, "system.pcie_switch_gpus"))
+        x->system.pcie_switch_gpus = sys.pcie_switch_gpus;
     return SIM_OK;
 }
 
@@ -179,9 +182,40 @@ static int check_nvlink(const sim_hardware *hw, const cfg_experiment_set *set, s
     return SIM_OK;
 }
 
+/* The CPU's lanes (lanes per socket x sockets, less the boot drive's) to the GPUs' slots, or with
+ * PCIe switches to the switches' x16 uplinks, each GPU then at its full width to its switch (a
+ * switch of the PEX 88096 class has 96 lanes: 16 up, 16 to each of four GPUs, and more). */
+static int allocate_lanes(const sim_experiment *x, const cfg_experiment_set *set, int sockets,
+                          sim_hardware *hw, sim_err *err)
+{
+    sim_topology *t = &hw->topo;
+    int budget = hw->cpu.pcie_lanes * sockets - BOOT_NVME_LANES;
+    t->switch_gpus = x->system.pcie_switch_gpus;
+    int slots = hw->gpu_count, want = hw->gpu.pcie_lanes;
+    int *lanes = t->lanes;
+    if (t->switch_gpus > 0) {
+        for (int i = 0; i < hw->gpu_count; i++)
+            t->lanes[i] = hw->gpu.pcie_lanes;
+        slots = (hw->gpu_count + t->switch_gpus - 1) / t->switch_gpus;
+        want = 16;
+        lanes = t->uplink_lanes;
+    }
+    if (sim_topo_lanes(slots, want, budget, lanes))
+        return cfg_experiment_locate(
+            set, given(set, "system.gpu_count", "system.cpu", "system.name"),
+            sim_err_set(err, SIM_EINVAL, NULL, 0, 0,
+                        "system.gpu_count %d: each %s needs an x%d slot at least, but %d x %s "
+                        "give%s %d lanes to slots (%d each, less %d for the boot NVMe drive)",
+                        hw->gpu_count, t->switch_gpus ? "PCIe switch" : "GPU", SIM_TOPO_MIN_LANES,
+                        sockets, hw->cpu.name, sockets == 1 ? "s" : "", budget, hw->cpu.pcie_lanes,
+                        BOOT_NVME_LANES),
+            err);
+    return SIM_OK;
+}
+
 /* The box's interconnect: NVLink as the system or experiment says, P2P and the NVLink rate from
- * the GPU, and each GPU's slot width from the CPU's lane budget (lanes per socket x sockets,
- * less the boot drive's). */
+ * the GPU, the PCIe lanes and switches, and how far NCCL lets P2P cross the CPU (its vendor: the
+ * catalog's AMD x86 CPUs are the Zen ones). */
 static int resolve_topology(const sim_experiment *x, const cfg_experiment_set *set, int sockets,
                             sim_hardware *hw, sim_err *err)
 {
@@ -189,18 +223,10 @@ static int resolve_topology(const sim_experiment *x, const cfg_experiment_set *s
     t->nvlink = (sim_nvlink)x->system.nvlink;
     t->nvlink_links = t->nvlink == SIM_NVLINK_NONE ? 0 : x->system.nvlink_links;
     topology_of_gpu(hw);
+    bool amd = strncmp(hw->cpu.arch, "zen", 3) == 0;
+    t->p2p_cpu_max_gpus = sim_topo_p2p_cpu_max_gpus(amd, mdl_pytorch_version(x->workload.pytorch));
     if (t->nvlink != SIM_NVLINK_NONE && check_nvlink(hw, set, err)) return SIM_EINVAL;
-    int budget = hw->cpu.pcie_lanes * sockets - BOOT_NVME_LANES;
-    if (sim_topo_lanes(hw->gpu_count, hw->gpu.pcie_lanes, budget, t->lanes))
-        return cfg_experiment_locate(
-            set, given(set, "system.gpu_count", "system.cpu", "system.name"),
-            sim_err_set(err, SIM_EINVAL, NULL, 0, 0,
-                        "system.gpu_count %d: each GPU needs an x%d slot at least, but %d x %s "
-                        "give%s %d lanes to slots (%d each, less %d for the boot NVMe drive)",
-                        hw->gpu_count, SIM_TOPO_MIN_LANES, sockets, hw->cpu.name,
-                        sockets == 1 ? "s" : "", budget, hw->cpu.pcie_lanes, BOOT_NVME_LANES),
-            err);
-    return SIM_OK;
+    return allocate_lanes(x, set, sockets, hw, err);
 }
 
 /* placement.mig: the job runs on one instance of that profile, which is the GPU from here on.

@@ -72,6 +72,7 @@ static sim_hardware *box(sim_nvlink nv, int links, bool p2p, int n)
     hw->topo.nvlink_links = links;
     hw->topo.nvlink_link_gbps = 20;
     hw->topo.p2p = p2p;
+    hw->topo.p2p_cpu_max_gpus = SIM_MAX_GPUS; /* an AMD box before NCCL 2.23.4 */
     for (int i = 0; i < n; i++)
         hw->topo.lanes[i] = 16;
     return hw;
@@ -100,6 +101,57 @@ static void test_topo_ring_slowest_hop(void **state)
     assert_true(fabs(r.bw_gbps - 6.25 * SIM_TOPO_HOST_BOUNCE) < 1e-12);
     /* One GPU: no ring. */
     assert_true(sim_topo_ring(hw, NULL, 1).bw_gbps == 0);
+    free(hw);
+}
+
+/* NCCL's P2P level: across the CPU, peer-to-peer only on AMD x86, and from NCCL 2.23.4 (PyTorch
+ * 2.7) only for two GPUs; Intel and ARM never. Below one PCIe switch always (with P2P). */
+static void test_topo_p2p_across_the_cpu(void **state)
+{
+    (void)state;
+    assert_int_equal(sim_topo_p2p_cpu_max_gpus(false, 206), 0);
+    assert_int_equal(sim_topo_p2p_cpu_max_gpus(false, 209), 0);
+    assert_int_equal(sim_topo_p2p_cpu_max_gpus(true, 206), SIM_MAX_GPUS);
+    assert_int_equal(sim_topo_p2p_cpu_max_gpus(true, 207), 2);
+    sim_hardware *hw = box(SIM_NVLINK_NONE, 0, true, 4);
+    hw->topo.p2p_cpu_max_gpus = 2;
+    assert_int_equal(sim_topo_ring(hw, NULL, 2).path, SIM_PATH_PCIE);
+    sim_ring r = sim_topo_ring(hw, NULL, 4);
+    assert_int_equal(r.path, SIM_PATH_HOST); /* NCCL's SHM transport */
+    assert_true(fabs(r.bw_gbps - 25 * SIM_TOPO_HOST_BOUNCE) < 1e-12);
+    hw->topo.p2p_cpu_max_gpus = 0;
+    assert_int_equal(sim_topo_ring(hw, NULL, 2).path, SIM_PATH_HOST);
+    /* Four GPUs behind one switch: P2P through the switch at their own x16, whatever the CPU. */
+    hw->topo.switch_gpus = 4;
+    hw->topo.uplink_lanes[0] = 16;
+    r = sim_topo_ring(hw, NULL, 4);
+    assert_int_equal(r.path, SIM_PATH_PCIE);
+    assert_true(r.bw_gbps == 25);
+    free(hw);
+}
+
+/* Eight GPUs behind two switches whose x8 uplinks (12.5 GB/s) are narrower than the GPUs' x16:
+ * a ring within one switch runs at the GPUs' 25 GB/s, one across the switches at the uplinks'
+ * rate, peer-to-peer when NCCL lets P2P cross the CPU, else through host memory. */
+static void test_topo_switch_uplinks(void **state)
+{
+    (void)state;
+    sim_hardware *hw = box(SIM_NVLINK_NONE, 0, true, 8);
+    hw->topo.switch_gpus = 4;
+    hw->topo.uplink_lanes[0] = hw->topo.uplink_lanes[1] = 8;
+    assert_int_equal(sim_topo_switch_of(hw, 3), 0);
+    assert_int_equal(sim_topo_switch_of(hw, 4), 1);
+    assert_true(sim_topo_uplink_gbps(hw, 1) == 12.5);
+    assert_true(sim_topo_host_path_gbps(hw, 5) == 12.5);
+    static const int low[] = {0, 1, 2, 3}, across[] = {2, 3, 4, 5};
+    assert_true(sim_topo_ring(hw, low, 4).bw_gbps == 25);
+    sim_ring r = sim_topo_ring(hw, across, 4);
+    assert_int_equal(r.path, SIM_PATH_PCIE);
+    assert_true(r.bw_gbps == 12.5);
+    hw->topo.p2p_cpu_max_gpus = 2;
+    r = sim_topo_ring(hw, across, 4);
+    assert_int_equal(r.path, SIM_PATH_HOST);
+    assert_true(fabs(r.bw_gbps - 12.5 * SIM_TOPO_HOST_BOUNCE) < 1e-12);
     free(hw);
 }
 
@@ -185,6 +237,8 @@ int main(void)
         cmocka_unit_test(test_topo_nvlink_rates_are_nccls),
         cmocka_unit_test(test_topo_ring_slowest_hop),
         cmocka_unit_test(test_topo_ring_over_placed_gpus),
+        cmocka_unit_test(test_topo_p2p_across_the_cpu),
+        cmocka_unit_test(test_topo_switch_uplinks),
         cmocka_unit_test(test_topo_allreduce_ring_closed_form),
         cmocka_unit_test(test_topo_busbw_never_exceeds_slowest_link),
         cmocka_unit_test(test_topo_small_sizes_pick_low_latency),

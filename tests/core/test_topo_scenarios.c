@@ -112,12 +112,46 @@ static void test_s9_lane_budget(void **state)
     done(ws);
 }
 
+/* Four RTX 4090s behind one PCIe switch on the workstation's 128-lane CPU: each GPU keeps its
+ * x16 link but the four share the switch's x16 uplink. A copy-heavy synthetic job (64 samples
+ * of 4 MiB per step and GPU, almost no compute) then cannot beat the closed form "all GPUs'
+ * bytes over one uplink's pinned rate", which the same box without the switch (four x16 links
+ * in parallel) beats. */
+static void test_switch_uplink_shared(void **state)
+{
+    (void)state;
+    static const char *const base[] = {
+        "system.name=workstation-4x4090", "workload.model=synthetic", "workload.kernels_per_step=4",
+        "workload.kernel_us=10",          "workload.dispatch_us=5",   "dataset.samples=8192",
+        "dataset.sample_bytes=1000",      "dataset.decode_us=1",      "dataset.input_bytes=4194304",
+        "loader.batch_size=64",           "loader.num_workers=8",     NULL};
+    const char *sets[16];
+    int n = 0;
+    while (base[n])
+        sets[n] = base[n], n++;
+    sets[n] = NULL;
+    outcome *direct = run_demo(DEMOS "s9-lane-budget.yaml", sets);
+    sets[n] = "system.pcie_switch_gpus=4";
+    sets[n + 1] = NULL;
+    outcome *sw = run_demo(DEMOS "s9-lane-budget.yaml", sets);
+    assert_int_equal(sw->sc.hw.topo.uplink_lanes[0], 16);
+    for (int i = 0; i < 4; i++)
+        assert_int_equal(sw->sc.hw.topo.lanes[i], 16);
+    double bytes = 8192.0 * 4194304; /* the epoch's inputs, all four GPUs' shards */
+    double floor_s = bytes / (sim_topo_uplink_gbps(&sw->sc.hw, 0) * 1e9);
+    assert_true(sw->res.total_time_s >= floor_s);
+    assert_true(direct->res.total_time_s < floor_s);
+    done(direct);
+    done(sw);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_s5_bridges_do_not_help_four_gpus),
         cmocka_unit_test(test_s5_bridge_carries_two_gpus_ten_times_faster),
         cmocka_unit_test(test_s9_lane_budget),
+        cmocka_unit_test(test_switch_uplink_shared),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
