@@ -183,6 +183,15 @@ typedef struct sim_job_slot {
     const int *gpus; /* the physical GPU of each rank, 0 .. n_gpus-1 (borrowed) */
 } sim_job_slot;
 
+/* Host RAM a dataset in memory (dataset.location memory) takes, GB: one copy per GPU, since each
+ * rank's process builds its own Dataset (its workers share it, forked); 0 on storage. */
+double sim_dataset_ram_gb(const sim_scenario *sc);
+/* Host RAM the jobs leave free, GB: system's host memory less the OS (~2 GB), each job's
+ * processes per GPU (main ~3 GB, each worker ~0.5 GB: estimates) and its dataset in memory.
+ * Negative when they do not fit. The page cache gets what is left (unless
+ * system.page_cache_gb says otherwise). */
+double sim_host_ram_left_gb(const sim_scenario *system, const sim_job_slot *jobs, int n_jobs);
+
 /* One physical GPU over the whole run, every job's kernels together. */
 typedef struct sim_gpu_figures {
     double gpu_util_pct;  /* time with any kernel running / wall time (NVML utilization.gpu) */
