@@ -1008,13 +1008,16 @@ static int results(world *w, sim_result *res, int64_t window_ns, int64_t end_ns)
     }
     int workers = sim_loader_workers(w->loader[0]);
     if (workers) {
-        res->worker_busy_pct = calloc((size_t)workers, sizeof *res->worker_busy_pct);
+        res->worker_busy_pct = calloc((size_t)(workers * w->n), sizeof *res->worker_busy_pct);
         if (!res->worker_busy_pct) return SIM_ENOMEM;
         res->n_workers = workers;
+        res->n_worker_gpus = w->n;
         double wall = (double)end_ns;
-        for (int i = 0; i < workers; i++)
-            res->worker_busy_pct[i] =
-                wall > 0 ? 100.0 * (double)sim_loader_worker_busy_ns(w->loader[0], i) / wall : 0;
+        for (int g = 0; g < w->n; g++)
+            for (int i = 0; i < workers; i++)
+                res->worker_busy_pct[g * workers + i] =
+                    wall > 0 ? 100.0 * (double)sim_loader_worker_busy_ns(w->loader[g], i) / wall
+                             : 0;
     }
     mean_of_epochs(res);
     if (w->samples) sampled_summary(w, res);

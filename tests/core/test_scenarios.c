@@ -369,6 +369,13 @@ static void test_scenario_data_parallel_gpus_share_the_host(void **state)
      * per GPU make 10 full rounds of 4 batches, so no round runs with fewer workers. 1 %: the
      * main and pin threads' hand-over work. */
     near(r4.mean.samples_per_s / r1.mean.samples_per_s, 2.5, 0.01, "4-GPU speed-up");
+    /* Each GPU's loader has its own 4 workers, and each of the 16 holds a batch from its start
+     * to its last one: busy > 97 % (what is left: the last batch's kernel and hand-over). */
+    assert_int_equal(r4.n_worker_gpus, 4);
+    assert_int_equal(r4.n_workers, 4);
+    for (int i = 0; i < 16; i++) {
+        assert_true(r4.worker_busy_pct[i] > 97);
+    }
     sim_result_free(&r1);
     sim_result_free(&r4);
     sim_scenario_free(&s1);
