@@ -33,9 +33,9 @@ static void list(void)
 {
     size_t n;
     const sim_demo *d = sim_demo_table(&n);
-    printf("%-16s %-38s %s\n", "name", "experiment (configs/experiments)", "lesson");
+    printf("%-20s %-38s %s\n", "name", "experiment (configs/experiments)", "lesson");
     for (size_t i = 0; i < n; i++)
-        printf("%-16s %-38s %s\n", d[i].name, d[i].file, d[i].lesson);
+        printf("%-20s %-38s %s\n", d[i].name, d[i].file, d[i].lesson);
 }
 
 /* One row of the side-by-side table. */

@@ -85,6 +85,14 @@ static void json_sampled(yajl_gen g, const sim_result *res)
     yajl_gen_map_close(g);
 }
 
+static void json_doubles(yajl_gen g, const double *v, int n)
+{
+    yajl_gen_array_open(g);
+    for (int i = 0; i < n; i++)
+        yajl_gen_double(g, v[i]);
+    yajl_gen_array_close(g);
+}
+
 void sim_report_json_members(yajl_gen g, const sim_result *res)
 {
     epoch_members(g, res, &res->mean, true);
@@ -94,10 +102,14 @@ void sim_report_json_members(yajl_gen g, const sim_result *res)
     sim_json_str(g, "bottleneck", sim_bottleneck_name(res->bottleneck));
     sim_json_str(g, "verdict", res->verdict);
     sim_json_key(g, "workers_busy_pct"); /* each of GPU 0's workers over the run */
-    yajl_gen_array_open(g);
-    for (int i = 0; i < res->n_workers; i++)
-        yajl_gen_double(g, res->worker_busy_pct[i]);
-    yajl_gen_array_close(g);
+    json_doubles(g, res->worker_busy_pct, res->n_workers);
+    if (res->n_worker_gpus > 1) { /* data parallel: each GPU's loader has its own workers */
+        sim_json_key(g, "workers_busy_pct_by_gpu");
+        yajl_gen_array_open(g);
+        for (int r = 0; r < res->n_worker_gpus; r++)
+            json_doubles(g, res->worker_busy_pct + r * res->n_workers, res->n_workers);
+        yajl_gen_array_close(g);
+    }
     sim_json_key(g, "epochs");
     yajl_gen_array_open(g);
     for (int i = 0; i < res->n_epochs; i++) {
@@ -315,13 +327,15 @@ void sim_report_text(FILE *out, const sim_scenario *sc, const sim_result *res,
     bar(out, "main thread busy", m->main_busy_pct);
     if (res->n_workers > 0) {
         double lo = 100, hi = 0;
-        for (int i = 0; i < res->n_workers; i++) {
+        int n = res->n_workers * res->n_worker_gpus;
+        for (int i = 0; i < n; i++) {
             lo = res->worker_busy_pct[i] < lo ? res->worker_busy_pct[i] : lo;
             hi = res->worker_busy_pct[i] > hi ? res->worker_busy_pct[i] : hi;
         }
-        bar(out, "workers busy (mean)", m->worker_busy_pct);
-        fprintf(out, "  %-22s %6.1f / %.1f %% over %d worker%s\n", "  least / most busy", lo, hi,
-                res->n_workers, res->n_workers == 1 ? "" : "s");
+        bar(out, res->n_worker_gpus > 1 ? "GPU 0 workers busy" : "workers busy (mean)",
+            m->worker_busy_pct);
+        fprintf(out, "  %-22s %6.1f / %.1f %% over %d worker%s%s\n", "  least / most busy", lo, hi,
+                n, n == 1 ? "" : "s", res->n_worker_gpus > 1 ? " of all GPUs" : "");
     }
     bar(out, "storage busy", m->storage_busy_pct);
     if (hw->gpu_count > 1) bar(out, "all-reduce (exposed)", m->comm_pct);

@@ -17,12 +17,19 @@
  * 2 bits of its state (sim/core/loader.c). */
 #define SIM_DATASET_MAX_SAMPLES 1073741824
 
+/* Where the samples are before a worker fetches one: on the storage device (read per sample,
+ * through the page cache) or already in host RAM (a TensorDataset, or a Dataset that loads
+ * everything in __init__): no read, only the per-sample CPU work. */
+typedef enum sim_data_location { SIM_DATA_STORAGE, SIM_DATA_MEMORY } sim_data_location;
+extern const char *const sim_data_location_names[]; /* "storage", "memory", NULL (loader.c) */
+
 typedef struct sim_dataset_spec {
     int64_t samples;
-    double sample_bytes; /* bytes read from storage per sample */
+    double sample_bytes; /* bytes per sample as stored: read from storage, or held in RAM */
     double decode_us;    /* CPU decode+augment per sample on the reference core */
     double decode_cv;    /* coefficient of variation of decode time (lognormal) */
     double input_bytes;  /* bytes per sample of the tensor sent to the GPU */
+    int location;        /* sim_data_location */
 } sim_dataset_spec;
 
 typedef struct sim_loader_spec {

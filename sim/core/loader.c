@@ -5,7 +5,8 @@
  * results into page-locked memory in arrival order; the main thread receives them strictly in
  * order. num_workers = 0: the main thread does the same work itself when it asks for a batch.
  * Page cache: a sample read from the device stays in RAM while the cache has room, and is read
- * from memory (a memcpy) in later epochs. */
+ * from memory (a memcpy) in later epochs. A dataset in memory (a TensorDataset) is not read at
+ * all: fetching a sample is only its CPU work (indexing, the transform if any). */
 #include "sim/core/pipeline.h"
 
 #include "sim/base/err.h"
@@ -22,8 +23,11 @@
 enum { EV_STARTED, EV_READ_DONE, EV_DECODE_DONE, EV_COLLATE_DONE, EV_PIN_DONE };
 /* A sample's state rides in the two high bits of its word of the order: the shuffle moves it
  * with the id, and the reads visit it in order. */
-#define SEEN 0x40000000u                 /* read this epoch */
-#define CACHED 0x80000000u               /* in the page cache */
+#define SEEN 0x40000000u   /* read this epoch */
+#define CACHED 0x80000000u /* in the page cache */
+
+const char *const sim_data_location_names[] = {"storage", "memory", NULL};
+
 enum { PH_READ, PH_DECODE, PH_COLLATE }; /* what a busy worker is doing */
 
 typedef struct worker {
@@ -186,6 +190,18 @@ static void mem_job(sim_loader *l, double bytes, uint32_t kind, uint64_t a)
     sim_ps_submit(l->cfg.mem, bytes > 0 ? bytes : 0, l->id, kind, a);
 }
 
+/* The sample's CPU work (decode, augment; indexing for a tensor), once its bytes are in RAM. */
+static void start_decode(sim_loader *l, int wi)
+{
+    worker *w = &l->w[wi];
+    int64_t slot = w->batch % l->window * l->cfg.batch_size + w->index_in_batch;
+    double mult = l->decode_mult ? l->decode_mult[slot] : 1.0;
+    l->decodes++;
+    w->phase_ns = sim_engine_now(l->e);
+    w->phase = PH_DECODE;
+    cpu_job(l, l->cfg.decode_ref_ns * mult, EV_DECODE_DONE, (uint64_t)wi);
+}
+
 static void start_sample(sim_loader *l, int wi)
 {
     worker *w = &l->w[wi];
@@ -194,6 +210,11 @@ static void start_sample(sim_loader *l, int wi)
     SIM_ASSERT(!(*sample & SEEN));
     *sample |= SEEN;
     l->reads++;
+    if (l->cfg.in_memory) {
+        w->hit = false;
+        start_decode(l, wi);
+        return;
+    }
     w->phase_ns = sim_engine_now(l->e);
     w->phase = PH_READ;
     w->hit = (*sample & CACHED) != 0;
@@ -265,16 +286,10 @@ static void handle_event(sim_engine *e, sim_loader *l, const sim_event *ev)
         w->alive = true;
         start_batch(l, wi);
         break;
-    case EV_READ_DONE: {
-        int64_t slot = w->batch % l->window * l->cfg.batch_size + w->index_in_batch;
-        double mult = l->decode_mult ? l->decode_mult[slot] : 1.0;
-        l->decodes++;
+    case EV_READ_DONE:
         report(l, wi, SIM_TL_READ, w->phase_ns, w->batch, w->hit);
-        w->phase_ns = sim_engine_now(e);
-        w->phase = PH_DECODE;
-        cpu_job(l, l->cfg.decode_ref_ns * mult, EV_DECODE_DONE, (uint64_t)wi);
+        start_decode(l, wi);
         break;
-    }
     case EV_DECODE_DONE:
         report(l, wi, SIM_TL_DECODE, w->phase_ns, w->batch, 0);
         w->phase_ns = sim_engine_now(e);

@@ -153,6 +153,7 @@ typedef struct sim_loader_config {
     double decode_ref_ns; /* mean decode cost per sample, reference core */
     double decode_cv;
     double input_bytes;
+    bool in_memory; /* the samples are in host RAM already: no read, no page cache */
 
     double worker_start_ref_ns;
     int64_t cached_samples; /* samples the page cache holds from the second epoch on */
@@ -182,7 +183,8 @@ int sim_loader_batch_samples(const sim_loader *l, int64_t b);
 /* Asks for the next batch in order; `target` gets `kind` (payload = batch index) when it is ready
  * for the main thread. With num_workers = 0 the loading happens now, on the main thread. */
 void sim_loader_next(sim_loader *l, uint32_t target, uint32_t kind);
-/* Per-epoch counters (reset by begin_epoch). */
+/* Per-epoch counters (reset by begin_epoch): samples fetched (from the device, the page cache
+ * or, in memory, from RAM with no read), of those from the page cache, and decoded. */
 int64_t sim_loader_reads(const sim_loader *l);
 int64_t sim_loader_cache_hits(const sim_loader *l);
 int64_t sim_loader_decodes(const sim_loader *l);

@@ -152,22 +152,37 @@ static void sampler_handle(sim_engine *e, void *self, const sim_event *ev)
 
 static const sim_component_ops sampler_ops = {.name = "sampler", .handle = sampler_handle};
 
-/* RAM the jobs' processes leave to the page cache, GB: system.page_cache_gb, else the host's
- * memory less the OS and each job's main processes and workers. */
-static double page_cache_gb(const sim_scenario *system, const sim_job_slot *jobs, int n_jobs)
+double sim_dataset_ram_gb(const sim_scenario *sc)
 {
-    if (system->host.page_cache_gb >= 0) return system->host.page_cache_gb;
+    if (sc->dataset.location != SIM_DATA_MEMORY) return 0;
+    return sc->hw.gpu_count * (double)sc->dataset.samples * sc->dataset.sample_bytes / 1e9;
+}
+
+double sim_host_ram_left_gb(const sim_scenario *system, const sim_job_slot *jobs, int n_jobs)
+{
     double gb = system->hw.host_memory_gb - OS_RESERVE_GB;
     for (int j = 0; j < n_jobs; j++) {
         const sim_scenario *sc = jobs[j].sc;
         gb -= sc->hw.gpu_count * (MAIN_PROCESS_GB + WORKER_GB * sc->loader.num_workers);
+        gb -= sim_dataset_ram_gb(sc);
     }
+    return gb;
+}
+
+/* RAM the jobs' processes leave to the page cache, GB: system.page_cache_gb, else what
+ * sim_host_ram_left_gb leaves. */
+static double page_cache_gb(const sim_scenario *system, const sim_job_slot *jobs, int n_jobs)
+{
+    if (system->host.page_cache_gb >= 0) return system->host.page_cache_gb;
+    double gb = sim_host_ram_left_gb(system, jobs, n_jobs);
     return gb < 0 ? 0 : gb;
 }
 
-/* Samples of sc's dataset that `gb` of page cache holds. */
+/* Samples of sc's dataset that `gb` of page cache holds: none of a dataset in memory, which is
+ * never read through it. */
 static int64_t cached_samples(const sim_scenario *sc, double gb)
 {
+    if (sc->dataset.location == SIM_DATA_MEMORY) return 0;
     double samples = floor(gb * 1e9 / sc->dataset.sample_bytes);
     return samples > (double)sc->dataset.samples ? sc->dataset.samples : (int64_t)samples;
 }
@@ -916,6 +931,7 @@ static int rank_create(world *w, int i, int64_t per_epoch, int64_t shard, int64_
         .decode_ref_ns = sc->dataset.decode_us * 1e3,
         .decode_cv = sc->dataset.decode_cv,
         .input_bytes = sc->dataset.input_bytes,
+        .in_memory = sc->dataset.location == SIM_DATA_MEMORY,
         .worker_start_ref_ns = sc->loader.worker_start_ms * 1e6,
         .cached_samples = cached,
         .seed = sc->seed * 1000003u + (uint64_t)i,
@@ -1010,13 +1026,16 @@ static int results(world *w, sim_result *res, int64_t window_ns, int64_t end_ns)
     }
     int workers = sim_loader_workers(w->loader[0]);
     if (workers) {
-        res->worker_busy_pct = calloc((size_t)workers, sizeof *res->worker_busy_pct);
+        res->worker_busy_pct = calloc((size_t)(workers * w->n), sizeof *res->worker_busy_pct);
         if (!res->worker_busy_pct) return SIM_ENOMEM;
         res->n_workers = workers;
+        res->n_worker_gpus = w->n;
         double wall = (double)end_ns;
-        for (int i = 0; i < workers; i++)
-            res->worker_busy_pct[i] =
-                wall > 0 ? 100.0 * (double)sim_loader_worker_busy_ns(w->loader[0], i) / wall : 0;
+        for (int g = 0; g < w->n; g++)
+            for (int i = 0; i < workers; i++)
+                res->worker_busy_pct[g * workers + i] =
+                    wall > 0 ? 100.0 * (double)sim_loader_worker_busy_ns(w->loader[g], i) / wall
+                             : 0;
     }
     mean_of_epochs(res);
     if (w->samples) sampled_summary(w, res);
@@ -1117,7 +1136,8 @@ static int64_t job_cached(const sim_scenario *system, const sim_job_slot *jobs, 
 {
     double total = 0;
     for (int k = 0; k < n_jobs; k++)
-        total += (double)jobs[k].sc->dataset.samples * jobs[k].sc->dataset.sample_bytes;
+        if (jobs[k].sc->dataset.location != SIM_DATA_MEMORY)
+            total += (double)jobs[k].sc->dataset.samples * jobs[k].sc->dataset.sample_bytes;
     const sim_dataset_spec *d = &jobs[j].sc->dataset;
     double share = total > 0 ? (double)d->samples * d->sample_bytes / total : 0;
     return cached_samples(jobs[j].sc, page_cache_gb(system, jobs, n_jobs) * share);

@@ -79,7 +79,8 @@ typedef struct sim_epoch_result {
     double sm_active_pct;
     double cpu_util_pct;    /* busy hardware-thread time / (threads x wall time) */
     double main_busy_pct;   /* main thread working (sim_gpu_totals.main_busy_ns), GPU mean */
-    double worker_busy_pct; /* GPU 0's DataLoader workers holding a batch, mean of workers */
+    double worker_busy_pct; /* GPU 0's DataLoader workers holding a batch, mean of workers (each
+                             * GPU's workers are in sim_result.worker_busy_pct) */
     double stall_pct[SIM_STALL_COUNT]; /* share of wall time the GPU idled, by cause */
     double storage_busy_pct;
     double h2d_busy_pct;
@@ -113,8 +114,10 @@ typedef struct sim_result {
     int64_t steps;
     sim_bottleneck bottleneck;
     char verdict[512]; /* one plain sentence with its number */
-    /* Each DataLoader worker of GPU 0: share of the run's wall time it held a batch. */
-    int n_workers; /* 0 with num_workers = 0 */
+    /* Each DataLoader worker of each of the job's GPUs: share of the run's wall time it held a
+     * batch, GPU-major (GPU g's worker i at [g x n_workers + i]; GPU 0's come first). */
+    int n_workers; /* per GPU; 0 with num_workers = 0 */
+    int n_worker_gpus;
     double *worker_busy_pct;
     /* The job ran on a MIG instance (sc->hw.mig): NVML reports no GPU-Util there, so reports
      * print none and point at SM active; gpu_util_pct is still the simulated busy share. */
@@ -182,6 +185,15 @@ typedef struct sim_job_slot {
     const sim_scenario *sc;
     const int *gpus; /* the physical GPU of each rank, 0 .. n_gpus-1 (borrowed) */
 } sim_job_slot;
+
+/* Host RAM a dataset in memory (dataset.location memory) takes, GB: one copy per GPU, since each
+ * rank's process builds its own Dataset (its workers share it, forked); 0 on storage. */
+double sim_dataset_ram_gb(const sim_scenario *sc);
+/* Host RAM the jobs leave free, GB: system's host memory less the OS (~2 GB), each job's
+ * processes per GPU (main ~3 GB, each worker ~0.5 GB: estimates) and its dataset in memory.
+ * Negative when they do not fit. The page cache gets what is left (unless
+ * system.page_cache_gb says otherwise). */
+double sim_host_ram_left_gb(const sim_scenario *system, const sim_job_slot *jobs, int n_jobs);
 
 /* One physical GPU over the whole run, every job's kernels together. */
 typedef struct sim_gpu_figures {

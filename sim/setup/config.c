@@ -127,7 +127,10 @@ static const cfg_field fields[] = {
     F("dataset.samples", CFG_T_INT64, dataset.samples, 1, SIM_DATASET_MAX_SAMPLES,
       "samples in the dataset"),
     F("dataset.sample_bytes", CFG_T_DOUBLE, dataset.sample_bytes, 1, 1e12,
-      "bytes read from storage per sample"),
+      "bytes per sample as stored: read from storage, or held in RAM"),
+    E("dataset.location", dataset.location, sim_data_location_names,
+      "where the samples are: storage (read per sample, through the page cache) | memory "
+      "(already in host RAM, e.g. a TensorDataset: no read, only the per-sample CPU work)"),
     F("dataset.decode_us", CFG_T_DOUBLE, dataset.decode_us, 0, 1e12,
       "CPU decode+augment per sample on the reference core, us"),
     F("dataset.decode_cv", CFG_T_DOUBLE, dataset.decode_cv, 0, 10,

@@ -240,6 +240,22 @@ static int check_memory(const sim_jobs_setup *s, const cfg_jobs *jobs, sim_err *
     return SIM_OK;
 }
 
+/* The jobs' datasets in memory must fit in the host's RAM together, beside every job's
+ * processes (each job alone was checked when it was built). */
+static int check_host_memory(const sim_jobs_setup *s, sim_err *err)
+{
+    double left = sim_host_ram_left_gb(&s->system, s->slot, s->n), data = 0;
+    for (int j = 0; j < s->n; j++)
+        data += sim_dataset_ram_gb(&s->sc[j]);
+    if (left >= 0 || data == 0) return SIM_OK; /* on storage, the page cache just gets none */
+    return sim_err_set(err, SIM_EINVAL, NULL, 0, 0,
+                       "the jobs' datasets in memory (dataset.location memory) take %.3g GB of "
+                       "host RAM together, and with the OS and every job's processes that is "
+                       "%.3g GB over the host's %.3g GB; run fewer jobs at once, read some from "
+                       "storage, or give the host more RAM (system.host_memory_gb)",
+                       data, -left, s->system.hw.host_memory_gb);
+}
+
 /* MIG instances on one GPU: each takes `slices` compute slices from one of its profile's legal
  * starts, and no two overlap (the placement diagrams of the MIG user guide, as the catalog's
  * `starts:` lists them). Depth-first over the instances, at most SIM_MIG_SLOTS_MAX of them. */
@@ -343,7 +359,8 @@ int sim_jobs_build(const cfg_jobs *jobs, const sim_experiment *top, const cfg_ex
         out->slot[j] = (sim_job_slot){.sc = &out->sc[j], .gpus = out->gpus[j]};
     }
     rc = check_mig(out, jobs, catalog_dir, err);
-    return rc ? rc : check_memory(out, jobs, err);
+    if (!rc) rc = check_memory(out, jobs, err);
+    return rc ? rc : check_host_memory(out, err);
 }
 
 void sim_jobs_setup_free(sim_jobs_setup *s)

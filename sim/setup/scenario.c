@@ -279,8 +279,28 @@ int sim_scenario_build(const sim_experiment *x_in, const cfg_experiment_set *set
     return sim_scenario_build_gpu(x_in, set, dir, NULL, sc, err);
 }
 
-int sim_scenario_build_gpu(const sim_experiment *x_in, const cfg_experiment_set *set,
-                           const char *dir, const sim_gpu_desc *gpu, sim_scenario *sc, sim_err *err)
+/* A dataset in memory must fit in host RAM beside the OS and the job's processes. */
+static int check_host_memory(const sim_scenario *sc, const cfg_experiment_set *set, sim_err *err)
+{
+    sim_job_slot alone = {.sc = sc};
+    double left = sim_host_ram_left_gb(sc, &alone, 1), data = sim_dataset_ram_gb(sc);
+    if (left >= 0 || data == 0) return SIM_OK; /* on storage, the page cache just gets none */
+    return cfg_experiment_locate(
+        set, "dataset.location",
+        sim_err_set(err, SIM_EINVAL, NULL, 0, 0,
+                    "dataset.location memory: the dataset takes %.3g GB of host RAM (%lld "
+                    "samples x %.0f bytes, a copy in each of %d GPU process%s), and with the OS "
+                    "and the processes (%.3g GB) that is over the host's %.3g GB; use storage, "
+                    "fewer samples or more RAM (system.host_memory_gb)",
+                    data, (long long)sc->dataset.samples, sc->dataset.sample_bytes,
+                    sc->hw.gpu_count, sc->hw.gpu_count == 1 ? "" : "es",
+                    sc->hw.host_memory_gb + (-left) - data, sc->hw.host_memory_gb),
+        err);
+}
+
+/* sim_scenario_build_gpu up to the workload, which settles the per-sample defaults. */
+static int build(const sim_experiment *x_in, const cfg_experiment_set *set, const char *dir,
+                 const sim_gpu_desc *gpu, sim_scenario *sc, sim_err *err)
 {
     memset(sc, 0, sizeof *sc);
     /* The experiment with its named system's values filled in: a working copy, never the
@@ -337,6 +357,14 @@ int sim_scenario_build_gpu(const sim_experiment *x_in, const cfg_experiment_set 
     if ((rc = sim_synthetic_program(x, &sc->program)))
         return sim_err_set(err, rc, NULL, 0, 0, "out of memory");
     return SIM_OK;
+}
+
+int sim_scenario_build_gpu(const sim_experiment *x_in, const cfg_experiment_set *set,
+                           const char *dir, const sim_gpu_desc *gpu, sim_scenario *sc, sim_err *err)
+{
+    int rc = build(x_in, set, dir, gpu, sc, err);
+    if (!rc && (rc = check_host_memory(sc, set, err))) sim_scenario_free(sc);
+    return rc;
 }
 
 int sim_scenario_reprice(const sim_experiment *x_in, const cfg_experiment_set *set, const char *dir,

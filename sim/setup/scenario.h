@@ -7,7 +7,8 @@
 #include "sim/core/run.h"
 
 /* Fills sc from x. `set` says which keys the user gave (a named system fills only the others);
- * it may be NULL. The catalog is read from catalog_dir. */
+ * it may be NULL. The catalog is read from catalog_dir. A dataset in memory that does not fit
+ * in host RAM (sim_host_ram_left_gb < 0) is an error at dataset.location. */
 int sim_scenario_build(const sim_experiment *x, const cfg_experiment_set *set,
                        const char *catalog_dir, sim_scenario *sc, sim_err *err);
 

@@ -91,6 +91,16 @@ static const bad_case cases[] = {
       "x.yaml:2:17: error: 'dataset.sample_bytes' expected a number, got 'inf'"),
     Y("dataset:\n  decode_cv: 11\n", 1,
       "x.yaml:2:14: error: 'dataset.decode_cv' must be between 0 and 10"),
+    Y("dataset:\n  location: disk\n", 1,
+      "x.yaml:2:13: error: 'dataset.location' unknown value 'disk' (storage, memory)"),
+    /* a dataset in memory that does not fit in host RAM beside the OS and the processes */
+    Y("system:\n  host_memory_gb: 16\ndataset:\n  location: memory\n  samples: 1000000\n"
+      "  sample_bytes: 10000\n",
+      1, "x.yaml:4:13: error: dataset.location memory: the dataset takes 10 GB of host RAM"),
+    /* two jobs whose datasets fit one at a time but not together */
+    Y("system:\n  host_memory_gb: 64\ndataset:\n  location: memory\n  samples: 3000000\n"
+      "  sample_bytes: 10000\nloader:\n  num_workers: 0\njobs:\n  - name: a\n  - name: b\n",
+      1, "error: the jobs' datasets in memory (dataset.location memory) take 60 GB"),
     Y("seed: -1\n", 1, "x.yaml:1:7: error: 'seed' must be between 0 and"),
     Y("system:\n  mem_copy_efficiency: 0\n", 1,
       "x.yaml:2:24: error: 'system.mem_copy_efficiency' must be between 0.01 and 1"),

@@ -1,6 +1,7 @@
 /* test_report.c — the run report of a job on a MIG instance, through the real binary
  * (EPOCHSIM_BINARY): NVML has no GPU-Util for a MIG device, so the text says so and the JSON
- * carries null with a note, while SM active is reported as usual. */
+ * carries null with a note, while SM active is reported as usual. And a data-parallel run's
+ * JSON gives each GPU's DataLoader workers, not only GPU 0's. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -75,6 +76,40 @@ static void test_report_mig_json_gpu_util_null(void **state)
     free(out);
 }
 
+/* Two GPUs with 3 workers each: workers_busy_pct stays GPU 0's 3, workers_busy_pct_by_gpu has
+ * one array of 3 per GPU (its first is GPU 0's), and every worker of both loaders did work. */
+static void test_report_json_workers_by_gpu(void **state)
+{
+    (void)state;
+    int status;
+    char *out = run("run --set system.gpu_count=2 --set loader.num_workers=3 "
+                    "--set training.max_steps=20 --json -",
+                    &status);
+    assert_int_equal(status, 0);
+    char why[256];
+    yajl_val root = yajl_tree_parse(out, why, sizeof why);
+    if (!root) fail_msg("JSON: %s", why);
+    const char *gpu0[] = {"workers_busy_pct", NULL}, *by[] = {"workers_busy_pct_by_gpu", NULL};
+    yajl_val w0 = yajl_tree_get(root, gpu0, yajl_t_array),
+             b = yajl_tree_get(root, by, yajl_t_array);
+    assert_non_null(w0);
+    assert_non_null(b);
+    assert_int_equal(w0->u.array.len, 3);
+    assert_int_equal(b->u.array.len, 2);
+    for (size_t g = 0; g < 2; g++) {
+        yajl_val ws = b->u.array.values[g];
+        assert_true(YAJL_IS_ARRAY(ws) && ws->u.array.len == 3);
+        for (size_t i = 0; i < 3; i++) {
+            assert_true(YAJL_GET_DOUBLE(ws->u.array.values[i]) > 0);
+            if (g == 0)
+                assert_true(YAJL_GET_DOUBLE(ws->u.array.values[i]) ==
+                            YAJL_GET_DOUBLE(w0->u.array.values[i]));
+        }
+    }
+    yajl_tree_free(root);
+    free(out);
+}
+
 /* A sweep mixing MIG and whole-GPU points keeps one set of columns: GPU-Util is an empty cell on
  * the instance (sim/app/sweep_row.c writes a null figure so) and a number on the whole GPU. */
 static void test_report_mig_sweep_gpu_util_cell_empty(void **state)
@@ -106,6 +141,7 @@ int main(void)
         cmocka_unit_test(test_report_mig_text_has_no_gpu_util),
         cmocka_unit_test(test_report_mig_json_gpu_util_null),
         cmocka_unit_test(test_report_mig_sweep_gpu_util_cell_empty),
+        cmocka_unit_test(test_report_json_workers_by_gpu),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

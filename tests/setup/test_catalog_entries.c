@@ -118,6 +118,7 @@ static void test_catalog_entries_required_present(void **state)
         {CFG_CAT_CPU, "xeon-platinum-8480c"},
         {CFG_CAT_CPU, "xeon-e5-2698-v4"},
         {CFG_CAT_CPU, "epyc-7r32"},
+        {CFG_CAT_CPU, "xeon-e5-2660-v2"},
         {CFG_CAT_STORAGE, "hdd-7200"},
         {CFG_CAT_STORAGE, "hdd-5400"},
         {CFG_CAT_STORAGE, "sata-ssd"},
@@ -136,6 +137,7 @@ static void test_catalog_entries_required_present(void **state)
         {CFG_CAT_SYSTEM, "desktop-4090"},
         {CFG_CAT_SYSTEM, "aws-g5-2xlarge"},
         {CFG_CAT_SYSTEM, "cloud-a5000-8vcpu"},
+        {CFG_CAT_SYSTEM, "a5000-xeon-e5-2660v2"},
         {CFG_CAT_SYSTEM, "rtx-pro-6000-workstation"},
     };
     for (size_t i = 0; i < sizeof required / sizeof required[0]; i++) {
