@@ -158,6 +158,7 @@ void mdl_options_defaults(mdl_options *o)
     o->accum_steps = 1;
     o->grad_scaler = -1;
     o->pytorch = mdl_pytorch_version(-1);
+    o->ddp_bucket_mb = MDL_DDP_BUCKET_MB;
 }
 
 int mdl_options_check(const mdl_options *o, sim_err *err)
@@ -177,6 +178,10 @@ int mdl_options_check(const mdl_options *o, sim_err *err)
                            o->ckpt_segments);
     if (o->grad_scaler < -1 || o->grad_scaler > 1)
         return sim_err_set(err, SIM_EINVAL, NULL, 0, 0, "grad_scaler must be -1, 0 or 1");
+    if (!(o->ddp_bucket_mb > 0 && o->ddp_bucket_mb <= MDL_DDP_BUCKET_MB_MAX))
+        return sim_err_set(err, SIM_EINVAL, NULL, 0, 0,
+                           "DDP bucket size %g MiB out of range (0..%g]", o->ddp_bucket_mb,
+                           MDL_DDP_BUCKET_MB_MAX);
     return SIM_OK;
 }
 
@@ -1189,6 +1194,32 @@ static void optimizer(ctx *c, const plist *p, int tensors)
     if (c->scaler) elem(c, "grad_scaler_update_scale", 1, 16, 1, D->py_op_ns);
 }
 
+/* DDP's buckets (torch/nn/parallel/distributed.py; reducer.cpp, compute_bucket_assignment_by_size
+ * and rebuild_buckets): after the first step DDP rebuilds them over the parameters in the order
+ * their gradients became ready, the reverse of the model's here, and closes a bucket once it
+ * holds at least its limit, 1 MiB for the first and bucket_cap_mb for every later one. A bucket is
+ * ready after the backward of the layer of its last tensor (backward runs the layers in reverse).
+ * wb: bytes of one gradient element. Returns 0 or SIM_ENOMEM. */
+static int ddp_buckets(const mdl_net *net, double wb, double cap_bytes, mdl_step *s)
+{
+    /* at most one bucket per tensor, and param_sizes gives at most 8 per layer */
+    s->buckets = calloc((size_t)net->n_layers * 8 + 1, sizeof *s->buckets);
+    if (!s->buckets) return SIM_ENOMEM;
+    mdl_bucket *b = NULL;
+    for (int i = net->n_layers - 1; i >= 0; i--) {
+        double sz[8];
+        int n = param_sizes(&net->layers[i], sz, 8);
+        for (int j = n - 1; j >= 0; j--) {
+            if (!b) b = &s->buckets[s->n_buckets++];
+            b->bytes += sz[j] * wb;
+            b->tensors++;
+            b->layer = i;
+            if (b->bytes >= (s->n_buckets == 1 ? MDL_DDP_FIRST_BUCKET_BYTES : cap_bytes)) b = NULL;
+        }
+    }
+    return SIM_OK;
+}
+
 int mdl_expand(const mdl_net *net, const mdl_options *opt, const mdl_dispatch *d, mdl_step *step,
                sim_err *err)
 {
@@ -1223,6 +1254,10 @@ int mdl_expand(const mdl_net *net, const mdl_options *opt, const mdl_dispatch *d
     step->param_tensors = mdl_net_param_tensors(net);
     step->world_size = opt->world_size > 1 ? opt->world_size : 1;
     step->grad_bytes = step->params * c.wb;
+    if (step->world_size > 1 && ddp_buckets(net, c.wb, opt->ddp_bucket_mb * 1024 * 1024, step)) {
+        mdl_step_free(step);
+        return sim_err_set(err, SIM_ENOMEM, NULL, 0, 0, "out of memory expanding %s", net->name);
+    }
     step->step_overhead_ns = c.d->step_overhead_ns;
     step->graph_launch_ns = c.d->graph_launch_ns;
     int segments = resolve_segments(net, opt);
@@ -1250,6 +1285,7 @@ int mdl_expand(const mdl_net *net, const mdl_options *opt, const mdl_dispatch *d
 void mdl_step_free(mdl_step *step)
 {
     free(step->k);
+    free(step->buckets);
     memset(step, 0, sizeof *step);
 }
 
@@ -1279,13 +1315,37 @@ static int push_op(sim_program *prog, const sim_op *op, sim_err *err)
     return sim_err_set(err, SIM_ENOMEM, NULL, 0, 0, "out of memory building the program");
 }
 
+/* Record i of the last micro-batch's backward ends its layer's backward: DDP's hooks have
+ * seen every gradient of that layer. */
+static bool ends_layer_backward(const mdl_step *s, size_t i)
+{
+    const mdl_kernel *k = &s->k[i];
+    if (k->phase != MDL_PH_BWD || k->micro != s->accum_steps - 1 || k->layer < 0) return false;
+    if (i + 1 == s->n) return true;
+    const mdl_kernel *next = &s->k[i + 1];
+    return next->phase != MDL_PH_BWD || next->layer != k->layer || next->micro != k->micro;
+}
+
+/* Appends the all-reduces of the buckets from *next on that are ready once the backward of
+ * `layer` is done (every bucket when layer < 0): backward runs the layers in reverse, so those
+ * whose last layer is at or above it. */
+static int reduce_ready(const mdl_step *s, int layer, int *next, sim_program *prog, sim_err *err)
+{
+    for (; *next < s->n_buckets && (layer < 0 || s->buckets[*next].layer >= layer); ++*next) {
+        sim_op ar = {.kind = SIM_OP_ALLREDUCE, .bytes = s->buckets[*next].bytes, .comm = 1};
+        if (push_op(prog, &ar, err)) return SIM_ENOMEM;
+    }
+    return SIM_OK;
+}
+
 int mdl_step_program(const mdl_step *s, const sim_gpu_desc *gpu, sim_program *prog, sim_err *err)
 {
     memset(prog, 0, sizeof *prog);
     prog->graph_launch_ns = s->graph_launch_ns;
     prog->step_overhead_ns = s->step_overhead_ns;
-    int micro = 0;
-    bool reduced = false;
+    int micro = 0, bucket = 0;
+    bool opt = false;  /* the optimizer step has begun */
+    bool wait = false; /* the next kernel waits for the buckets' all-reduces */
     for (size_t i = 0; i < s->n; i++) {
         const mdl_kernel *k = &s->k[i];
         /* Each further micro-batch starts by taking its batch from the loader (the loop's
@@ -1294,13 +1354,12 @@ int mdl_step_program(const mdl_step *s, const sim_gpu_desc *gpu, sim_program *pr
             sim_op next = {.kind = SIM_OP_NEXT_BATCH};
             if (push_op(prog, &next, err)) return SIM_ENOMEM;
         }
-        /* DDP: gradients are all-reduced once, after the last micro-batch's backward (no_sync()
-         * before it). Real DDP overlaps its 25 MB buckets with backward; one reduction of all
-         * gradients at the end is the no-overlap bound, on the safe (slower) side. */
-        if (s->world_size > 1 && k->phase == MDL_PH_OPT && !reduced) {
-            sim_op ar = {.kind = SIM_OP_ALLREDUCE, .bytes = s->grad_bytes};
-            reduced = true;
-            if (push_op(prog, &ar, err)) return SIM_ENOMEM;
+        /* Backward is over: DDP's last hook reduces what is left and makes the stream wait for
+         * every bucket (finalize_backward), so the optimizer's first kernel waits. */
+        if (k->phase == MDL_PH_OPT && !opt) {
+            opt = true;
+            wait = s->n_buckets > 0;
+            if (reduce_ready(s, -1, &bucket, prog, err)) return SIM_ENOMEM;
         }
         sim_op op = {.dispatch_ns = k->dispatch_ns, .kind = k->kind};
         if (k->kind == SIM_OP_KERNEL) {
@@ -1309,10 +1368,14 @@ int mdl_step_program(const mdl_step *s, const sim_gpu_desc *gpu, sim_program *pr
             op.gpu_ns = cost.total_ns;
             op.unit = (uint8_t)cost.unit;
             op.sm_fraction = cost.sm_fraction;
+            op.comm = wait; /* DDP's end of backward: the stream waits for every bucket */
+            wait = false;
         } else if (k->kind == SIM_OP_MEMCPY_D2H || k->kind == SIM_OP_MEMCPY_H2D) {
             op.bytes = k->bytes;
         }
         if (push_op(prog, &op, err)) return SIM_ENOMEM;
+        if (ends_layer_backward(s, i) && reduce_ready(s, k->layer, &bucket, prog, err))
+            return SIM_ENOMEM;
     }
     return SIM_OK;
 }

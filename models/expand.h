@@ -59,12 +59,20 @@ typedef struct mdl_options {
                                mdl_build_program; see mdl_conv_tensor_cores in cost.h) */
     int grad_scaler;        /* GradScaler: -1 = auto (on for amp_fp16 and fp16), 0 off, 1 on */
     int world_size;         /* data-parallel GPUs (DDP); 0 or 1 = one GPU, no all-reduce */
+    double ddp_bucket_mb;   /* DDP's bucket_cap_mb: gradient bucket cap, MiB, > 0 (default 25) */
     int pytorch;            /* PyTorch release, 100 x major + minor: elementwise kernels load
                                16-byte vectors of 2-byte types from 2.7 (pytorch#145746) */
 } mdl_options;
 
+/* DDP's defaults (torch/csrc/distributed/c10d/reducer.hpp): kDefaultBucketBytesCap = 25 MiB
+ * (bucket_cap_mb), kDefaultFirstBucketBytes = 1 MiB (dist._DEFAULT_FIRST_BUCKET_BYTES). */
+#define MDL_DDP_BUCKET_MB 25.0
+#define MDL_DDP_FIRST_BUCKET_BYTES (1024.0 * 1024.0)
+/* The largest bucket cap taken, MiB: 64 GiB, more than any model's gradients here. */
+#define MDL_DDP_BUCKET_MB_MAX 65536.0
+
 /* Defaults: batch 32, fp32, default shape, SGD momentum foreach with weight decay, no
- * accumulation, no checkpointing, no CUDA graphs, scaler auto. */
+ * accumulation, no checkpointing, no CUDA graphs, scaler auto, DDP buckets of 25 MiB. */
 void mdl_options_defaults(mdl_options *o);
 /* Checks ranges; returns 0 or SIM_EINVAL with a sentence naming the bad field. */
 int mdl_options_check(const mdl_options *o, sim_err *err);
@@ -105,6 +113,13 @@ typedef struct mdl_dispatch {
 /* The built-in reference-core costs (what mdl_expand uses for d = NULL); borrowed, static. */
 const mdl_dispatch *mdl_dispatch_default(void);
 
+/* One DDP gradient bucket: the all-reduce DDP launches once every gradient in it is ready. */
+typedef struct mdl_bucket {
+    double bytes; /* gradient bytes */
+    int tensors;  /* parameter tensors */
+    int layer;    /* the layer whose backward produces its last gradient: it follows that */
+} mdl_bucket;
+
 /* One expanded optimizer step: zero_grad, accum_steps x (forward, loss, backward), optimizer. */
 typedef struct mdl_step {
     mdl_kernel *k;
@@ -114,8 +129,11 @@ typedef struct mdl_step {
     bool cuda_graphs;
     double params;
     int param_tensors;
-    int world_size;    /* > 1: one gradient all-reduce before the optimizer */
-    double grad_bytes; /* gradient bytes all-reduced per GPU */
+    int world_size;      /* > 1: DDP all-reduces the gradients in buckets */
+    double grad_bytes;   /* gradient bytes all-reduced per GPU */
+    mdl_bucket *buckets; /* world_size > 1: DDP's buckets in the order their gradients become
+                            ready (the reverse of the model's parameters); owned */
+    int n_buckets;
     int64_t step_overhead_ns, graph_launch_ns;
 } mdl_step;
 
@@ -141,7 +159,10 @@ typedef struct mdl_step_totals {
 void mdl_step_totals_get(const mdl_step *step, mdl_step_totals *t);
 
 /* Turns a step into the engine's program with every kernel priced on gpu (gpu_ns, unit,
- * sm_fraction). prog is initialised here; free with sim_program_free. Returns 0 or SIM_ENOMEM. */
+ * sm_fraction). With world_size > 1 each bucket's all-reduce (on the communication stream, see
+ * sim_op.comm) follows the last-micro-batch backward record of its layer (no_sync() before the
+ * last micro-batch), and the first kernel after backward waits for them all. prog is initialised
+ * here; free with sim_program_free. Returns 0 or SIM_ENOMEM. */
 int mdl_step_program(const mdl_step *step, const sim_gpu_desc *gpu, sim_program *prog,
                      sim_err *err);
 

@@ -1,13 +1,17 @@
 /* metrics.c — integrates component states over time (see metrics.h).
- * GPU-Util follows NVML utilization.gpu: the share of each sample window in which a kernel ran;
- * copies and collectives are not kernel time. Idle time is charged to the stall named by the
- * GPU's own state (a copy or collective occupying the stream) or else by its main thread's. */
+ * GPU-Util follows NVML utilization.gpu: the share of each sample window in which a kernel ran on
+ * either stream (a compute kernel, or an NCCL kernel on the communication stream); copies and
+ * all-reduces queued on the compute stream are not kernel time. The compute stream's idle time is
+ * charged to the stall named by its own state (a copy or collective holding it, or its wait for
+ * the communication stream) or else by its main thread's. */
 #include "sim/core/metrics.h"
 
 #include "sim/core/windows.h"
 
 #include "sim/base/err.h"
 
+#include <math.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -16,6 +20,7 @@ typedef struct gpu_track {
     sim_stall data_cause; /* what a batch wait is charged to */
     sim_gpu_state gpu;
     float sm_fraction;
+    float comm_sm; /* SM share of the NCCL kernel running on the communication stream; 0 = none */
     int64_t t_last_ns;
     sim_gpu_totals tot;
 } gpu_track;
@@ -28,7 +33,7 @@ struct sim_metrics {
     int64_t max_win;   /* 0 = no bound */
     int64_t *win_busy; /* GPU 0: kernel ns per window */
     int64_t n_win, cap_win;
-    int64_t kernel_start_ns; /* GPU 0: start of the running kernel */
+    int64_t kernel_start_ns; /* GPU 0: since when a kernel runs on either stream */
     int64_t *steps;
     int64_t n_steps, cap_steps;
     int64_t taken;
@@ -110,9 +115,15 @@ static void settle(sim_metrics *m, int i)
     double dt = (double)(now - g->t_last_ns);
     if (g->gpu == SIM_GPUST_KERNEL) {
         g->tot.kernel_ns += dt;
-        g->tot.sm_active_ns += dt * g->sm_fraction;
+        /* NCCL's blocks take SMs of their own: together at most every SM */
+        g->tot.sm_active_ns +=
+            dt * (g->comm_sm > 0 ? fmin(1, g->sm_fraction + g->comm_sm) : g->sm_fraction);
     } else {
         g->tot.stall_ns[stall_of(g)] += dt;
+        if (g->comm_sm > 0) {
+            g->tot.comm_kernel_ns += dt;
+            g->tot.sm_active_ns += dt * g->comm_sm;
+        }
     }
     if (g->main == SIM_MAIN_DISPATCH || g->main == SIM_MAIN_OTHER ||
         (g->main == SIM_MAIN_DATA && g->data_cause == SIM_STALL_MAIN))
@@ -132,17 +143,39 @@ void sim_metrics_data_cause(sim_metrics *m, int gpu, sim_stall cause)
     m->g[gpu].data_cause = cause;
 }
 
+static bool busy(const gpu_track *g)
+{
+    return g->gpu == SIM_GPUST_KERNEL || g->comm_sm > 0;
+}
+
+/* GPU 0 was busy (`was`) before a change of state: its busy interval ends or begins now. */
+static void busy_changed(sim_metrics *m, int gpu, bool was)
+{
+    if (gpu != 0 || was == busy(&m->g[0])) return;
+    int64_t now = sim_engine_now(m->e);
+    if (was)
+        add_busy(m, m->kernel_start_ns, now);
+    else
+        m->kernel_start_ns = now;
+}
+
 void sim_metrics_gpu(sim_metrics *m, int gpu, sim_gpu_state s, float sm_fraction)
 {
     settle(m, gpu);
     gpu_track *g = &m->g[gpu];
-    int64_t now = sim_engine_now(m->e);
-    if (gpu == 0) {
-        if (g->gpu == SIM_GPUST_KERNEL) add_busy(m, m->kernel_start_ns, now);
-        if (s == SIM_GPUST_KERNEL) m->kernel_start_ns = now;
-    }
+    bool was = busy(g);
     g->gpu = s;
     g->sm_fraction = sm_fraction;
+    busy_changed(m, gpu, was);
+}
+
+void sim_metrics_comm(sim_metrics *m, int gpu, float sm_share)
+{
+    settle(m, gpu);
+    gpu_track *g = &m->g[gpu];
+    bool was = busy(g);
+    g->comm_sm = sm_share;
+    busy_changed(m, gpu, was);
 }
 
 void sim_metrics_step(sim_metrics *m, int gpu, int64_t dur_ns)
@@ -179,7 +212,7 @@ uint8_t *sim_metrics_util_series(sim_metrics *m, int64_t *n)
 {
     /* Close the running kernel's share without changing state. */
     int64_t now = sim_engine_now(m->e);
-    if (m->g[0].gpu == SIM_GPUST_KERNEL) {
+    if (busy(&m->g[0])) {
         add_busy(m, m->kernel_start_ns, now);
         m->kernel_start_ns = now;
     }

@@ -17,7 +17,8 @@ typedef enum sim_stall {
     SIM_STALL_MAIN,     /* the main thread was loading the batch itself (num_workers = 0) */
     SIM_STALL_H2D,      /* the input copy was running or blocking the main thread */
     SIM_STALL_DISPATCH, /* the main thread was dispatching ops slower than the GPU ran them */
-    SIM_STALL_COMM,     /* a collective (all-reduce) occupied the stream */
+    SIM_STALL_COMM,     /* a collective (all-reduce) occupied the compute stream, or the stream
+                         * waited for the communication stream (exposed DDP all-reduce) */
     SIM_STALL_SYNC,     /* the main thread waited for the GPU (sync, .item()) */
     SIM_STALL_OTHER,    /* anything else: worker start-up, Python step overhead */
     SIM_STALL_SHARED,   /* a kernel was ready but another job held the GPU (time-slicing) */
@@ -38,13 +39,16 @@ typedef enum sim_gpu_state {
     SIM_GPUST_IDLE,
     SIM_GPUST_KERNEL,
     SIM_GPUST_COPY,
-    SIM_GPUST_COLLECTIVE,
-    SIM_GPUST_SHARED, /* a kernel waits for the GPU another job holds (sim_gpushare) */
+    SIM_GPUST_COLLECTIVE, /* an all-reduce holds the compute stream, or it waits for the
+                           * communication stream's */
+    SIM_GPUST_SHARED,     /* a kernel waits for the GPU another job holds (sim_gpushare) */
 } sim_gpu_state;
 
 typedef struct sim_gpu_totals {
-    double kernel_ns;    /* time with a kernel running */
-    double sm_active_ns; /* kernel time weighted by the share of SMs in use */
+    double kernel_ns;      /* time with a kernel running on the compute stream */
+    double comm_kernel_ns; /* time with an NCCL kernel on the communication stream and none on
+                            * the compute stream (busy for NVML; the stalls also count it) */
+    double sm_active_ns;   /* busy time weighted by the share of SMs in use */
     double stall_ns[SIM_STALL_COUNT];
     double main_busy_ns; /* the main thread working: dispatching, Python step work, or loading
                           * a batch itself (num_workers = 0); not waiting on workers or GPU */
@@ -60,6 +64,9 @@ void sim_metrics_main(sim_metrics *m, int gpu, sim_main_state s);
  * loader reports it; until it does, SIM_STALL_DECODE. */
 void sim_metrics_data_cause(sim_metrics *m, int gpu, sim_stall cause);
 void sim_metrics_gpu(sim_metrics *m, int gpu, sim_gpu_state s, float sm_fraction);
+/* An NCCL kernel holding sm_share of the SMs starts on GPU `gpu`'s communication stream (0: the
+ * one running ends). */
+void sim_metrics_comm(sim_metrics *m, int gpu, float sm_share);
 void sim_metrics_step(sim_metrics *m, int gpu, int64_t dur_ns);
 /* Totals of GPU `gpu` up to now. */
 sim_gpu_totals sim_metrics_totals(sim_metrics *m, int gpu);

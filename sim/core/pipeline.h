@@ -76,8 +76,7 @@ void sim_collective_destroy(sim_collective *c);
  * joined and the reduction is done. */
 void sim_collective_join(sim_collective *c, int gpu, double bytes, uint32_t reply_to,
                          uint32_t kind);
-/* Time spent reducing (from the last join to the answer, summed over all-reduces), ns: the
- * all-reduce time no GPU could hide, since DDP here reduces after the whole backward. */
+/* Time spent reducing (from the last join to the answer, summed over all-reduces), ns. */
 double sim_collective_busy_ns(const sim_collective *c);
 
 /* ---- A physical GPU shared by several jobs' streams (gpushare.c) ------------------------- */
@@ -107,7 +106,8 @@ void sim_gpushare_kernel(sim_gpushare *s, int ctx, int64_t dur_ns, float sm_frac
 double sim_gpushare_busy_ns(sim_gpushare *s);
 double sim_gpushare_sm_active_ns(sim_gpushare *s);
 
-/* ---- GPU: one in-order stream of kernels, copies and collectives (gpu.c) ------------------- */
+/* ---- GPU: an in-order compute stream of kernels, copies and collectives, and a communication
+ * stream for DDP's bucket all-reduces (gpu.c) ------------------------------------------------ */
 typedef struct sim_gpu sim_gpu;
 typedef struct sim_gpu_config {
     int index; /* GPU number within the job */
@@ -118,8 +118,10 @@ typedef struct sim_gpu_config {
     sim_ps *d2h; /* the device-to-host direction (PCIe is full duplex); NULL = h2d */
     sim_collective *coll;
     sim_metrics *metrics;
-    sim_gpushare *share; /* the GPU other jobs share; NULL = this stream has it alone */
-    int share_ctx;       /* this stream's context on share */
+    sim_gpushare *share;  /* the GPU other jobs share; NULL = this stream has it alone */
+    int share_ctx;        /* this stream's context on share */
+    double comm_sm_share; /* share of the SMs an NCCL kernel holds while it runs, [0, 1) (see
+                             sim_topo_nccl_channels); compute kernels beside it get the rest */
 } sim_gpu_config;
 
 sim_gpu *sim_gpu_create(sim_engine *e, const sim_gpu_config *cfg);
@@ -131,7 +133,17 @@ uint64_t sim_gpu_copy(sim_gpu *g, double bytes, bool pinned);
 /* A device-to-host copy into page-locked memory, on the d2h direction. */
 uint64_t sim_gpu_copy_d2h(sim_gpu *g, double bytes);
 uint64_t sim_gpu_allreduce(sim_gpu *g, double bytes);
-/* Items queued and not finished. */
+/* A DDP bucket's all-reduce: when the compute stream reaches it (every item before it done) the
+ * communication stream takes it and the compute stream goes on; the communication stream runs
+ * its all-reduces in order, each through the collective, beside later compute items. For
+ * sim_gpu_queued and sim_gpu_notify it is finished once handed over (a launch waits for room in
+ * the compute stream's queue only): what must follow the reduction is queued after a
+ * sim_gpu_kernel_after_comm. */
+uint64_t sim_gpu_allreduce_overlapped(sim_gpu *g, double bytes);
+/* A kernel that starts only once the communication stream has drained (DDP's optimizer step
+ * waits for every bucket); the compute stream's idle time meanwhile is exposed communication. */
+uint64_t sim_gpu_kernel_after_comm(sim_gpu *g, int64_t dur_ns, float sm_fraction);
+/* Items queued and not finished (an overlapped all-reduce counts as finished once handed over). */
 uint64_t sim_gpu_queued(const sim_gpu *g);
 int sim_gpu_queue_depth(const sim_gpu *g);
 /* One waiter: `target` gets `kind` once items 1..seq have finished (at once if they have). */

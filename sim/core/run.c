@@ -35,7 +35,6 @@ typedef struct snapshot {
     double cpu_load; /* runnable threads, integrated */
     double storage_busy;
     double h2d_busy;
-    double comm_busy;
     double worker_busy; /* GPU 0's workers, summed, ns */
 } snapshot;
 
@@ -71,6 +70,7 @@ typedef struct world {
     int batches_per_step; /* loader batches per optimizer step */
     sim_ring ring;        /* over the job's GPUs */
     sim_collective *coll;
+    double comm_sm_share; /* SMs an NCCL kernel of the job's all-reduce holds (gpu.c) */
     sim_metrics *metrics;
     int n;
     sim_gpu **gpu;
@@ -202,7 +202,6 @@ static void take_snapshot(world *w, snapshot *s)
     s->cpu_load = sim_ps_load_integral(w->h->cpu);
     s->storage_busy = sim_storage_busy_ns(w->h->storage);
     s->h2d_busy = sim_ps_busy_time(w->h->h2d[w->phys[0]]);
-    s->comm_busy = sim_collective_busy_ns(w->coll);
     s->worker_busy = 0;
     for (int i = 0; i < sim_loader_workers(w->loader[0]); i++)
         s->worker_busy += (double)sim_loader_worker_busy_ns(w->loader[0], i);
@@ -242,6 +241,7 @@ static void snapshot_extend(const world *w, snapshot *s, const snapshot *a, cons
         sim_gpu_totals *g = &s->gpu[i];
         const sim_gpu_totals *ga = &a->gpu[i], *gb = &b->gpu[i];
         g->kernel_ns += (gb->kernel_ns - ga->kernel_ns) * f;
+        g->comm_kernel_ns += (gb->comm_kernel_ns - ga->comm_kernel_ns) * f;
         g->sm_active_ns += (gb->sm_active_ns - ga->sm_active_ns) * f;
         g->main_busy_ns += (gb->main_busy_ns - ga->main_busy_ns) * f;
         for (int k = 0; k < SIM_STALL_COUNT; k++)
@@ -251,7 +251,6 @@ static void snapshot_extend(const world *w, snapshot *s, const snapshot *a, cons
     s->cpu_load += (b->cpu_load - a->cpu_load) * f;
     s->storage_busy += (b->storage_busy - a->storage_busy) * f;
     s->h2d_busy += (b->h2d_busy - a->h2d_busy) * f;
-    s->comm_busy += (b->comm_busy - a->comm_busy) * f;
     s->worker_busy += (b->worker_busy - a->worker_busy) * f;
 }
 
@@ -290,7 +289,11 @@ static int epoch_figures(world *w, int epoch, const snapshot *end)
         return SIM_ENOMEM;
     for (int i = 0; i < w->n; i++) {
         const sim_gpu_totals *a = &w->last.gpu[i], *b = &end->gpu[i];
-        r->gpu_util_pct += 100.0 * (b->kernel_ns - a->kernel_ns) / dt / w->n;
+        /* NVML counts a kernel on either stream */
+        r->gpu_util_pct += 100.0 *
+                           (b->kernel_ns - a->kernel_ns + b->comm_kernel_ns - a->comm_kernel_ns) /
+                           dt / w->n;
+        r->comm_kernel_pct += 100.0 * (b->comm_kernel_ns - a->comm_kernel_ns) / dt / w->n;
         r->sm_active_pct += 100.0 * (b->sm_active_ns - a->sm_active_ns) / dt / w->n;
         r->main_busy_pct += 100.0 * (b->main_busy_ns - a->main_busy_ns) / dt / w->n;
         for (int k = 0; k < SIM_STALL_COUNT; k++)
@@ -305,7 +308,7 @@ static int epoch_figures(world *w, int epoch, const snapshot *end)
         r->worker_busy_pct = 100.0 * (end->worker_busy - w->last.worker_busy) / dt / workers;
     r->storage_busy_pct = 100.0 * (end->storage_busy - w->last.storage_busy) / dt;
     r->h2d_busy_pct = 100.0 * (end->h2d_busy - w->last.h2d_busy) / dt;
-    r->comm_pct = 100.0 * (end->comm_busy - w->last.comm_busy) / dt;
+    r->comm_pct = r->stall_pct[SIM_STALL_COMM];
     r->cache_hit_pct = r->samples ? 100.0 * (double)w->epoch_hits[epoch] / (double)r->samples : 0;
     return SIM_OK;
 }
@@ -507,6 +510,7 @@ static void mean_of_epochs(sim_result *res)
         m->storage_busy_pct += e->storage_busy_pct * wgt;
         m->h2d_busy_pct += e->h2d_busy_pct * wgt;
         m->comm_pct += e->comm_pct * wgt;
+        m->comm_kernel_pct += e->comm_kernel_pct * wgt;
         m->cpu_runnable += e->cpu_runnable * wgt;
         for (int k = 0; k < SIM_STALL_COUNT; k++)
             m->stall_pct[k] += e->stall_pct[k] * wgt;
@@ -519,17 +523,18 @@ static void mean_of_epochs(sim_result *res)
     m->cache_hit_pct = m->samples ? hits / (double)m->samples : 0;
 }
 
-/* The all-reduce runs after the whole backward here (models/expand.c), so all of it is exposed:
- * the slowest link of the job's ring is what to name. */
+/* The exposed all-reduce (the optimizer step waiting for DDP's last buckets, or a trace's
+ * all-reduce holding the compute stream) is the largest stall: the slowest link of the job's
+ * ring is what to name. */
 static void comm_verdict(const sim_scenario *sc, const sim_ring *ring, sim_result *res)
 {
     res->bottleneck = SIM_BN_COMMUNICATION;
     snprintf(res->verdict, sizeof res->verdict,
-             "Communication-bound: the gradient all-reduce of %d GPUs takes %.1f%% of the time "
-             "(ring over %s at %.1f GB/s per direction); NVLink or P2P between the GPUs, wider "
-             "PCIe slots, fewer larger steps (gradient accumulation) or overlapping the "
-             "reduction with backward would help.",
-             sc->hw.gpu_count, res->mean.comm_pct,
+             "Communication-bound: the GPUs wait %.1f%% of the time for the gradient "
+             "all-reduce of %d GPUs that backward could not hide (ring over %s at %.1f GB/s per "
+             "direction); NVLink or P2P between the GPUs, wider PCIe slots or fewer larger steps "
+             "(gradient accumulation) would help.",
+             res->mean.comm_pct, sc->hw.gpu_count,
              ring->path == SIM_PATH_NVLINK ? "NVLink"
              : ring->path == SIM_PATH_PCIE ? "PCIe peer-to-peer"
                                            : "host memory (no P2P)",
@@ -611,7 +616,8 @@ static void verdict(const sim_scenario *sc, const sim_ring *ring, sim_result *re
     sim_stall worst = largest_stall(m);
     char *v = res->verdict;
     size_t vs = sizeof res->verdict;
-    if (m->comm_pct >= STALL_VERDICT_PCT && m->comm_pct > m->stall_pct[worst]) {
+    /* before the GPU-bound test: NVML counts the NCCL kernels the GPUs wait for as busy */
+    if (worst == SIM_STALL_COMM && m->comm_pct >= STALL_VERDICT_PCT) {
         comm_verdict(sc, ring, res);
         return;
     }
@@ -640,9 +646,6 @@ static void verdict(const sim_scenario *sc, const sim_ring *ring, sim_result *re
                  "memory%s; link busy %.0f%%).",
                  m->stall_pct[worst], sc->loader.pin_memory ? "pinned" : "pageable",
                  sc->loader.non_blocking ? ", non_blocking" : ", blocking", m->h2d_busy_pct);
-        return;
-    case SIM_STALL_COMM:
-        comm_verdict(sc, ring, res);
         return;
     case SIM_STALL_SHARED:
         if (sc->loader.num_workers > 0 && m->worker_busy_pct >= WORKERS_SATURATED_PCT) {
@@ -843,6 +846,11 @@ static int world_create(world *w, int64_t window_ns)
     /* The job's own GPUs: a job placed on GPUs 2 and 3 rings over their slots and links. */
     w->ring = sim_topo_ring(w->h->hw, w->phys, w->n);
     w->coll = sim_collective_create(w->h->e, w->n, &w->ring);
+    /* one SM per NCCL channel, and never every SM of the GPU */
+    int sms = sc->hw.gpu.sms;
+    int channels = sim_topo_nccl_channels(&w->ring);
+    if (channels > sms - 1) channels = sms - 1;
+    w->comm_sm_share = w->n > 1 && channels > 0 ? (double)channels / sms : 0;
     return w->metrics && w->coll ? SIM_OK : SIM_ENOMEM;
 }
 
@@ -915,6 +923,7 @@ static int rank_create(world *w, int i, int64_t per_epoch, int64_t shard, int64_
         .metrics = w->metrics,
         /* a MIG instance is the job's alone: MIG isolates its SMs from other instances' */
         .share = w->h->share && !hw->mig[0] ? w->h->share[phys] : NULL,
+        .comm_sm_share = w->comm_sm_share,
     };
     if (gc.share && (gc.share_ctx = sim_gpushare_attach(gc.share, w->metrics, i)) < 0)
         return SIM_ENOMEM;

@@ -75,7 +75,8 @@ typedef struct sim_epoch_result {
     double samples_per_s;
     double step_time_ms_p50;
     double step_time_ms_p99;
-    double gpu_util_pct; /* kernel-busy time / wall time, NVML utilization.gpu semantics */
+    double gpu_util_pct; /* time with a kernel on either stream / wall time, NVML
+                          * utilization.gpu semantics (NCCL kernels count) */
     double sm_active_pct;
     double cpu_util_pct;    /* busy hardware-thread time / (threads x wall time) */
     double main_busy_pct;   /* main thread working (sim_gpu_totals.main_busy_ns), GPU mean */
@@ -84,9 +85,14 @@ typedef struct sim_epoch_result {
     double stall_pct[SIM_STALL_COUNT]; /* share of wall time the GPU idled, by cause */
     double storage_busy_pct;
     double h2d_busy_pct;
-    double comm_pct;      /* share of wall time the GPUs spent in the all-reduce past its barrier */
-    double cache_hit_pct; /* samples served from the page cache */
-    double cpu_runnable;  /* threads runnable on the host's CPU, time mean (every job's) */
+    double comm_pct; /* exposed all-reduce: share of wall time the compute stream was held by an
+                      * all-reduce or waited for the communication stream (= the communication
+                      * stall) */
+    double comm_kernel_pct; /* share of wall time an NCCL kernel ran while the compute stream was
+                             * idle: in gpu_util_pct, and its time is in stall_pct as well (so
+                             * gpu_util_pct - comm_kernel_pct + the stalls = 100) */
+    double cache_hit_pct;   /* samples served from the page cache */
+    double cpu_runnable;    /* threads runnable on the host's CPU, time mean (every job's) */
     /* The sampled mode: steps the engine ran (= steps when the epoch was not cut), the steady
      * windows the extrapolation rests on and the 95 % half-width of time_s, % (0 and 0 when
      * the epoch was simulated to its end). The other figures are then the simulated steps'

@@ -153,6 +153,20 @@ void sim_topo_allreduce(const sim_ring *r, double bytes, sim_allreduce *out)
     out->busbw_gbps = out->algbw_gbps * hops / r->n;
 }
 
+/* GB/s one NCCL channel carries (NVIDIA/nccl#689: 2 SMs for 12-24 GB/s, 16 for 190 GB/s) */
+#define NCCL_CHANNEL_GBPS 12.0
+#define NCCL_MIN_CHANNELS 2
+#define NCCL_MAX_CHANNELS 32
+
+int sim_topo_nccl_channels(const sim_ring *r)
+{
+    if (r->n < 2 || r->bw_gbps <= 0) return 0;
+    int ch = (int)ceil(r->bw_gbps / NCCL_CHANNEL_GBPS);
+    return ch < NCCL_MIN_CHANNELS   ? NCCL_MIN_CHANNELS
+           : ch > NCCL_MAX_CHANNELS ? NCCL_MAX_CHANNELS
+                                    : ch;
+}
+
 const char *const sim_nvlink_names[] = {"none", "bridge", "nvswitch", "mesh", NULL};
 
 const char *sim_coll_algo_name(sim_coll_algo a)

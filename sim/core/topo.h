@@ -98,6 +98,12 @@ typedef struct sim_allreduce {
  * algorithm ratio)), the fastest kept, as NCCL picks. One GPU or no bytes: all zero. */
 void sim_topo_allreduce(const sim_ring *r, double bytes, sim_allreduce *out);
 
+/* Channels (CUDA blocks, one SM each) NCCL runs an all-reduce of the ring with: NCCL uses the
+ * fewest SMs that reach the platform's bandwidth, "2 SMs" on a PCIe system moving 12-24 GB/s and
+ * "16 SMs" for 190 GB/s on a DGX (NVIDIA/nccl#689), about one per 12 GB/s; at least 2, at most
+ * NCCL's MAXCHANNELS of 32 (NVIDIA/nccl#455). 0 for a ring with no hop. */
+int sim_topo_nccl_channels(const sim_ring *r);
+
 /* Names for reports: "none", "bridge", "nvswitch", "mesh"; "tree", "ring"; "LL", "LL128",
  * "Simple"; "nvlink", "pcie", "host". NULL for an invalid value (names: the NULL-terminated list
  * the config tables take). */

@@ -147,9 +147,12 @@ static void end_of_ops(sim_trainer *t)
     cpu_job(t, t->cfg.program->step_overhead_ns, EV_STEP_TAIL);
 }
 
+/* Replayed by a graph: not a sync, a D2H copy the CPU waits for, or the next micro-batch's
+ * batch (each micro-batch is its own graph launch, see graph_launched). */
 static bool captured(const sim_trainer *t, const sim_op *op)
 {
-    return t->cfg.cuda_graphs && op->kind != SIM_OP_SYNC && op->kind != SIM_OP_MEMCPY_D2H;
+    return t->cfg.cuda_graphs && op->kind != SIM_OP_SYNC && op->kind != SIM_OP_MEMCPY_D2H &&
+           op->kind != SIM_OP_NEXT_BATCH;
 }
 
 static void next_op(sim_trainer *t)
@@ -179,9 +182,19 @@ static void next_op(sim_trainer *t)
     cpu_job(t, op->dispatch_ns, EV_OP_DISPATCHED);
 }
 
+/* Queues op's kernel or all-reduce on its stream (see sim_op.comm); returns its seq. */
+static uint64_t queue_gpu(sim_gpu *g, const sim_op *op)
+{
+    if (op->kind == SIM_OP_ALLREDUCE)
+        return op->comm ? sim_gpu_allreduce_overlapped(g, op->bytes)
+                        : sim_gpu_allreduce(g, op->bytes);
+    return op->comm ? sim_gpu_kernel_after_comm(g, op->gpu_ns, op->sm_fraction)
+                    : sim_gpu_kernel(g, op->gpu_ns, op->sm_fraction);
+}
+
 static void launch(sim_trainer *t, const sim_op *op)
 {
-    uint64_t seq = sim_gpu_kernel(t->cfg.gpu, op->gpu_ns, op->sm_fraction);
+    uint64_t seq = queue_gpu(t->cfg.gpu, op);
     report_item(t, seq, (int)t->pc, SIM_OP_KERNEL, op->unit);
     t->pc++;
     next_op(t);
@@ -219,7 +232,7 @@ static void op_dispatched(sim_trainer *t)
         return;
     }
     case SIM_OP_ALLREDUCE: {
-        uint64_t seq = sim_gpu_allreduce(g, op->bytes);
+        uint64_t seq = queue_gpu(g, op);
         report_item(t, seq, (int)t->pc, SIM_OP_ALLREDUCE, 0);
         break;
     }
@@ -240,10 +253,8 @@ static void graph_launched(sim_trainer *t)
     for (size_t i = t->pc; i < p->n_ops && p->ops[i].kind != SIM_OP_NEXT_BATCH; i++) {
         const sim_op *op = &p->ops[i];
         uint64_t seq = 0;
-        if (op->kind == SIM_OP_KERNEL)
-            seq = sim_gpu_kernel(t->cfg.gpu, op->gpu_ns, op->sm_fraction);
-        else if (op->kind == SIM_OP_ALLREDUCE)
-            seq = sim_gpu_allreduce(t->cfg.gpu, op->bytes);
+        if (op->kind == SIM_OP_KERNEL || op->kind == SIM_OP_ALLREDUCE)
+            seq = queue_gpu(t->cfg.gpu, op);
         else if (op->kind == SIM_OP_MEMCPY_H2D)
             seq = sim_gpu_copy(t->cfg.gpu, op->bytes, true);
         if (seq) {

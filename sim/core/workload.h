@@ -15,7 +15,8 @@ typedef enum sim_op_kind {
     SIM_OP_SYNC,       /* the main thread waits until the GPU stream has drained */
     SIM_OP_MEMCPY_H2D, /* a host-to-device copy issued on the compute stream */
     SIM_OP_MEMCPY_D2H, /* a device-to-host copy; the CPU waits for it (like .item()) */
-    SIM_OP_ALLREDUCE,  /* a collective over all GPUs of the job on the compute stream */
+    SIM_OP_ALLREDUCE,  /* a collective over all GPUs of the job: on the compute stream, or (comm
+                          set) a DDP bucket's on the communication stream */
     SIM_OP_NEXT_BATCH, /* gradient accumulation: the main thread takes the next loader batch and
                           copies it to the GPU, as at the start of the step */
 } sim_op_kind;
@@ -39,7 +40,11 @@ typedef struct sim_op {
     float sm_fraction;   /* KERNEL: share of SMs its blocks occupy, (0, 1] */
     uint8_t kind;        /* sim_op_kind */
     uint8_t unit;        /* sim_unit */
-    uint16_t pinned;     /* MEMCPY_H2D: 1 = from page-locked memory */
+    uint8_t pinned;      /* MEMCPY_H2D: 1 = from page-locked memory */
+    uint8_t comm;        /* ALLREDUCE: 1 = a DDP bucket's, run on the communication stream beside
+                            later kernels (sim_gpu_allreduce_overlapped); KERNEL: 1 = it waits
+                            until the communication stream has drained (the optimizer step
+                            waiting for every bucket) */
 } sim_op;
 
 /* One step of the job. `ops` is owned by whoever built the program (see sim_program_free). */

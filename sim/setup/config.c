@@ -163,6 +163,11 @@ static const cfg_field fields[] = {
       "loss.item() every step"),
     F("training.cuda_graphs", CFG_T_BOOL, training.cuda_graphs, CFG_NO_RANGE,
       "replay each step as one CUDA graph"),
+    /* PyTorch takes any positive cap; 64 GiB (MDL_DDP_BUCKET_MB_MAX) is one bucket for any
+     * model here */
+    F("training.ddp_bucket_mb", CFG_T_DOUBLE, ddp_bucket_mb, 1e-3, MDL_DDP_BUCKET_MB_MAX,
+      "DDP's bucket_cap_mb: gradient bucket cap in MiB, each bucket's all-reduce overlaps the "
+      "rest of backward (the first bucket is 1 MiB)"),
     S("placement.mig", placement.mig,
       "MIG profile of the instance the job runs on, e.g. 1g.10gb (\"\" = the whole GPU)"),
     /* 16 per job; indices below system.gpu_count are checked when the jobs are built */
@@ -240,6 +245,7 @@ void sim_experiment_defaults(sim_experiment *x)
     x->training.max_steps = 0;
     x->training.sync_every_step = true;
     x->training.cuda_graphs = false;
+    x->ddp_bucket_mb = MDL_DDP_BUCKET_MB;
 }
 
 /* A relative path key (workload.trace, system.catalog_overlay) given in a file is relative to

@@ -72,6 +72,9 @@ typedef struct sim_experiment {
      * us (a replay: the recorded copy's unless the key is given) */
     double copy_dispatch_us;
     sim_training_spec training;
+    /* training.ddp_bucket_mb: DDP's bucket_cap_mb, MiB (models/expand.h); only the model zoo's
+     * programs use it (core never sees it) */
+    double ddp_bucket_mb;
     struct {
         char mig[24]; /* the MIG profile the job's instance has (sim/setup/mig.h); "" = whole GPU */
         sim_int_list gpus; /* an item of `jobs:`: the system's GPUs it runs on (n = 0: [0]) */

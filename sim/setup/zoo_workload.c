@@ -24,6 +24,7 @@ static void options_from(const sim_experiment *x, mdl_options *o)
     o->channels_last = x->workload.memory_format == 1; /* mdl_memory_format_names */
     o->attention = x->workload.attention;              /* mdl_attention_names: MDL_ATTN_* */
     o->world_size = x->system.gpu_count;
+    o->ddp_bucket_mb = x->ddp_bucket_mb;
     o->pytorch = mdl_pytorch_version(x->workload.pytorch);
     o->shape.h = o->shape.w = x->workload.image_size;
     o->shape.seq = x->workload.seq_len;

@@ -106,6 +106,8 @@ static const bad_case cases[] = {
       "x.yaml:2:24: error: 'system.mem_copy_efficiency' must be between 0.01 and 1"),
     Y("system:\n  host_memory_gb: 0.1\n", 1,
       "x.yaml:2:19: error: 'system.host_memory_gb' must be between 0.5 and 65536"),
+    Y("training:\n  ddp_bucket_mb: 0\n", 1,
+      "x.yaml:2:18: error: 'training.ddp_bucket_mb' must be between 0.001 and 65536"),
     Y("system:\n  gpu_count: 0\n", 1,
       "x.yaml:2:14: error: 'system.gpu_count' must be between 1 and 1024"),
     Y("system:\n  cpu_cores: 5000\n", 1,

@@ -42,10 +42,12 @@ static void run(const char *const *sets, sim_scenario *sc, sim_result *res)
     }
     if (sim_scenario_build(&x, &set, CATALOG, sc, &err)) fail_msg("build: %s", err.msg);
     if (sim_run(sc, res, &err)) fail_msg("run: %s", err.msg);
-    /* Invariants of every run: GPU-Util in [0, 100] and busy + idle causes = wall time. */
+    /* Invariants of every run: GPU-Util in [0, 100] and busy + idle causes = wall time, where
+     * busy is the compute stream's kernel time (GPU-Util less the NCCL kernels that ran while
+     * the compute stream idled, which the stalls count). */
     for (int i = 0; i < res->n_epochs; i++) {
         const sim_epoch_result *e = &res->epochs[i];
-        double sum = e->gpu_util_pct;
+        double sum = e->gpu_util_pct - e->comm_kernel_pct;
         for (int k = 0; k < SIM_STALL_COUNT; k++)
             sum += e->stall_pct[k];
         assert_true(e->gpu_util_pct >= 0 && e->gpu_util_pct <= 100);

@@ -4,7 +4,8 @@
  * of its own whose batches cost nothing (every batch is ready when the main thread asks). With
  * C = the input copy's dispatch, D per op, G per kernel, O = Python work per step, K kernels:
  * launch-bound steps take C + K D + O; sync_every_step makes a GPU-bound step C + D + K G;
- * CUDA graphs cost the CPU one launch per step; gradient accumulation takes its batches. */
+ * CUDA graphs cost the CPU one launch per step (per micro-batch under gradient accumulation);
+ * gradient accumulation takes its batches. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -233,6 +234,24 @@ static void test_trainer_accumulation_takes_its_batches(void **state)
     rig_down(&r);
 }
 
+/* The same accumulation under CUDA graphs: each micro-batch is one graph launch L, taken after
+ * its batch, so a full step is 3 (C + L) + O and the last C + L + O; every batch's kernel runs. */
+static void test_trainer_cuda_graphs_launch_each_micro_batch(void **state)
+{
+    (void)state;
+    const int64_t c = 2 * US, d = 10 * US, g = 1 * US, o = 5 * US, l = 4 * US;
+    rig r = {0};
+    program(&r, 3, d, g, 3);
+    r.program.step_overhead_ns = o;
+    r.program.graph_launch_ns = l;
+    run(&r, 7, &(sim_trainer_config){.copy_dispatch_ref_ns = c, .cuda_graphs = true});
+    const int64_t want[3] = {3 * (c + l) + o, 3 * (c + l) + o, c + l + o};
+    steps_are(&r, want, 3, 0); /* whole-ns CPU jobs, G = 1 us < O: exact */
+    assert_int_equal(sim_loader_decodes(r.loader), 7);
+    assert_true(sim_metrics_totals(r.metrics, 0).kernel_ns == (double)(7 * g));
+    rig_down(&r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -240,6 +259,7 @@ int main(void)
         cmocka_unit_test(test_trainer_sync_every_step_waits_for_the_gpu),
         cmocka_unit_test(test_trainer_cuda_graphs_one_launch_per_step),
         cmocka_unit_test(test_trainer_accumulation_takes_its_batches),
+        cmocka_unit_test(test_trainer_cuda_graphs_launch_each_micro_batch),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

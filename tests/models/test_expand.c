@@ -425,9 +425,9 @@ static void test_expand_attention_eager_vs_flash(void **state)
 
 /* The engine's program: one op per record, kernels priced (gpu_ns > 0, sm_fraction in (0,1]),
  * totals equal to mdl_step_gpu_ns, CPU ops without GPU time, the GradScaler sync as a D2H. */
-static void test_expand_program_for_engine(void **state)
+/* A GPU of round numbers to price programs on (100 SMs, 1 us per kernel). */
+static sim_gpu_desc round_gpu(void)
 {
-    (void)state;
     sim_gpu_desc g;
     memset(&g, 0, sizeof g);
     strcpy(g.name, "test");
@@ -439,6 +439,13 @@ static void test_expand_program_for_engine(void **state)
     g.mem_bw_gbps = 2000;
     g.mem_gb = 40;
     g.kernel_overhead_us = 1;
+    return g;
+}
+
+static void test_expand_program_for_engine(void **state)
+{
+    (void)state;
+    sim_gpu_desc g = round_gpu();
     mdl_options o = opts(64, SIM_PREC_AMP_FP16);
     run r;
     expand("resnet18", &o, &r);
@@ -466,6 +473,107 @@ static void test_expand_program_for_engine(void **state)
     assert_int_equal(d2h, 1);
     sim_program_free(&p);
     done(&r);
+}
+
+/* Three linear layers with round parameter counts: 1024 -> 512 (+bias), 512 -> 4096 (no bias),
+ * 4096 -> 16 (+bias). *lin1 and *lin2 get the layer indices of the first two. */
+static void three_linears(mdl_net *net, int *lin1, int *lin2)
+{
+    mdl_val x;
+    mdl_net_init(net, "three_linears", 1024, 1, 1, MDL_DT_ACT32, &x);
+    x = mdl_linear(net, "lin1", x, 512, true);
+    *lin1 = net->n_layers - 1;
+    x = mdl_linear(net, "lin2", x, 4096, false);
+    *lin2 = net->n_layers - 1;
+    x = mdl_linear(net, "lin3", x, 16, true);
+    mdl_loss_ce(net, "loss", x, 16);
+}
+
+/* Two data-parallel GPUs, fp32 gradients, 4 MiB buckets. */
+static mdl_options ddp_opts(void)
+{
+    mdl_options o = opts(8, SIM_PREC_FP32);
+    o.world_size = 2;
+    o.ddp_bucket_mb = 4;
+    return o;
+}
+
+/* DDP's buckets (reducer.cpp): gradients in reverse parameter order, a bucket closed once it
+ * holds at least its limit, 1 MiB for the first and bucket_cap_mb after. Exact byte counts. */
+static void test_expand_ddp_buckets(void **state)
+{
+    (void)state;
+    mdl_net net;
+    int lin1, lin2;
+    three_linears(&net, &lin1, &lin2);
+    mdl_options o = ddp_opts();
+    mdl_step st;
+    sim_err err;
+    assert_int_equal(mdl_expand(&net, &o, NULL, &st, &err), SIM_OK);
+    /* lin3's bias (16 x 4 B) and weight (65536 x 4 B) stay under 1 MiB; lin2's 8 MiB weight
+     * closes the first bucket; lin1's bias and 2 MiB weight stay under the 4 MiB cap: the last
+     * bucket, closed by the end of the parameters. */
+    assert_int_equal(st.n_buckets, 2);
+    assert_true(st.buckets[0].bytes == 64 + 262144 + 8388608.0);
+    assert_int_equal(st.buckets[0].tensors, 3);
+    assert_int_equal(st.buckets[0].layer, lin2);
+    assert_true(st.buckets[1].bytes == 2048 + 2097152.0);
+    assert_int_equal(st.buckets[1].tensors, 2);
+    assert_int_equal(st.buckets[1].layer, lin1);
+    assert_true(st.buckets[0].bytes + st.buckets[1].bytes == st.grad_bytes);
+    mdl_step_free(&st);
+    /* At the default 25 MiB every gradient after the first bucket fits one more; one GPU has
+     * no buckets at all. */
+    o.ddp_bucket_mb = MDL_DDP_BUCKET_MB;
+    assert_int_equal(mdl_expand(&net, &o, NULL, &st, &err), SIM_OK);
+    assert_int_equal(st.n_buckets, 2);
+    mdl_step_free(&st);
+    o.world_size = 1;
+    assert_int_equal(mdl_expand(&net, &o, NULL, &st, &err), SIM_OK);
+    assert_int_equal(st.n_buckets, 0);
+    mdl_step_free(&st);
+    mdl_net_free(&net);
+}
+
+/* Where the program puts the all-reduces: only in the last micro-batch (no_sync() before it),
+ * each after the backward of its bucket's layer and before the next layer's, on the
+ * communication stream; the optimizer's first kernel waits for them, no other kernel does. */
+static void test_expand_ddp_program(void **state)
+{
+    (void)state;
+    sim_gpu_desc g = round_gpu();
+    mdl_net net;
+    int lin1, lin2;
+    three_linears(&net, &lin1, &lin2);
+    mdl_options o = ddp_opts();
+    o.accum_steps = 2;
+    mdl_step st;
+    sim_program p;
+    sim_err err;
+    assert_int_equal(mdl_expand(&net, &o, NULL, &st, &err), SIM_OK);
+    assert_int_equal(mdl_step_program(&st, &g, &p, &err), SIM_OK);
+    size_t next_batch = 0, reduces = 0, waits = 0, kernels_between = 0;
+    for (size_t i = 0; i < p.n_ops; i++) {
+        const sim_op *op = &p.ops[i];
+        if (op->kind == SIM_OP_NEXT_BATCH) next_batch = i;
+        if (op->kind == SIM_OP_ALLREDUCE) {
+            assert_true(i > next_batch && next_batch > 0); /* the last micro-batch only */
+            assert_int_equal(op->comm, 1);
+            assert_true(op->bytes == st.buckets[reduces].bytes);
+            reduces++;
+        }
+        if (op->kind == SIM_OP_KERNEL && op->comm) {
+            assert_int_equal(reduces, st.n_buckets); /* after every all-reduce */
+            waits++;
+        }
+        kernels_between += op->kind == SIM_OP_KERNEL && reduces == 1; /* lin1's backward */
+    }
+    assert_int_equal(reduces, 2);
+    assert_int_equal(waits, 1);
+    assert_true(kernels_between > 0);
+    sim_program_free(&p);
+    mdl_step_free(&st);
+    mdl_net_free(&net);
 }
 
 /* The lead's entry point: builds and prices; a config that does not fit is SIM_EOOM with an
@@ -565,6 +673,8 @@ int main(void)
         cmocka_unit_test(test_expand_inbatch_losses_are_b_squared),
         cmocka_unit_test(test_expand_attention_eager_vs_flash),
         cmocka_unit_test(test_expand_program_for_engine),
+        cmocka_unit_test(test_expand_ddp_buckets),
+        cmocka_unit_test(test_expand_ddp_program),
         cmocka_unit_test(test_expand_build_program_and_oom),
         cmocka_unit_test(test_expand_rejects_bad_options),
     };
