@@ -148,7 +148,10 @@ static void print_table(const ar_args *a, const sim_hardware *hw, const sim_ring
     printf("# ring: slowest hop %s at %.2f GB/s per direction; NVLink %s (%d links); P2P %s; "
            "PCIe slots",
            sim_path_name(r->path), r->bw_gbps, sim_nvlink_names[hw->topo.nvlink],
-           hw->topo.nvlink_links, hw->topo.p2p ? "yes" : "no");
+           hw->topo.nvlink_links,
+           !hw->topo.p2p              ? "no"
+           : r->path == SIM_PATH_HOST ? "not across the CPU (NCCL's P2P level)"
+                                      : "yes");
     for (int i = 0; i < r->n; i++)
         printf(" x%d", sim_topo_gpu_lanes(hw, i));
     printf("\n#\n#%12s %13s %9s %7s %10s %8s %8s %6s %7s\n", "size", "count", "type", "redop",
