@@ -1,7 +1,9 @@
 /* engine.c — the event loop: take the earliest of three ordered sources (the events due now in
  * a FIFO, the heap of later events, the earliest timer), hand it to its component; pass what the
  * components report on to the observer. All three number their events from the queue's one
- * insertion counter, so the order is (time, scheduling order) across them. */
+ * insertion counter, so the order is (time, scheduling order) across them. An event a handler
+ * passes on as its last act (sim_engine_pass_on) skips all three when it is the next event anyway:
+ * the engine calls its target at once, inside the passing handler's call. */
 #include "sim/core/engine.h"
 
 #include "sim/base/err.h"
@@ -29,6 +31,8 @@ struct sim_engine {
     slot *comps;
     uint32_t n_comps, cap_comps;
     uint64_t events;
+    uint64_t end;   /* the running slice's last event count; 0 outside sim_engine_run_some */
+    int pass_depth; /* handlers entered through sim_engine_pass_on and not yet returned */
     bool stopped;
     int error;
     const sim_observer_ops *obs;
@@ -138,13 +142,46 @@ void sim_engine_timer_set(sim_engine *e, int id, int64_t t_ns)
     SIM_ASSERT(t_ns >= e->now_ns && id >= 0 && id < e->n_timers);
     timer *t = &e->timers[id];
     bool was_first = id == e->first_timer;
+    bool earlier = t->armed && t_ns < t->ev.t_ns; /* then the first stays first */
     t->ev.t_ns = t_ns;
     t->ev.seq = e->q.next_seq++;
     t->armed = true;
-    if (was_first)
-        find_first_timer(e); /* it may have moved behind another */
-    else if (e->first_timer < 0 || sim_event_before(&t->ev, &e->timers[e->first_timer].ev))
+    if (was_first) {
+        if (!earlier) find_first_timer(e); /* it may have moved behind another */
+    } else if (e->first_timer < 0 || sim_event_before(&t->ev, &e->timers[e->first_timer].ev))
         e->first_timer = id;
+}
+
+/* Events handed on directly nest inside one another's calls; past this depth they take the FIFO,
+ * which gives the same order once the stack unwinds. */
+#define PASS_DEPTH_MAX 8
+
+/* True when an event due now sits in a source: the FIFO, the heap (scheduled before now came) or a
+ * timer. An event passed on now would come after it. */
+static bool other_due_now(const sim_engine *e)
+{
+    return e->due_len || (e->q.n && e->q.heap[0].t_ns == e->now_ns) ||
+           (e->first_timer >= 0 && e->timers[e->first_timer].ev.t_ns == e->now_ns);
+}
+
+static void dispatch(sim_engine *e, const sim_event *ev)
+{
+    e->events++;
+    const slot *s = &e->comps[ev->target];
+    s->ops->handle(e, s->self, ev);
+}
+
+int sim_engine_pass_on(sim_engine *e, uint32_t target, uint32_t kind, uint64_t a)
+{
+    SIM_ASSERT(target < e->n_comps);
+    if (e->stopped || e->events >= e->end || e->pass_depth >= PASS_DEPTH_MAX || other_due_now(e))
+        return sim_engine_at(e, e->now_ns, target, kind, a);
+    /* It would be the next event the loop takes: it takes its number and runs now. */
+    sim_event ev = {e->now_ns, e->q.next_seq++, target, kind, a};
+    e->pass_depth++;
+    dispatch(e, &ev);
+    e->pass_depth--;
+    return SIM_OK;
 }
 
 /* Removes the earliest event of the three sources into *ev; false when all are empty. */
@@ -173,18 +210,17 @@ static bool take(sim_engine *e, sim_event *ev)
 int sim_engine_run_some(sim_engine *e, uint64_t max_events, bool *finished)
 {
     sim_event ev;
-    uint64_t end = max_events > UINT64_MAX - e->events ? UINT64_MAX : e->events + max_events;
+    e->end = max_events > UINT64_MAX - e->events ? UINT64_MAX : e->events + max_events;
     *finished = false;
-    while (e->events < end) {
+    while (e->events < e->end) {
         if (e->stopped || !take(e, &ev)) {
             *finished = true;
             break;
         }
         e->now_ns = ev.t_ns;
-        e->events++;
-        const slot *s = &e->comps[ev.target];
-        s->ops->handle(e, s->self, &ev);
+        dispatch(e, &ev);
     }
+    e->end = 0;
     return e->error;
 }
 int sim_engine_run(sim_engine *e)

@@ -5,7 +5,8 @@
  * global state: several engines can run side by side (one per run).
  * Events fire in (time, scheduling order). Events due now skip the heap (a FIFO), and a timer
  * (one pending event per owner, movable) replaces the cancel-by-generation pattern, so neither
- * relays nor superseded completions cost heap work; the order is the same as one heap's. */
+ * relays nor superseded completions cost heap work; the order is the same as one heap's. A
+ * completion handed on as a handler's last act runs at once when it is the next event anyway. */
 #ifndef SIM_ENGINE_H
 #define SIM_ENGINE_H
 
@@ -43,6 +44,13 @@ int sim_engine_add(sim_engine *e, const sim_component_ops *ops, void *self);
 int sim_engine_at(sim_engine *e, int64_t t_ns, uint32_t target, uint32_t kind, uint64_t a);
 /* Schedules an event after delay_ns (>= 0). */
 int sim_engine_after(sim_engine *e, int64_t delay_ns, uint32_t target, uint32_t kind, uint64_t a);
+
+/* Schedules an event due now, as the calling handler's last act: the handler must return right
+ * after the call. The order is sim_engine_after(e, 0, ...)'s; when that makes it the next event
+ * (nothing else due now), the engine saves the queue and calls its target at once, before this
+ * returns. Use it where a component hands a result on (a completion to its owner). Returns 0 or
+ * SIM_ENOMEM. */
+int sim_engine_pass_on(sim_engine *e, uint32_t target, uint32_t kind, uint64_t a);
 
 int64_t sim_engine_now(const sim_engine *e);
 

@@ -27,8 +27,9 @@ struct sim_metrics {
     int64_t window_ns;
     int64_t max_win;   /* 0 = no bound */
     int64_t *win_busy; /* GPU 0: kernel ns per window */
-    int64_t n_win, cap_win;
-    int64_t kernel_start_ns; /* GPU 0: start of the running kernel */
+    int64_t cap_win;
+    int64_t covered_ns;      /* cap_win x window_ns: the time the windows cover */
+    int64_t kernel_start_ns; /* GPU 0: start of the busy interval not yet in the windows */
     int64_t *steps;
     int64_t n_steps, cap_steps;
     int64_t taken;
@@ -85,8 +86,10 @@ static sim_stall stall_of(const gpu_track *g)
 
 static int grow_windows(sim_metrics *m, int64_t need)
 {
-    return sim_windows_reserve((void **)&m->win_busy, sizeof *m->win_busy, &m->cap_win, need,
-                               m->max_win);
+    int rc = sim_windows_reserve((void **)&m->win_busy, sizeof *m->win_busy, &m->cap_win, need,
+                                 m->max_win);
+    m->covered_ns = m->cap_win * m->window_ns;
+    return rc;
 }
 
 /* Adds the kernel interval [s, e) of GPU 0 to the windows it overlaps. */
@@ -100,7 +103,6 @@ static void add_busy(sim_metrics *m, int64_t s, int64_t e)
         return;
     }
     sim_windows_add(m->win_busy, m->window_ns, s, e);
-    if (last + 1 > m->n_win) m->n_win = last + 1;
 }
 
 static void settle(sim_metrics *m, int i)
@@ -137,7 +139,11 @@ void sim_metrics_gpu(sim_metrics *m, int gpu, sim_gpu_state s, float sm_fraction
     settle(m, gpu);
     gpu_track *g = &m->g[gpu];
     int64_t now = sim_engine_now(m->e);
-    if (gpu == 0) {
+    /* A kernel that follows one at once extends its busy interval: the windows get the whole
+     * interval when it ends, which adds the same ns to each, unless the windows must grow first
+     * (and perhaps meet their budget) where the kernels end. */
+    bool extends = g->gpu == SIM_GPUST_KERNEL && s == SIM_GPUST_KERNEL && now <= m->covered_ns;
+    if (gpu == 0 && !extends) {
         if (g->gpu == SIM_GPUST_KERNEL) add_busy(m, m->kernel_start_ns, now);
         if (s == SIM_GPUST_KERNEL) m->kernel_start_ns = now;
     }

@@ -2,13 +2,15 @@
  * V is the service one job has attained since the server was created; a job of work w that
  * arrives when V = v0 finishes when V = v0 + w. V advances at r(n) per ns, a rate computed when
  * n changes. Jobs sit in a min-heap by finish point; the server's one pending completion is an
- * engine timer, moved earlier when an arrival finishes first. */
+ * engine timer, moved earlier when an arrival finishes first. A finished job's owner hears of it
+ * through sim_engine_pass_on, so it usually runs at once. */
 #include "sim/core/ps.h"
 
 #include "sim/base/err.h"
 #include "sim/core/heap.h"
 
 #include <math.h>
+#include <stdbool.h>
 #include <stdlib.h>
 
 typedef struct job {
@@ -71,8 +73,16 @@ static void reschedule(sim_ps *ps)
 {
     if (ps->n == 0) return;
     double left = ps->heap[0].finish_v - ps->v;
+    int64_t now = sim_engine_now(ps->e);
+    if (ps->pending_ns >= 0) {
+        /* The timer fires no later than the first finish (at below) when it is due now, or when
+         * left / r is surely above d - 1, so that its ceiling is at least d: checked by a product
+         * with a margin far above rounding error, which spares the division. */
+        int64_t d = ps->pending_ns - now;
+        if (d <= 0 || (d >= 2 && left > (double)(d - 1) * ps->r * (1 + 0x1p-40))) return;
+    }
     double dt = left > 0 ? ceil(left / ps->r) : 0;
-    int64_t at = sim_engine_now(ps->e) + (int64_t)dt;
+    int64_t at = now + (int64_t)dt;
     if (ps->pending_ns >= 0 && ps->pending_ns <= at) return;
     ps->pending_ns = at;
     sim_engine_timer_set(ps->e, ps->timer, at);
@@ -88,12 +98,18 @@ static void handle(sim_engine *e, void *self, const sim_event *ev)
     /* The event time was rounded up to a whole ns, so v has reached the finish point; the
      * tolerance absorbs floating-point error only. */
     double tol = 1e-9 * (fabs(ps->v) + 1.0);
+    bool done = false;
+    job last = {0};
     while (ps->n > 0 && ps->heap[0].finish_v <= ps->v + tol) {
-        job j = jobs_pop(ps->heap, &ps->n);
-        sim_engine_after(ps->e, 0, j.reply_to, j.reply_kind, j.a);
+        if (done) sim_engine_after(ps->e, 0, last.reply_to, last.reply_kind, last.a);
+        last = jobs_pop(ps->heap, &ps->n);
+        done = true;
     }
     ps->r = rate(ps, (int)ps->n);
+    /* The timer is set after now (a job left is past v + tol), so setting it before the last
+     * answer leaves the order of the events due now as it was. */
     reschedule(ps);
+    if (done) sim_engine_pass_on(ps->e, last.reply_to, last.reply_kind, last.a);
 }
 
 static const sim_component_ops ps_ops = {.name = "shared_server", .handle = handle};
