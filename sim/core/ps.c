@@ -21,8 +21,13 @@ typedef struct job {
     uint64_t seq; /* FIFO among equal finish points, for determinism */
 } job;
 
+/* Rates kept for n = 1 .. RATE_TABLE - 1 jobs: an arrival or a departure looks its rate up
+ * instead of calling the capacity and dividing. */
+#define RATE_TABLE 64
+
 struct sim_ps {
     sim_ps_config cfg;
+    double rate_of[RATE_TABLE]; /* rate(n), per ns; [0] = 0 */
     sim_engine *e;
     job *heap;
     size_t n, cap;
@@ -36,12 +41,17 @@ struct sim_ps {
     double load_integral; /* of n, jobs active */
 };
 
-static double rate(const sim_ps *ps, int n)
+static double compute_rate(const sim_ps *ps, int n)
 {
     if (n <= 0) return 0;
     double total = ps->cfg.capacity ? ps->cfg.capacity(ps->cfg.ctx, n) : ps->cfg.rate;
     double r = total / n;
     return r < ps->cfg.per_job_max ? r : ps->cfg.per_job_max;
+}
+
+static double rate(const sim_ps *ps, int n)
+{
+    return n < RATE_TABLE ? ps->rate_of[n] : compute_rate(ps, n);
 }
 
 static void advance(sim_ps *ps)
@@ -121,6 +131,8 @@ sim_ps *sim_ps_create(sim_engine *e, const sim_ps_config *cfg)
     ps->cfg = *cfg;
     if (ps->cfg.per_job_max <= 0) ps->cfg.per_job_max = INFINITY;
     if (ps->cfg.busy_units <= 0) ps->cfg.busy_units = 1;
+    for (int n = 0; n < RATE_TABLE; n++)
+        ps->rate_of[n] = compute_rate(ps, n);
     ps->e = e;
     ps->t_last_ns = sim_engine_now(e);
     ps->pending_ns = -1;
