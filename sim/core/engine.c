@@ -21,13 +21,13 @@ typedef struct timer {
 } timer;
 
 struct sim_engine {
+    sim_engine_clock clock;            /* first: sim_engine_now reads it (engine.h) */
     sim_queue q;                       /* events after now */
     sim_event *due;                    /* ring of events scheduled for now, in scheduling order */
     size_t due_head, due_len, due_cap; /* due_cap: a power of two */
     timer *timers;
     int n_timers, cap_timers;
     int first_timer; /* the armed timer that fires first; -1 = none */
-    int64_t now_ns;
     slot *comps;
     uint32_t n_comps, cap_comps;
     uint64_t events;
@@ -87,16 +87,16 @@ static int push_due(sim_engine *e, uint32_t target, uint32_t kind, uint64_t a)
         e->due_head = 0;
     }
     e->due[(e->due_head + e->due_len++) & (e->due_cap - 1)] =
-        (sim_event){e->now_ns, e->q.next_seq++, target, kind, a};
+        (sim_event){e->clock.now_ns, e->q.next_seq++, target, kind, a};
     return SIM_OK;
 }
 
 int sim_engine_at(sim_engine *e, int64_t t_ns, uint32_t target, uint32_t kind, uint64_t a)
 {
-    SIM_ASSERT(t_ns >= e->now_ns);
+    SIM_ASSERT(t_ns >= e->clock.now_ns);
     SIM_ASSERT(target < e->n_comps);
-    int rc = t_ns == e->now_ns ? push_due(e, target, kind, a)
-                               : sim_queue_push(&e->q, t_ns, target, kind, a);
+    int rc = t_ns == e->clock.now_ns ? push_due(e, target, kind, a)
+                                     : sim_queue_push(&e->q, t_ns, target, kind, a);
     if (rc) sim_engine_fail(e, rc);
     return rc;
 }
@@ -104,12 +104,7 @@ int sim_engine_at(sim_engine *e, int64_t t_ns, uint32_t target, uint32_t kind, u
 int sim_engine_after(sim_engine *e, int64_t delay_ns, uint32_t target, uint32_t kind, uint64_t a)
 {
     SIM_ASSERT(delay_ns >= 0);
-    return sim_engine_at(e, e->now_ns + delay_ns, target, kind, a);
-}
-
-int64_t sim_engine_now(const sim_engine *e)
-{
-    return e->now_ns;
+    return sim_engine_at(e, e->clock.now_ns + delay_ns, target, kind, a);
 }
 
 int sim_engine_timer_add(sim_engine *e, uint32_t target, uint32_t kind)
@@ -139,7 +134,7 @@ static void find_first_timer(sim_engine *e)
 
 void sim_engine_timer_set(sim_engine *e, int id, int64_t t_ns)
 {
-    SIM_ASSERT(t_ns >= e->now_ns && id >= 0 && id < e->n_timers);
+    SIM_ASSERT(t_ns >= e->clock.now_ns && id >= 0 && id < e->n_timers);
     timer *t = &e->timers[id];
     bool was_first = id == e->first_timer;
     bool earlier = t->armed && t_ns < t->ev.t_ns; /* then the first stays first */
@@ -160,8 +155,8 @@ void sim_engine_timer_set(sim_engine *e, int id, int64_t t_ns)
  * timer. An event passed on now would come after it. */
 static bool other_due_now(const sim_engine *e)
 {
-    return e->due_len || (e->q.n && e->q.heap[0].t_ns == e->now_ns) ||
-           (e->first_timer >= 0 && e->timers[e->first_timer].ev.t_ns == e->now_ns);
+    return e->due_len || (e->q.n && e->q.heap[0].t_ns == e->clock.now_ns) ||
+           (e->first_timer >= 0 && e->timers[e->first_timer].ev.t_ns == e->clock.now_ns);
 }
 
 static void dispatch(sim_engine *e, const sim_event *ev)
@@ -175,9 +170,9 @@ int sim_engine_pass_on(sim_engine *e, uint32_t target, uint32_t kind, uint64_t a
 {
     SIM_ASSERT(target < e->n_comps);
     if (e->stopped || e->events >= e->end || e->pass_depth >= PASS_DEPTH_MAX || other_due_now(e))
-        return sim_engine_at(e, e->now_ns, target, kind, a);
+        return sim_engine_at(e, e->clock.now_ns, target, kind, a);
     /* It would be the next event the loop takes: it takes its number and runs now. */
-    sim_event ev = {e->now_ns, e->q.next_seq++, target, kind, a};
+    sim_event ev = {e->clock.now_ns, e->q.next_seq++, target, kind, a};
     e->pass_depth++;
     dispatch(e, &ev);
     e->pass_depth--;
@@ -217,7 +212,7 @@ int sim_engine_run_some(sim_engine *e, uint64_t max_events, bool *finished)
             *finished = true;
             break;
         }
-        e->now_ns = ev.t_ns;
+        e->clock.now_ns = ev.t_ns;
         dispatch(e, &ev);
     }
     e->end = 0;
@@ -254,7 +249,7 @@ const bool *sim_engine_observed(const sim_engine *e)
 
 void sim_engine_observe(const sim_engine *e, const sim_observation *o)
 {
-    if (e->obs) e->obs->observe(e->obs_ctx, e->now_ns, o);
+    if (e->obs) e->obs->observe(e->obs_ctx, e->clock.now_ns, o);
 }
 
 uint64_t sim_engine_events(const sim_engine *e)
