@@ -117,19 +117,27 @@ int sim_engine_timer_add(sim_engine *e, uint32_t target, uint32_t kind)
         e->timers = t;
         e->cap_timers = cap;
     }
-    e->timers[e->n_timers] = (timer){.ev = {.target = target, .kind = kind}, .armed = false};
+    e->timers[e->n_timers] =
+        (timer){.ev = {.t_ns = INT64_MAX, .target = target, .kind = kind}, .armed = false};
     return e->n_timers++;
 }
 
-/* Finds the armed timer that fires first (there are a few per GPU: a scan is cheapest). */
+/* Finds the armed timer that fires first (there are a few per GPU: a scan is cheapest). A
+ * disarmed timer's time is INT64_MAX, so the scan needs no test of `armed` and its comparisons
+ * compile to selects rather than branches, which are taken at random. */
 static void find_first_timer(sim_engine *e)
 {
     int first = -1;
-    for (int i = 0; i < e->n_timers; i++)
-        if (e->timers[i].armed &&
-            (first < 0 || sim_event_before(&e->timers[i].ev, &e->timers[first].ev)))
-            first = i;
-    e->first_timer = first;
+    int64_t first_t = INT64_MAX;
+    uint64_t first_seq = UINT64_MAX;
+    for (int i = 0; i < e->n_timers; i++) {
+        const sim_event *ev = &e->timers[i].ev;
+        bool earlier = (ev->t_ns < first_t) | ((ev->t_ns == first_t) & (ev->seq < first_seq));
+        first = earlier ? i : first;
+        first_t = earlier ? ev->t_ns : first_t;
+        first_seq = earlier ? ev->seq : first_seq;
+    }
+    e->first_timer = first_t == INT64_MAX ? -1 : first;
 }
 
 void sim_engine_timer_set(sim_engine *e, int id, int64_t t_ns)
@@ -191,6 +199,7 @@ static bool take(sim_engine *e, sim_event *ev)
     if (t) {
         *ev = t->ev;
         t->armed = false;
+        t->ev.t_ns = INT64_MAX; /* out of find_first_timer's way */
         find_first_timer(e);
         return true;
     }
