@@ -1,7 +1,9 @@
 /* engine.c — the event loop: take the earliest of three ordered sources (the events due now in
  * a FIFO, the heap of later events, the earliest timer), hand it to its component; pass what the
  * components report on to the observer. All three number their events from the queue's one
- * insertion counter, so the order is (time, scheduling order) across them. */
+ * insertion counter, so the order is (time, scheduling order) across them. An event a handler
+ * passes on as its last act (sim_engine_pass_on) skips all three when it is the next event anyway:
+ * the engine calls its target at once, inside the passing handler's call. */
 #include "sim/core/engine.h"
 
 #include "sim/base/err.h"
@@ -19,16 +21,18 @@ typedef struct timer {
 } timer;
 
 struct sim_engine {
+    sim_engine_clock clock;            /* first: sim_engine_now reads it (engine.h) */
     sim_queue q;                       /* events after now */
     sim_event *due;                    /* ring of events scheduled for now, in scheduling order */
     size_t due_head, due_len, due_cap; /* due_cap: a power of two */
     timer *timers;
     int n_timers, cap_timers;
     int first_timer; /* the armed timer that fires first; -1 = none */
-    int64_t now_ns;
     slot *comps;
     uint32_t n_comps, cap_comps;
     uint64_t events;
+    uint64_t end;   /* the running slice's last event count; 0 outside sim_engine_run_some */
+    int pass_depth; /* handlers entered through sim_engine_pass_on and not yet returned */
     bool stopped;
     int error;
     const sim_observer_ops *obs;
@@ -83,16 +87,16 @@ static int push_due(sim_engine *e, uint32_t target, uint32_t kind, uint64_t a)
         e->due_head = 0;
     }
     e->due[(e->due_head + e->due_len++) & (e->due_cap - 1)] =
-        (sim_event){e->now_ns, e->q.next_seq++, target, kind, a};
+        (sim_event){e->clock.now_ns, e->q.next_seq++, target, kind, a};
     return SIM_OK;
 }
 
 int sim_engine_at(sim_engine *e, int64_t t_ns, uint32_t target, uint32_t kind, uint64_t a)
 {
-    SIM_ASSERT(t_ns >= e->now_ns);
+    SIM_ASSERT(t_ns >= e->clock.now_ns);
     SIM_ASSERT(target < e->n_comps);
-    int rc = t_ns == e->now_ns ? push_due(e, target, kind, a)
-                               : sim_queue_push(&e->q, t_ns, target, kind, a);
+    int rc = t_ns == e->clock.now_ns ? push_due(e, target, kind, a)
+                                     : sim_queue_push(&e->q, t_ns, target, kind, a);
     if (rc) sim_engine_fail(e, rc);
     return rc;
 }
@@ -100,12 +104,7 @@ int sim_engine_at(sim_engine *e, int64_t t_ns, uint32_t target, uint32_t kind, u
 int sim_engine_after(sim_engine *e, int64_t delay_ns, uint32_t target, uint32_t kind, uint64_t a)
 {
     SIM_ASSERT(delay_ns >= 0);
-    return sim_engine_at(e, e->now_ns + delay_ns, target, kind, a);
-}
-
-int64_t sim_engine_now(const sim_engine *e)
-{
-    return e->now_ns;
+    return sim_engine_at(e, e->clock.now_ns + delay_ns, target, kind, a);
 }
 
 int sim_engine_timer_add(sim_engine *e, uint32_t target, uint32_t kind)
@@ -118,33 +117,74 @@ int sim_engine_timer_add(sim_engine *e, uint32_t target, uint32_t kind)
         e->timers = t;
         e->cap_timers = cap;
     }
-    e->timers[e->n_timers] = (timer){.ev = {.target = target, .kind = kind}, .armed = false};
+    e->timers[e->n_timers] =
+        (timer){.ev = {.t_ns = INT64_MAX, .target = target, .kind = kind}, .armed = false};
     return e->n_timers++;
 }
 
-/* Finds the armed timer that fires first (there are a few per GPU: a scan is cheapest). */
+/* Finds the armed timer that fires first (there are a few per GPU: a scan is cheapest). A
+ * disarmed timer's time is INT64_MAX, so the scan needs no test of `armed` and its comparisons
+ * compile to selects rather than branches, which are taken at random. */
 static void find_first_timer(sim_engine *e)
 {
     int first = -1;
-    for (int i = 0; i < e->n_timers; i++)
-        if (e->timers[i].armed &&
-            (first < 0 || sim_event_before(&e->timers[i].ev, &e->timers[first].ev)))
-            first = i;
-    e->first_timer = first;
+    int64_t first_t = INT64_MAX;
+    uint64_t first_seq = UINT64_MAX;
+    for (int i = 0; i < e->n_timers; i++) {
+        const sim_event *ev = &e->timers[i].ev;
+        bool earlier = (ev->t_ns < first_t) | ((ev->t_ns == first_t) & (ev->seq < first_seq));
+        first = earlier ? i : first;
+        first_t = earlier ? ev->t_ns : first_t;
+        first_seq = earlier ? ev->seq : first_seq;
+    }
+    e->first_timer = first_t == INT64_MAX ? -1 : first;
 }
 
 void sim_engine_timer_set(sim_engine *e, int id, int64_t t_ns)
 {
-    SIM_ASSERT(t_ns >= e->now_ns && id >= 0 && id < e->n_timers);
+    SIM_ASSERT(t_ns >= e->clock.now_ns && id >= 0 && id < e->n_timers);
     timer *t = &e->timers[id];
     bool was_first = id == e->first_timer;
+    bool earlier = t->armed && t_ns < t->ev.t_ns; /* then the first stays first */
     t->ev.t_ns = t_ns;
     t->ev.seq = e->q.next_seq++;
     t->armed = true;
-    if (was_first)
-        find_first_timer(e); /* it may have moved behind another */
-    else if (e->first_timer < 0 || sim_event_before(&t->ev, &e->timers[e->first_timer].ev))
+    if (was_first) {
+        if (!earlier) find_first_timer(e); /* it may have moved behind another */
+    } else if (e->first_timer < 0 || sim_event_before(&t->ev, &e->timers[e->first_timer].ev))
         e->first_timer = id;
+}
+
+/* Events handed on directly nest inside one another's calls; past this depth they take the FIFO,
+ * which gives the same order once the stack unwinds. */
+#define PASS_DEPTH_MAX 8
+
+/* True when an event due now sits in a source: the FIFO, the heap (scheduled before now came) or a
+ * timer. An event passed on now would come after it. */
+static bool other_due_now(const sim_engine *e)
+{
+    return e->due_len || (e->q.n && e->q.heap[0].t_ns == e->clock.now_ns) ||
+           (e->first_timer >= 0 && e->timers[e->first_timer].ev.t_ns == e->clock.now_ns);
+}
+
+static void dispatch(sim_engine *e, const sim_event *ev)
+{
+    e->events++;
+    const slot *s = &e->comps[ev->target];
+    s->ops->handle(e, s->self, ev);
+}
+
+int sim_engine_pass_on(sim_engine *e, uint32_t target, uint32_t kind, uint64_t a)
+{
+    SIM_ASSERT(target < e->n_comps);
+    if (e->stopped || e->events >= e->end || e->pass_depth >= PASS_DEPTH_MAX || other_due_now(e))
+        return sim_engine_at(e, e->clock.now_ns, target, kind, a);
+    /* It would be the next event the loop takes: it takes its number and runs now. */
+    sim_event ev = {e->clock.now_ns, e->q.next_seq++, target, kind, a};
+    e->pass_depth++;
+    dispatch(e, &ev);
+    e->pass_depth--;
+    return SIM_OK;
 }
 
 /* Removes the earliest event of the three sources into *ev; false when all are empty. */
@@ -159,6 +199,7 @@ static bool take(sim_engine *e, sim_event *ev)
     if (t) {
         *ev = t->ev;
         t->armed = false;
+        t->ev.t_ns = INT64_MAX; /* out of find_first_timer's way */
         find_first_timer(e);
         return true;
     }
@@ -173,18 +214,17 @@ static bool take(sim_engine *e, sim_event *ev)
 int sim_engine_run_some(sim_engine *e, uint64_t max_events, bool *finished)
 {
     sim_event ev;
-    uint64_t end = max_events > UINT64_MAX - e->events ? UINT64_MAX : e->events + max_events;
+    e->end = max_events > UINT64_MAX - e->events ? UINT64_MAX : e->events + max_events;
     *finished = false;
-    while (e->events < end) {
+    while (e->events < e->end) {
         if (e->stopped || !take(e, &ev)) {
             *finished = true;
             break;
         }
-        e->now_ns = ev.t_ns;
-        e->events++;
-        const slot *s = &e->comps[ev.target];
-        s->ops->handle(e, s->self, &ev);
+        e->clock.now_ns = ev.t_ns;
+        dispatch(e, &ev);
     }
+    e->end = 0;
     return e->error;
 }
 int sim_engine_run(sim_engine *e)
@@ -218,7 +258,7 @@ const bool *sim_engine_observed(const sim_engine *e)
 
 void sim_engine_observe(const sim_engine *e, const sim_observation *o)
 {
-    if (e->obs) e->obs->observe(e->obs_ctx, e->now_ns, o);
+    if (e->obs) e->obs->observe(e->obs_ctx, e->clock.now_ns, o);
 }
 
 uint64_t sim_engine_events(const sim_engine *e)

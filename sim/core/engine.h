@@ -5,7 +5,8 @@
  * global state: several engines can run side by side (one per run).
  * Events fire in (time, scheduling order). Events due now skip the heap (a FIFO), and a timer
  * (one pending event per owner, movable) replaces the cancel-by-generation pattern, so neither
- * relays nor superseded completions cost heap work; the order is the same as one heap's. */
+ * relays nor superseded completions cost heap work; the order is the same as one heap's. A
+ * completion handed on as a handler's last act runs at once when it is the next event anyway. */
 #ifndef SIM_ENGINE_H
 #define SIM_ENGINE_H
 
@@ -44,7 +45,24 @@ int sim_engine_at(sim_engine *e, int64_t t_ns, uint32_t target, uint32_t kind, u
 /* Schedules an event after delay_ns (>= 0). */
 int sim_engine_after(sim_engine *e, int64_t delay_ns, uint32_t target, uint32_t kind, uint64_t a);
 
-int64_t sim_engine_now(const sim_engine *e);
+/* Schedules an event due now, as the calling handler's last act: the handler must return right
+ * after the call. The order is sim_engine_after(e, 0, ...)'s; when that makes it the next event
+ * (nothing else due now), the engine saves the queue and calls its target at once, before this
+ * returns. Use it where a component hands a result on (a completion to its owner). Returns 0 or
+ * SIM_ENOMEM. */
+int sim_engine_pass_on(sim_engine *e, uint32_t target, uint32_t kind, uint64_t a);
+
+/* The clock is the one field of the engine in sight: the first member of struct sim_engine (a
+ * pointer to a struct may be read as a pointer to its first member), so that the components,
+ * which read the time on every event, pay a load rather than a call. */
+typedef struct sim_engine_clock {
+    int64_t now_ns;
+} sim_engine_clock;
+
+static inline int64_t sim_engine_now(const sim_engine *e)
+{
+    return ((const sim_engine_clock *)(const void *)e)->now_ns;
+}
 
 /* A timer: at most one pending event (target, kind, payload 0) that its owner may move instead
  * of scheduling a new one, which would leave the old one to be skipped. Returns the timer's id

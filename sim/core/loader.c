@@ -21,14 +21,16 @@
 #include <string.h>
 
 enum { EV_STARTED, EV_READ_DONE, EV_DECODE_DONE, EV_COLLATE_DONE, EV_PIN_DONE };
-/* A sample's state rides in the two high bits of its word of the order: the shuffle moves it
- * with the id, and the reads visit it in order. */
-#define SEEN 0x40000000u   /* read this epoch */
-#define CACHED 0x80000000u /* in the page cache */
+/* A sample is known by its state alone, one byte at its position in the epoch's order: nothing
+ * else about it differs between samples, so the shuffle moves the byte and the reads visit the
+ * bytes in order. */
+#define SEEN 0x1u   /* read this epoch */
+#define CACHED 0x2u /* in the page cache */
 
 const char *const sim_data_location_names[] = {"storage", "memory", NULL};
 
 enum { PH_READ, PH_DECODE, PH_COLLATE }; /* what a busy worker is doing */
+#define SHUFFLE_AHEAD 16                 /* swaps between a shuffle draw and its use */
 
 typedef struct worker {
     int64_t *queue; /* ring of assigned batch indices */
@@ -54,7 +56,7 @@ struct sim_loader {
     worker *w;
     int64_t batches;      /* this epoch's: fewer once sim_loader_cut ends it early */
     int64_t full_batches; /* an epoch's that runs to its end */
-    uint32_t *order;      /* per position of this epoch: sample id | SEEN | CACHED */
+    uint8_t *order;       /* per position of this epoch: SEEN | CACHED of the sample there */
     int64_t cached;
     gsl_rng *rng;
     int epoch;
@@ -206,7 +208,7 @@ static void start_sample(sim_loader *l, int wi)
 {
     worker *w = &l->w[wi];
     int64_t pos = w->batch * l->cfg.batch_size + w->index_in_batch;
-    uint32_t *sample = &l->order[pos];
+    uint8_t *sample = &l->order[pos];
     SIM_ASSERT(!(*sample & SEEN));
     *sample |= SEEN;
     l->reads++;
@@ -336,7 +338,7 @@ sim_loader *sim_loader_create(sim_engine *e, const sim_loader_config *cfg, int *
     l->batches = l->full_batches = (cfg->samples + cfg->batch_size - 1) / cfg->batch_size;
     l->w = calloc((size_t)l->n_workers, sizeof *l->w);
     SIM_ASSERT(cfg->dataset_samples <= SIM_DATASET_MAX_SAMPLES);
-    l->order = malloc((size_t)cfg->dataset_samples * sizeof *l->order);
+    l->order = calloc((size_t)cfg->dataset_samples, 1); /* no sample seen or cached yet */
     l->window = l->main_thread ? 1 : (int64_t)cfg->prefetch_factor * l->n_workers;
     l->ready = calloc((size_t)l->window, 1);
     l->pin_q = malloc((size_t)l->window * sizeof *l->pin_q);
@@ -355,8 +357,6 @@ sim_loader *sim_loader_create(sim_engine *e, const sim_loader_config *cfg, int *
     gsl_rng_set(l->rng, cfg->seed);
     if (l->decode_rng) gsl_rng_memcpy(l->decode_rng, l->rng);
     l->drawn = cfg->samples; /* as if an epoch had drawn them all: rng takes the same state */
-    for (int64_t i = 0; i < cfg->dataset_samples; i++)
-        l->order[i] = (uint32_t)i;
     int per_worker = l->main_thread ? 1 : cfg->prefetch_factor + 1;
     for (int i = 0; i < l->n_workers; i++) {
         l->w[i].q_cap = per_worker;
@@ -403,14 +403,23 @@ static void shuffle(sim_loader *l)
     /* RandomSampler: a fresh permutation of the shard every epoch, drawn only as far as the
      * epoch reads it (max_steps may cut the epoch to a few batches of a large dataset).
      * Fisher-Yates stopped after `samples` positions gives a uniform random ordered subset, and
-     * it may start from the previous epoch's order (any permutation), so the array is set to
-     * the identity once, at creation. */
+     * it may start from the previous epoch's order (any permutation). The draws do not depend
+     * on the array, so each is made SHUFFLE_AHEAD swaps early and its byte fetched meanwhile. */
     uint64_t n = (uint64_t)c->dataset_samples;
-    for (uint64_t i = 0; i < (uint64_t)c->samples && i + 1 < n; i++) {
-        uint64_t j = i + gsl_rng_uniform_int(l->rng, (unsigned long)(n - i));
-        uint32_t tmp = l->order[i];
-        l->order[i] = l->order[j];
-        l->order[j] = tmp;
+    uint64_t m = (uint64_t)c->samples < n - 1 ? (uint64_t)c->samples : n - 1;
+    uint64_t ahead[SHUFFLE_AHEAD];
+    for (uint64_t i = 0; i < m + SHUFFLE_AHEAD; i++) {
+        uint64_t *slot = &ahead[i % SHUFFLE_AHEAD];
+        if (i >= SHUFFLE_AHEAD) {
+            uint64_t k = i - SHUFFLE_AHEAD, j = *slot;
+            uint8_t tmp = l->order[k];
+            l->order[k] = l->order[j];
+            l->order[j] = tmp;
+        }
+        if (i < m) {
+            *slot = i + gsl_rng_uniform_int(l->rng, (unsigned long)(n - i));
+            __builtin_prefetch(&l->order[*slot], 1);
+        }
     }
     if (l->decode_rng) {
         gsl_rng_memcpy(l->decode_rng, l->rng);

@@ -32,8 +32,10 @@ struct sim_metrics {
     int64_t window_ns;
     int64_t max_win;   /* 0 = no bound */
     int64_t *win_busy; /* GPU 0: kernel ns per window */
-    int64_t n_win, cap_win;
-    int64_t kernel_start_ns; /* GPU 0: since when a kernel runs on either stream */
+    int64_t cap_win;
+    int64_t covered_ns;      /* cap_win x window_ns: the time the windows cover */
+    int64_t kernel_start_ns; /* GPU 0: start of the busy interval (a kernel on either stream)
+                                not yet in the windows */
     int64_t *steps;
     int64_t n_steps, cap_steps;
     int64_t taken;
@@ -90,8 +92,10 @@ static sim_stall stall_of(const gpu_track *g)
 
 static int grow_windows(sim_metrics *m, int64_t need)
 {
-    return sim_windows_reserve((void **)&m->win_busy, sizeof *m->win_busy, &m->cap_win, need,
-                               m->max_win);
+    int rc = sim_windows_reserve((void **)&m->win_busy, sizeof *m->win_busy, &m->cap_win, need,
+                                 m->max_win);
+    m->covered_ns = m->cap_win * m->window_ns;
+    return rc;
 }
 
 /* Adds the kernel interval [s, e) of GPU 0 to the windows it overlaps. */
@@ -105,7 +109,6 @@ static void add_busy(sim_metrics *m, int64_t s, int64_t e)
         return;
     }
     sim_windows_add(m->win_busy, m->window_ns, s, e);
-    if (last + 1 > m->n_win) m->n_win = last + 1;
 }
 
 static void settle(sim_metrics *m, int i)
@@ -148,15 +151,18 @@ static bool busy(const gpu_track *g)
     return g->gpu == SIM_GPUST_KERNEL || g->comm_sm > 0;
 }
 
-/* GPU 0 was busy (`was`) before a change of state: its busy interval ends or begins now. */
+/* GPU 0 was busy (`was`) before a change of state: its busy interval ends or begins now. An
+ * interval that goes on (a kernel right after a kernel) is added whole when it ends, which adds
+ * the same ns to each window, unless it passes the windows' end: then the windows grow (and meet
+ * their budget) here, as they would kernel by kernel. */
 static void busy_changed(sim_metrics *m, int gpu, bool was)
 {
-    if (gpu != 0 || was == busy(&m->g[0])) return;
+    if (gpu != 0) return;
+    bool is = busy(&m->g[0]);
     int64_t now = sim_engine_now(m->e);
-    if (was)
-        add_busy(m, m->kernel_start_ns, now);
-    else
-        m->kernel_start_ns = now;
+    bool cut = was && is && now > m->covered_ns;
+    if (was && (!is || cut)) add_busy(m, m->kernel_start_ns, now);
+    if (is && (!was || cut)) m->kernel_start_ns = now;
 }
 
 void sim_metrics_gpu(sim_metrics *m, int gpu, sim_gpu_state s, float sm_fraction)

@@ -2,13 +2,15 @@
  * V is the service one job has attained since the server was created; a job of work w that
  * arrives when V = v0 finishes when V = v0 + w. V advances at r(n) per ns, a rate computed when
  * n changes. Jobs sit in a min-heap by finish point; the server's one pending completion is an
- * engine timer, moved earlier when an arrival finishes first. */
+ * engine timer, moved earlier when an arrival finishes first. A finished job's owner hears of it
+ * through sim_engine_pass_on, so it usually runs at once. */
 #include "sim/core/ps.h"
 
 #include "sim/base/err.h"
 #include "sim/core/heap.h"
 
 #include <math.h>
+#include <stdbool.h>
 #include <stdlib.h>
 
 typedef struct job {
@@ -19,8 +21,13 @@ typedef struct job {
     uint64_t seq; /* FIFO among equal finish points, for determinism */
 } job;
 
+/* Rates kept for n = 1 .. RATE_TABLE - 1 jobs: an arrival or a departure looks its rate up
+ * instead of calling the capacity and dividing. */
+#define RATE_TABLE 64
+
 struct sim_ps {
     sim_ps_config cfg;
+    double rate_of[RATE_TABLE]; /* rate(n), per ns; [0] = 0 */
     sim_engine *e;
     job *heap;
     size_t n, cap;
@@ -34,12 +41,17 @@ struct sim_ps {
     double load_integral; /* of n, jobs active */
 };
 
-static double rate(const sim_ps *ps, int n)
+static double compute_rate(const sim_ps *ps, int n)
 {
     if (n <= 0) return 0;
     double total = ps->cfg.capacity ? ps->cfg.capacity(ps->cfg.ctx, n) : ps->cfg.rate;
     double r = total / n;
     return r < ps->cfg.per_job_max ? r : ps->cfg.per_job_max;
+}
+
+static double rate(const sim_ps *ps, int n)
+{
+    return n < RATE_TABLE ? ps->rate_of[n] : compute_rate(ps, n);
 }
 
 static void advance(sim_ps *ps)
@@ -71,8 +83,16 @@ static void reschedule(sim_ps *ps)
 {
     if (ps->n == 0) return;
     double left = ps->heap[0].finish_v - ps->v;
+    int64_t now = sim_engine_now(ps->e);
+    if (ps->pending_ns >= 0) {
+        /* The timer fires no later than the first finish (at below) when it is due now, or when
+         * left / r is surely above d - 1, so that its ceiling is at least d: checked by a product
+         * with a margin far above rounding error, which spares the division. */
+        int64_t d = ps->pending_ns - now;
+        if (d <= 0 || (d >= 2 && left > (double)(d - 1) * ps->r * (1 + 0x1p-40))) return;
+    }
     double dt = left > 0 ? ceil(left / ps->r) : 0;
-    int64_t at = sim_engine_now(ps->e) + (int64_t)dt;
+    int64_t at = now + (int64_t)dt;
     if (ps->pending_ns >= 0 && ps->pending_ns <= at) return;
     ps->pending_ns = at;
     sim_engine_timer_set(ps->e, ps->timer, at);
@@ -88,12 +108,18 @@ static void handle(sim_engine *e, void *self, const sim_event *ev)
     /* The event time was rounded up to a whole ns, so v has reached the finish point; the
      * tolerance absorbs floating-point error only. */
     double tol = 1e-9 * (fabs(ps->v) + 1.0);
+    bool done = false;
+    job last = {0};
     while (ps->n > 0 && ps->heap[0].finish_v <= ps->v + tol) {
-        job j = jobs_pop(ps->heap, &ps->n);
-        sim_engine_after(ps->e, 0, j.reply_to, j.reply_kind, j.a);
+        if (done) sim_engine_after(ps->e, 0, last.reply_to, last.reply_kind, last.a);
+        last = jobs_pop(ps->heap, &ps->n);
+        done = true;
     }
     ps->r = rate(ps, (int)ps->n);
+    /* The timer is set after now (a job left is past v + tol), so setting it before the last
+     * answer leaves the order of the events due now as it was. */
     reschedule(ps);
+    if (done) sim_engine_pass_on(ps->e, last.reply_to, last.reply_kind, last.a);
 }
 
 static const sim_component_ops ps_ops = {.name = "shared_server", .handle = handle};
@@ -105,6 +131,8 @@ sim_ps *sim_ps_create(sim_engine *e, const sim_ps_config *cfg)
     ps->cfg = *cfg;
     if (ps->cfg.per_job_max <= 0) ps->cfg.per_job_max = INFINITY;
     if (ps->cfg.busy_units <= 0) ps->cfg.busy_units = 1;
+    for (int n = 0; n < RATE_TABLE; n++)
+        ps->rate_of[n] = compute_rate(ps, n);
     ps->e = e;
     ps->t_last_ns = sim_engine_now(e);
     ps->pending_ns = -1;

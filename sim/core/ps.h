@@ -14,7 +14,8 @@
 
 typedef struct sim_ps sim_ps;
 
-/* Total service rate (work units per ns) when n >= 1 jobs are active. */
+/* Total service rate (work units per ns) when n >= 1 jobs are active: a function of n alone (ctx
+ * must not change), which the server asks at creation for the first few dozen n and keeps. */
 typedef double (*sim_ps_capacity_fn)(const void *ctx, int n);
 
 typedef struct sim_ps_config {

@@ -5,6 +5,8 @@
 #ifndef SIM_QUEUE_H
 #define SIM_QUEUE_H
 
+#include "sim/core/heap.h"
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -29,11 +31,32 @@ static inline int sim_event_before(const sim_event *a, const sim_event *b)
     return a->t_ns < b->t_ns || (a->t_ns == b->t_ns && a->seq < b->seq);
 }
 
+SIM_HEAP_DEFINE(sim_queue_heap, sim_event, sim_event_before)
+
 void sim_queue_init(sim_queue *q);
 void sim_queue_fini(sim_queue *q);
-/* Adds an event (its seq is assigned here); returns 0 or SIM_ENOMEM. */
-int sim_queue_push(sim_queue *q, int64_t t_ns, uint32_t target, uint32_t kind, uint64_t a);
+/* Doubles the room of a full queue; returns 0 or SIM_ENOMEM. */
+int sim_queue_grow(sim_queue *q);
+
+/* Adds an event (its seq is assigned here); returns 0 or SIM_ENOMEM. Inline: the engine pushes
+ * and pops once per event. */
+static inline int sim_queue_push(sim_queue *q, int64_t t_ns, uint32_t target, uint32_t kind,
+                                 uint64_t a)
+{
+    if (q->n == q->cap) {
+        int rc = sim_queue_grow(q);
+        if (rc) return rc;
+    }
+    sim_queue_heap_push(q->heap, &q->n, (sim_event){t_ns, q->next_seq++, target, kind, a});
+    return 0;
+}
+
 /* Removes the earliest event into *out; returns 0, or -1 when empty. */
-int sim_queue_pop(sim_queue *q, sim_event *out);
+static inline int sim_queue_pop(sim_queue *q, sim_event *out)
+{
+    if (q->n == 0) return -1;
+    *out = sim_queue_heap_pop(q->heap, &q->n);
+    return 0;
+}
 
 #endif

@@ -61,16 +61,19 @@ static void handle(sim_engine *e, void *self, const sim_event *ev)
     }
     /* The read is complete: answer, free the slot, admit the next waiting read. */
     report(s, SIM_OBS_READ_END, r);
-    sim_engine_after(e, 0, q->reply_to, q->kind, q->a);
+    request done = *q;
     q->next = s->free_head;
     s->free_head = r;
     if (--s->in_service == 0) s->busy_ns += (double)(sim_engine_now(e) - s->busy_since);
-    if (s->wait_head != NIL) {
-        uint32_t w = s->wait_head;
-        s->wait_head = s->req[w].next;
-        if (s->wait_head == NIL) s->wait_tail = NIL;
-        start(s, w);
+    if (s->wait_head == NIL) {
+        sim_engine_pass_on(e, done.reply_to, done.kind, done.a);
+        return;
     }
+    sim_engine_after(e, 0, done.reply_to, done.kind, done.a);
+    uint32_t w = s->wait_head;
+    s->wait_head = s->req[w].next;
+    if (s->wait_head == NIL) s->wait_tail = NIL;
+    start(s, w);
 }
 
 static const sim_component_ops storage_ops = {.name = "storage", .handle = handle};

@@ -2,7 +2,9 @@
  * order and, at equal times, in the order they were scheduled, whether due now, later or set on
  * a timer (which fires once, where it was last set); stop and fail end the run with
  * the first error; a run in slices (sim_engine_run_some) gives the same sequence as one run;
- * the observer sees each observation once, at the time it is made, and only once it is set. */
+ * the observer sees each observation once, at the time it is made, and only once it is set; an
+ * event passed on (sim_engine_pass_on) runs at once when it is next, and in random runs gives the
+ * sequence that sim_engine_after(e, 0, ...) gives. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -213,6 +215,106 @@ static void a_moved_timer_fires_once_in_order(void **state)
     sim_engine_destroy(e);
 }
 
+/* At t = 10 (kind 1): passes kind 7 on, then notes how many events the recorder had seen. */
+static void pass_on_then_count(recorder *r, sim_engine *e, const sim_event *ev)
+{
+    int *seen_after = r->ctx;
+    if (ev->kind != 1) return;
+    sim_engine_pass_on(e, r->id, 7, 0);
+    *seen_after = r->n;
+}
+
+static void a_passed_on_event_runs_at_once_when_next(void **state)
+{
+    (void)state;
+    for (int busy = 0; busy < 2; busy++) {
+        sim_engine *e = sim_engine_create();
+        recorder r;
+        int seen_after = 0;
+        recorder_attach(&r, e);
+        r.react = pass_on_then_count;
+        r.ctx = &seen_after;
+        sim_engine_at(e, 10, r.id, 1, 0);
+        if (busy) sim_engine_at(e, 10, r.id, 2, 0); /* due at 10 too, scheduled first */
+        assert_int_equal(sim_engine_run(e), 0);
+        if (busy) {
+            const uint32_t want[] = {1, 2, 7};
+            assert_int_equal(r.n, 3);
+            for (int i = 0; i < 3; i++)
+                assert_int_equal(r.kind[i], want[i]);
+            assert_int_equal(seen_after, 1); /* kind 7 waited for kind 2 */
+        } else {
+            assert_int_equal(r.n, 2);
+            assert_int_equal(r.kind[1], 7);
+            assert_int_equal(seen_after, 2); /* kind 7 ran inside the call */
+        }
+        assert_int_equal(sim_engine_events(e), (uint64_t)r.n);
+        sim_engine_destroy(e);
+    }
+}
+
+/* A random run: each event schedules up to two more (due now or 1..3 ns later, or on a timer)
+ * and then, as its last act, hands one on due now, by sim_engine_pass_on or by sim_engine_after;
+ * the choices come from the event's payload, a number given in scheduling order. */
+typedef struct script {
+    bool pass_on;
+    int timer;
+    uint64_t first_id, next_id;
+} script;
+
+static void random_reaction(recorder *r, sim_engine *e, const sim_event *ev)
+{
+    script *s = r->ctx;
+    uint64_t x = ev->a * 0x9E3779B97F4A7C15u + 12345;
+    x ^= x >> 29;
+    if (s->next_id - s->first_id >= (uint64_t)RECORDER_MAX - 8) return; /* all are recorded */
+    for (int k = 0; k < (int)(x % 3); k++) {
+        int64_t delay = (x >> (8 + 2 * k)) & 3;
+        if ((int)((x >> 20) & 7) == k) {
+            sim_engine_timer_set(e, s->timer, sim_engine_now(e) + delay + 1);
+            s->next_id++; /* a number spent: the timer fires once per set at most */
+        } else {
+            sim_engine_after(e, delay, r->id, 1, s->next_id++);
+        }
+    }
+    if ((x >> 16) & 1) {
+        if (s->pass_on)
+            sim_engine_pass_on(e, r->id, 2, s->next_id++);
+        else
+            sim_engine_after(e, 0, r->id, 2, s->next_id++);
+    }
+}
+
+static void passed_on_events_keep_the_order(void **state)
+{
+    (void)state;
+    for (uint64_t seed = 1; seed <= 50; seed++) {
+        recorder rec[3];
+        script sc[3];
+        for (int v = 0; v < 3; v++) { /* after(0); pass_on; pass_on run in slices of 5 */
+            sim_engine *e = sim_engine_create();
+            recorder_attach(&rec[v], e);
+            sc[v] = (script){.pass_on = v > 0, .first_id = 1000 * seed, .next_id = 1000 * seed};
+            sc[v].timer = sim_engine_timer_add(e, rec[v].id, 3);
+            rec[v].react = random_reaction;
+            rec[v].ctx = &sc[v];
+            for (int i = 0; i < 4; i++)
+                sim_engine_at(e, i % 2, rec[v].id, 1, sc[v].next_id++);
+            bool finished = false;
+            while (!finished)
+                assert_int_equal(sim_engine_run_some(e, v == 2 ? 5 : UINT64_MAX, &finished), 0);
+            assert_int_equal(sim_engine_events(e), (uint64_t)rec[v].n);
+            sim_engine_destroy(e);
+        }
+        for (int v = 1; v < 3; v++) {
+            assert_int_equal(rec[v].n, rec[0].n);
+            for (int i = 0; i < rec[0].n; i++)
+                assert_true(rec[v].t[i] == rec[0].t[i] && rec[v].kind[i] == rec[0].kind[i] &&
+                            rec[v].a[i] == rec[0].a[i]);
+        }
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -223,6 +325,8 @@ int main(void)
         cmocka_unit_test(observer_sees_reports_once_set),
         cmocka_unit_test(events_due_now_keep_the_order),
         cmocka_unit_test(a_moved_timer_fires_once_in_order),
+        cmocka_unit_test(a_passed_on_event_runs_at_once_when_next),
+        cmocka_unit_test(passed_on_events_keep_the_order),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

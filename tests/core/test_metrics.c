@@ -3,7 +3,7 @@
  * its own length), SM-active weights kernels by their share of SMs, every idle GPU ns is
  * charged to what the main thread was doing (a batch wait to the cause the loader names), the
  * main thread is busy while it dispatches or loads by itself; past its window budget the run
- * fails. */
+ * fails, where the kernel that crosses it ends even when kernels run back to back. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -96,11 +96,63 @@ static void window_budget_fails_the_run(void **state)
     sim_engine_destroy(e);
 }
 
+/* n kernels of dur_ns back to back from 0, each window of `window_ns`, at most `budget` of them. */
+static sim_metrics *back_to_back(sim_engine *e, recorder *r, int n, int64_t dur_ns,
+                                 int64_t window_ns, int64_t budget)
+{
+    sim_metrics *m = sim_metrics_create(e, 1, window_ns, budget);
+    recorder_attach(r, e);
+    r->react = play;
+    r->ctx = m;
+    for (int k = 0; k < n; k++)
+        sim_engine_at(e, k * dur_ns, r->id, k % 2 ? SET_GPU_HALF_SMS : SET_GPU, SIM_GPUST_KERNEL);
+    sim_engine_at(e, n * dur_ns, r->id, SET_GPU, SIM_GPUST_IDLE);
+    return m;
+}
+
+static void kernels_back_to_back_fill_windows(void **state)
+{
+    (void)state;
+    sim_engine *e = sim_engine_create();
+    recorder r;
+    sim_metrics *m = back_to_back(e, &r, 5, 70 * US, WINDOW, 0);
+    assert_int_equal(sim_engine_run(e), 0);
+    int64_t n;
+    uint8_t *util = sim_metrics_util_series(m, &n);
+    assert_non_null(util);
+    assert_int_equal(n, 4); /* [300, 350) us is the last, partial window */
+    for (int w = 0; w < 4; w++)
+        assert_int_equal(util[w], 100);
+    free(util);
+    sim_gpu_totals t = sim_metrics_totals(m, 0);
+    assert_true(t.kernel_ns == 350 * US);
+    assert_true(t.sm_active_ns == 210 * US + 0.5 * 140 * US);
+    sim_metrics_destroy(m);
+    sim_engine_destroy(e);
+}
+
+static void kernels_back_to_back_meet_the_budget(void **state)
+{
+    (void)state;
+    sim_engine *e = sim_engine_create();
+    recorder r;
+    /* 30 ms kernels, 2,000 windows of 100 us: the windows grow in powers of two from 1,024 (at
+     * the first kernel's end), to 2,048 at 120 ms; the kernel that ends at 210 ms is the first
+     * to need more, and more than the budget */
+    sim_metrics *m = back_to_back(e, &r, 10, 30000 * US, WINDOW, 2000);
+    assert_int_equal(sim_engine_run(e), SIM_EBUDGET);
+    assert_int_equal(sim_engine_now(e), 210000 * US);
+    sim_metrics_destroy(m);
+    sim_engine_destroy(e);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(windows_and_stalls),
         cmocka_unit_test(window_budget_fails_the_run),
+        cmocka_unit_test(kernels_back_to_back_fill_windows),
+        cmocka_unit_test(kernels_back_to_back_meet_the_budget),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

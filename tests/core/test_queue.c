@@ -36,7 +36,7 @@ static void test_queue_many_pseudorandom_events_come_out_sorted(void **state)
         x = x * 6364136223846793005ULL + 1442695040888963407ULL;
         assert_int_equal(sim_queue_push(&q, (int64_t)(x >> 50), 0, 0, (uint64_t)i), 0);
     }
-    sim_event prev, e;
+    sim_event prev = {0}, e; /* set by the first pop */
     assert_int_equal(sim_queue_pop(&q, &prev), 0);
     int n = 1;
     while (sim_queue_pop(&q, &e) == 0) {
