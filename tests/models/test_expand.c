@@ -186,6 +186,38 @@ static void test_expand_native_depthwise_taps(void **state)
     }
 }
 
+/* Eager attention copies Q, K^T and V to fold (batch, heads) into bmm's batch, and in backward
+ * the context's gradient and the three projections' gradients: 3 + 4 copies of a
+ * (batch x seq x hidden) tensor per layer, 12 layers in BERT-base; SDPA reads the strided views
+ * and copies none. */
+static void test_expand_eager_attention_head_split_copies(void **state)
+{
+    (void)state;
+    mdl_options o = opts(4, SIM_PREC_FP16);
+    run r;
+    expand("bert-base", &o, &r); /* the zoo's BERT runs eager attention */
+    size_t fwd = count_prefix(&r.step, "attention_q_contiguous", MDL_PH_FWD) +
+                 count_prefix(&r.step, "attention_k_contiguous", MDL_PH_FWD) +
+                 count_prefix(&r.step, "attention_v_contiguous", MDL_PH_FWD);
+    size_t bwd = count_prefix(&r.step, "attention_context_grad_contiguous", MDL_PH_BWD) +
+                 count_prefix(&r.step, "attention_q_grad_contiguous", MDL_PH_BWD) +
+                 count_prefix(&r.step, "attention_k_grad_contiguous", MDL_PH_BWD) +
+                 count_prefix(&r.step, "attention_v_grad_contiguous", MDL_PH_BWD);
+    assert_int_equal(fwd, 3 * 12);
+    assert_int_equal(bwd, 4 * 12);
+    for (size_t i = 0; i < r.step.n; i++) /* in and out once, fp16, the default seq 128 */
+        if (strstr(r.step.k[i].op, "_contiguous"))
+            assert_true(fabs(r.step.k[i].bytes - 4.0 * 128 * 768 * 2 * 2) < 1);
+    done(&r);
+    sim_err err;
+    if (mdl_zoo_build("bert-base", &o.shape, &r.net, &err)) fail_msg("%s", err.msg);
+    mdl_net_set_attention(&r.net, true); /* what models/build.c does for workload.attention */
+    if (mdl_expand(&r.net, &o, NULL, &r.step, &err)) fail_msg("%s", err.msg);
+    for (size_t i = 0; i < r.step.n; i++)
+        assert_null(strstr(r.step.k[i].op, "_contiguous"));
+    done(&r);
+}
+
 /* Elementwise kernels carry their elements and the vector width PyTorch gives them: 8 per thread
  * for 2-byte activations from 2.7 (pytorch#145746), 4 before and for fp32; row kernels and GEMMs
  * carry none. */
@@ -663,6 +695,7 @@ int main(void)
         cmocka_unit_test(test_expand_nchw_transposes),
         cmocka_unit_test(test_expand_nchw_batchnorm_channel_limit),
         cmocka_unit_test(test_expand_native_depthwise_taps),
+        cmocka_unit_test(test_expand_eager_attention_head_split_copies),
         cmocka_unit_test(test_expand_elementwise_vector_width),
         cmocka_unit_test(test_expand_optimizer_implementations),
         cmocka_unit_test(test_expand_amp_casts_and_grad_scaler),
