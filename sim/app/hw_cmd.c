@@ -660,6 +660,11 @@ static int show_links(const char *dir, const char *name, FILE *out)
                 n, n == 1 ? "" : "es", hw->topo.switch_gpus, hw->topo.uplink_lanes[0],
                 sim_topo_uplink_gbps(hw, 0));
     }
+    if (hw->topo.sockets > 1)
+        fprintf(out,
+                "  sockets  %d, the GPUs' slots split evenly among them; a ring across them is "
+                "held to %.0f GB/s (NCCL's rate of the link between sockets for this CPU)\n",
+                hw->topo.sockets, hw->topo.socket_link_gbps);
     fprintf(out, "  NVLink   %s", sim_nvlink_names[hw->topo.nvlink]);
     if (hw->topo.nvlink != SIM_NVLINK_NONE)
         fprintf(out, ", %d links per GPU at %.1f GB/s per direction (NCCL's rate)",

@@ -165,6 +165,8 @@ typedef struct sim_topology {
     int uplink_lanes[SIM_MAX_GPUS]; /* CPU lanes of each switch's uplink */
     int p2p_cpu_max_gpus;           /* rings of up to this many GPUs may cross the CPU peer-to-peer
                                        (NCCL's P2P level, sim/core/topo.h) */
+    int sockets;                    /* CPU sockets; the GPUs' slots are split evenly, in order */
+    double socket_link_gbps; /* the link between sockets as NCCL rates it (0 = not limiting) */
 } sim_topology;
 
 /* Name of a precision as the config spells it ("amp_bf16"); NULL for an invalid value. */

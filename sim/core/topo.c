@@ -70,6 +70,26 @@ int sim_topo_p2p_cpu_max_gpus(bool amd_x86, int pytorch_version)
     return pytorch_version >= SIM_TOPO_NCCL_PAIRS_ONLY_PYTORCH ? 2 : SIM_MAX_GPUS;
 }
 
+int sim_topo_socket_of(const sim_hardware *hw, int i)
+{
+    int n = hw->gpu_count > 0 ? hw->gpu_count : 1;
+    return hw->topo.sockets > 1 ? i * hw->topo.sockets / n : 0;
+}
+
+double sim_topo_socket_link_gbps(const char *arch)
+{
+    static const struct {
+        const char *arch;
+        double gbps;
+    } rates[] = {{"zen", 16},         {"ivybridge", 6},        {"haswell", 6},
+                 {"broadwell", 6},    {"skylake", 10},         {"cascade-lake", 10},
+                 {"ice-lake-sp", 10}, {"sapphire-rapids", 22}, {"emerald-rapids", 40},
+                 {"raptor-lake", 22}}; /* desktop parts: one socket, never limiting */
+    for (size_t i = 0; i < sizeof rates / sizeof rates[0]; i++)
+        if (!strncmp(arch, rates[i].arch, strlen(rates[i].arch))) return rates[i].gbps;
+    return 0;
+}
+
 static int ring_gpu(const int *gpus, int i)
 {
     return gpus ? gpus[i] : i;
@@ -96,16 +116,22 @@ sim_ring sim_topo_ring(const sim_hardware *hw, const int *gpus, int n)
     for (int i = 1; i < n; i++)
         one_switch = one_switch && sim_topo_switch_of(hw, ring_gpu(gpus, i)) == sw;
     r.bw_gbps = INFINITY;
+    bool sockets_crossed = false;
     for (int i = 0; i < n; i++) {
         int g = ring_gpu(gpus, i);
         r.bw_gbps = fmin(r.bw_gbps,
                          one_switch ? sim_topo_pinned_gbps(hw, g) : sim_topo_host_path_gbps(hw, g));
+        sockets_crossed = sockets_crossed ||
+                          sim_topo_socket_of(hw, g) != sim_topo_socket_of(hw, ring_gpu(gpus, 0));
     }
     r.path = SIM_PATH_PCIE;
     if (!t->p2p || (!one_switch && n > t->p2p_cpu_max_gpus)) {
         r.bw_gbps *= SIM_TOPO_HOST_BOUNCE;
         r.path = SIM_PATH_HOST;
     }
+    /* a ring over two sockets crosses the link between them, peer-to-peer or through memory */
+    if (sockets_crossed && t->socket_link_gbps > 0)
+        r.bw_gbps = fmin(r.bw_gbps, t->socket_link_gbps);
     return r;
 }
 

@@ -31,6 +31,16 @@ double sim_topo_uplink_gbps(const sim_hardware *hw, int s);
 /* GPU i's rate to the CPU: its own link's, and no more than its switch's uplink's. */
 double sim_topo_host_path_gbps(const sim_hardware *hw, int i);
 
+/* The socket GPU i's slot hangs off: with several sockets the slots are split evenly among
+ * them in order (GPUs 0-3 on socket 0 and 4-7 on socket 1 of a two-socket 8-GPU box). */
+int sim_topo_socket_of(const sim_hardware *hw, int i);
+/* NCCL's rate of the link between two CPU sockets, GB/s (src/graph/topo.h and topo.cc,
+ * ncclTopoGetInterCpuBw): AMD x86 16 (AMD_BW); Intel by CPUID model: Broadwell and older 6
+ * (BDW_QPI_BW), Skylake-SP to Ice Lake-SP 10 (SKL_QPI_BW), Sapphire Rapids and later desktop
+ * models 22 (SRP_QPI_BW), Emerald Rapids 40 (ERP_QPI_BW). arch is the catalog CPU's (zen2,
+ * broadwell, ...); an arch the table does not know gets 0 (not limiting). */
+double sim_topo_socket_link_gbps(const char *arch);
+
 /* NCCL's P2P level (src/graph/paths.cc, ncclTopoCheckP2p) decides whether two GPUs whose path
  * crosses the CPU (no common PCIe switch) talk peer-to-peer or through host memory (SHM). Before
  * NCCL 2.23.4 P2P crossed the CPU except on Intel and ARM CPUs (PATH_PXB there); from 2.23.4

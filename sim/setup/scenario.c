@@ -225,6 +225,8 @@ static int resolve_topology(const sim_experiment *x, const cfg_experiment_set *s
     topology_of_gpu(hw);
     bool amd = strncmp(hw->cpu.arch, "zen", 3) == 0;
     t->p2p_cpu_max_gpus = sim_topo_p2p_cpu_max_gpus(amd, mdl_pytorch_version(x->workload.pytorch));
+    t->sockets = sockets;
+    t->socket_link_gbps = sim_topo_socket_link_gbps(hw->cpu.arch);
     if (t->nvlink != SIM_NVLINK_NONE && check_nvlink(hw, set, err)) return SIM_EINVAL;
     return allocate_lanes(x, set, sockets, hw, err);
 }

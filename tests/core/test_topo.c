@@ -155,6 +155,30 @@ static void test_topo_switch_uplinks(void **state)
     free(hw);
 }
 
+/* Two sockets: GPUs 0-3 on socket 0, 4-7 on socket 1. A ring inside one socket runs at its
+ * slots' rate; one across them is held to NCCL's inter-socket rate (10 GB/s for a Skylake-SP
+ * class Xeon), peer-to-peer or through host memory. NCCL's table by CPU. */
+static void test_topo_socket_link(void **state)
+{
+    (void)state;
+    assert_true(sim_topo_socket_link_gbps("zen2") == 16);
+    assert_true(sim_topo_socket_link_gbps("broadwell") == 6);
+    assert_true(sim_topo_socket_link_gbps("cascade-lake") == 10);
+    assert_true(sim_topo_socket_link_gbps("sapphire-rapids") == 22);
+    assert_true(sim_topo_socket_link_gbps("unknown-arch") == 0);
+    sim_hardware *hw = box(SIM_NVLINK_NONE, 0, true, 8);
+    hw->topo.sockets = 2;
+    hw->topo.socket_link_gbps = 10;
+    assert_int_equal(sim_topo_socket_of(hw, 3), 0);
+    assert_int_equal(sim_topo_socket_of(hw, 4), 1);
+    static const int low[] = {0, 1, 2, 3}, across[] = {2, 3, 4, 5};
+    assert_true(sim_topo_ring(hw, low, 4).bw_gbps == 25);
+    assert_true(sim_topo_ring(hw, across, 4).bw_gbps == 10);
+    hw->topo.p2p = false; /* through host memory: 25 x 0.33 = 8.25 is below the link */
+    assert_true(fabs(sim_topo_ring(hw, across, 4).bw_gbps - 25 * SIM_TOPO_HOST_BOUNCE) < 1e-12);
+    free(hw);
+}
+
 /* A job placed on some of the system's GPUs rings over those GPUs' links and slots. */
 static void test_topo_ring_over_placed_gpus(void **state)
 {
@@ -239,6 +263,7 @@ int main(void)
         cmocka_unit_test(test_topo_ring_over_placed_gpus),
         cmocka_unit_test(test_topo_p2p_across_the_cpu),
         cmocka_unit_test(test_topo_switch_uplinks),
+        cmocka_unit_test(test_topo_socket_link),
         cmocka_unit_test(test_topo_allreduce_ring_closed_form),
         cmocka_unit_test(test_topo_busbw_never_exceeds_slowest_link),
         cmocka_unit_test(test_topo_small_sizes_pick_low_latency),
