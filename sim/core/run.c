@@ -727,8 +727,9 @@ static bool first_on_link(const sim_hardware *hw, int i)
 static void host_free(host *h)
 {
     for (int i = 0; i < h->n_gpus; i++) {
-        if (h->h2d && h->hw && first_on_link(h->hw, i)) sim_ps_destroy(h->h2d[i]);
-        if (h->d2h && h->hw && first_on_link(h->hw, i)) sim_ps_destroy(h->d2h[i]);
+        bool owns_link = h->hw && first_on_link(h->hw, i); /* shared links are freed once */
+        if (h->h2d && owns_link) sim_ps_destroy(h->h2d[i]);
+        if (h->d2h && owns_link) sim_ps_destroy(h->d2h[i]);
         if (h->share) sim_gpushare_destroy(h->share[i]);
     }
     free(h->h2d);

@@ -76,15 +76,21 @@ int sim_topo_socket_of(const sim_hardware *hw, int i)
     return hw->topo.sockets > 1 ? i * hw->topo.sockets / n : 0;
 }
 
+bool sim_topo_amd_x86(const char *arch)
+{
+    return strncmp(arch, "zen", 3) == 0;
+}
+
 double sim_topo_socket_link_gbps(const char *arch)
 {
+    if (sim_topo_amd_x86(arch)) return 16;
     static const struct {
         const char *arch;
         double gbps;
-    } rates[] = {{"zen", 16},         {"ivybridge", 6},        {"haswell", 6},
-                 {"broadwell", 6},    {"skylake", 10},         {"cascade-lake", 10},
-                 {"ice-lake-sp", 10}, {"sapphire-rapids", 22}, {"emerald-rapids", 40},
-                 {"raptor-lake", 22}}; /* desktop parts: one socket, never limiting */
+    } rates[] = {{"ivybridge", 6},       {"broadwell", 6},    {"skylake", 10},
+                 {"cascade-lake", 10},   {"ice-lake-sp", 10}, {"sapphire-rapids", 22},
+                 {"emerald-rapids", 40}, {"raptor-lake", 22}}; /* desktop parts: one socket, never
+                                                                  limiting */
     for (size_t i = 0; i < sizeof rates / sizeof rates[0]; i++)
         if (!strncmp(arch, rates[i].arch, strlen(rates[i].arch))) return rates[i].gbps;
     return 0;
@@ -111,19 +117,18 @@ sim_ring sim_topo_ring(const sim_hardware *hw, const int *gpus, int n)
     /* Some hop crosses PCIe (with bridged pairs, the hops between pairs), and on a ring every
      * GPU's link carries one of them in at least one direction: the narrowest sets it. Below one
      * switch the hops stay in it; else they cross the CPU, through each switch's uplink. */
-    int sw = sim_topo_switch_of(hw, ring_gpu(gpus, 0));
-    bool one_switch = sw >= 0;
-    for (int i = 1; i < n; i++)
-        one_switch = one_switch && sim_topo_switch_of(hw, ring_gpu(gpus, i)) == sw;
-    r.bw_gbps = INFINITY;
-    bool sockets_crossed = false;
+    int g0 = ring_gpu(gpus, 0);
+    bool one_switch = sim_topo_switch_of(hw, g0) >= 0, sockets_crossed = false;
+    double within = INFINITY, across = INFINITY; /* inside one switch, or through the CPU */
     for (int i = 0; i < n; i++) {
         int g = ring_gpu(gpus, i);
-        r.bw_gbps = fmin(r.bw_gbps,
-                         one_switch ? sim_topo_pinned_gbps(hw, g) : sim_topo_host_path_gbps(hw, g));
-        sockets_crossed = sockets_crossed ||
-                          sim_topo_socket_of(hw, g) != sim_topo_socket_of(hw, ring_gpu(gpus, 0));
+        one_switch = one_switch && sim_topo_switch_of(hw, g) == sim_topo_switch_of(hw, g0);
+        sockets_crossed =
+            sockets_crossed || sim_topo_socket_of(hw, g) != sim_topo_socket_of(hw, g0);
+        within = fmin(within, sim_topo_pinned_gbps(hw, g));
+        across = fmin(across, sim_topo_host_path_gbps(hw, g));
     }
+    r.bw_gbps = one_switch ? within : across;
     r.path = SIM_PATH_PCIE;
     if (!t->p2p || (!one_switch && n > t->p2p_cpu_max_gpus)) {
         r.bw_gbps *= SIM_TOPO_HOST_BOUNCE;

@@ -40,6 +40,8 @@ int sim_topo_socket_of(const sim_hardware *hw, int i);
  * models 22 (SRP_QPI_BW), Emerald Rapids 40 (ERP_QPI_BW). arch is the catalog CPU's (zen2,
  * broadwell, ...); an arch the table does not know gets 0 (not limiting). */
 double sim_topo_socket_link_gbps(const char *arch);
+/* Whether a catalog CPU arch is AMD x86 (the catalog's AMD CPUs are the Zen ones). */
+bool sim_topo_amd_x86(const char *arch);
 
 /* NCCL's P2P level (src/graph/paths.cc, ncclTopoCheckP2p) decides whether two GPUs whose path
  * crosses the CPU (no common PCIe switch) talk peer-to-peer or through host memory (SHM). Before
