@@ -264,6 +264,20 @@ static mdl_kernel *elem(ctx *c, const char *op, double out, double bytes, double
     return k;
 }
 
+/* An elementwise kernel over a non-contiguous operand (a permuted view, a broadcast one):
+ * TensorIterator cannot vectorize it and launches its legacy loop (gpu_kernel_impl in
+ * aten/src/ATen/native/cuda/CUDALoops.cuh: launch_legacy_kernel<128, 2 or 4>), where each thread
+ * loads one element, computes and stores it before its next element: the store may alias the
+ * next load, so the loads are not hoisted. One element per operand in flight per thread, where
+ * the vectorized loop holds 4 or 8 (mdl_kernel_cost's bytes-in-flight limit). */
+static mdl_kernel *elem_strided(ctx *c, const char *op, double out, double bytes, double flops,
+                                int64_t ns)
+{
+    mdl_kernel *k = elem(c, op, out, bytes, flops, ns);
+    if (k) k->vec_width = 1;
+    return k;
+}
+
 /* A row-wise kernel (norms, softmax, reductions): one block per row. */
 static mdl_kernel *rowk(ctx *c, const char *op, double rows, double bytes, double flops, int64_t ns)
 {
@@ -456,7 +470,7 @@ static void fwd_linear(ctx *c, const mdl_layer *l)
 static void head_split_copy(ctx *c, const char *op, const mdl_layer *l, int64_t dispatch_ns)
 {
     double n = c->B * l->seq * l->heads * l->head_dim;
-    elem(c, op, n, c->act * n * 2, 0, dispatch_ns);
+    elem_strided(c, op, n, c->act * n * 2, 0, dispatch_ns);
 }
 
 static void fwd_attention(ctx *c, const mdl_layer *l)
@@ -479,7 +493,8 @@ static void fwd_attention(ctx *c, const mdl_layer *l)
     double sm = c->act; /* bytes of the score matrix from here on */
     if (l->flags & MDL_F_MASK) {
         sm = c->act32; /* fp16 scores + fp32 mask promote to fp32 */
-        elem(c, "attention_mask_add", ss, ss * (c->act + sm) + 4 * B * s, ss, D->py_op_ns);
+        /* the (batch, 1, 1, seq) mask is broadcast over heads and query rows */
+        elem_strided(c, "attention_mask_add", ss, ss * (c->act + sm) + 4 * B * s, ss, D->py_op_ns);
     }
     if (c->amp) sm = c->act32; /* autocast runs softmax in fp32 */
     rowk(c, "softmax_fwd", Bh * s, ss * 2 * sm, 5 * ss, D->py_op_ns);
@@ -656,7 +671,9 @@ static void fwd_layer(ctx *c, const mdl_layer *l)
         break;
     case MDL_L_MUL: {
         double n2 = c->B * telems(c, l->in2), b2 = tbytes(c, l->in2);
-        elem(c, "mul", out, in * ib + n2 * b2 + out * ob, out, D->py_op_ns);
+        mdl_kernel *(*emit)(ctx *, const char *, double, double, double, int64_t) =
+            (l->flags & MDL_F_BROADCAST) ? elem_strided : elem;
+        emit(c, "mul", out, in * ib + n2 * b2 + out * ob, out, D->py_op_ns);
         break;
     }
     case MDL_L_EMBED:
@@ -672,7 +689,10 @@ static void fwd_layer(ctx *c, const mdl_layer *l)
         fwd_rope(c, l, x);
         break;
     case MDL_L_COPY:
-        elem(c, "copy", out, in * ib + out * ob, 0, D->py_op_ns);
+        if (l->flags & MDL_F_STRIDED)
+            elem_strided(c, "copy", out, in * ib + out * ob, 0, D->py_op_ns);
+        else
+            elem(c, "copy", out, in * ib + out * ob, 0, D->py_op_ns);
         break;
     case MDL_L_STOCHDEPTH:
         fwd_stochdepth(c, x);
@@ -853,11 +873,12 @@ static void bwd_mul(ctx *c, const mdl_layer *l, layer_io x)
     const mdl_dispatch *D = c->d;
     double n2 = c->B * telems(c, l->in2), b2 = tbytes(c, l->in2);
     double in = x.in, out = x.out, ib = x.ib, ob = x.ob;
-    elem(c, "mul_bwd_a", in, out * ob + n2 * b2 + in * ib, in, D->bwd_op_ns);
     if (l->flags & MDL_F_BROADCAST) {
+        elem_strided(c, "mul_bwd_a", in, out * ob + n2 * b2 + in * ib, in, D->bwd_op_ns);
         elem(c, "mul_bwd_b", out, out * ob + in * ib + out * 4, out, D->extra_launch_ns);
         rowk(c, "mul_bwd_b_reduce", n2, out * 4 + n2 * b2, out, D->extra_launch_ns);
     } else {
+        elem(c, "mul_bwd_a", in, out * ob + n2 * b2 + in * ib, in, D->bwd_op_ns);
         elem(c, "mul_bwd_b", n2, out * ob + in * ib + n2 * b2, n2, D->extra_launch_ns);
     }
 }

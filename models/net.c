@@ -382,12 +382,24 @@ mdl_val mdl_stochdepth(mdl_net *net, const char *name, mdl_val x)
     return out_val(net, l, x.c, x.h, x.w, dtype_of(net, x));
 }
 
-mdl_val mdl_copy(mdl_net *net, const char *name, mdl_val x, int c, int h, int w)
+static mdl_val copy_layer(mdl_net *net, const char *name, mdl_val x, int c, int h, int w,
+                          uint16_t flags)
 {
     mdl_layer *l = layer_on(net, name, x, MDL_L_COPY);
     if (!l) return bad();
     l->rows = (double)h * w;
+    l->flags |= flags;
     return out_val(net, l, c, h, w, dtype_of(net, x));
+}
+
+mdl_val mdl_copy(mdl_net *net, const char *name, mdl_val x, int c, int h, int w)
+{
+    return copy_layer(net, name, x, c, h, w, 0);
+}
+
+mdl_val mdl_permute(mdl_net *net, const char *name, mdl_val x)
+{
+    return copy_layer(net, name, x, x.c, x.h, x.w, MDL_F_STRIDED);
 }
 
 mdl_val mdl_view(mdl_val x, int c, int h, int w)

@@ -68,6 +68,7 @@ enum {
     MDL_F_DROPOUT = 1 << 8,   /* ATTN (eager): dropout on the attention probabilities */
     MDL_F_INFONCE = 1 << 9,   /* LOSS_INBATCH: cross-entropy over z1 @ z2.T (else batch-hard
                                  triplet over the pairwise distances of one batch) */
+    MDL_F_STRIDED = 1 << 10,  /* COPY: of a permuted view (permute().contiguous()) */
 };
 
 typedef struct mdl_tensor {
@@ -153,6 +154,9 @@ mdl_val mdl_dropout(mdl_net *net, const char *name, mdl_val x);
 mdl_val mdl_stochdepth(mdl_net *net, const char *name, mdl_val x);
 /* A copy producing a value of the given shape (cat of a class token, permute + contiguous). */
 mdl_val mdl_copy(mdl_net *net, const char *name, mdl_val x, int c, int h, int w);
+/* permute(...).contiguous() of x (heads back into the hidden dimension): a copy of a strided view,
+ * same shape. */
+mdl_val mdl_permute(mdl_net *net, const char *name, mdl_val x);
 /* Reinterprets a value's shape without a kernel (flatten, view). */
 mdl_val mdl_view(mdl_val x, int c, int h, int w);
 /* Losses: cross-entropy over `classes` per row; triplet loss over 3 embeddings of dim c. */

@@ -196,7 +196,7 @@ static int build_vit_b16(mdl_net *net, const mdl_shape *s)
         y = mdl_linear(net, NM(b, "encoder.layers.%d.self_attention.in_proj", i), y, 3 * dim, true);
         y = mdl_attention(net, NM(b, "encoder.layers.%d.self_attention.sdpa", i), y, heads,
                           MDL_F_FLASH);
-        y = mdl_copy(net, NM(b, "encoder.layers.%d.self_attention.permute", i), y, y.c, y.h, y.w);
+        y = mdl_permute(net, NM(b, "encoder.layers.%d.self_attention.permute", i), y);
         y = mdl_linear(net, NM(b, "encoder.layers.%d.self_attention.out_proj", i), y, dim, true);
         x = mdl_add(net, NM(b, "encoder.layers.%d.add_1", i), y, in, false);
         y = mdl_layernorm(net, NM(b, "encoder.layers.%d.ln_2", i), x);
@@ -234,7 +234,7 @@ static int bert(mdl_net *net, const mdl_shape *s, const char *name, int dim, int
             mdl_linear_qkv(net, NM(b, "encoder.layer.%d.attention.self.qkv", i), x, dim, true);
         y = mdl_attention(net, NM(b, "encoder.layer.%d.attention.self", i), y, heads,
                           MDL_F_MASK | MDL_F_DROPOUT);
-        y = mdl_copy(net, NM(b, "encoder.layer.%d.attention.self.permute", i), y, y.c, y.h, y.w);
+        y = mdl_permute(net, NM(b, "encoder.layer.%d.attention.self.permute", i), y);
         y = mdl_linear(net, NM(b, "encoder.layer.%d.attention.output.dense", i), y, dim, true);
         y = mdl_dropout(net, NM(b, "encoder.layer.%d.attention.output.dropout", i), y);
         y = mdl_add(net, NM(b, "encoder.layer.%d.attention.output.add", i), y, in, false);
@@ -286,7 +286,7 @@ static int build_gpt2(mdl_net *net, const mdl_shape *s)
         y = mdl_linear(net, NM(b, "transformer.h.%d.attn.c_attn", i), y, 3 * dim, true);
         y = mdl_attention(net, NM(b, "transformer.h.%d.attn.sdpa", i), y, heads,
                           MDL_F_FLASH | MDL_F_CAUSAL);
-        y = mdl_copy(net, NM(b, "transformer.h.%d.attn.transpose", i), y, y.c, y.h, y.w);
+        y = mdl_permute(net, NM(b, "transformer.h.%d.attn.transpose", i), y);
         y = mdl_linear(net, NM(b, "transformer.h.%d.attn.c_proj", i), y, dim, true);
         y = mdl_dropout(net, NM(b, "transformer.h.%d.attn.resid_dropout", i), y);
         x = mdl_add(net, NM(b, "transformer.h.%d.add_1", i), x, y, false);
@@ -321,7 +321,7 @@ static int build_llama7b(mdl_net *net, const mdl_shape *s)
         y = mdl_rope(net, NM(b, "model.layers.%d.self_attn.rotary", i), y);
         y = mdl_attention(net, NM(b, "model.layers.%d.self_attn.sdpa", i), y, heads,
                           MDL_F_FLASH | MDL_F_CAUSAL);
-        y = mdl_copy(net, NM(b, "model.layers.%d.self_attn.transpose", i), y, y.c, y.h, y.w);
+        y = mdl_permute(net, NM(b, "model.layers.%d.self_attn.transpose", i), y);
         y = mdl_linear(net, NM(b, "model.layers.%d.self_attn.o_proj", i), y, dim, false);
         x = mdl_add(net, NM(b, "model.layers.%d.add_1", i), x, y, false);
         y = mdl_rmsnorm(net, NM(b, "model.layers.%d.post_attention_layernorm", i), x);

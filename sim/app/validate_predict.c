@@ -40,10 +40,10 @@ static void row_fail(sim_val_row *r, const char *fmt, ...)
     r->predicted = NAN;
 }
 
-/* Microbenchmark parameters: the settings without a dot (m=, n=, k=, bytes=, pinned=, copies=),
- * and how jobs share a GPU (the experiment's system.gpu_sharing keys). */
+/* Microbenchmark parameters: the settings without a dot (m=, n=, k=, bytes=, pinned=, copies=,
+ * vec=), and how jobs share a GPU (the experiment's system.gpu_sharing keys). */
 typedef struct bench_params {
-    double m, n, k, bytes, copies;
+    double m, n, k, bytes, copies, vec;
     bool pinned;
     sim_gpushare_config share;
 } bench_params;
@@ -63,15 +63,18 @@ static int bench_param(sim_val_row *r, const char *item, bench_params *b)
                        : len == 1 && *item == 'k'                ? &b->k
                        : len == 5 && !strncmp(item, "bytes", 5)  ? &b->bytes
                        : len == 6 && !strncmp(item, "copies", 6) ? &b->copies
+                       : len == 3 && !strncmp(item, "vec", 3)    ? &b->vec
                                                                  : NULL;
         if (slot) {
             *slot = v;
             return 0;
         }
     }
-    row_fail(r,
-             "settings: '%s' is neither an experiment key nor m=, n=, k=, bytes=, pinned=, copies=",
-             item);
+    row_fail(
+        r,
+        "settings: '%s' is neither an experiment key nor m=, n=, k=, bytes=, pinned=, copies=, "
+        "vec=",
+        item);
     return -1;
 }
 
@@ -241,6 +244,10 @@ static void predict_kernel(sim_val_row *r, const sim_scenario *sc, const bench_p
         k.math = MDL_MATH_SIMT;
         k.bytes = 2 * b->bytes; /* a copy reads and writes the buffer */
         k.blocks = ceil(b->bytes / elt / 512);
+        if (b->vec > 0) { /* PyTorch's elementwise loop: vec= elements per thread in flight */
+            k.vec_elems = b->bytes / elt;
+            k.vec_width = (uint8_t)(b->vec < 16 ? b->vec : 16);
+        }
     } else {
         k.math = MDL_MATH_SIMT; /* an empty kernel: only the fixed cost */
     }

@@ -162,6 +162,35 @@ static void test_validate_busbw_closed_form(void **state)
     unlink(path);
 }
 
+/* mem_bw_gbps with vec=: PyTorch's elementwise loop keeps vec= elements per thread in flight, so
+ * on an A100 80GB (108 SMs x 2048 threads, mem_latency_ns 996) a 1 GB fp16 buffer copied with one
+ * element per thread takes 5e8 / 221,184 x 996 ns (Little's law) + the 2 us kernel overhead, more
+ * than the DRAM needs; with 8 per thread the DRAM bounds it, as without vec=. */
+static void test_validate_membw_elements_in_flight(void **state)
+{
+    (void)state;
+    write_file(HEADER
+               "v1,membw,fit,mem_bw_gbps,900,a100-sxm4-80gb,1,-,fp16,-,bytes=1e9;vec=1,sw,src,\n"
+               "v8,membw,fit,mem_bw_gbps,900,a100-sxm4-80gb,1,-,fp16,-,bytes=1e9;vec=8,sw,src,\n"
+               "v0,membw,fit,mem_bw_gbps,900,a100-sxm4-80gb,1,-,fp16,-,bytes=1e9,sw,src,\n"
+               "vx,membw,fit,mem_bw_gbps,900,a100-sxm4-80gb,1,-,fp16,-,bytes=1e9;vec=0,sw,src,\n");
+    sim_val_table t = {0};
+    sim_err err;
+    sim_err_clear(&err);
+    assert_int_equal(sim_val_read_file(&t, path, &err), 0);
+    sim_val_predict(&t, CATALOG);
+    double ns = 5e8 / (108.0 * 2048) * 996 + 2000;
+    double want = 2e9 / ns;
+    /* the kernel time is rounded to whole ns: 1 ns in 2.25 ms */
+    assert_true(fabs(t.rows[0].predicted - want) < 1e-6 * want);
+    assert_true(t.rows[1].predicted == t.rows[2].predicted);
+    assert_true(t.rows[1].predicted > 1.5 * want);
+    assert_true(isnan(t.rows[3].predicted)); /* vec=0 is not a width */
+    assert_non_null(strstr(t.rows[3].error, "vec="));
+    sim_val_table_free(&t);
+    unlink(path);
+}
+
 /* The model is deterministic, so today's figures come back exactly; the 0.5-point margin is for
  * the one-decimal rounding of recorded.csv. A stat that is not recorded (a new group) fails too:
  * record it. Every published training row is a batch that ran on that GPU: the memory model must
@@ -201,6 +230,7 @@ int main(void)
         cmocka_unit_test(test_validate_reader_errors),
         cmocka_unit_test(test_validate_mape_and_ratio_closed_form),
         cmocka_unit_test(test_validate_busbw_closed_form),
+        cmocka_unit_test(test_validate_membw_elements_in_flight),
         cmocka_unit_test(test_validate_published_errors_do_not_grow),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -250,6 +250,53 @@ static void test_expand_elementwise_vector_width(void **state)
     assert_int_equal(mdl_pytorch_version(mdl_name_index(mdl_pytorch_names, "1.13")), 113);
 }
 
+/* Kernels over a non-contiguous operand run TensorIterator's legacy loop with one element per
+ * thread in flight: BERT's head-split copies, its broadcast attention-mask add and the context's
+ * permute copy, EfficientNet's squeeze-excite scale (x * s[c], forward and its input gradient).
+ * Same-shape elementwise kernels, the class-token cat and the logits' dtype copy stay
+ * vectorized. */
+static void test_expand_strided_kernels_hold_one_element(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *model, *op;
+        int width;
+    } cases[] = {
+        {"bert-base", "attention_q_contiguous", 1},
+        {"bert-base", "attention_k_grad_contiguous", 1},
+        {"bert-base", "attention_mask_add", 1},
+        {"bert-base", "copy", 1},
+        {"bert-base", "attention_scale", 4},
+        {"bert-base", "add", 4},
+        {"efficientnet_b0", "mul", 1},
+        {"efficientnet_b0", "mul_bwd_a", 1},
+        {"efficientnet_b0", "mul_bwd_b", 4},
+        {"llama-7b", "mul", 4},
+        {"vit_b_16", "copy", 4 /* cat_class_token */},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        mdl_options o = opts(2, SIM_PREC_FP32);
+        if (!strcmp(cases[i].model, "llama-7b")) o.shape.seq = 64;
+        run r;
+        expand(cases[i].model, &o, &r);
+        size_t n = 0;
+        for (size_t j = 0; j < r.step.n; j++) {
+            const mdl_kernel *k = &r.step.k[j];
+            if (strcmp(k->op, cases[i].op)) continue;
+            if (!strcmp(cases[i].model, "vit_b_16") &&
+                strcmp(r.net.layers[k->layer].name, "cat_class_token"))
+                continue;
+            if (k->vec_width != cases[i].width)
+                fail_msg("%s %s (%s): vector width %d, want %d", cases[i].model, k->op,
+                         r.net.layers[k->layer].name, k->vec_width, cases[i].width);
+            assert_true(k->vec_elems > 0);
+            n++;
+        }
+        if (n == 0) fail_msg("%s has no %s kernel", cases[i].model, cases[i].op);
+        done(&r);
+    }
+}
+
 /* torch.optim: foreach launches a few multi-tensor kernels per op, fused fewer, the for-loop
  * one kernel per parameter tensor per op. */
 static void test_expand_optimizer_implementations(void **state)
@@ -697,6 +744,7 @@ int main(void)
         cmocka_unit_test(test_expand_native_depthwise_taps),
         cmocka_unit_test(test_expand_eager_attention_head_split_copies),
         cmocka_unit_test(test_expand_elementwise_vector_width),
+        cmocka_unit_test(test_expand_strided_kernels_hold_one_element),
         cmocka_unit_test(test_expand_optimizer_implementations),
         cmocka_unit_test(test_expand_amp_casts_and_grad_scaler),
         cmocka_unit_test(test_expand_gradient_accumulation),
