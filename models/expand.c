@@ -466,7 +466,11 @@ static void fwd_linear(ctx *c, const mdl_layer *l)
  * views of the projections cannot fold, so each operand is copied to a contiguous tensor inside
  * the op (one more launch, no Python). In backward the gradients reach the projections as
  * permuted views and each linear's reshape copies them again, as does bmm's for the context's
- * gradient. FlashAttention (SDPA) reads the strided views and copies nothing. */
+ * gradient. NVIDIA's BERT (MDL_F_SEQFIRST) keeps activations as (seq, batch, hidden) and calls
+ * torch.bmm on (batch x heads, seq, head_dim) views of them, whose matrices cuBLAS reads in place
+ * (a leading dimension and a batch stride): no copies forward nor of the context's gradient,
+ * but the q, k, v gradients are still copied on their reshape back to (seq, batch, hidden).
+ * FlashAttention (SDPA) reads the strided views and copies nothing. */
 static void head_split_copy(ctx *c, const char *op, const mdl_layer *l, int64_t dispatch_ns)
 {
     double n = c->B * l->seq * l->heads * l->head_dim;
@@ -486,8 +490,11 @@ static void fwd_attention(ctx *c, const mdl_layer *l)
         return;
     }
     cpu(c, "attention_views", 4 * D->view_op_ns);
-    head_split_copy(c, "attention_q_contiguous", l, D->extra_launch_ns);
-    head_split_copy(c, "attention_k_contiguous", l, D->extra_launch_ns);
+    bool copies = !(l->flags & MDL_F_SEQFIRST);
+    if (copies) {
+        head_split_copy(c, "attention_q_contiguous", l, D->extra_launch_ns);
+        head_split_copy(c, "attention_k_contiguous", l, D->extra_launch_ns);
+    }
     gemm(c, "bmm_qk", MDL_MATH_GEMM, s, s, d, Bh, c->act * Bh * (2 * s * d + s * s), D->py_op_ns);
     elem(c, "attention_scale", ss, c->act * ss * 2, ss, D->py_op_ns);
     double sm = c->act; /* bytes of the score matrix from here on */
@@ -501,7 +508,7 @@ static void fwd_attention(ctx *c, const mdl_layer *l)
     if (l->flags & MDL_F_DROPOUT)
         elem(c, "attention_dropout_fwd", ss, ss * (2 * sm + 1), 2 * ss, D->elem_module_ns);
     if (c->amp) elem(c, "autocast_input_cast", ss, ss * (sm + c->act), 0, D->aten_op_ns);
-    head_split_copy(c, "attention_v_contiguous", l, D->extra_launch_ns);
+    if (copies) head_split_copy(c, "attention_v_contiguous", l, D->extra_launch_ns);
     gemm(c, "bmm_pv", MDL_MATH_GEMM, s, d, s, Bh, c->act * Bh * (s * s + 2 * s * d), D->py_op_ns);
 }
 
@@ -824,8 +831,10 @@ static void bwd_attention(ctx *c, const mdl_layer *l)
         return;
     }
     double sm = (c->amp || (l->flags & MDL_F_MASK)) ? c->act32 : c->act;
-    /* the context's gradient, reshaped by bmm's backward (its own autograd node) */
-    head_split_copy(c, "attention_context_grad_contiguous", l, D->bwd_op_ns);
+    /* the context's gradient, reshaped by bmm's backward (its own autograd node); torch.bmm on
+     * seq-first views reads the transposed gradient in place */
+    if (!(l->flags & MDL_F_SEQFIRST))
+        head_split_copy(c, "attention_context_grad_contiguous", l, D->bwd_op_ns);
     gemm(c, "bmm_pv_dgrad_p", MDL_MATH_GEMM, s, s, d, Bh, c->act * Bh * (2 * s * d + s * s),
          D->bwd_gemm_ns);
     gemm(c, "bmm_pv_dgrad_v", MDL_MATH_GEMM, s, d, s, Bh, c->act * Bh * (s * s + 2 * s * d),

@@ -69,6 +69,8 @@ enum {
     MDL_F_INFONCE = 1 << 9,   /* LOSS_INBATCH: cross-entropy over z1 @ z2.T (else batch-hard
                                  triplet over the pairwise distances of one batch) */
     MDL_F_STRIDED = 1 << 10,  /* COPY: of a permuted view (permute().contiguous()) */
+    MDL_F_SEQFIRST = 1 << 11, /* ATTN (eager): torch.bmm on head-split views of (seq, batch,
+                                 hidden) tensors, NVIDIA's BERT: no q/k/v copies forward */
 };
 
 typedef struct mdl_tensor {

@@ -212,9 +212,12 @@ static int build_vit_b16(mdl_net *net, const mdl_shape *s)
     return net->error;
 }
 
-/* ---- BERT (Hugging Face BertModel with pooler + a 2-way classifier, eager attention) ---- */
+/* ---- BERT: Hugging Face BertModel with pooler + a 2-way classifier, eager attention; or NVIDIA
+ * DeepLearningExamples' modeling.py (seq-first layout, torch.bmm attention) with the SQuAD
+ * question-answering head, as DLE's and Lambda's run_squad.py train it ---- */
 
-static int bert(mdl_net *net, const mdl_shape *s, const char *name, int dim, int layers, int heads)
+static int bert(mdl_net *net, const mdl_shape *s, const char *name, int dim, int layers, int heads,
+                bool nvidia)
 {
     char b[96];
     const int vocab = 30522, max_pos = 512, types = 2, inter = 4 * dim;
@@ -233,7 +236,7 @@ static int bert(mdl_net *net, const mdl_shape *s, const char *name, int dim, int
         mdl_val y =
             mdl_linear_qkv(net, NM(b, "encoder.layer.%d.attention.self.qkv", i), x, dim, true);
         y = mdl_attention(net, NM(b, "encoder.layer.%d.attention.self", i), y, heads,
-                          MDL_F_MASK | MDL_F_DROPOUT);
+                          MDL_F_MASK | MDL_F_DROPOUT | (nvidia ? MDL_F_SEQFIRST : 0));
         y = mdl_permute(net, NM(b, "encoder.layer.%d.attention.self.permute", i), y);
         y = mdl_linear(net, NM(b, "encoder.layer.%d.attention.output.dense", i), y, dim, true);
         y = mdl_dropout(net, NM(b, "encoder.layer.%d.attention.output.dropout", i), y);
@@ -248,6 +251,11 @@ static int bert(mdl_net *net, const mdl_shape *s, const char *name, int dim, int
         x = mdl_layernorm(net, NM(b, "encoder.layer.%d.output.LayerNorm", i), y);
         mdl_net_end_block(net);
     }
+    if (nvidia) { /* BertForQuestionAnswering: start and end logits over the sequence */
+        mdl_val qa = mdl_linear(net, "qa_outputs", x, 2, true);
+        mdl_loss_ce(net, "loss", mdl_view(qa, s->seq, 2, 1), s->seq);
+        return net->error;
+    }
     mdl_val cls = mdl_view(x, dim, 1, 1); /* hidden_states[:, 0] */
     cls = mdl_linear(net, "pooler.dense", cls, dim, true);
     cls = mdl_act_layer(net, "pooler.activation", cls, MDL_ACT_TANH, false);
@@ -259,12 +267,22 @@ static int bert(mdl_net *net, const mdl_shape *s, const char *name, int dim, int
 
 static int build_bert_base(mdl_net *net, const mdl_shape *s)
 {
-    return bert(net, s, "bert-base", 768, 12, 12);
+    return bert(net, s, "bert-base", 768, 12, 12, false);
 }
 
 static int build_bert_large(mdl_net *net, const mdl_shape *s)
 {
-    return bert(net, s, "bert-large", 1024, 24, 16);
+    return bert(net, s, "bert-large", 1024, 24, 16, false);
+}
+
+static int build_bert_base_nvidia(mdl_net *net, const mdl_shape *s)
+{
+    return bert(net, s, "bert-base-nvidia", 768, 12, 12, true);
+}
+
+static int build_bert_large_nvidia(mdl_net *net, const mdl_shape *s)
+{
+    return bert(net, s, "bert-large-nvidia", 1024, 24, 16, true);
 }
 
 /* ---- GPT-2 124M (nanoGPT model.py layout with HF's 50257 vocab and 0.1 dropouts) ---- */
@@ -439,6 +457,16 @@ static const mdl_zoo_entry zoo[] = {
      "Hugging Face BertModel with pooler, eager attention, + Linear(768, 2)", build_bert_base, 0},
     {"bert-large", "BERT-large (uncased) + classifier", MDL_IN_TOKENS, 0, 0, 128, 0, 512,
      "Hugging Face BertModel with pooler, eager attention, + Linear(1024, 2)", build_bert_large, 0},
+    {"bert-base-nvidia", "BERT-base, NVIDIA DeepLearningExamples + SQuAD head", MDL_IN_TOKENS, 0, 0,
+     384, 0, 512,
+     "DLE modeling.py: (seq, batch, hidden) layout, torch.bmm attention on head-split views, "
+     "BertForQuestionAnswering",
+     build_bert_base_nvidia, 0},
+    {"bert-large-nvidia", "BERT-large, NVIDIA DeepLearningExamples + SQuAD head", MDL_IN_TOKENS, 0,
+     0, 384, 0, 512,
+     "DLE modeling.py: (seq, batch, hidden) layout, torch.bmm attention on head-split views, "
+     "BertForQuestionAnswering",
+     build_bert_large_nvidia, 0},
     {"gpt2", "GPT-2 124M", MDL_IN_TOKENS, 0, 0, 1024, 0, 1024,
      "nanoGPT model.py (SDPA flash, tied lm_head) with HF vocab 50257 and dropout 0.1", build_gpt2,
      0},

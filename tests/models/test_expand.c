@@ -218,6 +218,31 @@ static void test_expand_eager_attention_head_split_copies(void **state)
     done(&r);
 }
 
+/* NVIDIA's BERT (DeepLearningExamples modeling.py) calls torch.bmm on head-split views of
+ * (seq, batch, hidden) activations, which cuBLAS reads in place: no copy before the score and
+ * context matmuls nor of the context's gradient; the q, k, v gradients are copied on their way
+ * back to (seq, batch, hidden), and the context's transpose back is one copy forward. */
+static void test_expand_nvidia_bert_copies_only_the_gradients(void **state)
+{
+    (void)state;
+    mdl_options o = opts(4, SIM_PREC_FP16);
+    run r;
+    expand("bert-base-nvidia", &o, &r);
+    assert_int_equal(count_prefix(&r.step, "attention_q_contiguous", MDL_PH_FWD) +
+                         count_prefix(&r.step, "attention_k_contiguous", MDL_PH_FWD) +
+                         count_prefix(&r.step, "attention_v_contiguous", MDL_PH_FWD) +
+                         count_prefix(&r.step, "attention_context_grad_contiguous", MDL_PH_BWD),
+                     0);
+    assert_int_equal(count_prefix(&r.step, "attention_q_grad_contiguous", MDL_PH_BWD) +
+                         count_prefix(&r.step, "attention_k_grad_contiguous", MDL_PH_BWD) +
+                         count_prefix(&r.step, "attention_v_grad_contiguous", MDL_PH_BWD),
+                     3 * 12);
+    assert_int_equal(count_prefix(&r.step, "copy", MDL_PH_FWD), 12); /* the context's transpose */
+    assert_int_equal(count_prefix(&r.step, "bmm_qk", MDL_PH_FWD), 12);
+    assert_int_equal(r.net.layers[r.net.n_layers - 1].aux, 384); /* QA loss over the positions */
+    done(&r);
+}
+
 /* Elementwise kernels carry their elements and the vector width PyTorch gives them: 8 per thread
  * for 2-byte activations from 2.7 (pytorch#145746), 4 before and for fp32; row kernels and GEMMs
  * carry none. */
@@ -743,6 +768,7 @@ int main(void)
         cmocka_unit_test(test_expand_nchw_batchnorm_channel_limit),
         cmocka_unit_test(test_expand_native_depthwise_taps),
         cmocka_unit_test(test_expand_eager_attention_head_split_copies),
+        cmocka_unit_test(test_expand_nvidia_bert_copies_only_the_gradients),
         cmocka_unit_test(test_expand_elementwise_vector_width),
         cmocka_unit_test(test_expand_strided_kernels_hold_one_element),
         cmocka_unit_test(test_expand_optimizer_implementations),
