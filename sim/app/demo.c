@@ -259,8 +259,8 @@ static const sim_demo demos[] = {
      .max_gain = 0.3,
      .bounds_why = "46 of 188 SMs (24.5 %) and a quarter of the bandwidth per instance, kernels "
                    "that do not fill the whole GPU losing less (one job alone on an instance: "
-                   "0.29x, demo s4-mig), less the four jobs' copies meeting on the card's one "
-                   "PCIe link"},
+                   "0.29x, demo s4-mig), less what the four share on one host (their 192 "
+                   "workers on 128 hardware threads, the card's one PCIe link)"},
 };
 
 const sim_demo *sim_demo_table(size_t *n)

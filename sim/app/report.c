@@ -410,9 +410,21 @@ static void json_gpus(yajl_gen g, const sim_jobs_result *res)
         /* NaN is written as null: NVML has no GPU-Util on a MIG GPU */
         sim_json_num(g, "gpu_util_pct", res->gpu[i].mig ? NAN : res->gpu[i].gpu_util_pct);
         sim_json_num(g, "sm_active_pct", res->gpu[i].mig ? NAN : res->gpu[i].sm_active_pct);
+        sim_json_num(g, "h2d_busy_pct", res->gpu[i].h2d_busy_pct);
         yajl_gen_map_close(g);
     }
     yajl_gen_array_close(g);
+}
+
+/* The host's figures, every job's threads and reads together (each job has its own part). */
+static void json_host(yajl_gen g, const sim_jobs_result *res)
+{
+    sim_json_key(g, "host");
+    yajl_gen_map_open(g);
+    sim_json_num(g, "cpu_util_pct", res->host.cpu_util_pct);
+    sim_json_num(g, "cpu_runnable", res->host.cpu_runnable);
+    sim_json_num(g, "storage_busy_pct", res->host.storage_busy_pct);
+    yajl_gen_map_close(g);
 }
 
 int sim_report_jobs_json(const char *path, const sim_report_jobs *jr, const sim_jobs_result *res,
@@ -428,6 +440,7 @@ int sim_report_jobs_json(const char *path, const sim_report_jobs *jr, const sim_
         json_job(g, jr, res, j);
     yajl_gen_array_close(g);
     json_gpus(g, res);
+    json_host(g, res);
     sim_json_num(g, "total_time_s", res->total_time_s);
     sim_json_key(g, "events");
     yajl_gen_integer(g, (long long)res->events);
@@ -483,17 +496,22 @@ void sim_report_jobs_text(FILE *out, const sim_report_jobs *jr, const sim_jobs_r
         else
             fprintf(out, "%9s\n", "-");
     }
-    fprintf(out, "\n  physical GPU   jobs  GPU-Util (nvidia-smi)  SM active\n");
+    fprintf(out, "\n  physical GPU   jobs  GPU-Util (nvidia-smi)  SM active  H2D busy\n");
     for (int i = 0; i < res->n_gpus; i++)
         if (res->gpu[i].mig)
             fprintf(out,
-                    "  %12d %6d %21s %10s  MIG: NVML has no GPU-Util; read each job's SM "
-                    "active (--json)\n",
-                    i, res->gpu[i].jobs, "n/a", "n/a");
+                    "  %12d %6d %21s %10s %7.1f %%  MIG: NVML has no GPU-Util; read each job's "
+                    "SM active (--json)\n",
+                    i, res->gpu[i].jobs, "n/a", "n/a", res->gpu[i].h2d_busy_pct);
         else
-            fprintf(out, "  %12d %6d %19.1f %% %8.1f %%\n", i, res->gpu[i].jobs,
-                    res->gpu[i].gpu_util_pct, res->gpu[i].sm_active_pct);
-    fprintf(out, "\n  all jobs done after %.2f s\n", res->total_time_s);
+            fprintf(out, "  %12d %6d %19.1f %% %8.1f %% %7.1f %%\n", i, res->gpu[i].jobs,
+                    res->gpu[i].gpu_util_pct, res->gpu[i].sm_active_pct, res->gpu[i].h2d_busy_pct);
+    fprintf(
+        out,
+        "\n  host: CPU %.1f %% of %d threads (%.1f runnable on average), storage busy %.1f %%\n",
+        res->host.cpu_util_pct, hw->cpu.threads, res->host.cpu_runnable,
+        res->host.storage_busy_pct);
+    fprintf(out, "  all jobs done after %.2f s\n", res->total_time_s);
     for (int j = 0; j < res->n_jobs; j++)
         fprintf(out, "\n%s: %s\n  %s\n", jr->names[j], sim_bottleneck_name(res->job[j].bottleneck),
                 res->job[j].verdict);

@@ -125,13 +125,13 @@ static void start_item(sim_gpu *g, const item *it)
         sim_metrics_gpu(g->cfg.metrics, g->cfg.index, SIM_GPUST_COPY, 0);
         /* Work on the link is in bytes at the pinned rate: a pageable copy costs more of it. */
         double work = it->amount * (it->pinned ? 1.0 : g->cfg.pageable_slowdown);
-        sim_ps_submit(g->cfg.h2d, work + 1e-9, g->id, EV_COPY_DONE, 0);
+        sim_ps_submit_as(g->cfg.h2d, g->cfg.group, work + 1e-9, g->id, EV_COPY_DONE, 0);
         break;
     }
     case ITEM_COPY_D2H:
         sim_metrics_gpu(g->cfg.metrics, g->cfg.index, SIM_GPUST_COPY, 0);
-        sim_ps_submit(g->cfg.d2h ? g->cfg.d2h : g->cfg.h2d, it->amount + 1e-9, g->id, EV_COPY_DONE,
-                      0);
+        sim_ps_submit_as(g->cfg.d2h ? g->cfg.d2h : g->cfg.h2d, g->cfg.group, it->amount + 1e-9,
+                         g->id, EV_COPY_DONE, 0);
         break;
     case ITEM_ALLREDUCE:
         sim_metrics_gpu(g->cfg.metrics, g->cfg.index, SIM_GPUST_COLLECTIVE, 0);

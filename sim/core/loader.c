@@ -182,14 +182,14 @@ static void deliver(sim_loader *l)
 
 static void cpu_job(sim_loader *l, double ref_ns, uint32_t kind, uint64_t a)
 {
-    sim_ps_submit(l->cfg.cpu, ref_ns > 0 ? ref_ns : 0, l->id, kind, a);
+    sim_ps_submit_as(l->cfg.cpu, l->cfg.group, ref_ns > 0 ? ref_ns : 0, l->id, kind, a);
 }
 
 /* A copy in host memory (collate, pinning, a page-cache read): the thread streams through the
  * memory bus at up to one thread's memcpy rate, sharing the bus with every other copy. */
 static void mem_job(sim_loader *l, double bytes, uint32_t kind, uint64_t a)
 {
-    sim_ps_submit(l->cfg.mem, bytes > 0 ? bytes : 0, l->id, kind, a);
+    sim_ps_submit_as(l->cfg.mem, l->cfg.group, bytes > 0 ? bytes : 0, l->id, kind, a);
 }
 
 /* The sample's CPU work (decode, augment; indexing for a tensor), once its bytes are in RAM. */
@@ -229,7 +229,8 @@ static void start_sample(sim_loader *l, int wi)
         *sample |= CACHED;
         l->cached++;
     }
-    sim_storage_read(l->cfg.storage, l->cfg.sample_bytes, l->id, EV_READ_DONE, (uint64_t)wi);
+    sim_storage_read_as(l->cfg.storage, l->cfg.group, l->cfg.sample_bytes, l->id, EV_READ_DONE,
+                        (uint64_t)wi);
 }
 
 static void start_batch(sim_loader *l, int wi)

@@ -66,6 +66,16 @@ void sim_storage_destroy(sim_storage *s);
 void sim_storage_read(sim_storage *s, double bytes, uint32_t reply_to, uint32_t kind, uint64_t a);
 /* Time with at least one request in service, ns. */
 double sim_storage_busy_ns(sim_storage *s);
+/* Counts the busy time per group 0 .. n-1 (several jobs reading from one device), before any
+ * read. Returns 0 or SIM_ENOMEM. */
+int sim_storage_groups(sim_storage *s, int n);
+/* sim_storage_read for a read of `group`; sim_storage_read is group 0. */
+void sim_storage_read_as(sim_storage *s, int group, double bytes, uint32_t reply_to, uint32_t kind,
+                         uint64_t a);
+/* The busy time the group's reads caused, ns: while k reads are in service (latency or
+ * transfer), each holds 1 / k of the time. The groups' add up to sim_storage_busy_ns. Needs
+ * sim_storage_groups. */
+double sim_storage_group_busy_ns(sim_storage *s, int group);
 
 /* ---- Collective: all GPUs of the job meet at each all-reduce (collective.c) ---------------- */
 typedef struct sim_collective sim_collective;
@@ -122,6 +132,7 @@ typedef struct sim_gpu_config {
     int share_ctx;        /* this stream's context on share */
     double comm_sm_share; /* share of the SMs an NCCL kernel holds while it runs, [0, 1) (see
                              sim_topo_nccl_channels); compute kernels beside it get the rest */
+    int group;            /* the job it belongs to, on the shared links */
 } sim_gpu_config;
 
 sim_gpu *sim_gpu_create(sim_engine *e, const sim_gpu_config *cfg);
@@ -175,6 +186,7 @@ typedef struct sim_loader_config {
     sim_storage *storage;
     sim_metrics *metrics; /* told what the awaited batch waits on; NULL = nobody */
     int rank;             /* the GPU this loader feeds (what it reports is of this rank) */
+    int group;            /* the job it belongs to, on the shared cpu, mem and storage */
 } sim_loader_config;
 
 sim_loader *sim_loader_create(sim_engine *e, const sim_loader_config *cfg, int *rc);
@@ -227,6 +239,7 @@ typedef struct sim_trainer_config {
     sim_gpu *gpu;
     sim_loader *loader;
     sim_metrics *metrics;
+    int group; /* the job it belongs to, on the shared cpu */
     /* Called when the main thread ends a step (before the epoch's last step waits for the GPU)
      * with the step's time from its start, ns; it may cut the epoch (sim_loader_cut). NULL =
      * nobody. */

@@ -7,6 +7,7 @@
 #include "sim/core/ps.h"
 
 #include "sim/base/err.h"
+#include "sim/core/groups.h"
 #include "sim/core/heap.h"
 
 #include <math.h>
@@ -19,6 +20,7 @@ typedef struct job {
     uint32_t reply_kind;
     uint64_t a;
     uint64_t seq; /* FIFO among equal finish points, for determinism */
+    int group;    /* whose it is (sim_ps_submit_as) */
 } job;
 
 /* Rates kept for n = 1 .. RATE_TABLE - 1 jobs: an arrival or a departure looks its rate up
@@ -39,6 +41,10 @@ struct sim_ps {
     int64_t pending_ns; /* when the completion timer fires; -1 = not set */
     double busy_integral, busy_time;
     double load_integral; /* of n, jobs active */
+    /* Per group (sim_ps_groups): share is the integral of min(n, busy_units) / n, one active
+     * job's part of the busy integral. */
+    sim_groups groups;
+    double share;
 };
 
 static double compute_rate(const sim_ps *ps, int n)
@@ -65,6 +71,7 @@ static void advance(sim_ps *ps)
         ps->busy_integral += (double)busy * (double)dt;
         ps->busy_time += (double)dt;
         ps->load_integral += (double)n * (double)dt;
+        if (ps->groups.n) ps->share += (double)busy * (double)dt / n;
     }
     ps->t_last_ns = now;
 }
@@ -113,6 +120,7 @@ static void handle(sim_engine *e, void *self, const sim_event *ev)
     while (ps->n > 0 && ps->heap[0].finish_v <= ps->v + tol) {
         if (done) sim_engine_after(ps->e, 0, last.reply_to, last.reply_kind, last.a);
         last = jobs_pop(ps->heap, &ps->n);
+        if (ps->groups.n) sim_groups_change(&ps->groups, last.group, -1, ps->share);
         done = true;
     }
     ps->r = rate(ps, (int)ps->n);
@@ -148,11 +156,24 @@ sim_ps *sim_ps_create(sim_engine *e, const sim_ps_config *cfg)
 void sim_ps_destroy(sim_ps *ps)
 {
     if (!ps) return;
+    sim_groups_free(&ps->groups);
     free(ps->heap);
     free(ps);
 }
 
 int sim_ps_submit(sim_ps *ps, double work, uint32_t reply_to, uint32_t reply_kind, uint64_t a)
+{
+    return sim_ps_submit_as(ps, 0, work, reply_to, reply_kind, a);
+}
+
+int sim_ps_groups(sim_ps *ps, int n)
+{
+    SIM_ASSERT(ps->n == 0 && ps->groups.n == 0);
+    return sim_groups_init(&ps->groups, n);
+}
+
+int sim_ps_submit_as(sim_ps *ps, int group, double work, uint32_t reply_to, uint32_t reply_kind,
+                     uint64_t a)
 {
     SIM_ASSERT(work >= 0 && isfinite(work));
     if (ps->n == ps->cap) {
@@ -166,7 +187,9 @@ int sim_ps_submit(sim_ps *ps, double work, uint32_t reply_to, uint32_t reply_kin
         ps->cap = cap;
     }
     advance(ps);
-    jobs_push(ps->heap, &ps->n, (job){ps->v + work, reply_to, reply_kind, a, ps->next_seq++});
+    if (ps->groups.n) sim_groups_change(&ps->groups, group, +1, ps->share);
+    jobs_push(ps->heap, &ps->n,
+              (job){ps->v + work, reply_to, reply_kind, a, ps->next_seq++, group});
     ps->r = rate(ps, (int)ps->n);
     reschedule(ps);
     return SIM_OK;
@@ -188,4 +211,10 @@ double sim_ps_busy_time(sim_ps *ps)
 {
     advance(ps);
     return ps->busy_time;
+}
+
+double sim_ps_group_busy_integral(sim_ps *ps, int group)
+{
+    advance(ps);
+    return sim_groups_integral(&ps->groups, group, ps->share);
 }

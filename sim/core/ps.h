@@ -35,6 +35,13 @@ void sim_ps_destroy(sim_ps *ps);
  * payload `a`. Returns 0 or SIM_ENOMEM. */
 int sim_ps_submit(sim_ps *ps, double work, uint32_t reply_to, uint32_t reply_kind, uint64_t a);
 
+/* Counts the busy integral per group 0 .. n-1 from now on (several jobs on one server), before
+ * any job is submitted. Returns 0 or SIM_ENOMEM. */
+int sim_ps_groups(sim_ps *ps, int n);
+/* sim_ps_submit for a job of `group` (0 .. the n of sim_ps_groups - 1); sim_ps_submit is group
+ * 0. Without sim_ps_groups the group is not counted. */
+int sim_ps_submit_as(sim_ps *ps, int group, double work, uint32_t reply_to, uint32_t reply_kind,
+                     uint64_t a);
 /* Integral over time of min(n, busy_units), in unit-ns, up to now. */
 double sim_ps_busy_integral(sim_ps *ps);
 /* Integral over time of n, the jobs active (on the CPU: runnable threads), in job-ns, up to
@@ -42,5 +49,10 @@ double sim_ps_busy_integral(sim_ps *ps);
 double sim_ps_load_integral(sim_ps *ps);
 /* Time with at least one active job, ns, up to now. */
 double sim_ps_busy_time(sim_ps *ps);
+/* The group's part of the busy integral, unit-ns, up to now: while n jobs are active, each holds
+ * min(n, busy_units) / n units (on the CPU: the hardware threads its threads keep busy; on a link
+ * with busy_units 1: its share of the time the link is busy). The groups' parts add up to
+ * sim_ps_busy_integral from sim_ps_groups on. Needs sim_ps_groups. */
+double sim_ps_group_busy_integral(sim_ps *ps, int group);
 
 #endif

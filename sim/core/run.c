@@ -60,6 +60,7 @@ typedef struct host {
     sim_ps **h2d;
     sim_ps **d2h;
     sim_gpushare **share; /* NULL: one job, which has each GPU to itself */
+    int n_jobs; /* with share: the CPU, memory bus, storage and links count each job's part */
 } host;
 
 /* One job: its ranks' streams, loaders and main threads on the host's hardware. */
@@ -67,6 +68,7 @@ typedef struct world {
     const sim_scenario *sc;
     host *h;
     const int *phys;      /* the physical GPU of each rank */
+    int job;              /* its index among the run's jobs: its group on the shared servers */
     int batches_per_step; /* loader batches per optimizer step */
     sim_ring ring;        /* over the job's GPUs */
     sim_collective *coll;
@@ -198,10 +200,17 @@ static void take_snapshot(world *w, snapshot *s)
     s->t_ns = sim_engine_now(w->h->e);
     for (int i = 0; i < w->n; i++)
         s->gpu[i] = sim_metrics_totals(w->metrics, i);
-    s->cpu_busy = sim_ps_busy_integral(w->h->cpu) + sim_ps_busy_integral(w->h->mem);
     s->cpu_load = sim_ps_load_integral(w->h->cpu);
-    s->storage_busy = sim_storage_busy_ns(w->h->storage);
-    s->h2d_busy = sim_ps_busy_time(w->h->h2d[w->phys[0]]);
+    if (w->h->n_jobs) { /* beside other jobs: this job's own part of each */
+        s->cpu_busy = sim_ps_group_busy_integral(w->h->cpu, w->job) +
+                      sim_ps_group_busy_integral(w->h->mem, w->job);
+        s->storage_busy = sim_storage_group_busy_ns(w->h->storage, w->job);
+        s->h2d_busy = sim_ps_group_busy_integral(w->h->h2d[w->phys[0]], w->job);
+    } else {
+        s->cpu_busy = sim_ps_busy_integral(w->h->cpu) + sim_ps_busy_integral(w->h->mem);
+        s->storage_busy = sim_storage_busy_ns(w->h->storage);
+        s->h2d_busy = sim_ps_busy_time(w->h->h2d[w->phys[0]]);
+    }
     s->worker_busy = 0;
     for (int i = 0; i < sim_loader_workers(w->loader[0]); i++)
         s->worker_busy += (double)sim_loader_worker_busy_ns(w->loader[0], i);
@@ -566,25 +575,28 @@ static void loader_verdict(const sim_scenario *sc, sim_result *res, sim_stall wo
         res->bottleneck = SIM_BN_STORAGE;
         snprintf(v, vs,
                  "Storage-bound: the GPU waits %.1f%% of the time for batches whose workers are "
-                 "reading from the %s (device busy %.0f%%, page cache hits %.0f%%).",
+                 "reading from the %s (%s busy %.0f%%, page cache hits %.0f%%).",
                  m->stall_pct[worst],
                  sc->hw.storage.label[0] ? sc->hw.storage.label : sc->hw.storage.name,
-                 m->storage_busy_pct, m->cache_hit_pct);
+                 res->shared ? "its reads keep the device" : "device", m->storage_busy_pct,
+                 m->cache_hit_pct);
     } else if (worst == SIM_STALL_MAIN) {
         res->bottleneck = SIM_BN_MAIN_THREAD;
         snprintf(v, vs,
                  "Main-thread-bound: with num_workers=0 the main process loads every batch "
                  "itself, and the GPU waits %.1f%% of the time while it reads and decodes (main "
-                 "thread busy %.0f%%, CPU %.0f%% of %d threads).",
-                 m->stall_pct[worst], m->main_busy_pct, m->cpu_util_pct, sc->hw.cpu.threads);
+                 "thread busy %.0f%%, %s %.0f%% of %d threads).",
+                 m->stall_pct[worst], m->main_busy_pct, res->shared ? "its threads use" : "CPU",
+                 m->cpu_util_pct, sc->hw.cpu.threads);
     } else {
         res->bottleneck = SIM_BN_DATA_LOADING;
         snprintf(v, vs,
                  "Loader-bound: the GPU waits %.1f%% of the time for batches that %d DataLoader "
-                 "worker%s %s still decoding and collating (workers busy %.0f%%, CPU %.0f%% of "
+                 "worker%s %s still decoding and collating (workers busy %.0f%%, %s %.0f%% of "
                  "%d cores / %d threads).",
                  m->stall_pct[worst], nw, nw == 1 ? "" : "s", nw == 1 ? "is" : "are",
-                 m->worker_busy_pct, m->cpu_util_pct, sc->hw.cpu.cores, sc->hw.cpu.threads);
+                 m->worker_busy_pct, res->shared ? "its threads use" : "CPU", m->cpu_util_pct,
+                 sc->hw.cpu.cores, sc->hw.cpu.threads);
     }
 }
 
@@ -643,9 +655,10 @@ static void verdict(const sim_scenario *sc, const sim_ring *ring, sim_result *re
         res->bottleneck = SIM_BN_H2D;
         snprintf(v, vs,
                  "Copy-bound: the GPU waits %.1f%% of the time on host-to-device copies (%s "
-                 "memory%s; link busy %.0f%%).",
+                 "memory%s; %s busy %.0f%%).",
                  m->stall_pct[worst], sc->loader.pin_memory ? "pinned" : "pageable",
-                 sc->loader.non_blocking ? ", non_blocking" : ", blocking", m->h2d_busy_pct);
+                 sc->loader.non_blocking ? ", non_blocking" : ", blocking",
+                 res->shared ? "its copies keep the link" : "link", m->h2d_busy_pct);
         return;
     case SIM_STALL_SHARED:
         if (sc->loader.num_workers > 0 && m->worker_busy_pct >= WORKERS_SATURATED_PCT) {
@@ -777,11 +790,24 @@ static int64_t util_window_ns(const sim_scenario *sc)
     return window_ns > 0 ? window_ns : NVML_WINDOW_NS;
 }
 
+/* Counts each of the n_jobs jobs' part of the CPU, the memory bus, the storage and the GPUs'
+ * host-to-device links. Returns 0 or SIM_ENOMEM. */
+static int host_count_jobs(host *h, int n_jobs)
+{
+    h->n_jobs = n_jobs;
+    int rc = sim_ps_groups(h->cpu, n_jobs);
+    if (!rc) rc = sim_ps_groups(h->mem, n_jobs);
+    if (!rc) rc = sim_storage_groups(h->storage, n_jobs);
+    for (int i = 0; i < h->n_gpus && !rc; i++)
+        if (first_on_link(h->hw, i)) rc = sim_ps_groups(h->h2d[i], n_jobs);
+    return rc;
+}
+
 /* Creates what the jobs share: the clock, the CPU, the host memory bus, storage and each of the
- * n_gpus GPUs' link directions, and with `share` a sharing device per GPU. Returns 0 or
- * SIM_ENOMEM. */
+ * n_gpus GPUs' link directions, and with `share` a sharing device per GPU and each of n_jobs
+ * jobs' part of the shared servers counted. Returns 0 or SIM_ENOMEM. */
 static int host_create(host *h, const sim_hardware *hw, double mem_copy_efficiency, int n_gpus,
-                       const sim_gpushare_config *share)
+                       const sim_gpushare_config *share, int n_jobs)
 {
     h->cpu_model =
         (sim_cpu_model){hw->cpu.cores, hw->cpu.threads, hw->cpu.smt_gain, hw->cpu.single_thread};
@@ -824,7 +850,8 @@ static int host_create(host *h, const sim_hardware *hw, double mem_copy_efficien
         h->d2h[i] = sim_ps_create(h->e, &link);
         if (!h->h2d[i] || !h->d2h[i]) return SIM_ENOMEM;
     }
-    return h->cpu && h->mem && h->storage ? SIM_OK : SIM_ENOMEM;
+    if (!h->cpu || !h->mem || !h->storage) return SIM_ENOMEM;
+    return share ? host_count_jobs(h, n_jobs) : SIM_OK;
 }
 
 /* Allocates the job's per-GPU arrays and creates what its GPUs share: the metrics and the
@@ -925,6 +952,7 @@ static int rank_create(world *w, int i, int64_t per_epoch, int64_t shard, int64_
         /* a MIG instance is the job's alone: MIG isolates its SMs from other instances' */
         .share = w->h->share && !hw->mig[0] ? w->h->share[phys] : NULL,
         .comm_sm_share = w->comm_sm_share,
+        .group = w->job,
     };
     if (gc.share && (gc.share_ctx = sim_gpushare_attach(gc.share, w->metrics, i)) < 0)
         return SIM_ENOMEM;
@@ -950,6 +978,7 @@ static int rank_create(world *w, int i, int64_t per_epoch, int64_t shard, int64_
         .storage = w->h->storage,
         .metrics = w->metrics,
         .rank = i,
+        .group = w->job,
     };
     int lrc;
     w->loader[i] = sim_loader_create(w->h->e, &lc, &lrc);
@@ -967,6 +996,7 @@ static int rank_create(world *w, int i, int64_t per_epoch, int64_t shard, int64_
         .gpu = w->gpu[i],
         .loader = w->loader[i],
         .metrics = w->metrics,
+        .group = w->job,
         .on_step_end = step_ended,
         .on_epoch_end = epoch_ended,
         .ctx = w,
@@ -1109,7 +1139,7 @@ int sim_run_ex(const sim_scenario *sc, const sim_run_opts *opts, sim_result *res
     int *phys = malloc((size_t)hw->gpu_count * sizeof *phys);
     world w = {.sc = sc, .res = res, .h = &h, .phys = phys};
     int64_t window_ns = util_window_ns(sc);
-    if (!phys || host_create(&h, hw, sc->host.mem_copy_efficiency, hw->gpu_count, NULL)) {
+    if (!phys || host_create(&h, hw, sc->host.mem_copy_efficiency, hw->gpu_count, NULL, 0)) {
         rc = sim_err_set(err, SIM_ENOMEM, NULL, 0, 0, "out of memory");
         goto fail;
     }
@@ -1153,14 +1183,22 @@ static int64_t job_cached(const sim_scenario *system, const sim_job_slot *jobs, 
     return cached_samples(jobs[j].sc, page_cache_gb(system, jobs, n_jobs) * share);
 }
 
-/* Each physical GPU's figures over the whole run. */
+/* Each physical GPU's figures and the host's over the whole run. */
 static void gpu_figures(const host *h, const sim_job_slot *jobs, int n_jobs, sim_jobs_result *res)
 {
     double wall = (double)sim_engine_now(h->e);
+    if (wall <= 0) wall = 1; /* nothing ran: every figure is 0 */
+    sim_host_figures *hf = &res->host;
+    hf->cpu_util_pct = 100.0 * (sim_ps_busy_integral(h->cpu) + sim_ps_busy_integral(h->mem)) /
+                       (h->cpu_model.threads * wall);
+    if (hf->cpu_util_pct > 100) hf->cpu_util_pct = 100; /* as a job's (epoch_figures) */
+    hf->cpu_runnable = sim_ps_load_integral(h->cpu) / wall;
+    hf->storage_busy_pct = 100.0 * sim_storage_busy_ns(h->storage) / wall;
     for (int i = 0; i < h->n_gpus; i++) {
         sim_gpu_figures *g = &res->gpu[i];
-        g->gpu_util_pct = wall > 0 ? 100.0 * sim_gpushare_busy_ns(h->share[i]) / wall : 0;
-        g->sm_active_pct = wall > 0 ? 100.0 * sim_gpushare_sm_active_ns(h->share[i]) / wall : 0;
+        g->gpu_util_pct = 100.0 * sim_gpushare_busy_ns(h->share[i]) / wall;
+        g->sm_active_pct = 100.0 * sim_gpushare_sm_active_ns(h->share[i]) / wall;
+        g->h2d_busy_pct = 100.0 * sim_ps_busy_time(h->h2d[i]) / wall;
         for (int j = 0; j < n_jobs; j++)
             for (int r = 0; r < jobs[j].sc->hw.gpu_count; r++)
                 if (jobs[j].gpus[r] == i) {
@@ -1176,7 +1214,8 @@ static int jobs_simulate(host *h, world *w, const sim_scenario *system, const si
                          int n_jobs, sim_jobs_result *res, sim_err *err)
 {
     for (int j = 0; j < n_jobs; j++) {
-        w[j] = (world){.sc = jobs[j].sc, .res = &res->job[j], .h = h, .phys = jobs[j].gpus};
+        w[j] =
+            (world){.sc = jobs[j].sc, .res = &res->job[j], .h = h, .phys = jobs[j].gpus, .job = j};
         int rc = job_create(&w[j], NULL, util_window_ns(jobs[j].sc),
                             job_cached(system, jobs, n_jobs, j), err);
         if (rc) return rc;
@@ -1221,7 +1260,8 @@ int sim_run_jobs(const sim_scenario *system, const sim_job_slot *jobs, int n_job
     res->n_jobs = n_jobs;
     res->n_gpus = n_gpus;
     int rc = !w || !res->job || !res->gpu ||
-                     host_create(&h, &system->hw, system->host.mem_copy_efficiency, n_gpus, share)
+                     host_create(&h, &system->hw, system->host.mem_copy_efficiency, n_gpus, share,
+                                 n_jobs)
                  ? sim_err_set(err, SIM_ENOMEM, NULL, 0, 0, "out of memory")
                  : jobs_simulate(&h, w, system, jobs, n_jobs, res, err);
     for (int j = 0; w && j < n_jobs; j++)

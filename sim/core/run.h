@@ -205,16 +205,28 @@ double sim_host_ram_left_gb(const sim_scenario *system, const sim_job_slot *jobs
 typedef struct sim_gpu_figures {
     double gpu_util_pct;  /* time with any kernel running / wall time (NVML utilization.gpu) */
     double sm_active_pct; /* that time weighted by the share of SMs in use */
+    double h2d_busy_pct;  /* its host-to-device link busy (every job's copies; a link behind a
+                             PCIe switch is its uplink, shared by the GPUs behind it) */
     int jobs;             /* jobs with a rank on it */
     bool mig;             /* some are on MIG instances: NVML reports no GPU-Util, and the two
                              figures above count only the jobs on the whole GPU */
 } sim_gpu_figures;
 
+/* The host over the whole run, every job's threads and reads together (each job's figures hold
+ * its own part: its cpu_util_pct, storage_busy_pct and h2d_busy_pct, over its own wall time). */
+typedef struct sim_host_figures {
+    double cpu_util_pct;     /* busy hardware-thread time / (threads x wall time) */
+    double cpu_runnable;     /* threads runnable, time mean */
+    double storage_busy_pct; /* time with a read in service / wall time */
+} sim_host_figures;
+
 typedef struct sim_jobs_result {
-    sim_result *job; /* each job's figures as a run alone has them, with `shared` set */
+    sim_result *job; /* each job's figures as a run alone has them, with `shared` set; its
+                      * cpu_util_pct, storage_busy_pct and h2d_busy_pct are its own part */
     int n_jobs;
     sim_gpu_figures *gpu;
     int n_gpus;
+    sim_host_figures host;
     double total_time_s; /* until the last job ends */
     uint64_t events;
 } sim_jobs_result;

@@ -5,6 +5,7 @@
 #include "sim/core/pipeline.h"
 
 #include "sim/base/err.h"
+#include "sim/core/groups.h"
 
 #include <stdlib.h>
 
@@ -15,6 +16,7 @@ typedef struct request {
     uint32_t reply_to, kind;
     uint64_t a;
     uint32_t next; /* FIFO link / free list */
+    int group;     /* whose read it is (sim_storage_read_as) */
 } request;
 
 #define NIL UINT32_MAX
@@ -31,7 +33,20 @@ struct sim_storage {
     int in_service;
     int64_t busy_since;
     double busy_ns;
+    /* Per group (sim_storage_groups): share is the integral of 1 / in_service while busy, one
+     * request's part of the busy time, brought up to share_ns. */
+    sim_groups groups;
+    double share;
+    int64_t share_ns;
 };
+
+/* Brings the per-request share up to now, before in_service changes. */
+static void advance(sim_storage *s)
+{
+    int64_t now = sim_engine_now(s->e);
+    if (s->in_service > 0) s->share += (double)(now - s->share_ns) / s->in_service;
+    s->share_ns = now;
+}
 
 /* Tells the observer that read r entered a service slot or is done. */
 static void report(sim_storage *s, sim_obs_kind kind, uint32_t r)
@@ -43,6 +58,10 @@ static void report(sim_storage *s, sim_obs_kind kind, uint32_t r)
 
 static void start(sim_storage *s, uint32_t r)
 {
+    if (s->groups.n) {
+        advance(s);
+        sim_groups_change(&s->groups, s->req[r].group, +1, s->share);
+    }
     if (s->in_service++ == 0) s->busy_since = sim_engine_now(s->e);
     report(s, SIM_OBS_READ_BEGIN, r);
     sim_engine_after(s->e, (int64_t)(s->d.latency_us * 1e3), s->id, EV_LATENCY_DONE, r);
@@ -64,6 +83,10 @@ static void handle(sim_engine *e, void *self, const sim_event *ev)
     request done = *q;
     q->next = s->free_head;
     s->free_head = r;
+    if (s->groups.n) {
+        advance(s);
+        sim_groups_change(&s->groups, done.group, -1, s->share);
+    }
     if (--s->in_service == 0) s->busy_ns += (double)(sim_engine_now(e) - s->busy_since);
     if (s->wait_head == NIL) {
         sim_engine_pass_on(e, done.reply_to, done.kind, done.a);
@@ -104,12 +127,25 @@ sim_storage *sim_storage_create(sim_engine *e, const sim_storage_desc *d)
 void sim_storage_destroy(sim_storage *s)
 {
     if (!s) return;
+    sim_groups_free(&s->groups);
     sim_ps_destroy(s->bw);
     free(s->req);
     free(s);
 }
 
 void sim_storage_read(sim_storage *s, double bytes, uint32_t reply_to, uint32_t kind, uint64_t a)
+{
+    sim_storage_read_as(s, 0, bytes, reply_to, kind, a);
+}
+
+int sim_storage_groups(sim_storage *s, int n)
+{
+    SIM_ASSERT(s->in_service == 0 && s->groups.n == 0);
+    return sim_groups_init(&s->groups, n);
+}
+
+void sim_storage_read_as(sim_storage *s, int group, double bytes, uint32_t reply_to, uint32_t kind,
+                         uint64_t a)
 {
     uint32_t r = s->free_head;
     if (r != NIL) {
@@ -127,7 +163,7 @@ void sim_storage_read(sim_storage *s, double bytes, uint32_t reply_to, uint32_t 
         }
         r = s->n_req++;
     }
-    s->req[r] = (request){bytes, reply_to, kind, a, NIL};
+    s->req[r] = (request){bytes, reply_to, kind, a, NIL, group};
     if (s->in_service < s->d.queue_depth) {
         start(s, r);
     } else if (s->wait_tail == NIL) {
@@ -143,4 +179,10 @@ double sim_storage_busy_ns(sim_storage *s)
     double busy = s->busy_ns;
     if (s->in_service > 0) busy += (double)(sim_engine_now(s->e) - s->busy_since);
     return busy;
+}
+
+double sim_storage_group_busy_ns(sim_storage *s, int group)
+{
+    advance(s);
+    return sim_groups_integral(&s->groups, group, s->share);
 }

@@ -112,7 +112,7 @@ static void set_main(sim_trainer *t, sim_main_state s)
 static void cpu_job(sim_trainer *t, int64_t ref_ns, uint32_t kind)
 {
     begin_phase(t);
-    sim_ps_submit(t->cfg.cpu, ref_ns > 0 ? (double)ref_ns : 0, t->id, kind, 0);
+    sim_ps_submit_as(t->cfg.cpu, t->cfg.group, ref_ns > 0 ? (double)ref_ns : 0, t->id, kind, 0);
 }
 
 static void wait_gpu(sim_trainer *t, uint64_t seq, uint32_t kind)

@@ -49,6 +49,8 @@ static int load_job_file(const char *path, const char *file, const cfg_experimen
     memset(&job->set, 0, sizeof job->set);
     int rc = cfg_experiment_load(full, &job->x, &job->set, err);
     if (rc) return rc;
+    size_t seed;
+    job->own_seed = cfg_table_find(cfg_experiment_table(), "seed", &seed) && job->set.flag[seed];
     job->x.system = top->system;
     const cfg_table *t = cfg_experiment_table();
     for (size_t i = 0; i < t->n; i++)
@@ -77,6 +79,7 @@ static int load_item_keys(const char *path, yaml_document_t *doc, yaml_node_t *i
                                job->name, t->fields[i].key);
         job->set.flag[i] = true;
         job->set.mark[i] = own.mark[i];
+        if (!strcmp(t->fields[i].key, "seed")) job->own_seed = true;
     }
     if (job->x.placement.gpus.n == 0) job->x.placement.gpus = (sim_int_list){1, {0}};
     return SIM_OK;
@@ -176,11 +179,22 @@ static void clear_flag(cfg_experiment_set *set, const char *key, bool on)
     if (cfg_table_find(cfg_experiment_table(), key, &i)) set->flag[i] = on;
 }
 
-/* Job j's scenario on its own GPUs (placement.gpus, checked against the system's n_gpus). */
-static int build_job(const cfg_job *job, int n_gpus, const char *dir, sim_scenario *sc, int *gpus,
-                     sim_err *err)
+uint64_t sim_jobs_seed(uint64_t seed, int index)
+{
+    if (index == 0) return seed;
+    uint64_t z = seed + (uint64_t)index * 0x9e3779b97f4a7c15u;
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9u;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebu;
+    return z ^ (z >> 31);
+}
+
+/* Job j's scenario on its own GPUs (placement.gpus, checked against the system's n_gpus), with
+ * its own random stream drawn from the run's seed unless it sets a seed. */
+static int build_job(const cfg_job *job, int j, uint64_t run_seed, int n_gpus, const char *dir,
+                     sim_scenario *sc, int *gpus, sim_err *err)
 {
     sim_experiment x = job->x;
+    if (!job->own_seed) x.seed = sim_jobs_seed(run_seed, j);
     cfg_experiment_set *s = malloc(sizeof *s);
     if (!s) return sim_err_set(err, SIM_ENOMEM, NULL, 0, 0, "out of memory");
     *s = job->set;
@@ -353,8 +367,8 @@ int sim_jobs_build(const cfg_jobs *jobs, const sim_experiment *top, const cfg_ex
         return sim_err_set(err, SIM_ENOMEM, NULL, 0, 0, "out of memory");
     for (int j = 0; j < jobs->n; j++) {
         out->n++;
-        rc = build_job(&jobs->job[j], out->system.hw.gpu_count, catalog_dir, &out->sc[j],
-                       out->gpus[j], err);
+        rc = build_job(&jobs->job[j], j, top->seed, out->system.hw.gpu_count, catalog_dir,
+                       &out->sc[j], out->gpus[j], err);
         if (rc) return rc;
         out->slot[j] = (sim_job_slot){.sc = &out->sc[j], .gpus = out->gpus[j]};
     }

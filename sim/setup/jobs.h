@@ -17,6 +17,7 @@ typedef struct cfg_job {
     char name[SIM_NAME_MAX];
     sim_experiment x;
     cfg_experiment_set set;
+    bool own_seed; /* the item or its experiment FILE sets `seed`: x.seed is kept as it is */
 } cfg_job;
 
 typedef struct cfg_jobs {
@@ -29,6 +30,14 @@ typedef struct cfg_jobs {
 int cfg_jobs_load(const char *path, const sim_experiment *top, const cfg_experiment_set *top_set,
                   cfg_jobs *out, sim_err *err);
 void cfg_jobs_free(cfg_jobs *jobs);
+
+/* The seed of the job at `index` (0-based) of a `jobs:` list whose file has `seed`: the first
+ * job keeps the seed (a list of one job runs as the experiment alone), job k > 0 takes the k-th
+ * output of splitmix64 seeded with it (Steele, Lea and Flood, "Fast splittable pseudorandom
+ * number generators", OOPSLA 2014). Jobs that inherit the run's seed thus draw different decode
+ * times, as separate processes do, and the same file always gives the same seeds. A job with a
+ * seed of its own keeps it (sim_jobs_build). */
+uint64_t sim_jobs_seed(uint64_t seed, int index);
 
 /* The jobs resolved for sim_run_jobs: the system (all its GPUs) and each job's scenario on its
  * own GPUs. */

@@ -97,7 +97,8 @@ static void test_demo_s8_time_follows_gpu_util(void **state)
 /* Seed S4's claim: four jobs on four MIG instances train more together than one job on the whole
  * GPU. Each instance has 24.5 % of the SMs; ResNet-50's kernels that leave the whole GPU's last
  * wave part-empty lose less on an instance (one job alone: 0.29x, demo s4-mig), so four make
- * 1.0-1.25x the whole GPU's samples/s, less what their copies lose on the shared PCIe link. The
+ * 1.0-1.25x the whole GPU's samples/s, less what they lose on the shared host (192 workers on
+ * 128 hardware threads, one PCIe link). The
  * instance reports SM active, never GPU-Util (NVML). */
 static void test_demo_s4_four_instances_beat_one_gpu(void **state)
 {

@@ -1,7 +1,8 @@
 /* test_report.c — the run report of a job on a MIG instance, through the real binary
  * (EPOCHSIM_BINARY): NVML has no GPU-Util for a MIG device, so the text says so and the JSON
  * carries null with a note, while SM active is reported as usual. And a data-parallel run's
- * JSON gives each GPU's DataLoader workers, not only GPU 0's. */
+ * JSON gives each GPU's DataLoader workers, not only GPU 0's; a jobs: run's gives each job its
+ * own part of the host and the host's figures beside them. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -11,6 +12,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <math.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <yajl/yajl_tree.h>
@@ -135,6 +137,72 @@ static void test_report_mig_sweep_gpu_util_cell_empty(void **state)
     free(out);
 }
 
+/* A number at `path` (NULL-terminated keys) under v; fails when it is missing. */
+static double num(yajl_val v, const char **path)
+{
+    yajl_val n = yajl_tree_get(v, path, yajl_t_number);
+    if (!n) fail_msg("no number at %s", path[0]);
+    return YAJL_GET_DOUBLE(n);
+}
+
+/* Two jobs on one GPU, one reading from the NVMe drive and one with its dataset in RAM: each
+ * job's cpu_util_pct, storage_busy_pct and h2d_busy_pct are its own part; `host` and each
+ * `gpus` item carry the whole. */
+static void test_report_jobs_json_parts_and_host(void **state)
+{
+    (void)state;
+    char path[] = "/tmp/epochsim-report-jobs-XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    FILE *f = fdopen(fd, "w");
+    assert_non_null(f);
+    fputs("workload: {model: resnet18, precision: amp_bf16}\n"
+          "dataset: {samples: 20000}\nloader: {batch_size: 128, num_workers: 4}\n"
+          "training: {max_steps: 40}\n"
+          "jobs:\n  - {name: disk}\n  - {name: ram, dataset: {location: memory}}\n",
+          f);
+    fclose(f);
+    char args[256];
+    snprintf(args, sizeof args, "run %s --json -", path);
+    int status;
+    char *out = run(args, &status);
+    remove(path);
+    assert_int_equal(status, 0);
+    char why[256];
+    yajl_val root = yajl_tree_parse(out, why, sizeof why);
+    if (!root) fail_msg("JSON: %s", why);
+    const char *jobs_key[] = {"jobs", NULL}, *gpus_key[] = {"gpus", NULL};
+    const char *cpu[] = {"cpu_util_pct", NULL}, *storage[] = {"storage_busy_pct", NULL},
+               *h2d[] = {"h2d_busy_pct", NULL}, *wall[] = {"total_time_s", NULL};
+    const char *host_cpu[] = {"host", "cpu_util_pct", NULL},
+               *host_storage[] = {"host", "storage_busy_pct", NULL},
+               *host_runnable[] = {"host", "cpu_runnable", NULL};
+    yajl_val jobs = yajl_tree_get(root, jobs_key, yajl_t_array);
+    yajl_val gpus = yajl_tree_get(root, gpus_key, yajl_t_array);
+    assert_true(jobs && jobs->u.array.len == 2 && gpus && gpus->u.array.len == 1);
+    double t = num(root, wall), cpu_sum = 0, h2d_sum = 0;
+    for (size_t j = 0; j < 2; j++) {
+        yajl_val job = jobs->u.array.values[j];
+        cpu_sum += num(job, cpu) * num(job, wall);
+        h2d_sum += num(job, h2d) * num(job, wall);
+    }
+    /* The parts add up to the host's busy time (share x wall time). 1e-9: the figures are
+     * written with 17 significant digits, and the parts differ from the whole by floating-point
+     * rounding only (test_gpushare_each_job_has_its_own_part_of_the_host). */
+    double host = num(root, host_cpu) * t;
+    if (fabs(cpu_sum - host) > 1e-9 * host)
+        fail_msg("the jobs' CPU parts %.17g against the host's %.17g", cpu_sum, host);
+    double link = num(gpus->u.array.values[0], h2d) * t;
+    if (fabs(h2d_sum - link) > 1e-9 * link)
+        fail_msg("the jobs' copies %.17g against GPU 0's link %.17g", h2d_sum, link);
+    /* the job whose dataset is in RAM reads nothing from the drive */
+    assert_true(num(jobs->u.array.values[1], storage) == 0);
+    assert_true(num(jobs->u.array.values[0], storage) > 0);
+    assert_true(num(root, host_storage) > 0 && num(root, host_runnable) > 0);
+    yajl_tree_free(root);
+    free(out);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -142,6 +210,7 @@ int main(void)
         cmocka_unit_test(test_report_mig_json_gpu_util_null),
         cmocka_unit_test(test_report_mig_sweep_gpu_util_cell_empty),
         cmocka_unit_test(test_report_json_workers_by_gpu),
+        cmocka_unit_test(test_report_jobs_json_parts_and_host),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -207,6 +207,47 @@ static void test_gpushare_contention_is_deterministic(void **state)
     sim_jobs_result_free(&b);
 }
 
+/* Each job's cpu_util_pct, storage_busy_pct and h2d_busy_pct are its own part of the host's
+ * CPU, storage device and GPU link (sim_ps_group_busy_integral, sim_storage_group_busy_ns), over
+ * its own wall time; the parts add up to the host's figures over the run. */
+static void test_gpushare_each_job_has_its_own_part_of_the_host(void **state)
+{
+    (void)state;
+    static const char *const in_memory[] = {"dataset.location=memory", NULL};
+    static const int gpu0[] = {0};
+    sim_scenario system, sc[2];
+    build(NULL, NULL, &system);
+    build(NULL, NULL, &sc[0]);
+    build(in_memory, NULL, &sc[1]);
+    sim_job_slot slot[2] = {{.sc = &sc[0], .gpus = gpu0}, {.sc = &sc[1], .gpus = gpu0}};
+    sim_gpushare_config share = {SIM_SHARE_TIME_SLICE, 2000000, 50000};
+    sim_jobs_result res;
+    sim_err err;
+    if (sim_run_jobs(&system, slot, 2, &share, &res, &err)) fail_msg("run: %s", err.msg);
+    const sim_epoch_result *a = &res.job[0].mean, *b = &res.job[1].mean;
+    double ta = res.job[0].total_time_s, tb = res.job[1].total_time_s, t = res.total_time_s;
+    /* the job whose dataset is in RAM reads nothing: none of the device's busy time is its */
+    assert_true(b->storage_busy_pct == 0);
+    assert_true(a->storage_busy_pct > 0);
+    /* Shares of wall time x wall time = busy time: the parts add up to the whole. 1e-9: each
+     * part is its own running sum of the same increments, so they differ from the whole by
+     * floating-point rounding only (~1e-16 per event over ~1e5 events). */
+    near(a->cpu_util_pct * ta + b->cpu_util_pct * tb, res.host.cpu_util_pct * t, 1e-9,
+         "the jobs' CPU parts against the host's CPU");
+    near(a->storage_busy_pct * ta, res.host.storage_busy_pct * t, 1e-9,
+         "the reading job's storage part against the device's busy time");
+    near(a->h2d_busy_pct * ta + b->h2d_busy_pct * tb, res.gpu[0].h2d_busy_pct * t, 1e-9,
+         "the jobs' copies against GPU 0's link");
+    /* both do the same work on the CPU but B's reads (page copies) are not there: each has a
+     * real part of it, neither the whole */
+    assert_true(a->cpu_util_pct > 0 && b->cpu_util_pct > 0);
+    assert_true(a->cpu_util_pct * ta < res.host.cpu_util_pct * t);
+    sim_jobs_result_free(&res);
+    for (int j = 0; j < 2; j++)
+        sim_scenario_free(&sc[j]);
+    sim_scenario_free(&system);
+}
+
 /* The sampled mode cuts epochs, skipping simulated time: a sampled job beside another is
  * refused rather than run with the other job's steps timed without it. */
 static void test_gpushare_refuses_a_sampled_job(void **state)
@@ -238,6 +279,7 @@ int main(void)
         cmocka_unit_test(test_gpushare_cpu_oversubscribed_by_two_jobs),
         cmocka_unit_test(test_gpushare_contention_is_deterministic),
         cmocka_unit_test(test_gpushare_refuses_a_sampled_job),
+        cmocka_unit_test(test_gpushare_each_job_has_its_own_part_of_the_host),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
