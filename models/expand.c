@@ -678,9 +678,10 @@ static void fwd_layer(ctx *c, const mdl_layer *l)
         break;
     case MDL_L_MUL: {
         double n2 = c->B * telems(c, l->in2), b2 = tbytes(c, l->in2);
-        mdl_kernel *(*emit)(ctx *, const char *, double, double, double, int64_t) =
-            (l->flags & MDL_F_BROADCAST) ? elem_strided : elem;
-        emit(c, "mul", out, in * ib + n2 * b2 + out * ob, out, D->py_op_ns);
+        if (l->flags & MDL_F_BROADCAST) /* x * s[c]: s is broadcast over the image */
+            elem_strided(c, "mul", out, in * ib + n2 * b2 + out * ob, out, D->py_op_ns);
+        else
+            elem(c, "mul", out, in * ib + n2 * b2 + out * ob, out, D->py_op_ns);
         break;
     }
     case MDL_L_EMBED:
