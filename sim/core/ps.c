@@ -76,6 +76,14 @@ static inline int before(const job *a, const job *b)
 
 SIM_HEAP_DEFINE(jobs, job, before)
 
+/* ceil of a time 0 <= x < 2^63 ns, as an integer: the truncation, plus one when it fell short
+ * (shorter than ceil's sequence on SSE2 followed by the conversion). */
+static int64_t ceil_ns(double x)
+{
+    int64_t whole = (int64_t)x;
+    return whole + ((double)whole < x);
+}
+
 /* Keeps the completion timer at or before the first job's finish. An arrival that only delays
  * the first finish (the usual case: more jobs, less rate each) leaves the timer, which then
  * fires early, finds nothing done and sets itself again; only an earlier finish moves it. */
@@ -91,8 +99,7 @@ static void reschedule(sim_ps *ps)
         int64_t d = ps->pending_ns - now;
         if (d <= 0 || (d >= 2 && left > (double)(d - 1) * ps->r * (1 + 0x1p-40))) return;
     }
-    double dt = left > 0 ? ceil(left / ps->r) : 0;
-    int64_t at = now + (int64_t)dt;
+    int64_t at = now + (left > 0 ? ceil_ns(left / ps->r) : 0);
     if (ps->pending_ns >= 0 && ps->pending_ns <= at) return;
     ps->pending_ns = at;
     sim_engine_timer_set(ps->e, ps->timer, at);
