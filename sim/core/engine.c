@@ -207,7 +207,13 @@ static bool take(sim_engine *e, sim_event *ev)
     if (t && ((heap && sim_event_before(heap, &t->ev)) || (due && sim_event_before(due, &t->ev))))
         t = NULL;
     if (t) {
-        *ev = t->ev;
+        /* Field by field: sim_engine_timer_set wrote the time and the number as two stores,
+         * often just before, and one wide load of both would wait for them to reach the cache. */
+        ev->t_ns = t->ev.t_ns;
+        ev->seq = t->ev.seq;
+        ev->target = t->ev.target;
+        ev->kind = t->ev.kind;
+        ev->a = t->ev.a;
         t->armed = false;
         t->ev.t_ns = INT64_MAX; /* out of find_first_timer's way */
         find_first_timer(e);

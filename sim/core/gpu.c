@@ -101,7 +101,9 @@ static void rerate(sim_gpu *g)
     g->rate_t_ns = now;
     g->rate = kernel_rate(g);
     double left = g->left_ns > 0 ? g->left_ns : 0;
-    sim_engine_timer_set(g->e, g->timer, now + round_ns(left / g->rate));
+    /* At full speed (no NCCL kernel beside it) the time left is the work left: x / 1 is x. */
+    double dur_ns = g->rate == 1 ? left : left / g->rate;
+    sim_engine_timer_set(g->e, g->timer, now + round_ns(dur_ns));
 }
 
 static void start_kernel(sim_gpu *g, const item *it)
