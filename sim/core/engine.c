@@ -123,21 +123,31 @@ int sim_engine_timer_add(sim_engine *e, uint32_t target, uint32_t kind)
 }
 
 /* Finds the armed timer that fires first (there are a few per GPU: a scan is cheapest). A
- * disarmed timer's time is INT64_MAX, so the scan needs no test of `armed` and its comparisons
- * compile to selects rather than branches, which are taken at random. */
+ * disarmed timer's time is INT64_MAX, so the scan needs no test of `armed`. The first pass finds
+ * the earliest time and the first timer with it, by selects rather than branches taken at
+ * random; a later timer at that time fires first if it was set sooner, which the second pass,
+ * one comparison per timer that is almost never true, looks for. */
 static void find_first_timer(sim_engine *e)
 {
     int first = -1;
     int64_t first_t = INT64_MAX;
-    uint64_t first_seq = UINT64_MAX;
     for (int i = 0; i < e->n_timers; i++) {
-        const sim_event *ev = &e->timers[i].ev;
-        bool earlier = (ev->t_ns < first_t) | ((ev->t_ns == first_t) & (ev->seq < first_seq));
+        int64_t t = e->timers[i].ev.t_ns;
+        bool earlier = t < first_t;
         first = earlier ? i : first;
-        first_t = earlier ? ev->t_ns : first_t;
-        first_seq = earlier ? ev->seq : first_seq;
+        first_t = earlier ? t : first_t;
     }
-    e->first_timer = first_t == INT64_MAX ? -1 : first;
+    if (first >= 0) {
+        uint64_t first_seq = e->timers[first].ev.seq;
+        for (int i = first + 1; i < e->n_timers; i++) {
+            const sim_event *ev = &e->timers[i].ev;
+            if (ev->t_ns == first_t && ev->seq < first_seq) {
+                first = i;
+                first_seq = ev->seq;
+            }
+        }
+    }
+    e->first_timer = first;
 }
 
 void sim_engine_timer_set(sim_engine *e, int id, int64_t t_ns)
@@ -197,7 +207,13 @@ static bool take(sim_engine *e, sim_event *ev)
     if (t && ((heap && sim_event_before(heap, &t->ev)) || (due && sim_event_before(due, &t->ev))))
         t = NULL;
     if (t) {
-        *ev = t->ev;
+        /* Field by field: sim_engine_timer_set wrote the time and the number as two stores,
+         * often just before, and one wide load of both would wait for them to reach the cache. */
+        ev->t_ns = t->ev.t_ns;
+        ev->seq = t->ev.seq;
+        ev->target = t->ev.target;
+        ev->kind = t->ev.kind;
+        ev->a = t->ev.a;
         t->armed = false;
         t->ev.t_ns = INT64_MAX; /* out of find_first_timer's way */
         find_first_timer(e);

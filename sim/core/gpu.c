@@ -82,6 +82,15 @@ static double kernel_rate(const sim_gpu *g)
     return r < 1 ? r : 1;
 }
 
+/* llround of a time 0 <= x < 2^63 ns, without the library call it compiles to: the whole part,
+ * plus one from a half up (x less its whole part is exact, so the test is too). */
+static int64_t round_ns(double x)
+{
+    SIM_ASSERT(x >= 0 && x < 0x1p63);
+    int64_t whole = (int64_t)x;
+    return whole + (x - (double)whole >= 0.5);
+}
+
 /* The communication stream started or ended a kernel: the timed compute kernel, if one runs,
  * keeps the work it has done and goes on at its new speed. */
 static void rerate(sim_gpu *g)
@@ -92,7 +101,9 @@ static void rerate(sim_gpu *g)
     g->rate_t_ns = now;
     g->rate = kernel_rate(g);
     double left = g->left_ns > 0 ? g->left_ns : 0;
-    sim_engine_timer_set(g->e, g->timer, now + (int64_t)llround(left / g->rate));
+    /* At full speed (no NCCL kernel beside it) the time left is the work left: x / 1 is x. */
+    double dur_ns = g->rate == 1 ? left : left / g->rate;
+    sim_engine_timer_set(g->e, g->timer, now + round_ns(dur_ns));
 }
 
 static void start_kernel(sim_gpu *g, const item *it)

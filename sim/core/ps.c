@@ -1,7 +1,10 @@
 /* ps.c — processor sharing with virtual time (see ps.h).
  * V is the service one job has attained since the server was created; a job of work w that
  * arrives when V = v0 finishes when V = v0 + w. V advances at r(n) per ns, a rate computed when
- * n changes. Jobs sit in a min-heap by finish point; the server's one pending completion is an
+ * n changes. Jobs sit in a min-heap by finish point, except one that was to finish before all
+ * the others when it arrived (a CPU thread's short piece of work among long ones): it waits
+ * beside the heap, so that it comes and goes without a walk through it; any priority queue in
+ * the same total order pops the same jobs. The server's one pending completion is an
  * engine timer, moved earlier when an arrival finishes first. A finished job's owner hears of it
  * through sim_engine_pass_on, so it usually runs at once. */
 #include "sim/core/ps.h"
@@ -31,8 +34,10 @@ struct sim_ps {
     sim_ps_config cfg;
     double rate_of[RATE_TABLE]; /* rate(n), per ns; [0] = 0 */
     sim_engine *e;
+    job front; /* the first job, when `fronted`; the rest are in the heap */
+    bool fronted;
     job *heap;
-    size_t n, cap;
+    size_t n, n_heap, cap; /* n: jobs active, n_heap of them in the heap */
     uint64_t next_seq;
     double v;           /* attained service per job */
     double r;           /* rate(n) for the current n, per ns */
@@ -83,13 +88,55 @@ static inline int before(const job *a, const job *b)
 
 SIM_HEAP_DEFINE(jobs, job, before)
 
+/* The job that finishes first (n > 0). */
+static const job *first_job(const sim_ps *ps)
+{
+    return ps->fronted ? &ps->front : &ps->heap[0];
+}
+
+/* Adds x: beside the heap when it finishes first (the job there before it goes in the heap). */
+static void add_job(sim_ps *ps, job x)
+{
+    ps->n++;
+    if (!ps->fronted && ps->n_heap > 0 && !before(&x, &ps->heap[0])) {
+        jobs_push(ps->heap, &ps->n_heap, x);
+        return;
+    }
+    if (ps->fronted) {
+        if (!before(&x, &ps->front)) {
+            jobs_push(ps->heap, &ps->n_heap, x);
+            return;
+        }
+        jobs_push(ps->heap, &ps->n_heap, ps->front);
+    }
+    ps->front = x;
+    ps->fronted = true;
+}
+
+/* Removes and returns the job that finishes first (n > 0). */
+static job take_first(sim_ps *ps)
+{
+    ps->n--;
+    if (!ps->fronted) return jobs_pop(ps->heap, &ps->n_heap);
+    ps->fronted = false;
+    return ps->front;
+}
+
+/* ceil of a time 0 <= x < 2^63 ns, as an integer: the truncation, plus one when it fell short
+ * (shorter than ceil's sequence on SSE2 followed by the conversion). */
+static int64_t ceil_ns(double x)
+{
+    int64_t whole = (int64_t)x;
+    return whole + ((double)whole < x);
+}
+
 /* Keeps the completion timer at or before the first job's finish. An arrival that only delays
  * the first finish (the usual case: more jobs, less rate each) leaves the timer, which then
  * fires early, finds nothing done and sets itself again; only an earlier finish moves it. */
 static void reschedule(sim_ps *ps)
 {
     if (ps->n == 0) return;
-    double left = ps->heap[0].finish_v - ps->v;
+    double left = first_job(ps)->finish_v - ps->v;
     int64_t now = sim_engine_now(ps->e);
     if (ps->pending_ns >= 0) {
         /* The timer fires no later than the first finish (at below) when it is due now, or when
@@ -98,8 +145,7 @@ static void reschedule(sim_ps *ps)
         int64_t d = ps->pending_ns - now;
         if (d <= 0 || (d >= 2 && left > (double)(d - 1) * ps->r * (1 + 0x1p-40))) return;
     }
-    double dt = left > 0 ? ceil(left / ps->r) : 0;
-    int64_t at = now + (int64_t)dt;
+    int64_t at = now + (left > 0 ? ceil_ns(left / ps->r) : 0);
     if (ps->pending_ns >= 0 && ps->pending_ns <= at) return;
     ps->pending_ns = at;
     sim_engine_timer_set(ps->e, ps->timer, at);
@@ -117,9 +163,9 @@ static void handle(sim_engine *e, void *self, const sim_event *ev)
     double tol = 1e-9 * (fabs(ps->v) + 1.0);
     bool done = false;
     job last = {0};
-    while (ps->n > 0 && ps->heap[0].finish_v <= ps->v + tol) {
+    while (ps->n > 0 && first_job(ps)->finish_v <= ps->v + tol) {
         if (done) sim_engine_after(ps->e, 0, last.reply_to, last.reply_kind, last.a);
-        last = jobs_pop(ps->heap, &ps->n);
+        last = take_first(ps);
         if (ps->groups.n) sim_groups_change(&ps->groups, last.group, -1, ps->share);
         done = true;
     }
@@ -176,7 +222,7 @@ int sim_ps_submit_as(sim_ps *ps, int group, double work, uint32_t reply_to, uint
                      uint64_t a)
 {
     SIM_ASSERT(work >= 0 && isfinite(work));
-    if (ps->n == ps->cap) {
+    if (ps->n == ps->cap) { /* the heap then has room for every job, the new one too */
         size_t cap = ps->cap ? 2 * ps->cap : 16;
         job *h = realloc(ps->heap, cap * sizeof *h);
         if (!h) {
@@ -188,8 +234,7 @@ int sim_ps_submit_as(sim_ps *ps, int group, double work, uint32_t reply_to, uint
     }
     advance(ps);
     if (ps->groups.n) sim_groups_change(&ps->groups, group, +1, ps->share);
-    jobs_push(ps->heap, &ps->n,
-              (job){ps->v + work, reply_to, reply_kind, a, ps->next_seq++, group});
+    add_job(ps, (job){ps->v + work, reply_to, reply_kind, a, ps->next_seq++, group});
     ps->r = rate(ps, (int)ps->n);
     reschedule(ps);
     return SIM_OK;

@@ -215,6 +215,31 @@ static void a_moved_timer_fires_once_in_order(void **state)
     sim_engine_destroy(e);
 }
 
+/* Timers due at the same time fire in the order they were set, whatever their ids (the scan for
+ * the first finds the lowest id at the earliest time, then looks for one set sooner). */
+static void timers_due_together_fire_in_the_order_set(void **state)
+{
+    (void)state;
+    sim_engine *e = sim_engine_create();
+    recorder r;
+    recorder_attach(&r, e);
+    int a = sim_engine_timer_add(e, r.id, 1);
+    int b = sim_engine_timer_add(e, r.id, 2);
+    int c = sim_engine_timer_add(e, r.id, 3);
+    assert_true(a >= 0 && b >= 0 && c >= 0);
+    sim_engine_timer_set(e, c, 30);
+    sim_engine_at(e, 30, r.id, 4, 0);
+    sim_engine_timer_set(e, b, 30);
+    sim_engine_timer_set(e, a, 30);
+    sim_engine_at(e, 30, r.id, 5, 0);
+    assert_int_equal(sim_engine_run(e), 0);
+    const uint32_t want[] = {3, 4, 2, 1, 5};
+    assert_int_equal(r.n, 5);
+    for (int i = 0; i < 5; i++)
+        assert_int_equal(r.kind[i], want[i]);
+    sim_engine_destroy(e);
+}
+
 /* At t = 10 (kind 1): passes kind 7 on, then notes how many events the recorder had seen. */
 static void pass_on_then_count(recorder *r, sim_engine *e, const sim_event *ev)
 {
@@ -325,6 +350,7 @@ int main(void)
         cmocka_unit_test(observer_sees_reports_once_set),
         cmocka_unit_test(events_due_now_keep_the_order),
         cmocka_unit_test(a_moved_timer_fires_once_in_order),
+        cmocka_unit_test(timers_due_together_fire_in_the_order_set),
         cmocka_unit_test(a_passed_on_event_runs_at_once_when_next),
         cmocka_unit_test(passed_on_events_keep_the_order),
     };
