@@ -576,8 +576,9 @@ static void fwd_stochdepth(ctx *c, layer_io x)
     double B = c->B;
     elem(c, "stochastic_depth_bernoulli", B, B * 4, B, c->d->py_op_ns);
     elem(c, "stochastic_depth_div", B, B * 8, B, c->d->py_op_ns);
-    elem(c, "stochastic_depth_mul", x.out, x.in * x.ib + x.out * x.ob + B * 4, x.out,
-         c->d->py_op_ns);
+    /* input * noise, the (batch, 1, 1, 1) noise broadcast over each sample */
+    elem_strided(c, "stochastic_depth_mul", x.out, x.in * x.ib + x.out * x.ob + B * 4, x.out,
+                 c->d->py_op_ns);
 }
 
 static void fwd_loss_ce(ctx *c, const mdl_layer *l, layer_io x)
@@ -1032,7 +1033,7 @@ static void bwd_layer(ctx *c, const mdl_layer *l)
         param_grad_reduce(c, l, x, D->bwd_op_ns);
         break;
     case MDL_L_STOCHDEPTH:
-        elem(c, "stochastic_depth_bwd", in, in * 2 * ib + c->B * 4, in, D->bwd_op_ns);
+        elem_strided(c, "stochastic_depth_bwd", in, in * 2 * ib + c->B * 4, in, D->bwd_op_ns);
         break;
     case MDL_L_LOSS_CE:
         bwd_loss_ce(c, l, x);

@@ -277,7 +277,8 @@ static void test_expand_elementwise_vector_width(void **state)
 
 /* Kernels over a non-contiguous operand run TensorIterator's legacy loop with one element per
  * thread in flight: BERT's head-split copies, its broadcast attention-mask add and the context's
- * permute copy, EfficientNet's squeeze-excite scale (x * s[c], forward and its input gradient).
+ * permute copy, EfficientNet's squeeze-excite scale (x * s[c], forward and its input gradient)
+ * and its stochastic depth (x * noise[n], forward and backward).
  * Same-shape elementwise kernels, the class-token cat and the logits' dtype copy stay
  * vectorized. */
 static void test_expand_strided_kernels_hold_one_element(void **state)
@@ -296,6 +297,8 @@ static void test_expand_strided_kernels_hold_one_element(void **state)
         {"efficientnet_b0", "mul", 1},
         {"efficientnet_b0", "mul_bwd_a", 1},
         {"efficientnet_b0", "mul_bwd_b", 4},
+        {"efficientnet_b0", "stochastic_depth_mul", 1},
+        {"efficientnet_b0", "stochastic_depth_bwd", 1},
         {"llama-7b", "mul", 4},
         {"vit_b_16", "copy", 4 /* cat_class_token */},
     };
