@@ -35,6 +35,13 @@ static const char *scalar_of(yaml_document_t *doc, yaml_node_t *map, const char 
     return NULL;
 }
 
+/* True when the keys marked in `set` include `seed`. */
+static bool sets_seed(const cfg_experiment_set *set)
+{
+    size_t i;
+    return cfg_table_find(cfg_experiment_table(), "seed", &i) && set->flag[i];
+}
+
 /* `experiment: FILE` of an item: the job starts from that file (relative to path's folder) with
  * the top level's system. */
 static int load_job_file(const char *path, const char *file, const cfg_experiment_set *top_set,
@@ -49,8 +56,7 @@ static int load_job_file(const char *path, const char *file, const cfg_experimen
     memset(&job->set, 0, sizeof job->set);
     int rc = cfg_experiment_load(full, &job->x, &job->set, err);
     if (rc) return rc;
-    size_t seed;
-    job->own_seed = cfg_table_find(cfg_experiment_table(), "seed", &seed) && job->set.flag[seed];
+    job->own_seed = sets_seed(&job->set);
     job->x.system = top->system;
     const cfg_table *t = cfg_experiment_table();
     for (size_t i = 0; i < t->n; i++)
@@ -79,8 +85,8 @@ static int load_item_keys(const char *path, yaml_document_t *doc, yaml_node_t *i
                                job->name, t->fields[i].key);
         job->set.flag[i] = true;
         job->set.mark[i] = own.mark[i];
-        if (!strcmp(t->fields[i].key, "seed")) job->own_seed = true;
     }
+    if (sets_seed(&own)) job->own_seed = true;
     if (job->x.placement.gpus.n == 0) job->x.placement.gpus = (sim_int_list){1, {0}};
     return SIM_OK;
 }
