@@ -244,9 +244,13 @@ static void predict_kernel(sim_val_row *r, const sim_scenario *sc, const bench_p
         k.math = MDL_MATH_SIMT;
         k.bytes = 2 * b->bytes; /* a copy reads and writes the buffer */
         k.blocks = ceil(b->bytes / elt / 512);
+        if (b->vec > 0 && (b->vec != floor(b->vec) || b->vec > 16)) {
+            row_fail(r, "settings: vec= is the elements in flight per thread, 1 to 16");
+            return;
+        }
         if (b->vec > 0) { /* PyTorch's elementwise loop: vec= elements per thread in flight */
             k.vec_elems = b->bytes / elt;
-            k.vec_width = (uint8_t)(b->vec < 16 ? b->vec : 16);
+            k.vec_width = (uint8_t)b->vec;
         }
     } else {
         k.math = MDL_MATH_SIMT; /* an empty kernel: only the fixed cost */

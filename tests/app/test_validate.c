@@ -173,7 +173,9 @@ static void test_validate_membw_elements_in_flight(void **state)
                "v1,membw,fit,mem_bw_gbps,900,a100-sxm4-80gb,1,-,fp16,-,bytes=1e9;vec=1,sw,src,\n"
                "v8,membw,fit,mem_bw_gbps,900,a100-sxm4-80gb,1,-,fp16,-,bytes=1e9;vec=8,sw,src,\n"
                "v0,membw,fit,mem_bw_gbps,900,a100-sxm4-80gb,1,-,fp16,-,bytes=1e9,sw,src,\n"
-               "vx,membw,fit,mem_bw_gbps,900,a100-sxm4-80gb,1,-,fp16,-,bytes=1e9;vec=0,sw,src,\n");
+               "vx,membw,fit,mem_bw_gbps,900,a100-sxm4-80gb,1,-,fp16,-,bytes=1e9;vec=0,sw,src,\n"
+               "vh,membw,fit,mem_bw_gbps,900,a100-sxm4-80gb,1,-,fp16,-,bytes=1e9;vec=2.5,sw,src,\n"
+               "vb,membw,fit,mem_bw_gbps,900,a100-sxm4-80gb,1,-,fp16,-,bytes=1e9;vec=32,sw,src,\n");
     sim_val_table t = {0};
     sim_err err;
     sim_err_clear(&err);
@@ -185,8 +187,10 @@ static void test_validate_membw_elements_in_flight(void **state)
     assert_true(fabs(t.rows[0].predicted - want) < 1e-6 * want);
     assert_true(t.rows[1].predicted == t.rows[2].predicted);
     assert_true(t.rows[1].predicted > 1.5 * want);
-    assert_true(isnan(t.rows[3].predicted)); /* vec=0 is not a width */
-    assert_non_null(strstr(t.rows[3].error, "vec="));
+    for (int i = 3; i < 6; i++) { /* 0, a fraction, more than 16: not a width, refused */
+        assert_true(isnan(t.rows[i].predicted));
+        assert_non_null(strstr(t.rows[i].error, "vec="));
+    }
     sim_val_table_free(&t);
     unlink(path);
 }
