@@ -89,6 +89,7 @@ const char *mdl_phase_name(mdl_phase p)
 
 const char *const mdl_attention_names[] = {"default", "eager", "sdpa", NULL};
 const char *const mdl_memory_format_names[] = {"contiguous", "channels_last", NULL};
+const char *const mdl_grad_clip_names[] = {"none", "global", NULL};
 const char *const mdl_pytorch_names[] = {"1.8", "1.9", "1.10", "1.11", "1.12", "1.13",
                                          "2.0", "2.1", "2.2",  "2.3",  "2.4",  "2.5",
                                          "2.6", "2.7", "2.8",  "2.9",  NULL};
@@ -110,7 +111,7 @@ int mdl_name_index(const char *const *names, const char *s)
     return -1;
 }
 
-static const char *const opt_names[MDL_OPT_COUNT] = {"sgd", "adam"};
+static const char *const opt_names[MDL_OPT_COUNT] = {"sgd", "adam", "bertadam"};
 static const char *const impl_names[MDL_IMPL_COUNT] = {"foreach", "fused", "forloop"};
 
 const char *mdl_optimizer_name(mdl_optimizer o)
@@ -168,7 +169,8 @@ int mdl_options_check(const mdl_options *o, sim_err *err)
                            o->batch, 1 << 24);
     if ((unsigned)o->precision >= SIM_PREC_COUNT)
         return sim_err_set(err, SIM_EINVAL, NULL, 0, 0, "invalid precision %d", o->precision);
-    if ((unsigned)o->optimizer >= MDL_OPT_COUNT || (unsigned)o->opt_impl >= MDL_IMPL_COUNT)
+    if ((unsigned)o->optimizer >= MDL_OPT_COUNT || (unsigned)o->opt_impl >= MDL_IMPL_COUNT ||
+        (unsigned)o->grad_clip > MDL_CLIP_GLOBAL)
         return sim_err_set(err, SIM_EINVAL, NULL, 0, 0, "invalid optimizer");
     if (o->accum_steps < 1 || o->accum_steps > 1024)
         return sim_err_set(err, SIM_EINVAL, NULL, 0, 0,
@@ -1124,21 +1126,48 @@ static void micro_step(ctx *c, int segments)
 
 typedef struct plist {
     double *size;
+    bool *decays; /* BertAdam's groups: weights decay; biases and norm parameters do not */
     int n;
     double total;
 } plist;
+
+/* Whether parameter tensor j of layer l is in BertAdam's decay group: run_squad.py and
+ * run_pretraining.py put every name holding 'bias', 'LayerNorm.bias' or 'LayerNorm.weight' in
+ * the no-decay group, so a convolution's or linear layer's weight and an embedding table decay,
+ * its bias and a normalisation layer's scale and shift do not. param_sizes lists a weight before
+ * its bias. */
+static bool param_decays(const mdl_layer *l, int j)
+{
+    switch (l->kind) {
+    case MDL_L_CONV:
+    case MDL_L_LINEAR:
+        return !(l->flags & MDL_F_BIAS) || j % 2 == 0;
+    case MDL_L_BATCHNORM:
+    case MDL_L_LAYERNORM:
+    case MDL_L_RMSNORM:
+        return false;
+    default:
+        return true;
+    }
+}
 
 static int param_list(const mdl_net *net, plist *p)
 {
     int cap = mdl_net_param_tensors(net) + 8;
     p->size = malloc((size_t)cap * sizeof *p->size);
+    p->decays = malloc((size_t)cap * sizeof *p->decays);
     p->n = 0;
     p->total = 0;
-    if (!p->size) return SIM_ENOMEM;
+    if (!p->size || !p->decays) {
+        free(p->size);
+        free(p->decays);
+        return SIM_ENOMEM;
+    }
     for (int i = 0; i < net->n_layers; i++) {
         double sz[8];
         int n = param_sizes(&net->layers[i], sz, 8);
         for (int j = 0; j < n && p->n < cap; j++) {
+            p->decays[p->n] = param_decays(&net->layers[i], j);
             p->size[p->n++] = sz[j];
             p->total += sz[j];
         }
@@ -1174,23 +1203,79 @@ static void foreach_op(ctx *c, const plist *p, const char *op, int depth, double
     }
 }
 
-static void optimizer(ctx *c, const plist *p, int tensors)
+/* The kernels of torch.nn.utils.clip_grad_norm_ after the norms (torch/nn/utils/clip_grad.py):
+ * torch.stack of the per-tensor norms, their vector_norm, + 1e-6, max_norm / that, clamp(max=1);
+ * one-element kernels, each a Python op. */
+static void clip_coefficient(ctx *c, int tensors, int64_t ns)
+{
+    static const char *const ops[] = {"clip_stack_norms", "clip_total_norm", "clip_add_eps",
+                                      "clip_coef_div", "clip_coef_clamp"};
+    elem(c, ops[0], tensors, tensors * 8.0, 0, ns);
+    for (size_t i = 1; i < sizeof ops / sizeof ops[0]; i++)
+        elem(c, ops[i], 1, 8, 1, ns);
+}
+
+/* clip_grad_norm_(model.parameters(), max_norm) over every gradient before the step. From
+ * PyTorch 2.0 (foreach=None picks the foreach path on CUDA) the norms are one _foreach_norm
+ * (multi_tensor_apply, then its lpnorm cleanup kernel) and the scaling one _foreach_mul_; before
+ * 2.0 a Python loop runs one vector_norm and one mul_ per tensor. */
+static void clip_global(ctx *c, const plist *p)
+{
+    const mdl_dispatch *D = c->d;
+    double wb = c->wb;
+    bool foreach = c->o->pytorch >= 200;
+    if (foreach) {
+        foreach_op(c, p, "foreach_norm (clip)", 1, 1, 2, wb);
+        elem(c, "foreach_norm_cleanup", p->n, p->n * 8.0, p->n, D->extra_launch_ns);
+    } else {
+        for (int t = 0; t < p->n; t++)
+            elem(c, "vector_norm (clip)", p->size[t], p->size[t] * wb, 2 * p->size[t], D->py_op_ns);
+    }
+    clip_coefficient(c, p->n, D->py_op_ns);
+    if (foreach) {
+        foreach_op(c, p, "foreach_mul_ (clip)", 1, 2, 1, wb);
+    } else {
+        for (int t = 0; t < p->n; t++)
+            elem(c, "mul_ (clip)", p->size[t], 2 * p->size[t] * wb, p->size[t], D->py_op_ns);
+    }
+}
+
+/* BertAdam.step (DLE PyTorch/LanguageModeling/BERT/optimization.py), one Python iteration per
+ * parameter tensor: clip_grad_norm_(p, max_grad_norm) on that tensor alone (a norm over it, the
+ * five one-element kernels, a mul_ of it), then next_m.mul_(b1).add_(1 - b1, grad),
+ * next_v.mul_(b2).addcmul_(1 - b2, grad, grad), update = next_m / (next_v.sqrt() + e), in the
+ * decay group update += weight_decay * p, then p.add_(-(lr * update)): 9 or 11 kernels with a
+ * temporary each, every op at the loop's per-op cost. rw: element accesses per parameter element
+ * (an addcmul_ reads the gradient once). */
+static void bertadam(ctx *c, const plist *p)
+{
+    static const char *const ops[] = {
+        "mul_ (next_m)", "add_ (next_m)", "mul_ (next_v)",      "addcmul_ (next_v)",   "sqrt",
+        "add (eps)",     "div (update)",  "mul (weight decay)", "add_ (weight decay)", "mul (lr)",
+        "add_ (update)"};
+    static const double rw[] = {2, 3, 2, 3, 2, 2, 3, 2, 3, 2, 3};
+    enum { DECAY_MUL = 7, DECAY_ADD = 8 };
+    const mdl_dispatch *D = c->d;
+    double wb = c->wb;
+    for (int t = 0; t < p->n; t++) {
+        double n = p->size[t];
+        elem(c, "vector_norm (clip)", n, n * wb, 2 * n, D->opt_loop_op_ns);
+        clip_coefficient(c, 1, D->opt_loop_op_ns);
+        elem(c, "mul_ (clip)", n, 2 * n * wb, n, D->opt_loop_op_ns);
+        for (int k = 0; k < (int)(sizeof ops / sizeof ops[0]); k++) {
+            bool decay = c->o->weight_decay && p->decays[t];
+            if ((k == DECAY_MUL || k == DECAY_ADD) && !decay) continue;
+            elem(c, ops[k], n, n * rw[k] * wb, n, D->opt_loop_op_ns);
+        }
+    }
+}
+
+/* A torch.optim SGD or Adam/AdamW step in its implementation (opt_impl). */
+static void torch_optim(ctx *c, const plist *p, bool adam)
 {
     const mdl_options *o = c->o;
     const mdl_dispatch *D = c->d;
     double wb = c->wb;
-    c->phase = MDL_PH_OPT;
-    c->layer = -1;
-    if (c->scaler) {
-        elem(c, "grad_scaler_found_inf_fill", 1, 4, 0, D->py_op_ns);
-        foreach_op(c, p, "amp_foreach_non_finite_check_and_unscale_", 1, 2, 2, wb);
-        /* GradScaler.step: found_inf.item() before deciding to step. */
-        push(c, "grad_scaler_found_inf_item", SIM_OP_MEMCPY_D2H, MDL_MATH_NONE, 0, 4, 0,
-             D->sync_ns);
-    }
-    bool adam = o->optimizer == MDL_OPT_ADAMW;
-    cpu(c, "optimizer_param_bookkeeping",
-        (int64_t)tensors * (adam ? D->opt_param_adam_ns : D->opt_param_sgd_ns));
     switch (o->opt_impl) {
     case MDL_IMPL_FUSED:
         if (adam)
@@ -1243,6 +1328,30 @@ static void optimizer(ctx *c, const plist *p, int tensors)
     case MDL_IMPL_COUNT:
         break;
     }
+}
+
+static void optimizer(ctx *c, const plist *p, int tensors)
+{
+    const mdl_options *o = c->o;
+    const mdl_dispatch *D = c->d;
+    double wb = c->wb;
+    c->phase = MDL_PH_OPT;
+    c->layer = -1;
+    if (c->scaler) {
+        elem(c, "grad_scaler_found_inf_fill", 1, 4, 0, D->py_op_ns);
+        foreach_op(c, p, "amp_foreach_non_finite_check_and_unscale_", 1, 2, 2, wb);
+        /* GradScaler.step: found_inf.item() before deciding to step. */
+        push(c, "grad_scaler_found_inf_item", SIM_OP_MEMCPY_D2H, MDL_MATH_NONE, 0, 4, 0,
+             D->sync_ns);
+    }
+    if (o->grad_clip == MDL_CLIP_GLOBAL) clip_global(c, p);
+    bool adam = o->optimizer != MDL_OPT_SGD;
+    cpu(c, "optimizer_param_bookkeeping",
+        (int64_t)tensors * (adam ? D->opt_param_adam_ns : D->opt_param_sgd_ns));
+    if (o->optimizer == MDL_OPT_BERTADAM)
+        bertadam(c, p);
+    else
+        torch_optim(c, p, adam);
     if (c->scaler) elem(c, "grad_scaler_update_scale", 1, 16, 1, D->py_op_ns);
 }
 
@@ -1327,6 +1436,7 @@ int mdl_expand(const mdl_net *net, const mdl_options *opt, const mdl_dispatch *d
     c.micro = (uint8_t)(opt->accum_steps - 1);
     optimizer(&c, &pl, step->param_tensors);
     free(pl.size);
+    free(pl.decays);
     if (c.oom) {
         mdl_step_free(step);
         return sim_err_set(err, SIM_ENOMEM, NULL, 0, 0, "out of memory expanding %s", net->name);

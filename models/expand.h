@@ -17,7 +17,21 @@
 #include <stddef.h>
 #include <stdint.h>
 
-typedef enum mdl_optimizer { MDL_OPT_SGD, MDL_OPT_ADAMW, MDL_OPT_COUNT } mdl_optimizer;
+/* SGD with momentum; Adam/AdamW (torch.optim); BertAdam, the per-parameter Python loop of
+ * NVIDIA DeepLearningExamples' BERT (PyTorch/LanguageModeling/BERT/optimization.py, from
+ * pytorch-pretrained-bert): it clips each gradient on its own, decays weights but not biases and
+ * norm parameters, and is always a loop (opt_impl does not apply). */
+typedef enum mdl_optimizer {
+    MDL_OPT_SGD,
+    MDL_OPT_ADAMW,
+    MDL_OPT_BERTADAM,
+    MDL_OPT_COUNT
+} mdl_optimizer;
+
+/* Gradient clipping before the optimizer step (workload.grad_clip): none, or
+ * torch.nn.utils.clip_grad_norm_ over all parameters (one global norm). */
+enum { MDL_CLIP_NONE, MDL_CLIP_GLOBAL };
+extern const char *const mdl_grad_clip_names[];
 
 /* How the optimizer runs: torch.optim's default on CUDA since 2.0 is foreach (multi-tensor
  * kernels); fused=True is one kernel family for the whole update; foreach=False loops in Python. */
@@ -46,9 +60,10 @@ typedef struct mdl_options {
     int batch; /* samples per micro-batch, >= 1 */
     sim_precision precision;
     mdl_shape shape;         /* input shape; zeros = the model's default */
-    mdl_optimizer optimizer; /* SGD with momentum, or Adam/AdamW */
+    mdl_optimizer optimizer; /* SGD with momentum, Adam/AdamW or BertAdam */
     mdl_opt_impl opt_impl;
     bool weight_decay;      /* adds the weight-decay op of the optimizer */
+    int grad_clip;          /* MDL_CLIP_*: clip_grad_norm_ over all gradients before the step */
     int accum_steps;        /* micro-batches per optimizer step (gradient accumulation), >= 1 */
     bool checkpointing;     /* activation checkpointing over the net's blocks */
     int ckpt_segments;      /* checkpoint segments; 0 = ceil(sqrt(blocks)) */

@@ -362,21 +362,17 @@ static int compute_fixed(const mdl_net *net, const mdl_options *o, fixed *f)
     m->weights_bytes = params * wb;
     m->weight_copies_bytes = amp ? params * 2 : 0;
     m->grads_bytes = params * wb;
-    m->optimizer_bytes = params * wb * (o->optimizer == MDL_OPT_ADAMW ? 2 : 1);
-    switch (o->opt_impl) {
-    case MDL_IMPL_FOREACH:
-        if (o->optimizer == MDL_OPT_ADAMW || o->weight_decay) m->optimizer_temp_bytes = params * wb;
-        break;
-    case MDL_IMPL_FORLOOP:
+    double states = o->optimizer == MDL_OPT_SGD ? 1 : 2;
+    m->optimizer_bytes = params * wb * states;
+    if (o->optimizer == MDL_OPT_BERTADAM) /* two live temporaries: sqrt + e, then update */
+        m->optimizer_temp_bytes = 2 * largest_param_tensor(net) * wb;
+    else if (o->opt_impl == MDL_IMPL_FOREACH && (states == 2 || o->weight_decay))
+        m->optimizer_temp_bytes = params * wb;
+    else if (o->opt_impl == MDL_IMPL_FORLOOP)
         m->optimizer_temp_bytes = largest_param_tensor(net) * wb;
-        break;
-    default:
-        break;
-    }
     m->workspace_bytes =
         MDL_CUBLAS_WORKSPACE_BYTES + (has_conv(net) ? MDL_CUDNN_WORKSPACE_BYTES : 0);
     m->context_bytes = MDL_CUDA_CONTEXT_BYTES;
-    double states = o->optimizer == MDL_OPT_ADAMW ? 2 : 1;
     f->param_rounding = param_rounding(net, 2 + states, wb, amp); /* weights, grads, states */
     int err = 0;
     f->per_sample_act = activations_per_sample(net, o, &f->act_allocs, &err);

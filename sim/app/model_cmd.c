@@ -35,8 +35,10 @@ static void usage(FILE *out)
             "  --image HxW | --image N  input image size (vision models; default 224)\n"
             "  --seq N                sequence length (text models)\n"
             "  --features N           input features (vector models)\n"
-            "  --optimizer sgd|adam   SGD with momentum (default) or Adam(W)\n"
+            "  --optimizer O          sgd (with momentum, default), adam (AdamW) or bertadam\n"
+            "                         (NVIDIA BERT's per-parameter loop, clips each gradient)\n"
             "  --opt-impl I           foreach (default), fused, forloop\n"
+            "  --grad-clip C          none (default) or global (clip_grad_norm_ over all)\n"
             "  --no-weight-decay      optimizer without weight decay\n"
             "  --accum N              gradient accumulation steps (default 1)\n"
             "  --checkpoint[=S]       activation checkpointing in S segments (default sqrt)\n"
@@ -266,7 +268,8 @@ static int step_option(const char *f, const char *v, show_args *a)
     if (!strcmp(f, "--optimizer")) {
         NEED_VALUE(f, v);
         if (mdl_optimizer_parse(v, &a->opt.optimizer)) {
-            fprintf(stderr, "epochsim model show: unknown optimizer '%s' (sgd, adam)\n", v);
+            fprintf(stderr, "epochsim model show: unknown optimizer '%s' (sgd, adam, bertadam)\n",
+                    v);
             return SIM_EXIT_USAGE;
         }
     } else if (!strcmp(f, "--opt-impl")) {
@@ -276,6 +279,11 @@ static int step_option(const char *f, const char *v, show_args *a)
                     "epochsim model show: unknown --opt-impl '%s' (foreach, fused, forloop)\n", v);
             return SIM_EXIT_USAGE;
         }
+    } else if (!strcmp(f, "--grad-clip")) {
+        NEED_VALUE(f, v);
+        int i = mdl_name_index(mdl_grad_clip_names, v);
+        if (i < 0) return unknown_value(f, v, mdl_grad_clip_names);
+        a->opt.grad_clip = i;
     } else if (!strcmp(f, "--accum")) {
         NEED_VALUE(f, v);
         if (parse_long(f, v, 1, 1024, &n)) return SIM_EXIT_USAGE;
@@ -488,6 +496,7 @@ static void json_summary(yajl_gen g, const show_report *r)
     sim_json_str(g, "precision", sim_precision_name(a->opt.precision));
     sim_json_str(g, "optimizer", mdl_optimizer_name(a->opt.optimizer));
     sim_json_str(g, "opt_impl", mdl_opt_impl_name(a->opt.opt_impl));
+    sim_json_str(g, "grad_clip", mdl_grad_clip_names[a->opt.grad_clip]);
     sim_json_int(g, "accum_steps", a->opt.accum_steps);
     sim_json_int(g, "checkpoint_segments", r->step.ckpt_segments);
     sim_json_bool(g, "cuda_graphs", a->opt.cuda_graphs);
@@ -592,9 +601,11 @@ static void text_summary(const show_report *r)
     printf("parameters     %.2f M in %d tensors\n", r->params / 1e6,
            mdl_net_param_tensors(&r->net));
     printf("forward        %.3f GMAC per sample (conv/linear/attention matmuls)\n", r->macs / 1e9);
-    printf("training step  batch %d x %d micro-batches, %s, %s (%s)%s%s\n", a->opt.batch,
+    printf("training step  batch %d x %d micro-batches, %s, %s (%s)%s%s%s\n", a->opt.batch,
            a->opt.accum_steps, sim_precision_name(a->opt.precision),
-           mdl_optimizer_name(a->opt.optimizer), mdl_opt_impl_name(a->opt.opt_impl),
+           mdl_optimizer_name(a->opt.optimizer),
+           a->opt.optimizer == MDL_OPT_BERTADAM ? "loop" : mdl_opt_impl_name(a->opt.opt_impl),
+           a->opt.grad_clip == MDL_CLIP_GLOBAL ? ", global gradient clipping" : "",
            r->step.ckpt_segments ? ", activation checkpointing" : "",
            a->opt.cuda_graphs ? ", CUDA graphs" : "");
     printf("FLOPs/sample   forward %.3f GFLOP, training step %.3f GFLOP (all kernels)\n",

@@ -25,7 +25,7 @@
         key, CFG_T_STR, offsetof(X, member), sizeof(((X *)0)->member), CFG_NO_RANGE, help, NULL    \
     }
 
-static const char *const optimizer_names[] = {"sgd", "adam", "adamw", NULL};
+static const char *const optimizer_names[] = {"sgd", "adam", "adamw", "bertadam", NULL};
 static const char *const impl_names[] = {"foreach", "fused", "forloop", NULL};
 static const char *const scaler_names[] = {"auto", "off", "on", NULL};
 
@@ -96,9 +96,13 @@ static const cfg_field fields[] = {
     F("workload.step_overhead_us", CFG_T_DOUBLE, workload.step_overhead_us, 0, 1e12,
       "main-thread Python work per step outside the ops, us (reference core)"),
     E("workload.optimizer", workload.optimizer, optimizer_names,
-      "model zoo: sgd (with momentum) | adam | adamw"),
+      "model zoo: sgd (with momentum) | adam | adamw | bertadam (NVIDIA BERT's per-parameter "
+      "loop, clips each gradient)"),
     E("workload.optimizer_impl", workload.optimizer_impl, impl_names,
       "model zoo: torch.optim implementation, foreach (default) | fused | forloop"),
+    E("workload.grad_clip", workload.grad_clip, mdl_grad_clip_names,
+      "model zoo: gradient clipping before the step, none | global (clip_grad_norm_ over all "
+      "parameters)"),
     F("workload.weight_decay", CFG_T_BOOL, workload.weight_decay, CFG_NO_RANGE,
       "model zoo: the optimizer applies weight decay"),
     /* 1024: NVIDIA's BERT pre-training recipes accumulate at most 512 batches, and the expanded

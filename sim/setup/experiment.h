@@ -45,8 +45,9 @@ typedef struct sim_experiment {
         double graph_launch_us;  /* CPU cost of one CUDA-graph launch on the reference core */
         double step_overhead_us; /* main-thread Python work per step outside the ops */
         /* model zoo (ignored for synthetic and trace workloads) */
-        int optimizer;      /* index into "sgd", "adam", "adamw" (adam = adamw here) */
+        int optimizer;      /* index into "sgd", "adam", "adamw", "bertadam" (adam = adamw) */
         int optimizer_impl; /* index into "foreach", "fused", "forloop" */
+        int grad_clip;      /* index into mdl_grad_clip_names: "none", "global" */
         bool weight_decay;
         int accum_steps;    /* loader batches (micro-batches) per optimizer step */
         bool checkpointing; /* activation checkpointing over the model's blocks */

@@ -14,9 +14,12 @@ static void options_from(const sim_experiment *x, mdl_options *o)
     mdl_options_defaults(o);
     o->batch = x->loader.batch_size;
     o->precision = x->workload.precision;
-    o->optimizer = x->workload.optimizer == 0 ? MDL_OPT_SGD : MDL_OPT_ADAMW;
+    static const mdl_optimizer optimizer[] = {MDL_OPT_SGD, MDL_OPT_ADAMW, MDL_OPT_ADAMW,
+                                              MDL_OPT_BERTADAM}; /* config.c's optimizer_names */
+    o->optimizer = optimizer[x->workload.optimizer];
     o->opt_impl = (mdl_opt_impl)x->workload.optimizer_impl;
     o->weight_decay = x->workload.weight_decay;
+    o->grad_clip = x->workload.grad_clip; /* mdl_grad_clip_names: MDL_CLIP_* */
     o->accum_steps = x->workload.accum_steps;
     o->checkpointing = x->workload.checkpointing;
     o->grad_scaler = scaler[x->workload.grad_scaler];

@@ -325,6 +325,55 @@ static void test_expand_strided_kernels_hold_one_element(void **state)
     }
 }
 
+/* BertAdam (DLE optimization.py) on ResNet-50's 161 tensors: 53 convolution weights and the fc
+ * weight decay, the 106 batch-norm tensors and the fc bias do not. Each tensor: clip_grad_norm_
+ * alone (norm, stack, total norm, + eps, div, clamp, mul_ = 7 kernels), then 11 kernels with
+ * weight decay or 9 without. */
+static void test_expand_bertadam_loops_per_tensor(void **state)
+{
+    (void)state;
+    for (int wd = 0; wd <= 1; wd++) {
+        mdl_options o = opts(8, SIM_PREC_FP32);
+        o.optimizer = MDL_OPT_BERTADAM;
+        o.weight_decay = wd;
+        run r;
+        expand("resnet50", &o, &r);
+        size_t want = wd ? 161 * 7 + 54 * 11 + 107 * 9 : 161 * (7 + 9);
+        assert_int_equal(r.t.kernels_phase[MDL_PH_OPT], want);
+        assert_int_equal(count_op(&r.step, "mul (weight decay)"), wd ? 54 : 0);
+        assert_int_equal(count_op(&r.step, "vector_norm (clip)"), 161);
+        done(&r);
+    }
+}
+
+/* clip_grad_norm_ over all gradients: PyTorch 1.13 loops (161 vector_norm + 5 one-element
+ * kernels + 161 mul_); 2.x runs _foreach_norm and _foreach_mul_ (the same launch count each, at
+ * least 2 for 161 tensors at depth 1), the cleanup kernel and the 5. */
+static void test_expand_global_grad_clip(void **state)
+{
+    (void)state;
+    static const int releases[] = {113, 205};
+    for (size_t i = 0; i < 2; i++) {
+        size_t k[2];
+        for (int clip = 0; clip <= 1; clip++) {
+            mdl_options o = opts(8, SIM_PREC_FP32);
+            o.pytorch = releases[i];
+            o.grad_clip = clip;
+            run r;
+            expand("resnet50", &o, &r);
+            k[clip] = r.t.kernels_phase[MDL_PH_OPT];
+            done(&r);
+        }
+        size_t added = k[1] - k[0];
+        if (releases[i] < 200) {
+            assert_int_equal(added, 161 + 5 + 161);
+        } else {
+            assert_true(added >= 2 * 2 + 6 && added < 40);
+            assert_int_equal((added - 6) % 2, 0);
+        }
+    }
+}
+
 /* torch.optim: foreach launches a few multi-tensor kernels per op, fused fewer, the for-loop
  * one kernel per parameter tensor per op. */
 static void test_expand_optimizer_implementations(void **state)
@@ -775,6 +824,8 @@ int main(void)
         cmocka_unit_test(test_expand_elementwise_vector_width),
         cmocka_unit_test(test_expand_strided_kernels_hold_one_element),
         cmocka_unit_test(test_expand_optimizer_implementations),
+        cmocka_unit_test(test_expand_bertadam_loops_per_tensor),
+        cmocka_unit_test(test_expand_global_grad_clip),
         cmocka_unit_test(test_expand_amp_casts_and_grad_scaler),
         cmocka_unit_test(test_expand_gradient_accumulation),
         cmocka_unit_test(test_expand_eager_dispatch_of_the_mask_rcnn_backbone),

@@ -70,6 +70,21 @@ static void test_memory_llama7b_adam_does_not_fit_24gb(void **state)
     assert_true(m.weights_bytes < 24 * GIB);
 }
 
+/* BertAdam keeps Adam's two moments; its loop holds two temporaries of one tensor at a time
+ * (next_v.sqrt() + e, then the update), so its temporaries are twice the for-loop Adam's. */
+static void test_memory_bertadam_states_and_temporaries(void **state)
+{
+    (void)state;
+    mdl_options adam = opts(8, SIM_PREC_FP32, MDL_OPT_ADAMW);
+    adam.opt_impl = MDL_IMPL_FORLOOP;
+    mdl_options bert = opts(8, SIM_PREC_FP32, MDL_OPT_BERTADAM);
+    mdl_memory a = estimate("bert-large", &adam, 0), b = estimate("bert-large", &bert, 0);
+    assert_true(a.optimizer_bytes > 0);
+    assert_true(fabs(b.optimizer_bytes - a.optimizer_bytes) < 1);
+    assert_true(a.optimizer_temp_bytes > 0);
+    assert_true(fabs(b.optimizer_temp_bytes - 2 * a.optimizer_temp_bytes) < 1);
+}
+
 /* Component sizes by precision and optimizer, per parameter: fp32 SGD 4+4+4, AMP Adam 4+2 (half
  * copies)+4+8, pure half Adam 2+2+4. */
 static void test_memory_components_by_precision(void **state)
@@ -226,6 +241,7 @@ int main(void)
         cmocka_unit_test(test_memory_llama7b_fp16_weights),
         cmocka_unit_test(test_memory_llama7b_adam_does_not_fit_24gb),
         cmocka_unit_test(test_memory_components_by_precision),
+        cmocka_unit_test(test_memory_bertadam_states_and_temporaries),
         cmocka_unit_test(test_memory_activations_scale),
         cmocka_unit_test(test_memory_checkpointing_saves_activations),
         cmocka_unit_test(test_memory_max_batch_monotone),

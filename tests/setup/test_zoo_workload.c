@@ -320,6 +320,28 @@ static void test_zoo_workload_attention_sdpa_vs_eager(void **state)
     assert_true(gb[2] < 0.8 * gb[1]);
 }
 
+/* workload.optimizer=bertadam and workload.grad_clip=global reach the expanded step: ResNet-50's
+ * 161 tensors, Adam foreach (a few dozen launches) against BertAdam's loop (16 to 18 kernels per
+ * tensor, test_expand), and clipping adds kernels to either. */
+static void test_zoo_workload_bertadam_and_grad_clip_keys(void **state)
+{
+    (void)state;
+    const char *const cases[][3] = {
+        {"workload.optimizer=adamw", "workload.grad_clip=none", NULL},
+        {"workload.optimizer=adamw", "workload.grad_clip=global", NULL},
+        {"workload.optimizer=bertadam", "workload.grad_clip=none", NULL},
+    };
+    size_t kernels[3];
+    for (size_t i = 0; i < 3; i++) {
+        sim_scenario sc;
+        assert_int_equal(build(cases[i], &sc, NULL), 0);
+        kernels[i] = sim_program_kernels(&sc.program);
+        sim_scenario_free(&sc);
+    }
+    assert_true(kernels[1] > kernels[0]);
+    assert_true(kernels[2] > kernels[0] + 161 * 15);
+}
+
 static void test_zoo_workload_bad_names_are_errors(void **state)
 {
     (void)state;
@@ -328,7 +350,9 @@ static void test_zoo_workload_bad_names_are_errors(void **state)
     sim_err err;
     sim_experiment_defaults(&x);
     assert_int_equal(cfg_experiment_apply("workload.optimizer=lamb", &x, &set, &err), SIM_EINVAL);
-    assert_non_null(strstr(err.msg, "sgd, adam, adamw"));
+    assert_non_null(strstr(err.msg, "sgd, adam, adamw, bertadam"));
+    assert_int_equal(cfg_experiment_apply("workload.grad_clip=norm", &x, &set, &err), SIM_EINVAL);
+    assert_non_null(strstr(err.msg, "none, global"));
     assert_int_equal(cfg_experiment_apply("workload.accum_steps=0", &x, &set, &err), SIM_EINVAL);
     sim_scenario sc;
     assert_int_equal(cfg_experiment_apply("workload.model=resnet5", &x, &set, &err), 0);
@@ -446,6 +470,7 @@ int main(void)
         cmocka_unit_test(test_zoo_workload_seed003_contrastive_3060ti_vs_pro6000),
         cmocka_unit_test(test_zoo_workload_channels_last_removes_nchw_transposes),
         cmocka_unit_test(test_zoo_workload_attention_sdpa_vs_eager),
+        cmocka_unit_test(test_zoo_workload_bertadam_and_grad_clip_keys),
         cmocka_unit_test(test_zoo_workload_bad_names_are_errors),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
