@@ -89,7 +89,7 @@ const char *mdl_phase_name(mdl_phase p)
 
 const char *const mdl_attention_names[] = {"default", "eager", "sdpa", NULL};
 const char *const mdl_memory_format_names[] = {"contiguous", "channels_last", NULL};
-const char *const mdl_grad_clip_names[] = {"none", "global", NULL};
+const char *const mdl_grad_clip_names[] = {"none", "global", "apex", NULL};
 const char *const mdl_pytorch_names[] = {"1.8", "1.9", "1.10", "1.11", "1.12", "1.13",
                                          "2.0", "2.1", "2.2",  "2.3",  "2.4",  "2.5",
                                          "2.6", "2.7", "2.8",  "2.9",  NULL};
@@ -170,7 +170,7 @@ int mdl_options_check(const mdl_options *o, sim_err *err)
     if ((unsigned)o->precision >= SIM_PREC_COUNT)
         return sim_err_set(err, SIM_EINVAL, NULL, 0, 0, "invalid precision %d", o->precision);
     if ((unsigned)o->optimizer >= MDL_OPT_COUNT || (unsigned)o->opt_impl >= MDL_IMPL_COUNT ||
-        (unsigned)o->grad_clip > MDL_CLIP_GLOBAL)
+        (unsigned)o->grad_clip > MDL_CLIP_APEX)
         return sim_err_set(err, SIM_EINVAL, NULL, 0, 0, "invalid optimizer");
     if (o->accum_steps < 1 || o->accum_steps > 1024)
         return sim_err_set(err, SIM_EINVAL, NULL, 0, 0,
@@ -1240,6 +1240,20 @@ static void clip_global(ctx *c, const plist *p)
     }
 }
 
+/* GradientClipper of NVIDIA's BERT (run_squad.py): apex's multi_tensor_l2norm over every gradient
+ * (per-chunk partial norms, then its cleanup kernel over at most MTA_MAX_BLOCKS partials),
+ * total_norm.item() on the host, then multi_tensor_scale in place when max_norm / norm < 1. The
+ * scale is counted: fine-tuning from a pre-trained checkpoint starts with a gradient norm above
+ * its max_norm of 1. apex's multi_tensor_apply chunks and launches as PyTorch's (foreach_op). */
+static void clip_apex(ctx *c, const plist *p)
+{
+    foreach_op(c, p, "multi_tensor_l2norm (clip)", 1, 1, 2, c->wb);
+    elem(c, "multi_tensor_l2norm_cleanup", MTA_MAX_BLOCKS, MTA_MAX_BLOCKS * 4.0, MTA_MAX_BLOCKS,
+         c->d->extra_launch_ns);
+    push(c, "clip_total_norm_item", SIM_OP_MEMCPY_D2H, MDL_MATH_NONE, 0, 4, 0, c->d->sync_ns);
+    foreach_op(c, p, "multi_tensor_scale (clip)", 2, 2, 1, c->wb);
+}
+
 /* BertAdam.step (DLE PyTorch/LanguageModeling/BERT/optimization.py), one Python iteration per
  * parameter tensor: clip_grad_norm_(p, max_grad_norm) on that tensor alone (a norm over it, the
  * five one-element kernels, a mul_ of it), then next_m.mul_(b1).add_(1 - b1, grad),
@@ -1345,6 +1359,7 @@ static void optimizer(ctx *c, const plist *p, int tensors)
              D->sync_ns);
     }
     if (o->grad_clip == MDL_CLIP_GLOBAL) clip_global(c, p);
+    if (o->grad_clip == MDL_CLIP_APEX) clip_apex(c, p);
     bool adam = o->optimizer != MDL_OPT_SGD;
     cpu(c, "optimizer_param_bookkeeping",
         (int64_t)tensors * (adam ? D->opt_param_adam_ns : D->opt_param_sgd_ns));

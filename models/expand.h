@@ -28,9 +28,10 @@ typedef enum mdl_optimizer {
     MDL_OPT_COUNT
 } mdl_optimizer;
 
-/* Gradient clipping before the optimizer step (workload.grad_clip): none, or
- * torch.nn.utils.clip_grad_norm_ over all parameters (one global norm). */
-enum { MDL_CLIP_NONE, MDL_CLIP_GLOBAL };
+/* Gradient clipping before the optimizer step (workload.grad_clip): none;
+ * torch.nn.utils.clip_grad_norm_ over all parameters (one global norm); or apex's multi-tensor
+ * norm, read on the host with .item(), and scale (NVIDIA BERT's GradientClipper). */
+enum { MDL_CLIP_NONE, MDL_CLIP_GLOBAL, MDL_CLIP_APEX };
 extern const char *const mdl_grad_clip_names[];
 
 /* How the optimizer runs: torch.optim's default on CUDA since 2.0 is foreach (multi-tensor

@@ -38,7 +38,8 @@ static void usage(FILE *out)
             "  --optimizer O          sgd (with momentum, default), adam (AdamW) or bertadam\n"
             "                         (NVIDIA BERT's per-parameter loop, clips each gradient)\n"
             "  --opt-impl I           foreach (default), fused, forloop\n"
-            "  --grad-clip C          none (default) or global (clip_grad_norm_ over all)\n"
+            "  --grad-clip C          none (default), global (clip_grad_norm_ over all) or apex\n"
+            "                         (multi-tensor norm, .item(), scale: NVIDIA BERT's)\n"
             "  --no-weight-decay      optimizer without weight decay\n"
             "  --accum N              gradient accumulation steps (default 1)\n"
             "  --checkpoint[=S]       activation checkpointing in S segments (default sqrt)\n"
@@ -605,7 +606,9 @@ static void text_summary(const show_report *r)
            a->opt.accum_steps, sim_precision_name(a->opt.precision),
            mdl_optimizer_name(a->opt.optimizer),
            a->opt.optimizer == MDL_OPT_BERTADAM ? "loop" : mdl_opt_impl_name(a->opt.opt_impl),
-           a->opt.grad_clip == MDL_CLIP_GLOBAL ? ", global gradient clipping" : "",
+           a->opt.grad_clip == MDL_CLIP_GLOBAL ? ", global gradient clipping"
+           : a->opt.grad_clip == MDL_CLIP_APEX ? ", apex gradient clipping"
+                                               : "",
            r->step.ckpt_segments ? ", activation checkpointing" : "",
            a->opt.cuda_graphs ? ", CUDA graphs" : "");
     printf("FLOPs/sample   forward %.3f GFLOP, training step %.3f GFLOP (all kernels)\n",

@@ -102,7 +102,7 @@ static const cfg_field fields[] = {
       "model zoo: torch.optim implementation, foreach (default) | fused | forloop"),
     E("workload.grad_clip", workload.grad_clip, mdl_grad_clip_names,
       "model zoo: gradient clipping before the step, none | global (clip_grad_norm_ over all "
-      "parameters)"),
+      "parameters) | apex (multi-tensor norm, .item(), scale: NVIDIA BERT's GradientClipper)"),
     F("workload.weight_decay", CFG_T_BOOL, workload.weight_decay, CFG_NO_RANGE,
       "model zoo: the optimizer applies weight decay"),
     /* 1024: NVIDIA's BERT pre-training recipes accumulate at most 512 batches, and the expanded

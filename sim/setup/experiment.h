@@ -47,7 +47,7 @@ typedef struct sim_experiment {
         /* model zoo (ignored for synthetic and trace workloads) */
         int optimizer;      /* index into "sgd", "adam", "adamw", "bertadam" (adam = adamw) */
         int optimizer_impl; /* index into "foreach", "fused", "forloop" */
-        int grad_clip;      /* index into mdl_grad_clip_names: "none", "global" */
+        int grad_clip;      /* index into mdl_grad_clip_names: "none", "global", "apex" */
         bool weight_decay;
         int accum_steps;    /* loader batches (micro-batches) per optimizer step */
         bool checkpointing; /* activation checkpointing over the model's blocks */

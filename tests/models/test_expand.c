@@ -348,29 +348,36 @@ static void test_expand_bertadam_loops_per_tensor(void **state)
 
 /* clip_grad_norm_ over all gradients: PyTorch 1.13 loops (161 vector_norm + 5 one-element
  * kernels + 161 mul_); 2.x runs _foreach_norm and _foreach_mul_ (the same launch count each, at
- * least 2 for 161 tensors at depth 1), the cleanup kernel and the 5. */
-static void test_expand_global_grad_clip(void **state)
+ * least 2 for 161 tensors at depth 1), the cleanup kernel and the 5. apex's GradientClipper, in any
+ * release: a multi-tensor norm, its cleanup kernel, one .item() sync and a multi-tensor scale of
+ * depth 2 (64 tensors per launch: at least 3 launches). */
+static void test_expand_grad_clip(void **state)
 {
     (void)state;
     static const int releases[] = {113, 205};
     for (size_t i = 0; i < 2; i++) {
-        size_t k[2];
-        for (int clip = 0; clip <= 1; clip++) {
+        size_t k[3], syncs[3];
+        for (int clip = MDL_CLIP_NONE; clip <= MDL_CLIP_APEX; clip++) {
             mdl_options o = opts(8, SIM_PREC_FP32);
             o.pytorch = releases[i];
             o.grad_clip = clip;
             run r;
             expand("resnet50", &o, &r);
             k[clip] = r.t.kernels_phase[MDL_PH_OPT];
+            syncs[clip] = r.t.syncs;
             done(&r);
         }
-        size_t added = k[1] - k[0];
+        size_t added = k[MDL_CLIP_GLOBAL] - k[MDL_CLIP_NONE];
         if (releases[i] < 200) {
             assert_int_equal(added, 161 + 5 + 161);
         } else {
             assert_true(added >= 2 * 2 + 6 && added < 40);
             assert_int_equal((added - 6) % 2, 0);
         }
+        assert_int_equal(syncs[MDL_CLIP_GLOBAL], syncs[MDL_CLIP_NONE]);
+        size_t apex = k[MDL_CLIP_APEX] - k[MDL_CLIP_NONE];
+        assert_true(apex >= 2 + 1 + 3 && apex < 20);
+        assert_int_equal(syncs[MDL_CLIP_APEX], syncs[MDL_CLIP_NONE] + 1);
     }
 }
 
@@ -825,7 +832,7 @@ int main(void)
         cmocka_unit_test(test_expand_strided_kernels_hold_one_element),
         cmocka_unit_test(test_expand_optimizer_implementations),
         cmocka_unit_test(test_expand_bertadam_loops_per_tensor),
-        cmocka_unit_test(test_expand_global_grad_clip),
+        cmocka_unit_test(test_expand_grad_clip),
         cmocka_unit_test(test_expand_amp_casts_and_grad_scaler),
         cmocka_unit_test(test_expand_gradient_accumulation),
         cmocka_unit_test(test_expand_eager_dispatch_of_the_mask_rcnn_backbone),

@@ -352,7 +352,7 @@ static void test_zoo_workload_bad_names_are_errors(void **state)
     assert_int_equal(cfg_experiment_apply("workload.optimizer=lamb", &x, &set, &err), SIM_EINVAL);
     assert_non_null(strstr(err.msg, "sgd, adam, adamw, bertadam"));
     assert_int_equal(cfg_experiment_apply("workload.grad_clip=norm", &x, &set, &err), SIM_EINVAL);
-    assert_non_null(strstr(err.msg, "none, global"));
+    assert_non_null(strstr(err.msg, "none, global, apex"));
     assert_int_equal(cfg_experiment_apply("workload.accum_steps=0", &x, &set, &err), SIM_EINVAL);
     sim_scenario sc;
     assert_int_equal(cfg_experiment_apply("workload.model=resnet5", &x, &set, &err), 0);
