@@ -41,9 +41,11 @@ static void row_fail(sim_val_row *r, const char *fmt, ...)
 }
 
 /* Microbenchmark parameters: the settings without a dot (m=, n=, k=, bytes=, pinned=, copies=,
- * vec=), and how jobs share a GPU (the experiment's system.gpu_sharing keys). */
+ * vec=, counted=, timed=), and how jobs share a GPU (the experiment's system.gpu_sharing keys).
+ * counted= and timed=: the source's rate counts the samples of `counted` optimizer steps over the
+ * time of `timed` of them (run_squad.py with --max_steps=100 times 101 steps and counts 100). */
 typedef struct bench_params {
-    double m, n, k, bytes, copies, vec;
+    double m, n, k, bytes, copies, vec, counted, timed;
     bool pinned;
     sim_gpushare_config share;
 } bench_params;
@@ -58,13 +60,15 @@ static int bench_param(sim_val_row *r, const char *item, bench_params *b)
         if (b->pinned || !strcmp(eq + 1, "false")) return 0;
     } else if (eq && end != eq + 1 && !*end && v > 0) {
         size_t len = (size_t)(eq - item);
-        double *slot = len == 1 && *item == 'm'                  ? &b->m
-                       : len == 1 && *item == 'n'                ? &b->n
-                       : len == 1 && *item == 'k'                ? &b->k
-                       : len == 5 && !strncmp(item, "bytes", 5)  ? &b->bytes
-                       : len == 6 && !strncmp(item, "copies", 6) ? &b->copies
-                       : len == 3 && !strncmp(item, "vec", 3)    ? &b->vec
-                                                                 : NULL;
+        double *slot = len == 1 && *item == 'm'                   ? &b->m
+                       : len == 1 && *item == 'n'                 ? &b->n
+                       : len == 1 && *item == 'k'                 ? &b->k
+                       : len == 5 && !strncmp(item, "bytes", 5)   ? &b->bytes
+                       : len == 6 && !strncmp(item, "copies", 6)  ? &b->copies
+                       : len == 3 && !strncmp(item, "vec", 3)     ? &b->vec
+                       : len == 7 && !strncmp(item, "counted", 7) ? &b->counted
+                       : len == 5 && !strncmp(item, "timed", 5)   ? &b->timed
+                                                                  : NULL;
         if (slot) {
             *slot = v;
             return 0;
@@ -73,7 +77,7 @@ static int bench_param(sim_val_row *r, const char *item, bench_params *b)
     row_fail(
         r,
         "settings: '%s' is neither an experiment key nor m=, n=, k=, bytes=, pinned=, copies=, "
-        "vec=",
+        "vec=, counted=, timed=",
         item);
     return -1;
 }
@@ -163,9 +167,25 @@ static int build(sim_val_row *r, const char *catalog, const sim_gpu_desc *gpu, s
     return built(r, sim_scenario_build_gpu(&x, &set, catalog, gpu, sc, &err), sc, &err);
 }
 
-/* Training figures from a simulated run: samples per second from the p50 optimizer step. */
-static void predict_run(sim_val_row *r, const sim_scenario *sc)
+/* The share of the timed steps whose samples the source counts: counted / timed (1 without
+ * them), or -1 with the row failed when they are not whole numbers with 1 <= counted <= timed. */
+static double counted_share(sim_val_row *r, const bench_params *b)
 {
+    if (b->counted == 0 && b->timed == 0) return 1;
+    if (b->counted < 1 || b->timed < b->counted || b->counted != floor(b->counted) ||
+        b->timed != floor(b->timed)) {
+        row_fail(r, "counted= and timed= must be whole numbers with 1 <= counted <= timed");
+        return -1;
+    }
+    return b->counted / b->timed;
+}
+
+/* Training figures from a simulated run: samples per second from the p50 optimizer step, counted
+ * as the source counts them (counted_share). */
+static void predict_run(sim_val_row *r, const sim_scenario *sc, const bench_params *b)
+{
+    double share = counted_share(r, b);
+    if (share < 0) return;
     sim_result res;
     sim_err err;
     sim_err_clear(&err);
@@ -176,9 +196,9 @@ static void predict_run(sim_val_row *r, const sim_scenario *sc)
     double step_ms = res.mean.step_time_ms_p50;
     double samples = (double)sc->loader.batch_size * sim_program_batches_per_step(&sc->program);
     if (r->metric == SIM_VAL_SAMPLES_PER_S)
-        r->predicted = step_ms > 0 ? samples / (step_ms / 1e3) : NAN;
+        r->predicted = step_ms > 0 ? share * samples / (step_ms / 1e3) : NAN;
     else if (r->metric == SIM_VAL_STEP_MS)
-        r->predicted = step_ms;
+        r->predicted = step_ms / share;
     else
         r->predicted = res.mean.gpu_util_pct;
     sim_result_free(&res);
@@ -302,7 +322,7 @@ static void predict_built(sim_val_row *r, const sim_scenario *sc, const bench_pa
     case SIM_VAL_SAMPLES_PER_S:
     case SIM_VAL_STEP_MS:
     case SIM_VAL_GPU_UTIL_PCT:
-        predict_run(r, sc);
+        predict_run(r, sc, b);
         break;
     case SIM_VAL_H2D_GBPS:
         predict_copy(r, sc, b);

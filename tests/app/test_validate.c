@@ -195,6 +195,39 @@ static void test_validate_membw_elements_in_flight(void **state)
     unlink(path);
 }
 
+/* counted= and timed=: a source that counts the samples of 100 steps over the time of 101 gets
+ * exactly 100/101 of the samples per second of the same run without them, and the step time
+ * 101/100 of it (the simulation is deterministic). Fractions, counted above timed, or one without
+ * the other are refused with the reason. */
+static void test_validate_counted_and_timed_steps(void **state)
+{
+    (void)state;
+    write_file(HEADER
+               "a,g,check,samples_per_s,100,a10,1,resnet50,fp16,8,,sw,src,\n"
+               "b,g,check,samples_per_s,100,a10,1,resnet50,fp16,8,counted=100;timed=101,sw,src,\n"
+               "c,g,check,step_ms,100,a10,1,resnet50,fp16,8,,sw,src,\n"
+               "d,g,check,step_ms,100,a10,1,resnet50,fp16,8,counted=100;timed=101,sw,src,\n"
+               "e,g,check,samples_per_s,100,a10,1,resnet50,fp16,8,counted=100,sw,src,\n"
+               "f,g,check,samples_per_s,100,a10,1,resnet50,fp16,8,counted=3;timed=2,sw,src,\n"
+               "h,g,check,samples_per_s,100,a10,1,resnet50,fp16,8,counted=1.5;timed=2,sw,src,\n");
+    sim_val_table t = {0};
+    sim_err err;
+    sim_err_clear(&err);
+    assert_int_equal(sim_val_read_file(&t, path, &err), 0);
+    sim_val_predict(&t, CATALOG);
+    assert_true(t.rows[0].predicted > 0);
+    assert_true(fabs(t.rows[1].predicted - t.rows[0].predicted * 100 / 101) <
+                1e-12 * t.rows[0].predicted);
+    assert_true(fabs(t.rows[3].predicted - t.rows[2].predicted * 101 / 100) <
+                1e-12 * t.rows[2].predicted);
+    for (int i = 4; i < 7; i++) {
+        assert_true(isnan(t.rows[i].predicted));
+        assert_non_null(strstr(t.rows[i].error, "counted= and timed="));
+    }
+    sim_val_table_free(&t);
+    unlink(path);
+}
+
 /* The model is deterministic, so today's figures come back exactly; the 0.5-point margin is for
  * the one-decimal rounding of recorded.csv. A stat that is not recorded (a new group) fails too:
  * record it. Every published training row is a batch that ran on that GPU: the memory model must
@@ -235,6 +268,7 @@ int main(void)
         cmocka_unit_test(test_validate_mape_and_ratio_closed_form),
         cmocka_unit_test(test_validate_busbw_closed_form),
         cmocka_unit_test(test_validate_membw_elements_in_flight),
+        cmocka_unit_test(test_validate_counted_and_timed_steps),
         cmocka_unit_test(test_validate_published_errors_do_not_grow),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
