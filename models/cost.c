@@ -18,15 +18,21 @@
  *   shows for its GEMM sweeps); a full wave of 128x128 tiles with a short reduction (K <= 64,
  *   ~1e8-1e9 FLOPs on 100+ SMs) is dominated by its prologue/epilogue (first tile loads, C
  *   writes), so a few tens of percent; below 1e7 a kernel is all ramp-up.
- * CUDA cores (SGEMM and arithmetic): cuBLAS SGEMM reaches ~80-90 % of the fp32 peak when large
- *   (e.g. ~14 of 15.7 TFLOPS on V100); we take 0.80 at 1e11 and the same ramp as above.
- * Memory, x = log10(bytes): copy kernels of >= 100 MB reach ~85-90 % of the DRAM peak (the
- *   usual bandwidthTest/nvbandwidth device-to-device result); a 1 MB kernel finishes in ~2 us
- *   on a 1.5-2 TB/s part (DRAM latency and ramp), i.e. ~30-45 %; 10 kB is latency-only. */
+ * CUDA cores, x = log10(FLOPs), no wave factor: cuBLAS 12.4 SGEMM (strict FP32) measured on an
+ *   A100-SXM4-80GB at 1410 MHz (tests/data/published/microbench.csv, fit rows sgblas-a100-*,
+ *   github.com/AG0708/sgBLAS docs/results-a100-sxm4.md): 256^3 0.14 of the peak, 512^3 0.50,
+ *   1024^3 0.85, 2048^3 0.91, 4096^3 0.976, 8192^3 0.98. Those sizes show no wave steps (2048^3
+ *   would pay 1.69x with 256 tiles on 216 slots), so cuBLAS's SIMT tiling is in the curve, not
+ *   in mdl_kernel_blocks: a modelled CUDA-core GEMM or convolution takes no wave factor. An SM with
+ * 64 FP32 lanes (Volta, Turing, GA100) reaches that curve; one with 128 (GA10x, Ada, Hopper,
+ * Blackwell) reaches MDL_WIDE_FP32_EFF of it (mdl_kernel_cost). Memory, x = log10(bytes): copy
+ * kernels of >= 100 MB reach ~85-90 % of the DRAM peak (the usual bandwidthTest/nvbandwidth
+ * device-to-device result); a 1 MB kernel finishes in ~2 us on a 1.5-2 TB/s part (DRAM latency and
+ * ramp), i.e. ~30-45 %; 10 kB is latency-only. */
 static const sim_curve default_tensor = {
     7, {6, 7, 8, 9, 10, 11, 12}, {0.05, 0.12, 0.30, 0.52, 0.66, 0.74, 0.78}};
 static const sim_curve default_cuda = {
-    6, {6, 7, 8, 9, 10, 11}, {0.05, 0.15, 0.40, 0.60, 0.72, 0.80}};
+    7, {6.5, 7.5, 8.4, 9.3, 10.2, 11.1, 12}, {0.02, 0.14, 0.50, 0.85, 0.91, 0.976, 0.98}};
 static const sim_curve default_memory = {
     6, {4, 5, 6, 7, 8, 9}, {0.05, 0.20, 0.45, 0.70, 0.85, 0.90}};
 
@@ -106,6 +112,12 @@ int mdl_blocks_per_sm(const sim_gpu_desc *gpu)
     return gpu->max_blocks_per_sm > 0 ? gpu->max_blocks_per_sm : 1;
 }
 
+double mdl_fp32_lanes_per_sm(const sim_gpu_desc *gpu)
+{
+    double per_sm_ghz = (double)gpu->sms * gpu->boost_mhz * 1e6 * 2;
+    return per_sm_ghz > 0 ? gpu->fp32_tflops * 1e12 / per_sm_ghz : 0;
+}
+
 int mdl_threads_per_sm(const sim_gpu_desc *gpu)
 {
     int cc = (int)lround(gpu->compute_capability * 10);
@@ -177,7 +189,9 @@ void mdl_kernel_cost(const mdl_kernel *k, const sim_gpu_desc *gpu, sim_precision
     int sms = gpu->sms > 0 ? gpu->sms : 1;
     double slots = (double)sms * mdl_blocks_per_sm(gpu);
     o->blocks = mdl_kernel_blocks(k, slots);
-    if (k->math != MDL_MATH_SIMT) {
+    /* A recorded grid quantizes on any unit; the tiles mdl_kernel_blocks assumes are
+     * tensor-core tiles, and cuBLAS's SIMT tiling is in the CUDA-core curve (default_cuda). */
+    if (k->math != MDL_MATH_SIMT && (tensor || !(k->gemm_m > 0))) {
         double w = o->blocks / slots;
         o->wave_factor = ceil(w) / w;
     }
@@ -186,6 +200,8 @@ void mdl_kernel_cost(const mdl_kernel *k, const sim_gpu_desc *gpu, sim_precision
         o->eff_compute =
             tensor ? mdl_efficiency_at(&gpu->eff_tensor, MDL_CURVE_TENSOR, work, o->peak_flops)
                    : mdl_efficiency_at(&gpu->eff_cuda, MDL_CURVE_CUDA, work, o->peak_flops);
+        if (!tensor && gpu->eff_cuda.n == 0 && mdl_fp32_lanes_per_sm(gpu) > 96)
+            o->eff_compute *= MDL_WIDE_FP32_EFF;
         o->compute_ns = work / (o->peak_flops * o->eff_compute) * 1e9;
     }
     double bw = gpu->mem_bw_gbps * 1e9;

@@ -89,7 +89,7 @@ typedef struct mdl_kernel {
 typedef struct mdl_cost {
     double peak_flops;  /* FLOP/s of the unit chosen */
     double blocks;      /* thread blocks (GEMM: from 128x128 / 64x64 tiles and split-K) */
-    double wave_factor; /* ceil(w)/w >= 1; 1 for CUDA-core kernels */
+    double wave_factor; /* ceil(w)/w >= 1; 1 for elementwise kernels and modelled CUDA-core GEMMs */
     double eff_compute, eff_memory;
     double compute_ns, memory_ns;
     double overhead_ns;
@@ -121,6 +121,18 @@ double mdl_efficiency_at(const sim_curve *gpu_curve, mdl_curve_id fallback, doub
 
 /* Resident blocks per SM used for wave quantization: gpu->max_blocks_per_sm, or 1 if unset. */
 int mdl_blocks_per_sm(const sim_gpu_desc *gpu);
+
+/* FP32 lanes per SM, from the catalog's fp32 peak: fp32_tflops / (SMs x boost clock x 2 FLOPs
+ * per FMA). 64 on Volta, Turing and GA100; 128 on GA10x, Ada, Hopper and Blackwell, whose second
+ * FP32 datapath doubles the peak. 0 when the entry lacks SMs or clock. */
+double mdl_fp32_lanes_per_sm(const sim_gpu_desc *gpu);
+
+/* What a CUDA-core GEMM or convolution reaches on an SM with 128 FP32 lanes, as a fraction of the
+ * default curve (which is the A100's, 64 lanes): an H100 SXM runs torch.matmul in strict FP32 at
+ * 51.9 TFLOPS at 4096^3 and 8192^3 (microbench.csv, zzc79-h100-fp32gemm-*), 0.775 of its 66.9
+ * peak, where the A100 reaches 0.976-0.98 at the same sizes: 0.79. Applied to the default curve
+ * only; a GPU's own eff_cuda curve is its measurement. */
+#define MDL_WIDE_FP32_EFF 0.79
 
 /* Resident threads per SM by compute capability (CUDA C++ Programming Guide, "Technical
  * Specifications per Compute Capability"): 1024 on 7.5, 1536 on 8.6, 8.7, 8.9 and 12.x, 2048 on
