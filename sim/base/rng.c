@@ -27,8 +27,9 @@ static uint32_t twist(uint32_t upper_of, uint32_t lower_of, uint32_t far)
     return far ^ (y >> 1) ^ (y & 1 ? TWIST : 0);
 }
 
-/* The next 624 words, each from the new words before it and the old ones after it. */
-static void regenerate(sim_rng *r)
+/* The next 624 words, each from the new words before it and the old ones after it. Out of line,
+ * so that the draws, which call it once in 624, inline only the tempering. */
+__attribute__((noinline)) static void regenerate(sim_rng *r)
 {
     uint32_t *mt = r->mt;
     int k = 0;
@@ -40,7 +41,7 @@ static void regenerate(sim_rng *r)
     r->next = 0;
 }
 
-uint32_t sim_rng_get(sim_rng *r)
+static inline uint32_t next_word(sim_rng *r)
 {
     if (r->next >= SIM_RNG_WORDS) regenerate(r);
     uint32_t y = r->mt[r->next++];
@@ -51,9 +52,14 @@ uint32_t sim_rng_get(sim_rng *r)
     return y;
 }
 
+uint32_t sim_rng_get(sim_rng *r)
+{
+    return next_word(r);
+}
+
 static double uniform(sim_rng *r)
 {
-    return sim_rng_get(r) / 4294967296.0;
+    return next_word(r) / 4294967296.0;
 }
 
 uint32_t sim_rng_uniform_int(sim_rng *r, uint32_t n)
@@ -61,7 +67,7 @@ uint32_t sim_rng_uniform_int(sim_rng *r, uint32_t n)
     SIM_ASSERT(n >= 1);
     uint32_t scale = UINT32_MAX / n, k;
     do
-        k = sim_rng_get(r) / scale;
+        k = next_word(r) / scale;
     while (k >= n);
     return k;
 }
