@@ -37,6 +37,7 @@ typedef struct worker {
     bool alive;
     bool busy;
     int64_t batch;
+    int64_t batch_mult; /* where its batch's decode multipliers start in decode_mult */
     int index_in_batch;
     int batch_samples;
     int64_t batch_ns, phase_ns; /* starts of the batch and of the running phase */
@@ -60,6 +61,10 @@ struct sim_loader {
     sim_rng rng;
     int epoch;
     int64_t next_send, next_yield, outstanding;
+    /* next_yield mod window and mod n_workers, kept as it advances: the awaited batch's cause is
+     * asked after every loader event, which then makes no division. */
+    int64_t yield_slot;
+    int yield_worker;
     int next_worker;
     /* Batches sent and not yet yielded (at most `window`) keep their state in rings indexed by
      * batch mod window: whether it is ready, and (cv > 0) the lognormal multiplier of each of
@@ -134,9 +139,8 @@ static void draw_multipliers(sim_loader *l, int64_t b)
 static sim_stall awaited_cause(const sim_loader *l)
 {
     if (l->main_thread) return SIM_STALL_MAIN;
-    if (l->next_yield >= l->batches || l->ready[l->next_yield % l->window])
-        return (sim_stall)l->cause;
-    const worker *w = &l->w[l->next_yield % l->n_workers];
+    if (l->next_yield >= l->batches || l->ready[l->yield_slot]) return (sim_stall)l->cause;
+    const worker *w = &l->w[l->yield_worker];
     if (!w->alive) return SIM_STALL_OTHER;
     if (w->busy && w->phase == PH_READ && !w->hit) return SIM_STALL_STORAGE;
     return SIM_STALL_DECODE;
@@ -170,11 +174,13 @@ static void try_send(sim_loader *l)
 
 static void deliver(sim_loader *l)
 {
-    if (!l->waiting || l->next_yield >= l->batches || !l->ready[l->next_yield % l->window]) return;
-    l->ready[l->next_yield % l->window] = 0; /* the slot's next batch is not ready */
+    if (!l->waiting || l->next_yield >= l->batches || !l->ready[l->yield_slot]) return;
+    l->ready[l->yield_slot] = 0; /* the slot's next batch is not ready */
     l->waiting = false;
     sim_engine_after(l->e, 0, l->wait_target, l->wait_kind, (uint64_t)l->next_yield);
     l->next_yield++;
+    if (++l->yield_slot == l->window) l->yield_slot = 0;
+    if (++l->yield_worker == l->n_workers) l->yield_worker = 0;
     l->outstanding--;
     try_send(l);
 }
@@ -195,8 +201,7 @@ static void mem_job(sim_loader *l, double bytes, uint32_t kind, uint64_t a)
 static void start_decode(sim_loader *l, int wi)
 {
     worker *w = &l->w[wi];
-    int64_t slot = w->batch % l->window * l->cfg.batch_size + w->index_in_batch;
-    double mult = l->decode_mult ? l->decode_mult[slot] : 1.0;
+    double mult = l->decode_mult ? l->decode_mult[w->batch_mult + w->index_in_batch] : 1.0;
     l->decodes++;
     w->phase_ns = sim_engine_now(l->e);
     w->phase = PH_DECODE;
@@ -238,6 +243,7 @@ static void start_batch(sim_loader *l, int wi)
     if (!w->alive || w->busy || w->q_len == 0)
         return; /* a worker fetches one batch at a time, once started */
     w->batch = w->queue[w->q_head];
+    w->batch_mult = w->batch % l->window * l->cfg.batch_size;
     w->q_head = (w->q_head + 1) % w->q_cap;
     w->q_len--;
     w->busy = true;
@@ -433,6 +439,7 @@ int sim_loader_begin_epoch(sim_loader *l, int epoch)
     l->batches = l->full_batches;
     memset(l->ready, 0, (size_t)l->window);
     l->next_send = l->next_yield = l->outstanding = 0;
+    l->yield_slot = l->yield_worker = 0;
     l->next_worker = 0;
     l->pin_head = l->pin_len = 0;
     l->reads = l->hits = l->decodes = 0;
