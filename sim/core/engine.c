@@ -15,17 +15,13 @@ typedef struct slot {
     void *self;
 } slot;
 
-typedef struct timer {
-    sim_event ev;
-    bool armed;
-} timer;
-
 struct sim_engine {
     sim_engine_clock clock;            /* first: sim_engine_now reads it (engine.h) */
     sim_queue q;                       /* events after now */
     sim_event *due;                    /* ring of events scheduled for now, in scheduling order */
     size_t due_head, due_len, due_cap; /* due_cap: a power of two */
-    timer *timers;
+    /* A timer is its pending event, armed unless its time is INT64_MAX. */
+    sim_event *timers;
     int n_timers, cap_timers;
     int first_timer; /* the armed timer that fires first; -1 = none */
     slot *comps;
@@ -72,19 +68,29 @@ int sim_engine_add(sim_engine *e, const sim_component_ops *ops, void *self)
     return (int)e->n_comps++;
 }
 
-/* Appends an event due now to the FIFO, growing the ring (unwrapped into the new array). */
+/* Doubles the FIFO's ring (unwrapped into the new array). Out of line, as the queue's growth is
+ * (queue.c): it runs a few times per run, and inlined it cost every caller that schedules an
+ * event more registers to save. */
+__attribute__((noinline)) static int grow_due(sim_engine *e)
+{
+    size_t cap = e->due_cap ? 2 * e->due_cap : 64;
+    sim_event *r = malloc(cap * sizeof *r);
+    if (!r) return SIM_ENOMEM;
+    for (size_t i = 0; i < e->due_len; i++)
+        r[i] = e->due[(e->due_head + i) & (e->due_cap - 1)];
+    free(e->due);
+    e->due = r;
+    e->due_cap = cap;
+    e->due_head = 0;
+    return SIM_OK;
+}
+
+/* Appends an event due now to the FIFO. */
 static int push_due(sim_engine *e, uint32_t target, uint32_t kind, uint64_t a)
 {
     if (e->due_len == e->due_cap) {
-        size_t cap = e->due_cap ? 2 * e->due_cap : 64;
-        sim_event *r = malloc(cap * sizeof *r);
-        if (!r) return SIM_ENOMEM;
-        for (size_t i = 0; i < e->due_len; i++)
-            r[i] = e->due[(e->due_head + i) & (e->due_cap - 1)];
-        free(e->due);
-        e->due = r;
-        e->due_cap = cap;
-        e->due_head = 0;
+        int rc = grow_due(e);
+        if (rc) return rc;
     }
     e->due[(e->due_head + e->due_len++) & (e->due_cap - 1)] =
         (sim_event){e->clock.now_ns, e->q.next_seq++, target, kind, a};
@@ -112,35 +118,34 @@ int sim_engine_timer_add(sim_engine *e, uint32_t target, uint32_t kind)
     SIM_ASSERT(target < e->n_comps);
     if (e->n_timers == e->cap_timers) {
         int cap = e->cap_timers ? 2 * e->cap_timers : 8;
-        timer *t = realloc(e->timers, (size_t)cap * sizeof *t);
+        sim_event *t = realloc(e->timers, (size_t)cap * sizeof *t);
         if (!t) return SIM_ENOMEM;
         e->timers = t;
         e->cap_timers = cap;
     }
-    e->timers[e->n_timers] =
-        (timer){.ev = {.t_ns = INT64_MAX, .target = target, .kind = kind}, .armed = false};
+    e->timers[e->n_timers] = (sim_event){.t_ns = INT64_MAX, .target = target, .kind = kind};
     return e->n_timers++;
 }
 
 /* Finds the armed timer that fires first (there are a few per GPU: a scan is cheapest). A
- * disarmed timer's time is INT64_MAX, so the scan needs no test of `armed`. The first pass finds
- * the earliest time and the first timer with it, by selects rather than branches taken at
- * random; a later timer at that time fires first if it was set sooner, which the second pass,
- * one comparison per timer that is almost never true, looks for. */
+ * disarmed timer's time is INT64_MAX, so the scan needs no flag. The first pass finds the
+ * earliest time and the first timer with it, by selects rather than branches taken at random; a
+ * later timer at that time fires first if it was set sooner, which the second pass, one
+ * comparison per timer that is almost never true, looks for. */
 static void find_first_timer(sim_engine *e)
 {
     int first = -1;
     int64_t first_t = INT64_MAX;
     for (int i = 0; i < e->n_timers; i++) {
-        int64_t t = e->timers[i].ev.t_ns;
+        int64_t t = e->timers[i].t_ns;
         bool earlier = t < first_t;
         first = earlier ? i : first;
         first_t = earlier ? t : first_t;
     }
     if (first >= 0) {
-        uint64_t first_seq = e->timers[first].ev.seq;
+        uint64_t first_seq = e->timers[first].seq;
         for (int i = first + 1; i < e->n_timers; i++) {
-            const sim_event *ev = &e->timers[i].ev;
+            const sim_event *ev = &e->timers[i];
             if (ev->t_ns == first_t && ev->seq < first_seq) {
                 first = i;
                 first_seq = ev->seq;
@@ -153,15 +158,14 @@ static void find_first_timer(sim_engine *e)
 void sim_engine_timer_set(sim_engine *e, int id, int64_t t_ns)
 {
     SIM_ASSERT(t_ns >= e->clock.now_ns && id >= 0 && id < e->n_timers);
-    timer *t = &e->timers[id];
-    bool was_first = id == e->first_timer;
-    bool earlier = t->armed && t_ns < t->ev.t_ns; /* then the first stays first */
-    t->ev.t_ns = t_ns;
-    t->ev.seq = e->q.next_seq++;
-    t->armed = true;
+    sim_event *t = &e->timers[id];
+    bool was_first = id == e->first_timer; /* then it is armed */
+    bool earlier = t_ns < t->t_ns;         /* then the first stays first */
+    t->t_ns = t_ns;
+    t->seq = e->q.next_seq++;
     if (was_first) {
         if (!earlier) find_first_timer(e); /* it may have moved behind another */
-    } else if (e->first_timer < 0 || sim_event_before(&t->ev, &e->timers[e->first_timer].ev))
+    } else if (e->first_timer < 0 || sim_event_before(t, &e->timers[e->first_timer]))
         e->first_timer = id;
 }
 
@@ -174,7 +178,7 @@ void sim_engine_timer_set(sim_engine *e, int id, int64_t t_ns)
 static bool other_due_now(const sim_engine *e)
 {
     return e->due_len || (e->q.n && e->q.heap[0].t_ns == e->clock.now_ns) ||
-           (e->first_timer >= 0 && e->timers[e->first_timer].ev.t_ns == e->clock.now_ns);
+           (e->first_timer >= 0 && e->timers[e->first_timer].t_ns == e->clock.now_ns);
 }
 
 static void dispatch(sim_engine *e, const sim_event *ev)
@@ -184,11 +188,19 @@ static void dispatch(sim_engine *e, const sim_event *ev)
     s->ops->handle(e, s->self, ev);
 }
 
+/* sim_engine_pass_on's other way: the FIFO. Out of line, so that the usual way, which only
+ * calls a handler, saves one register (inlined, this made it save six). */
+__attribute__((noinline)) static int pass_through_fifo(sim_engine *e, uint32_t target,
+                                                       uint32_t kind, uint64_t a)
+{
+    return sim_engine_at(e, e->clock.now_ns, target, kind, a);
+}
+
 int sim_engine_pass_on(sim_engine *e, uint32_t target, uint32_t kind, uint64_t a)
 {
     SIM_ASSERT(target < e->n_comps);
     if (e->stopped || e->events >= e->end || e->pass_depth >= PASS_DEPTH_MAX || other_due_now(e))
-        return sim_engine_at(e, e->clock.now_ns, target, kind, a);
+        return pass_through_fifo(e, target, kind, a);
     /* It would be the next event the loop takes: it takes its number and runs now. */
     sim_event ev = {e->clock.now_ns, e->q.next_seq++, target, kind, a};
     e->pass_depth++;
@@ -202,20 +214,18 @@ static bool take(sim_engine *e, sim_event *ev)
 {
     const sim_event *due = e->due_len ? &e->due[e->due_head] : NULL;
     const sim_event *heap = e->q.n ? &e->q.heap[0] : NULL;
-    timer *t = e->first_timer >= 0 ? &e->timers[e->first_timer] : NULL;
+    sim_event *t = e->first_timer >= 0 ? &e->timers[e->first_timer] : NULL;
     if (heap && due && sim_event_before(due, heap)) heap = NULL;
-    if (t && ((heap && sim_event_before(heap, &t->ev)) || (due && sim_event_before(due, &t->ev))))
-        t = NULL;
+    if (t && ((heap && sim_event_before(heap, t)) || (due && sim_event_before(due, t)))) t = NULL;
     if (t) {
         /* Field by field: sim_engine_timer_set wrote the time and the number as two stores,
          * often just before, and one wide load of both would wait for them to reach the cache. */
-        ev->t_ns = t->ev.t_ns;
-        ev->seq = t->ev.seq;
-        ev->target = t->ev.target;
-        ev->kind = t->ev.kind;
-        ev->a = t->ev.a;
-        t->armed = false;
-        t->ev.t_ns = INT64_MAX; /* out of find_first_timer's way */
+        ev->t_ns = t->t_ns;
+        ev->seq = t->seq;
+        ev->target = t->target;
+        ev->kind = t->kind;
+        ev->a = t->a;
+        t->t_ns = INT64_MAX; /* disarmed */
         find_first_timer(e);
         return true;
     }

@@ -10,12 +10,11 @@
 #include "sim/core/pipeline.h"
 
 #include "sim/base/err.h"
+#include "sim/base/rng.h"
 #include "sim/core/job.h"
 #include "sim/core/metrics.h"
 #include "sim/core/timeline.h"
 
-#include <gsl/gsl_randist.h>
-#include <gsl/gsl_rng.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,6 +37,7 @@ typedef struct worker {
     bool alive;
     bool busy;
     int64_t batch;
+    int64_t batch_mult; /* where its batch's decode multipliers start in decode_mult */
     int index_in_batch;
     int batch_samples;
     int64_t batch_ns, phase_ns; /* starts of the batch and of the running phase */
@@ -58,9 +58,13 @@ struct sim_loader {
     int64_t full_batches; /* an epoch's that runs to its end */
     uint8_t *order;       /* per position of this epoch: SEEN | CACHED of the sample there */
     int64_t cached;
-    gsl_rng *rng;
+    sim_rng rng;
     int epoch;
     int64_t next_send, next_yield, outstanding;
+    /* next_yield mod window and mod n_workers, kept as it advances: the awaited batch's cause is
+     * asked after every loader event, which then makes no division. */
+    int64_t yield_slot;
+    int yield_worker;
     int next_worker;
     /* Batches sent and not yet yielded (at most `window`) keep their state in rings indexed by
      * batch mod window: whether it is ready, and (cv > 0) the lognormal multiplier of each of
@@ -68,8 +72,8 @@ struct sim_loader {
      * stream the epoch's shuffle left in rng, which rng takes back at the next epoch. */
     int64_t window;
     uint8_t *ready;
-    float *decode_mult; /* window x batch_size; NULL if cv = 0 */
-    gsl_rng *decode_rng;
+    float *decode_mult;     /* window x batch_size; NULL if cv = 0 */
+    sim_rng decode_rng;     /* unused if cv = 0 */
     int64_t drawn;          /* multipliers drawn this epoch */
     double ln_mu, ln_sigma; /* of the multipliers' logarithm */
     int64_t *pin_q;
@@ -125,7 +129,7 @@ static void draw_multipliers(sim_loader *l, int64_t b)
     float *m = &l->decode_mult[b % l->window * l->cfg.batch_size];
     int n = sim_loader_batch_samples(l, b);
     for (int i = 0; i < n; i++)
-        m[i] = (float)gsl_ran_lognormal(l->decode_rng, l->ln_mu, l->ln_sigma);
+        m[i] = (float)sim_rng_lognormal(&l->decode_rng, l->ln_mu, l->ln_sigma);
     l->drawn += n;
 }
 
@@ -135,9 +139,8 @@ static void draw_multipliers(sim_loader *l, int64_t b)
 static sim_stall awaited_cause(const sim_loader *l)
 {
     if (l->main_thread) return SIM_STALL_MAIN;
-    if (l->next_yield >= l->batches || l->ready[l->next_yield % l->window])
-        return (sim_stall)l->cause;
-    const worker *w = &l->w[l->next_yield % l->n_workers];
+    if (l->next_yield >= l->batches || l->ready[l->yield_slot]) return (sim_stall)l->cause;
+    const worker *w = &l->w[l->yield_worker];
     if (!w->alive) return SIM_STALL_OTHER;
     if (w->busy && w->phase == PH_READ && !w->hit) return SIM_STALL_STORAGE;
     return SIM_STALL_DECODE;
@@ -171,11 +174,13 @@ static void try_send(sim_loader *l)
 
 static void deliver(sim_loader *l)
 {
-    if (!l->waiting || l->next_yield >= l->batches || !l->ready[l->next_yield % l->window]) return;
-    l->ready[l->next_yield % l->window] = 0; /* the slot's next batch is not ready */
+    if (!l->waiting || l->next_yield >= l->batches || !l->ready[l->yield_slot]) return;
+    l->ready[l->yield_slot] = 0; /* the slot's next batch is not ready */
     l->waiting = false;
     sim_engine_after(l->e, 0, l->wait_target, l->wait_kind, (uint64_t)l->next_yield);
     l->next_yield++;
+    if (++l->yield_slot == l->window) l->yield_slot = 0;
+    if (++l->yield_worker == l->n_workers) l->yield_worker = 0;
     l->outstanding--;
     try_send(l);
 }
@@ -196,8 +201,7 @@ static void mem_job(sim_loader *l, double bytes, uint32_t kind, uint64_t a)
 static void start_decode(sim_loader *l, int wi)
 {
     worker *w = &l->w[wi];
-    int64_t slot = w->batch % l->window * l->cfg.batch_size + w->index_in_batch;
-    double mult = l->decode_mult ? l->decode_mult[slot] : 1.0;
+    double mult = l->decode_mult ? l->decode_mult[w->batch_mult + w->index_in_batch] : 1.0;
     l->decodes++;
     w->phase_ns = sim_engine_now(l->e);
     w->phase = PH_DECODE;
@@ -239,6 +243,7 @@ static void start_batch(sim_loader *l, int wi)
     if (!w->alive || w->busy || w->q_len == 0)
         return; /* a worker fetches one batch at a time, once started */
     w->batch = w->queue[w->q_head];
+    w->batch_mult = w->batch % l->window * l->cfg.batch_size;
     w->q_head = (w->q_head + 1) % w->q_cap;
     w->q_len--;
     w->busy = true;
@@ -343,20 +348,17 @@ sim_loader *sim_loader_create(sim_engine *e, const sim_loader_config *cfg, int *
     l->window = l->main_thread ? 1 : (int64_t)cfg->prefetch_factor * l->n_workers;
     l->ready = calloc((size_t)l->window, 1);
     l->pin_q = malloc((size_t)l->window * sizeof *l->pin_q);
-    l->rng = gsl_rng_alloc(gsl_rng_mt19937);
     if (cfg->decode_cv > 0) {
         l->decode_mult = malloc((size_t)(l->window * cfg->batch_size) * sizeof(float));
-        l->decode_rng = gsl_rng_alloc(gsl_rng_mt19937);
         /* Lognormal with mean 1 and the given coefficient of variation. */
         double s2 = log1p(cfg->decode_cv * cfg->decode_cv);
         l->ln_mu = -s2 / 2;
         l->ln_sigma = sqrt(s2);
     }
-    if (!l->w || !l->order || !l->ready || !l->pin_q || !l->rng ||
-        (cfg->decode_cv > 0 && (!l->decode_mult || !l->decode_rng)))
+    if (!l->w || !l->order || !l->ready || !l->pin_q || (cfg->decode_cv > 0 && !l->decode_mult))
         goto fail;
-    gsl_rng_set(l->rng, cfg->seed);
-    if (l->decode_rng) gsl_rng_memcpy(l->decode_rng, l->rng);
+    sim_rng_seed(&l->rng, cfg->seed);
+    l->decode_rng = l->rng;
     l->drawn = cfg->samples; /* as if an epoch had drawn them all: rng takes the same state */
     int per_worker = l->main_thread ? 1 : cfg->prefetch_factor + 1;
     for (int i = 0; i < l->n_workers; i++) {
@@ -384,8 +386,6 @@ void sim_loader_destroy(sim_loader *l)
     free(l->decode_mult);
     free(l->ready);
     free(l->pin_q);
-    if (l->rng) gsl_rng_free(l->rng);
-    if (l->decode_rng) gsl_rng_free(l->decode_rng);
     free(l);
 }
 
@@ -394,12 +394,12 @@ void sim_loader_destroy(sim_loader *l)
 static void shuffle(sim_loader *l)
 {
     const sim_loader_config *c = &l->cfg;
-    if (l->decode_rng) {
+    if (l->decode_mult) {
         /* The last epoch's draws not yet taken (none when it ran to its end), then the state
          * its multipliers left. */
         for (; l->drawn < c->samples; l->drawn++)
-            gsl_ran_lognormal(l->decode_rng, l->ln_mu, l->ln_sigma);
-        gsl_rng_memcpy(l->rng, l->decode_rng);
+            sim_rng_lognormal(&l->decode_rng, l->ln_mu, l->ln_sigma);
+        l->rng = l->decode_rng;
     }
     /* RandomSampler: a fresh permutation of the shard every epoch, drawn only as far as the
      * epoch reads it (max_steps may cut the epoch to a few batches of a large dataset).
@@ -418,12 +418,12 @@ static void shuffle(sim_loader *l)
             l->order[j] = tmp;
         }
         if (i < m) {
-            *slot = i + gsl_rng_uniform_int(l->rng, (unsigned long)(n - i));
+            *slot = i + sim_rng_uniform_int(&l->rng, (uint32_t)(n - i)); /* n <= 2^30 */
             __builtin_prefetch(&l->order[*slot], 1);
         }
     }
-    if (l->decode_rng) {
-        gsl_rng_memcpy(l->decode_rng, l->rng);
+    if (l->decode_mult) {
+        l->decode_rng = l->rng;
         l->drawn = 0;
     }
 }
@@ -439,6 +439,7 @@ int sim_loader_begin_epoch(sim_loader *l, int epoch)
     l->batches = l->full_batches;
     memset(l->ready, 0, (size_t)l->window);
     l->next_send = l->next_yield = l->outstanding = 0;
+    l->yield_slot = l->yield_worker = 0;
     l->next_worker = 0;
     l->pin_head = l->pin_len = 0;
     l->reads = l->hits = l->decodes = 0;
