@@ -175,7 +175,8 @@ void sim_engine_timer_set(sim_engine *e, int id, int64_t t_ns)
     bool earlier = t_ns < t->t_ns;         /* then the first stays first */
     t->t_ns = t_ns;
     t->seq = e->q.next_seq++;
-    e->armed |= UINT64_C(1) << (id & 63);
+    uint64_t bit = UINT64_C(1) << (id & 63);
+    e->armed = t_ns == INT64_MAX ? e->armed & ~bit : e->armed | bit; /* INT64_MAX: disarmed */
     if (was_first) {
         if (!earlier) find_first_timer(e); /* it may have moved behind another */
     } else if (e->first_timer < 0 || sim_event_before(t, &e->timers[e->first_timer]))

@@ -240,6 +240,42 @@ static void timers_due_together_fire_in_the_order_set(void **state)
     sim_engine_destroy(e);
 }
 
+/* The armed-timer set names the first of one or two armed timers without a scan: two timers due
+ * together still fire in the order set (b before a, whatever the ids), and a timer set to
+ * INT64_MAX is disarmed, as its time says, and never fires. */
+static void two_armed_timers_and_a_disarmed_one(void **state)
+{
+    (void)state;
+    sim_engine *e = sim_engine_create();
+    recorder r;
+    recorder_attach(&r, e);
+    int a = sim_engine_timer_add(e, r.id, 1);
+    int b = sim_engine_timer_add(e, r.id, 2);
+    int c = sim_engine_timer_add(e, r.id, 3);
+    assert_true(a >= 0 && b >= 0 && c >= 0);
+    sim_engine_timer_set(e, c, 10);
+    sim_engine_timer_set(e, c, INT64_MAX);
+    sim_engine_timer_set(e, b, 30);
+    sim_engine_timer_set(e, a, 30);
+    assert_int_equal(sim_engine_run(e), 0);
+    assert_int_equal(r.n, 2);
+    assert_int_equal(r.kind[0], 2);
+    assert_int_equal(r.kind[1], 1);
+    assert_int_equal(sim_engine_now(e), 30);
+    sim_engine_destroy(e);
+    /* alone, the disarmed timer is no first timer at all */
+    e = sim_engine_create();
+    recorder_attach(&r, e);
+    c = sim_engine_timer_add(e, r.id, 3);
+    sim_engine_timer_set(e, c, 10);
+    sim_engine_timer_set(e, c, INT64_MAX);
+    sim_engine_at(e, 5, r.id, 4, 0);
+    assert_int_equal(sim_engine_run(e), 0);
+    assert_int_equal(r.n, 1);
+    assert_int_equal(sim_engine_now(e), 5);
+    sim_engine_destroy(e);
+}
+
 /* At t = 10 (kind 1): passes kind 7 on, then notes how many events the recorder had seen. */
 static void pass_on_then_count(recorder *r, sim_engine *e, const sim_event *ev)
 {
@@ -351,6 +387,7 @@ int main(void)
         cmocka_unit_test(events_due_now_keep_the_order),
         cmocka_unit_test(a_moved_timer_fires_once_in_order),
         cmocka_unit_test(timers_due_together_fire_in_the_order_set),
+        cmocka_unit_test(two_armed_timers_and_a_disarmed_one),
         cmocka_unit_test(a_passed_on_event_runs_at_once_when_next),
         cmocka_unit_test(passed_on_events_keep_the_order),
     };
