@@ -1215,6 +1215,18 @@ static void clip_coefficient(ctx *c, int tensors, int64_t ns)
         elem(c, ops[i], 1, 8, 1, ns);
 }
 
+/* clip_grad_norm_'s own kernels on one gradient of n elements: its norm (a read) and its scaling
+ * by the clip coefficient (a read and a write), each a Python op costing ns. */
+static void clip_norm(ctx *c, double n, int64_t ns)
+{
+    elem(c, "vector_norm (clip)", n, n * c->wb, 2 * n, ns);
+}
+
+static void clip_scale(ctx *c, double n, int64_t ns)
+{
+    elem(c, "mul_ (clip)", n, 2 * n * c->wb, n, ns);
+}
+
 /* clip_grad_norm_(model.parameters(), max_norm) over every gradient before the step. From
  * PyTorch 2.0 (foreach=None picks the foreach path on CUDA) the norms are one _foreach_norm
  * (multi_tensor_apply, then its lpnorm cleanup kernel) and the scaling one _foreach_mul_; before
@@ -1229,14 +1241,14 @@ static void clip_global(ctx *c, const plist *p)
         elem(c, "foreach_norm_cleanup", p->n, p->n * 8.0, p->n, D->extra_launch_ns);
     } else {
         for (int t = 0; t < p->n; t++)
-            elem(c, "vector_norm (clip)", p->size[t], p->size[t] * wb, 2 * p->size[t], D->py_op_ns);
+            clip_norm(c, p->size[t], D->py_op_ns);
     }
     clip_coefficient(c, p->n, D->py_op_ns);
     if (foreach) {
         foreach_op(c, p, "foreach_mul_ (clip)", 1, 2, 1, wb);
     } else {
         for (int t = 0; t < p->n; t++)
-            elem(c, "mul_ (clip)", p->size[t], 2 * p->size[t] * wb, p->size[t], D->py_op_ns);
+            clip_scale(c, p->size[t], D->py_op_ns);
     }
 }
 
@@ -1273,11 +1285,11 @@ static void bertadam(ctx *c, const plist *p)
     double wb = c->wb;
     for (int t = 0; t < p->n; t++) {
         double n = p->size[t];
-        elem(c, "vector_norm (clip)", n, n * wb, 2 * n, D->opt_loop_op_ns);
+        bool decay = c->o->weight_decay && p->decays[t];
+        clip_norm(c, n, D->opt_loop_op_ns);
         clip_coefficient(c, 1, D->opt_loop_op_ns);
-        elem(c, "mul_ (clip)", n, 2 * n * wb, n, D->opt_loop_op_ns);
+        clip_scale(c, n, D->opt_loop_op_ns);
         for (int k = 0; k < (int)(sizeof ops / sizeof ops[0]); k++) {
-            bool decay = c->o->weight_decay && p->decays[t];
             if ((k == DECAY_MUL || k == DECAY_ADD) && !decay) continue;
             elem(c, ops[k], n, n * rw[k] * wb, n, D->opt_loop_op_ns);
         }

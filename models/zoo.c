@@ -441,6 +441,11 @@ static int build_infonce(mdl_net *net, const mdl_shape *s)
     return net->error;
 }
 
+/* What the two NVIDIA BERT entries run (their source column). */
+#define DLE_BERT_SOURCE                                                                            \
+    "DLE modeling.py: (seq, batch, hidden) layout, torch.bmm attention on head-split views, "      \
+    "BertForQuestionAnswering"
+
 static const mdl_zoo_entry zoo[] = {
     {"resnet18", "ResNet-18", MDL_IN_IMAGE, 224, 224, 0, 0, 0,
      "torchvision.models.resnet18 (BasicBlock [2,2,2,2])", build_resnet18, 0},
@@ -458,15 +463,9 @@ static const mdl_zoo_entry zoo[] = {
     {"bert-large", "BERT-large (uncased) + classifier", MDL_IN_TOKENS, 0, 0, 128, 0, 512,
      "Hugging Face BertModel with pooler, eager attention, + Linear(1024, 2)", build_bert_large, 0},
     {"bert-base-nvidia", "BERT-base, NVIDIA DeepLearningExamples + SQuAD head", MDL_IN_TOKENS, 0, 0,
-     384, 0, 512,
-     "DLE modeling.py: (seq, batch, hidden) layout, torch.bmm attention on head-split views, "
-     "BertForQuestionAnswering",
-     build_bert_base_nvidia, 0},
+     384, 0, 512, DLE_BERT_SOURCE, build_bert_base_nvidia, 0},
     {"bert-large-nvidia", "BERT-large, NVIDIA DeepLearningExamples + SQuAD head", MDL_IN_TOKENS, 0,
-     0, 384, 0, 512,
-     "DLE modeling.py: (seq, batch, hidden) layout, torch.bmm attention on head-split views, "
-     "BertForQuestionAnswering",
-     build_bert_large_nvidia, 0},
+     0, 384, 0, 512, DLE_BERT_SOURCE, build_bert_large_nvidia, 0},
     {"gpt2", "GPT-2 124M", MDL_IN_TOKENS, 0, 0, 1024, 0, 1024,
      "nanoGPT model.py (SDPA flash, tied lm_head) with HF vocab 50257 and dropout 0.1", build_gpt2,
      0},
