@@ -90,6 +90,7 @@ const char *mdl_phase_name(mdl_phase p)
 const char *const mdl_attention_names[] = {"default", "eager", "sdpa", NULL};
 const char *const mdl_memory_format_names[] = {"contiguous", "channels_last", NULL};
 const char *const mdl_grad_clip_names[] = {"none", "global", "apex", NULL};
+const char *const mdl_fuser_names[] = {"none", "nvfuser", NULL};
 const char *const mdl_pytorch_names[] = {"1.8", "1.9", "1.10", "1.11", "1.12", "1.13",
                                          "2.0", "2.1", "2.2",  "2.3",  "2.4",  "2.5",
                                          "2.6", "2.7", "2.8",  "2.9",  NULL};
@@ -172,6 +173,8 @@ int mdl_options_check(const mdl_options *o, sim_err *err)
     if ((unsigned)o->optimizer >= MDL_OPT_COUNT || (unsigned)o->opt_impl >= MDL_IMPL_COUNT ||
         (unsigned)o->grad_clip > MDL_CLIP_APEX)
         return sim_err_set(err, SIM_EINVAL, NULL, 0, 0, "invalid optimizer");
+    if ((unsigned)o->fuser > MDL_FUSER_NVFUSER)
+        return sim_err_set(err, SIM_EINVAL, NULL, 0, 0, "invalid fuser %d", o->fuser);
     if (o->accum_steps < 1 || o->accum_steps > 1024)
         return sim_err_set(err, SIM_EINVAL, NULL, 0, 0,
                            "gradient accumulation steps %d out of range (1..1024)", o->accum_steps);
@@ -479,6 +482,48 @@ static void head_split_copy(ctx *c, const char *op, const mdl_layer *l, int64_t 
     elem_strided(c, op, n, c->act * n * 2, 0, dispatch_ns);
 }
 
+/* The bytes of the softmax's output as autograd keeps it for backward: fp32 under autocast or
+ * once an fp32 mask has promoted the scores, else the activation type. */
+static double score_bytes(const ctx *c, const mdl_layer *l)
+{
+    return (c->amp || (l->flags & MDL_F_MASK)) ? c->act32 : c->act;
+}
+
+/* Eager attention scores, one kernel per op: scale, mask add, softmax, dropout, autocast's cast
+ * to the matmul's half type. */
+static void eager_score_chain_fwd(ctx *c, const mdl_layer *l)
+{
+    double B = c->B, s = l->seq, Bh = B * l->heads, ss = Bh * s * s;
+    const mdl_dispatch *D = c->d;
+    elem(c, "attention_scale", ss, c->act * ss * 2, ss, D->py_op_ns);
+    double sm = c->act; /* bytes of the score matrix from here on */
+    if (l->flags & MDL_F_MASK) {
+        sm = c->act32; /* fp16 scores + fp32 mask promote to fp32 */
+        /* the (batch, 1, 1, seq) mask is broadcast over heads and query rows */
+        elem_strided(c, "attention_mask_add", ss, ss * (c->act + sm) + 4 * B * s, ss, D->py_op_ns);
+    }
+    if (c->amp) sm = c->act32; /* autocast runs softmax in fp32 */
+    rowk(c, "softmax_fwd", Bh * s, ss * 2 * sm, 5 * ss, D->py_op_ns);
+    if (l->flags & MDL_F_DROPOUT)
+        elem(c, "attention_dropout_fwd", ss, ss * (2 * sm + 1), 2 * ss, D->elem_module_ns);
+    if (c->amp) elem(c, "autocast_input_cast", ss, ss * (sm + c->act), 0, D->aten_op_ns);
+}
+
+/* The same chain as one NVFuser kernel per row of scores: it reads the scores (and the mask,
+ * broadcast from batch x seq), writes the probabilities in the matmul's type, and writes what
+ * backward needs, the softmax output (score_bytes) and, with dropout, its one-byte mask. The
+ * intermediate tensors of the eager chain never reach DRAM. */
+static void fused_score_chain_fwd(ctx *c, const mdl_layer *l)
+{
+    double B = c->B, s = l->seq, ss = B * l->heads * s * s, keep = score_bytes(c, l);
+    bool drop = (l->flags & MDL_F_DROPOUT) != 0;
+    double bytes = ss * 2 * c->act + ((l->flags & MDL_F_MASK) ? 4 * B * s : 0);
+    if (drop || keep != c->act) bytes += ss * keep; /* else the probabilities are the output */
+    if (drop) bytes += ss;
+    rowk(c, "fused_attention_softmax_fwd", B * l->heads * s, bytes, (drop ? 9 : 7) * ss,
+         c->d->py_op_ns);
+}
+
 static void fwd_attention(ctx *c, const mdl_layer *l)
 {
     double B = c->B, h = l->heads, s = l->seq, d = l->head_dim, Bh = B * h, ss = Bh * s * s;
@@ -498,18 +543,11 @@ static void fwd_attention(ctx *c, const mdl_layer *l)
         head_split_copy(c, "attention_k_contiguous", l, D->extra_launch_ns);
     }
     gemm(c, "bmm_qk", MDL_MATH_GEMM, s, s, d, Bh, c->act * Bh * (2 * s * d + s * s), D->py_op_ns);
-    elem(c, "attention_scale", ss, c->act * ss * 2, ss, D->py_op_ns);
-    double sm = c->act; /* bytes of the score matrix from here on */
-    if (l->flags & MDL_F_MASK) {
-        sm = c->act32; /* fp16 scores + fp32 mask promote to fp32 */
-        /* the (batch, 1, 1, seq) mask is broadcast over heads and query rows */
-        elem_strided(c, "attention_mask_add", ss, ss * (c->act + sm) + 4 * B * s, ss, D->py_op_ns);
+    if (c->o->fuser == MDL_FUSER_NVFUSER) {
+        fused_score_chain_fwd(c, l);
+    } else {
+        eager_score_chain_fwd(c, l);
     }
-    if (c->amp) sm = c->act32; /* autocast runs softmax in fp32 */
-    rowk(c, "softmax_fwd", Bh * s, ss * 2 * sm, 5 * ss, D->py_op_ns);
-    if (l->flags & MDL_F_DROPOUT)
-        elem(c, "attention_dropout_fwd", ss, ss * (2 * sm + 1), 2 * ss, D->elem_module_ns);
-    if (c->amp) elem(c, "autocast_input_cast", ss, ss * (sm + c->act), 0, D->aten_op_ns);
     if (copies) head_split_copy(c, "attention_v_contiguous", l, D->extra_launch_ns);
     gemm(c, "bmm_pv", MDL_MATH_GEMM, s, d, s, Bh, c->act * Bh * (s * s + 2 * s * d), D->py_op_ns);
 }
@@ -637,6 +675,23 @@ static void fwd_inbatch_infonce(ctx *c, const mdl_layer *l, layer_io x)
     rowk(c, "nll_loss_fwd", 1, B * (pb + 8), B, D->aten_op_ns);
 }
 
+/* NVFuser runs a dropout whose output feeds the next layer's residual add as one kernel: x and
+ * the residual in, the sum and the dropout mask out (backward is unchanged: the add passes its
+ * gradient through, the dropout's is one kernel either way). */
+static bool fused_dropout_add(const ctx *c, const mdl_layer *l)
+{
+    if (c->o->fuser != MDL_FUSER_NVFUSER || l->kind != MDL_L_DROPOUT) return false;
+    if (l + 1 >= c->net->layers + c->net->n_layers) return false;
+    const mdl_layer *next = l + 1;
+    return next->kind == MDL_L_ADD && next->in == l->out && next->in2 >= 0;
+}
+
+/* The add that fused_dropout_add folded into the dropout before it. */
+static bool fused_into_dropout(const ctx *c, const mdl_layer *l)
+{
+    return l > c->net->layers && fused_dropout_add(c, l - 1);
+}
+
 static void fwd_layer(ctx *c, const mdl_layer *l)
 {
     const mdl_dispatch *D = c->d;
@@ -677,7 +732,8 @@ static void fwd_layer(ctx *c, const mdl_layer *l)
         cpu(c, "flatten_view", D->view_op_ns);
         break;
     case MDL_L_ADD:
-        elem(c, "add", out, in * (ib + tbytes(c, l->in2)) + out * ob, out, D->py_op_ns);
+        if (!fused_into_dropout(c, l))
+            elem(c, "add", out, in * (ib + tbytes(c, l->in2)) + out * ob, out, D->py_op_ns);
         break;
     case MDL_L_MUL: {
         double n2 = c->B * telems(c, l->in2), b2 = tbytes(c, l->in2);
@@ -694,7 +750,14 @@ static void fwd_layer(ctx *c, const mdl_layer *l)
         fwd_attention(c, l);
         break;
     case MDL_L_DROPOUT:
-        elem(c, "dropout_fwd", out, in * ib + out * (ob + 1), 2 * out, D->elem_module_ns);
+        if (fused_dropout_add(c, l)) {
+            const mdl_layer *add = l + 1;
+            double res = c->B * telems(c, add->in2) * tbytes(c, add->in2);
+            elem(c, "fused_dropout_add_fwd", out, in * ib + res + out * (tbytes(c, add->out) + 1),
+                 3 * out, D->elem_module_ns);
+        } else {
+            elem(c, "dropout_fwd", out, in * ib + out * (ob + 1), 2 * out, D->elem_module_ns);
+        }
         break;
     case MDL_L_ROPE:
         fwd_rope(c, l, x);
@@ -834,7 +897,6 @@ static void bwd_attention(ctx *c, const mdl_layer *l)
              D->extra_launch_ns);
         return;
     }
-    double sm = (c->amp || (l->flags & MDL_F_MASK)) ? c->act32 : c->act;
     /* the context's gradient, reshaped by bmm's backward (its own autograd node); torch.bmm on
      * seq-first views reads the transposed gradient in place */
     if (!(l->flags & MDL_F_SEQFIRST))
@@ -843,11 +905,19 @@ static void bwd_attention(ctx *c, const mdl_layer *l)
          D->bwd_gemm_ns);
     gemm(c, "bmm_pv_dgrad_v", MDL_MATH_GEMM, s, d, s, Bh, c->act * Bh * (s * s + 2 * s * d),
          D->extra_launch_ns);
-    if (c->amp) elem(c, "input_grad_cast", ss, ss * (c->act + sm), 0, D->bwd_op_ns);
-    if (l->flags & MDL_F_DROPOUT)
-        elem(c, "attention_dropout_bwd", ss, ss * (2 * sm + 1), ss, D->bwd_op_ns);
-    rowk(c, "softmax_bwd", Bh * s, ss * 3 * sm, 3 * ss, D->bwd_op_ns);
-    elem(c, "attention_scale_bwd", ss, ss * (sm + c->act), ss, D->bwd_op_ns);
+    double sm = score_bytes(c, l);
+    bool drop = (l->flags & MDL_F_DROPOUT) != 0;
+    if (c->o->fuser == MDL_FUSER_NVFUSER) {
+        /* one kernel: the probabilities' gradient, the kept softmax output and dropout mask in,
+         * the scores' gradient out */
+        rowk(c, "fused_attention_softmax_bwd", Bh * s, ss * (2 * c->act + sm + (drop ? 1 : 0)),
+             (drop ? 6 : 4) * ss, D->bwd_op_ns);
+    } else {
+        if (c->amp) elem(c, "input_grad_cast", ss, ss * (c->act + sm), 0, D->bwd_op_ns);
+        if (drop) elem(c, "attention_dropout_bwd", ss, ss * (2 * sm + 1), ss, D->bwd_op_ns);
+        rowk(c, "softmax_bwd", Bh * s, ss * 3 * sm, 3 * ss, D->bwd_op_ns);
+        elem(c, "attention_scale_bwd", ss, ss * (sm + c->act), ss, D->bwd_op_ns);
+    }
     gemm(c, "bmm_qk_dgrad_q", MDL_MATH_GEMM, s, d, s, Bh, c->act * Bh * (s * s + 2 * s * d),
          D->bwd_gemm_ns);
     gemm(c, "bmm_qk_dgrad_k", MDL_MATH_GEMM, s, d, s, Bh, c->act * Bh * (s * s + 2 * s * d),

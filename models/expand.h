@@ -45,6 +45,12 @@ typedef enum mdl_opt_impl {
 
 /* Which attention implementation a transformer runs (workload.attention). */
 enum { MDL_ATTN_MODEL, MDL_ATTN_EAGER, MDL_ATTN_SDPA };
+/* Kernel fusion of the model's elementwise chains (workload.fuser): none (eager PyTorch, one
+ * kernel per op), or nvfuser (the model under torch.jit.script with NVFuser, as NVIDIA's BERT
+ * pre-training runs it): an eager attention's scale, mask add, softmax and dropout run as one
+ * kernel forward and one backward, and a dropout feeding a residual add runs with the add. */
+enum { MDL_FUSER_NONE, MDL_FUSER_NVFUSER };
+extern const char *const mdl_fuser_names[];
 /* The names users give, NULL-terminated: attention in MDL_ATTN_* order ("default", "eager",
  * "sdpa"); memory format false / true for channels_last ("contiguous", "channels_last"). The
  * experiment keys and `model show` both read these. */
@@ -71,6 +77,7 @@ typedef struct mdl_options {
     bool cuda_graphs;       /* the step is replayed as one CUDA graph (dispatch only) */
     bool channels_last;     /* activations in torch.channels_last (NHWC); false = contiguous NCHW */
     int attention;          /* MDL_ATTN_*: the model's own attention, eager, or SDPA */
+    int fuser;              /* MDL_FUSER_*: elementwise chains one kernel per op, or fused */
     bool conv_tensor_cores; /* convolutions run on tensor cores (set from the GPU and precision by
                                mdl_build_program; see mdl_conv_tensor_cores in cost.h) */
     int grad_scaler;        /* GradScaler: -1 = auto (on for amp_fp16 and fp16), 0 off, 1 on */

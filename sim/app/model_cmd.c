@@ -47,6 +47,8 @@ static void usage(FILE *out)
             "  --memory-format F      contiguous (NCHW, default) or channels_last\n"
             "  --pytorch V            PyTorch release, 1.8 .. 2.9 (default 2.9)\n"
             "  --attention A          default (the model's own), eager or sdpa\n"
+            "  --fuser F              none (eager, default) or nvfuser (torch.jit.script:\n"
+            "                         attention's softmax chain and dropout+add fused)\n"
             "  --gpu NAME             price kernels on a catalog GPU, check its memory\n"
             "  --catalog DIR          hardware catalog (default $EPOCHSIM_CATALOG or built-in)\n"
             "  --capacity-gb G        check memory against G GiB (without --gpu)\n"
@@ -299,6 +301,11 @@ static int step_option(const char *f, const char *v, show_args *a)
         int i = mdl_name_index(mdl_attention_names, v);
         if (i < 0) return unknown_value(f, v, mdl_attention_names);
         a->opt.attention = i;
+    } else if (!strcmp(f, "--fuser")) {
+        NEED_VALUE(f, v);
+        int i = mdl_name_index(mdl_fuser_names, v);
+        if (i < 0) return unknown_value(f, v, mdl_fuser_names);
+        a->opt.fuser = i;
     } else if (!strcmp(f, "--pytorch")) {
         NEED_VALUE(f, v);
         int i = mdl_name_index(mdl_pytorch_names, v);
@@ -498,6 +505,7 @@ static void json_summary(yajl_gen g, const show_report *r)
     sim_json_str(g, "optimizer", mdl_optimizer_name(a->opt.optimizer));
     sim_json_str(g, "opt_impl", mdl_opt_impl_name(a->opt.opt_impl));
     sim_json_str(g, "grad_clip", mdl_grad_clip_names[a->opt.grad_clip]);
+    sim_json_str(g, "fuser", mdl_fuser_names[a->opt.fuser]);
     sim_json_int(g, "accum_steps", a->opt.accum_steps);
     sim_json_int(g, "checkpoint_segments", r->step.ckpt_segments);
     sim_json_bool(g, "cuda_graphs", a->opt.cuda_graphs);
@@ -602,7 +610,7 @@ static void text_summary(const show_report *r)
     printf("parameters     %.2f M in %d tensors\n", r->params / 1e6,
            mdl_net_param_tensors(&r->net));
     printf("forward        %.3f GMAC per sample (conv/linear/attention matmuls)\n", r->macs / 1e9);
-    printf("training step  batch %d x %d micro-batches, %s, %s (%s)%s%s%s\n", a->opt.batch,
+    printf("training step  batch %d x %d micro-batches, %s, %s (%s)%s%s%s%s\n", a->opt.batch,
            a->opt.accum_steps, sim_precision_name(a->opt.precision),
            mdl_optimizer_name(a->opt.optimizer),
            a->opt.optimizer == MDL_OPT_BERTADAM ? "loop" : mdl_opt_impl_name(a->opt.opt_impl),
@@ -610,6 +618,7 @@ static void text_summary(const show_report *r)
            : a->opt.grad_clip == MDL_CLIP_APEX ? ", apex gradient clipping"
                                                : "",
            r->step.ckpt_segments ? ", activation checkpointing" : "",
+           a->opt.fuser == MDL_FUSER_NVFUSER ? ", NVFuser" : "",
            a->opt.cuda_graphs ? ", CUDA graphs" : "");
     printf("FLOPs/sample   forward %.3f GFLOP, training step %.3f GFLOP (all kernels)\n",
            r->fwd_flops / r->samples / 1e9, r->train_flops / r->samples / 1e9);

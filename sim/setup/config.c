@@ -116,6 +116,9 @@ static const cfg_field fields[] = {
     E("workload.attention", workload.attention, mdl_attention_names,
       "model zoo: default (the model's own) | eager (matmul-softmax-matmul) | sdpa "
       "(F.scaled_dot_product_attention)"),
+    E("workload.fuser", workload.fuser, mdl_fuser_names,
+      "model zoo: none (eager, one kernel per op) | nvfuser (torch.jit.script with NVFuser: "
+      "attention's scale-mask-softmax-dropout and dropout+residual add fused)"),
     E("workload.pytorch", workload.pytorch, mdl_pytorch_names,
       "model zoo: PyTorch release the job runs, 1.8 .. 2.9 (default 2.9); from 2.7 elementwise "
       "kernels load 16-byte vectors of fp16/bf16"),

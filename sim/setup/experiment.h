@@ -54,6 +54,7 @@ typedef struct sim_experiment {
         int grad_scaler;    /* index into "auto", "off", "on" */
         int memory_format;  /* index into "contiguous", "channels_last" */
         int attention;      /* index into "default", "eager", "sdpa" (MDL_ATTN_* order) */
+        int fuser;          /* index into mdl_fuser_names: "none", "nvfuser" (MDL_FUSER_*) */
         int pytorch;        /* index into mdl_pytorch_names (models/expand.h) */
         int image_size;     /* images: height = width; 0 = the model's default */
         int seq_len;        /* tokens; 0 = the model's default */

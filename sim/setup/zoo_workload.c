@@ -26,6 +26,7 @@ static void options_from(const sim_experiment *x, mdl_options *o)
     o->cuda_graphs = x->training.cuda_graphs;
     o->channels_last = x->workload.memory_format == 1; /* mdl_memory_format_names */
     o->attention = x->workload.attention;              /* mdl_attention_names: MDL_ATTN_* */
+    o->fuser = x->workload.fuser;                      /* mdl_fuser_names: MDL_FUSER_* */
     o->world_size = x->system.gpu_count;
     o->ddp_bucket_mb = x->ddp_bucket_mb;
     o->pytorch = mdl_pytorch_version(x->workload.pytorch);

@@ -243,6 +243,51 @@ static void test_expand_nvidia_bert_copies_only_the_gradients(void **state)
     done(&r);
 }
 
+/* workload.fuser=nvfuser (NVIDIA's BERT pre-training scripts the model with NVFuser): each
+ * layer's score chain is one kernel forward and one backward, and the two dropouts that feed a
+ * residual add run with it. Under AMP with dropout, per score element the eager chain moves
+ * 33 bytes forward (scale 2+2, mask add 2+4, softmax 4+4, dropout 4+4+1, cast 4+2) and 33
+ * backward (cast 2+4, dropout 4+4+1, softmax 3x4, scale 4+2); the fused kernels move
+ * 2+2+4+1 = 9 forward (scores in, probabilities out, the softmax output kept and the mask) and
+ * 2+2+4+1 = 9 backward. The GEMMs are untouched. */
+static void test_expand_nvfuser_fuses_score_chain_and_dropout_add(void **state)
+{
+    (void)state;
+    mdl_options o = opts(4, SIM_PREC_AMP_FP16);
+    run eager, fused;
+    expand("bert-base-nvidia", &o, &eager);
+    o.fuser = MDL_FUSER_NVFUSER;
+    expand("bert-base-nvidia", &o, &fused);
+    assert_int_equal(count_prefix(&fused.step, "fused_attention_softmax_fwd", MDL_PH_FWD), 12);
+    assert_int_equal(count_prefix(&fused.step, "fused_attention_softmax_bwd", MDL_PH_BWD), 12);
+    static const char *const gone[] = {
+        "attention_scale", "attention_mask_add",    "softmax_fwd",        "attention_dropout_fwd",
+        "softmax_bwd",     "attention_dropout_bwd", "attention_scale_bwd"};
+    for (size_t g = 0; g < sizeof gone / sizeof gone[0]; g++) {
+        assert_int_equal(count_op(&fused.step, gone[g]), 0);
+        assert_int_equal(count_op(&eager.step, gone[g]), 12);
+    }
+    /* two residual adds per layer take their dropout in; the embeddings' dropout feeds none */
+    assert_int_equal(count_op(&fused.step, "fused_dropout_add_fwd"), 2 * 12);
+    assert_int_equal(count_op(&fused.step, "add") + 2 * 12, count_op(&eager.step, "add"));
+    double ss = 4.0 * 12 * 384 * 384; /* batch x heads x seq^2 at the model's seq 384 */
+    double mask = 4.0 * 4 * 384;
+    for (size_t i = 0; i < fused.step.n; i++) {
+        const mdl_kernel *k = &fused.step.k[i];
+        if (!strcmp(k->op, "fused_attention_softmax_fwd"))
+            assert_true(fabs(k->bytes - (9 * ss + mask)) < 1);
+        if (!strcmp(k->op, "fused_attention_softmax_bwd")) assert_true(fabs(k->bytes - 9 * ss) < 1);
+    }
+    double gemm_e = 0, gemm_f = 0;
+    for (size_t i = 0; i < eager.step.n; i++)
+        if (eager.step.k[i].gemm_m > 0) gemm_e += eager.step.k[i].flops;
+    for (size_t i = 0; i < fused.step.n; i++)
+        if (fused.step.k[i].gemm_m > 0) gemm_f += fused.step.k[i].flops;
+    assert_true(gemm_e == gemm_f);
+    done(&eager);
+    done(&fused);
+}
+
 /* Elementwise kernels carry their elements and the vector width PyTorch gives them: 8 per thread
  * for 2-byte activations from 2.7 (pytorch#145746), 4 before and for fp32; row kernels and GEMMs
  * carry none. */
@@ -785,6 +830,10 @@ static void test_expand_rejects_bad_options(void **state)
     assert_int_equal(mdl_optimizer_parse("adamw", &opt), SIM_OK);
     assert_int_equal(opt, MDL_OPT_ADAMW);
     assert_int_equal(mdl_optimizer_parse("lamb", &opt), SIM_EINVAL);
+    o = opts(8, SIM_PREC_FP32);
+    o.fuser = 2; /* past MDL_FUSER_NVFUSER */
+    assert_int_equal(mdl_options_check(&o, &err), SIM_EINVAL);
+    assert_non_null(strstr(err.msg, "fuser"));
 }
 
 /* Eager vs CUDA graphs, where it was measured: the PyTorch blog "Accelerating PyTorch with CUDA
@@ -845,6 +894,7 @@ int main(void)
         cmocka_unit_test(test_expand_ddp_program),
         cmocka_unit_test(test_expand_build_program_and_oom),
         cmocka_unit_test(test_expand_rejects_bad_options),
+        cmocka_unit_test(test_expand_nvfuser_fuses_score_chain_and_dropout_add),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

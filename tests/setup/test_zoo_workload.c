@@ -320,6 +320,31 @@ static void test_zoo_workload_attention_sdpa_vs_eager(void **state)
     assert_true(gb[2] < 0.8 * gb[1]);
 }
 
+/* workload.fuser reaches the expanded step: NVIDIA's BERT pre-training at sequence 128 (AMP,
+ * batch 64, A100) runs faster with the score chain and dropout+add fused (test_expand counts the
+ * kernels), and none is the eager default. */
+static void test_zoo_workload_fuser_key(void **state)
+{
+    (void)state;
+    const char *sets[] = {"workload.model=bert-large-nvidia",
+                          "workload.seq_len=128",
+                          "loader.batch_size=64",
+                          "workload.precision=amp_fp16",
+                          "system.gpu=a100-sxm4-80gb",
+                          NULL,
+                          NULL};
+    const char *modes[3] = {"workload.fuser=none", "workload.fuser=nvfuser",
+                            NULL}; /* NULL: unset */
+    double ms[3];
+    for (int i = 0; i < 3; i++) {
+        sets[5] = modes[i];
+        ms[i] = step_ms(sets, NULL);
+    }
+    print_message("BERT-large s128 b64 AMP: eager %.1f ms, nvfuser %.1f ms\n", ms[0], ms[1]);
+    assert_true(ms[1] < 0.97 * ms[0]);
+    assert_true(ms[2] == ms[0]);
+}
+
 /* workload.optimizer=bertadam and workload.grad_clip=global reach the expanded step: ResNet-50's
  * 161 tensors, Adam foreach (a few dozen launches) against BertAdam's loop (16 to 18 kernels per
  * tensor, test_expand), and clipping adds kernels to either. */
@@ -354,6 +379,8 @@ static void test_zoo_workload_bad_names_are_errors(void **state)
     assert_int_equal(cfg_experiment_apply("workload.grad_clip=norm", &x, &set, &err), SIM_EINVAL);
     assert_non_null(strstr(err.msg, "none, global, apex"));
     assert_int_equal(cfg_experiment_apply("workload.accum_steps=0", &x, &set, &err), SIM_EINVAL);
+    assert_int_equal(cfg_experiment_apply("workload.fuser=inductor", &x, &set, &err), SIM_EINVAL);
+    assert_non_null(strstr(err.msg, "none, nvfuser"));
     sim_scenario sc;
     assert_int_equal(cfg_experiment_apply("workload.model=resnet5", &x, &set, &err), 0);
     assert_int_equal(sim_scenario_build(&x, &set, CATALOG, &sc, &err), SIM_ENOENT);
@@ -472,6 +499,7 @@ int main(void)
         cmocka_unit_test(test_zoo_workload_seed003_contrastive_3060ti_vs_pro6000),
         cmocka_unit_test(test_zoo_workload_channels_last_removes_nchw_transposes),
         cmocka_unit_test(test_zoo_workload_attention_sdpa_vs_eager),
+        cmocka_unit_test(test_zoo_workload_fuser_key),
         cmocka_unit_test(test_zoo_workload_bertadam_and_grad_clip_keys),
         cmocka_unit_test(test_zoo_workload_bad_names_are_errors),
     };
