@@ -166,8 +166,11 @@ double mdl_peak_flops(const sim_gpu_desc *gpu, sim_precision p, mdl_math math, i
         }
     }
     if (tensor) *tensor = t > 0;
-    /* SM units run at the clock the board's power limit lets them hold (catalog.c). */
-    double clock = gpu->clock_factor > 0 ? gpu->clock_factor : 1;
+    /* SM units run at the clock the board's power limit lets them hold (catalog.c), lower while
+     * the tensor cores of a full-rate part are busy. */
+    double cf =
+        t > 0 && gpu->clock_factor_tensor > 0 ? gpu->clock_factor_tensor : gpu->clock_factor;
+    double clock = cf > 0 ? cf : 1;
     return (t > 0 ? t : gpu->fp32_tflops) * 1e12 * clock;
 }
 

@@ -762,6 +762,8 @@ static int show_json(const char *dir, const char *name, cfg_catalog_kind kind, c
     if (kind == CFG_CAT_GPU) { /* derived when the catalog is read (sim/setup/catalog.c) */
         json_str(g, "clock_factor");
         yajl_gen_double(g, e->gpu.clock_factor);
+        json_str(g, "clock_factor_tensor");
+        yajl_gen_double(g, e->gpu.clock_factor_tensor);
     }
     json_str(g, "notes");
     if (fi->notes)
@@ -844,8 +846,10 @@ static int show_text(const char *dir, const char *name, cfg_catalog_kind kind, c
     if (kind == CFG_CAT_SYSTEM) exit_code |= show_parts(dir, &e->system, stdout);
     if (kind == CFG_CAT_SYSTEM && !exit_code) exit_code = show_links(dir, name, stdout);
     if (kind == CFG_CAT_GPU)
-        printf("\nsustained clock: %.3f of boost, %.0f MHz (%s; docs/kernel-cost.md)\n",
+        printf("\nsustained clock: %.3f of boost, %.0f MHz; %.3f, %.0f MHz while the tensor cores "
+               "are busy (%s; docs/kernel-cost.md)\n",
                e->gpu.clock_factor, e->gpu.clock_factor * e->gpu.boost_mhz,
+               e->gpu.clock_factor_tensor, e->gpu.clock_factor_tensor * e->gpu.boost_mhz,
                e->gpu.power_ref[0] ? "limited by board power, against power_ref"
                                    : "holds boost: no power_ref");
     if (kind == CFG_CAT_GPU) exit_code |= show_mig(dir, &e->gpu, stdout);

@@ -79,6 +79,10 @@ typedef struct sim_gpu_desc {
      * derived from the two when the catalog is read (1 = boost; see docs/kernel-cost.md). */
     char power_ref[SIM_NAME_MAX];
     double clock_factor;
+    /* The same while the tensor cores run flat out: a card whose tensor cores do more work per
+     * SM clock than the reference's (a workstation part's full-rate FP32 accumulate against a
+     * GeForce's half rate) draws that much more power per SM clock there, and holds less. */
+    double clock_factor_tensor;
 } sim_gpu_desc;
 
 /* One CPU model (all sockets of a system together). single_thread is the speed of one core

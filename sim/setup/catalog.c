@@ -207,16 +207,28 @@ static int unknown_name(const char *dir, cfg_catalog_kind kind, const char *name
  * (tdp_w) then caps the clock its SMs hold: cards of one chip differ in SMs, boost clock and
  * board power, and the one with the most watts per SM-GHz^3 (power_ref) is taken to hold its
  * boost clock. Another card of the chip holds boost x cbrt(its watts per SM-GHz^3 / the
- * reference's), at most boost. Memory bandwidth does not follow the SM clock. */
+ * reference's), at most boost. Memory bandwidth does not follow the SM clock.
+ * The power per SM clock also grows with the work done per clock: a workstation or data-centre
+ * part runs FP32-accumulate tensor math at twice a GeForce's rate per SM clock (the GA102 and
+ * AD102 whitepapers), switching twice the datapath, so while its tensor cores are busy it draws
+ * about twice the power per SM-GHz^3 of its GeForce reference and holds less of its clock
+ * (clock_factor_tensor): cbrt(watts ratio / tensor-work ratio), at most boost. */
 static double watts_per_sm_ghz3(const sim_gpu_desc *g)
 {
     double ghz = g->boost_mhz / 1000;
     return g->tdp_w / (g->sms * ghz * ghz * ghz);
 }
 
+/* Tensor-core work per SM clock (dense half precision, FP32 accumulate), relative units; 0 for
+ * a card without half-precision tensor cores. */
+static double tensor_per_sm_clock(const sim_gpu_desc *g)
+{
+    return g->fp16_tflops > 0 ? g->fp16_tflops / (g->sms * g->boost_mhz) : 0;
+}
+
 static int resolve_clock(const char *dir, sim_gpu_desc *g, const char *path, sim_err *err)
 {
-    g->clock_factor = 1;
+    g->clock_factor = g->clock_factor_tensor = 1;
     if (!g->power_ref[0]) return SIM_OK;
     sim_gpu_desc ref;
     sim_err inner;
@@ -230,8 +242,13 @@ static int resolve_clock(const char *dir, sim_gpu_desc *g, const char *path, sim
                            g->power_ref, g->arch);
     if (!(g->tdp_w > 0 && ref.tdp_w > 0))
         return sim_err_set(err, SIM_EINVAL, path, 0, 0, "power_ref needs tdp_w on both cards");
-    double f = cbrt(watts_per_sm_ghz3(g) / watts_per_sm_ghz3(&ref));
+    double watts = watts_per_sm_ghz3(g) / watts_per_sm_ghz3(&ref);
+    double f = cbrt(watts);
     g->clock_factor = f < 1 ? f : 1;
+    double mine = tensor_per_sm_clock(g), theirs = tensor_per_sm_clock(&ref);
+    double work = mine > 0 && theirs > 0 ? mine / theirs : 1;
+    double ft = cbrt(watts / work);
+    g->clock_factor_tensor = ft < 1 ? ft : 1;
     return SIM_OK;
 }
 

@@ -180,6 +180,8 @@ static void test_hw_cmd_show_json_values(void **state)
     root = yajl_tree_parse(r.out, errbuf, sizeof errbuf);
     if (!root) fail_msg("invalid JSON: %s", errbuf);
     assert_true(fabs(json_number(root, "clock_factor", NULL, NULL) - 0.7874) < 1e-4);
+    /* and cbrt(0.4880 / 2.005) = 0.624 while its full-rate tensor cores are busy */
+    assert_true(fabs(json_number(root, "clock_factor_tensor", NULL, NULL) - 0.6244) < 1e-4);
     yajl_tree_free(root);
     free(r.out);
 }

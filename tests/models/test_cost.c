@@ -139,6 +139,25 @@ static void test_cost_native_depthwise_issue_limit(void **state)
     assert_true(fabs((double)c.total_ns - 2 * expect) <= 1.0);
 }
 
+/* Power-limited clocks per unit (catalog.c): a GEMM on the tensor cores runs at
+ * clock_factor_tensor, the same GEMM on the CUDA cores (fp32) at clock_factor, and a GPU built
+ * without a tensor factor (0) uses clock_factor for both. 4096^3 as in
+ * test_cost_compute_bound_gemm: 805.3 us at full clock in fp16. */
+static void test_cost_tensor_clock_factor(void **state)
+{
+    (void)state;
+    sim_gpu_desc g = flat_gpu(1.0);
+    mdl_kernel k = gemm_kernel(4096, 4096, 4096, 100e6);
+    double full = (double)mdl_kernel_time_ns(&k, &g, SIM_PREC_FP16);
+    double cuda = (double)mdl_kernel_time_ns(&k, &g, SIM_PREC_FP32);
+    g.clock_factor = 0.8;
+    g.clock_factor_tensor = 0.5;
+    assert_true(fabs((double)mdl_kernel_time_ns(&k, &g, SIM_PREC_FP16) - full / 0.5) <= 2);
+    assert_true(fabs((double)mdl_kernel_time_ns(&k, &g, SIM_PREC_FP32) - cuda / 0.8) <= 2);
+    g.clock_factor_tensor = 0;
+    assert_true(fabs((double)mdl_kernel_time_ns(&k, &g, SIM_PREC_FP16) - full / 0.8) <= 2);
+}
+
 /* Bytes in flight: an elementwise kernel of 819.2 M fp16 elements (read and written, 3.2768 GB)
  * on the flat GPU with 2048 threads per SM and a 1 us loaded latency. With 4 elements per thread
  * the SMs hold 100 x 2048 x 4 = 819,200 elements: 1000 latencies, 1 ms, where the 1000 GB/s
@@ -389,6 +408,7 @@ int main(void)
         cmocka_unit_test(test_cost_memory_bound_elementwise),
         cmocka_unit_test(test_cost_nchw_channel_limit),
         cmocka_unit_test(test_cost_native_depthwise_issue_limit),
+        cmocka_unit_test(test_cost_tensor_clock_factor),
         cmocka_unit_test(test_cost_bytes_in_flight_limit),
         cmocka_unit_test(test_cost_wave_quantization_one_block),
         cmocka_unit_test(test_cost_wave_quantization_partial_wave),

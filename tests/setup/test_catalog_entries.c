@@ -213,14 +213,22 @@ static void test_catalog_entries_gpu_anchor_figures(void **state)
  * x cbrt(its watts per SM-GHz^3 / the reference's). Closed form on one pair: the A10 (150 W, 72
  * SMs, 1.695 GHz) against the RTX 3090 (350 W, 82 SMs, 1.695 GHz), same GA102 chip:
  * cbrt((150 / 72) / (350 / 82)) = 0.787. Cards without one, and every reference, hold boost;
- * no card is ever faster than its boost clock. */
+ * no card is ever faster than its boost clock. While the tensor cores are busy a card whose
+ * tensor math does more work per SM clock than its reference's holds less
+ * (clock_factor_tensor): the A10 runs FP32-accumulate math at 125 TFLOPS on 72 SMs, the 3090 at
+ * 71 on 82, both at 1.695 GHz, 2.005x the work per SM clock, so cbrt(0.4880 / 2.005) = 0.624;
+ * on a chip whose cards share one rate per SM clock (A100 PCIe against SXM4) the two factors
+ * are equal. */
 static void check_clock(const char *name, const any_desc *any)
 {
     const sim_gpu_desc *g = &any->gpu;
     if (!(g->clock_factor > 0.5 && g->clock_factor <= 1))
         fail_msg("%s: clock_factor %g outside (0.5, 1]", name, g->clock_factor);
-    if (!g->power_ref[0] && g->clock_factor != 1)
-        fail_msg("%s: no power_ref but clock_factor %g", name, g->clock_factor);
+    if (!(g->clock_factor_tensor > 0.5 && g->clock_factor_tensor <= 1))
+        fail_msg("%s: clock_factor_tensor %g outside (0.5, 1]", name, g->clock_factor_tensor);
+    if (!g->power_ref[0] && (g->clock_factor != 1 || g->clock_factor_tensor != 1))
+        fail_msg("%s: no power_ref but clock factors %g, %g", name, g->clock_factor,
+                 g->clock_factor_tensor);
 }
 
 static void test_catalog_entries_power_limited_clocks(void **state)
@@ -231,8 +239,13 @@ static void test_catalog_entries_power_limited_clocks(void **state)
     load_or_fail(CFG_CAT_GPU, "a10", &d);
     assert_close(d.gpu.clock_factor, cbrt((150.0 / 72) / (350.0 / 82)), 1e-9, "clock_factor",
                  "a10");
+    double work = (125.0 / 72) / (71.0 / 82);
+    assert_close(d.gpu.clock_factor_tensor, cbrt((150.0 / 72) / (350.0 / 82) / work), 1e-9,
+                 "clock_factor_tensor", "a10");
+    load_or_fail(CFG_CAT_GPU, "a100-pcie-40gb", &d);
+    assert_true(d.gpu.clock_factor < 1 && d.gpu.clock_factor_tensor == d.gpu.clock_factor);
     load_or_fail(CFG_CAT_GPU, "rtx-3090", &d);
-    assert_true(d.gpu.clock_factor == 1);
+    assert_true(d.gpu.clock_factor == 1 && d.gpu.clock_factor_tensor == 1);
 }
 
 /* ---------------------------------------------------------------- CPUs */
