@@ -43,7 +43,8 @@ static void row_fail(sim_val_row *r, const char *fmt, ...)
 /* Microbenchmark parameters: the settings without a dot (m=, n=, k=, bytes=, pinned=, copies=,
  * vec=, counted=, timed=), and how jobs share a GPU (the experiment's system.gpu_sharing keys).
  * counted= and timed=: the source's rate counts the samples of `counted` optimizer steps over the
- * time of `timed` of them (run_squad.py with --max_steps=100 times 101 steps and counts 100). */
+ * time of `timed` steps (run_squad.py with --max_steps=100 times 101 steps and counts 100; when
+ * its two epochs end first it times fewer than it counts). */
 typedef struct bench_params {
     double m, n, k, bytes, copies, vec, counted, timed;
     bool pinned;
@@ -167,14 +168,14 @@ static int build(sim_val_row *r, const char *catalog, const sim_gpu_desc *gpu, s
     return built(r, sim_scenario_build_gpu(&x, &set, catalog, gpu, sc, &err), sc, &err);
 }
 
-/* The share of the timed steps whose samples the source counts: counted / timed (1 without
- * them), or -1 with the row failed when they are not whole numbers with 1 <= counted <= timed. */
+/* The samples the source counts per step it timed: counted / timed (1 without them), or -1
+ * with the row failed when they are not both whole numbers of at least 1. */
 static double counted_share(sim_val_row *r, const bench_params *b)
 {
     if (b->counted == 0 && b->timed == 0) return 1;
-    if (b->counted < 1 || b->timed < b->counted || b->counted != floor(b->counted) ||
+    if (b->counted < 1 || b->timed < 1 || b->counted != floor(b->counted) ||
         b->timed != floor(b->timed)) {
-        row_fail(r, "counted= and timed= must be whole numbers with 1 <= counted <= timed");
+        row_fail(r, "counted= and timed= must both be whole numbers of at least 1");
         return -1;
     }
     return b->counted / b->timed;
