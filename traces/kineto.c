@@ -1305,7 +1305,10 @@ static int order_gpu(const imp *m, int by_rt, int32_t *out)
 {
     trc_spill_buf sb = {0};
     gpu_key *k = table(m, &sb, m->gpu.n, sizeof *k);
-    if (!k) return SIM_ENOMEM;
+    if (!k) {
+        trc_spill_release(m->sp, &sb); /* a failed first allocation has registered it */
+        return SIM_ENOMEM;
+    }
     for (size_t i = 0; i < m->gpu.n; i++, trc_spill_tick(m->sp)) {
         const ev_gpu *g = &m->gpu.v[i];
         k[i] = by_rt ? (gpu_key){g->rt, g->ts, (int32_t)i} : (gpu_key){g->ts, 0, (int32_t)i};
