@@ -26,6 +26,7 @@
 #define MAX_IN 16    /* op inputs kept per event */
 #define MAX_DEPTH 64 /* JSON nesting tracked; deeper containers are skipped */
 #define READ_BYTES (256 * 1024)
+#define KEY_SLOTS 256 /* the object keys' hash table (cb_map_key): 8 slots per key */
 /* The event tables move into temporary files from 1 MiB on (traces/spill.h); above a 22 MiB
  * resident set their mapped pages are dropped. Small imports (tests, fuzzing) stay in malloc'd
  * memory; a large one keeps its resident set near 22 MiB whatever the trace size (a 16 MiB
@@ -218,7 +219,8 @@ typedef struct scratch {
 typedef struct imp {
     /* parse state */
     frame st[MAX_DEPTH];
-    int depth; /* number of open containers */
+    int depth;                   /* number of open containers */
+    uint8_t key_slot[KEY_SLOTS]; /* 1 + index into keys[] by key_hash; 0 empty */
     scratch ev;
     devprop dev;
     int schema_old, schema_new;
@@ -346,6 +348,23 @@ static uint64_t fnv(const char *s, size_t n)
     return h;
 }
 
+/* The hash of a name for the interning table: FNV-1a over 8-byte words (the tail by bytes),
+ * folded so that every byte reaches the low bits the table uses. Kernel names run to hundreds of
+ * bytes, and a multiply per byte made interning cost more than the rest of an event's fields. */
+static uint64_t name_hash(const char *s, size_t n)
+{
+    uint64_t h = 1469598103934665603ULL;
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        uint64_t w;
+        memcpy(&w, s + i, 8);
+        h = (h ^ w) * 1099511628211ULL;
+    }
+    for (; i < n; i++)
+        h = (h ^ (unsigned char)s[i]) * 1099511628211ULL;
+    return h ^ (h >> 32);
+}
+
 /* Id of name s[0..n), adding it if new; -1 when out of memory. */
 static int32_t intern(imp *m, const char *s, size_t n)
 {
@@ -356,7 +375,7 @@ static int32_t intern(imp *m, const char *s, size_t n)
         for (size_t i = 0; i < cap; i++)
             h[i] = -1;
         for (size_t i = 0; i < m->n_names; i++) {
-            size_t j = fnv(m->names[i], strlen(m->names[i])) & (cap - 1);
+            size_t j = name_hash(m->names[i], strlen(m->names[i])) & (cap - 1);
             while (h[j] >= 0)
                 j = (j + 1) & (cap - 1);
             h[j] = (int32_t)i;
@@ -365,7 +384,7 @@ static int32_t intern(imp *m, const char *s, size_t n)
         m->hash = h;
         m->hash_cap = cap;
     }
-    size_t j = fnv(s, n) & (m->hash_cap - 1);
+    size_t j = name_hash(s, n) & (m->hash_cap - 1);
     while (m->hash[j] >= 0) {
         const char *t = m->names[m->hash[j]];
         if (!strncmp(t, s, n) && t[n] == 0) return m->hash[j];
@@ -389,9 +408,25 @@ static int32_t intern(imp *m, const char *s, size_t n)
 
 /* ---- numbers ------------------------------------------------------------------------------- */
 
-/* An integer from JSON number text (a fraction or exponent is rounded). */
+/* A JSON integer of up to 18 digits (which cannot overflow) into *v: 1, or 0 for other text. */
+static int small_int(const char *s, size_t n, int64_t *v)
+{
+    size_t i = n > 0 && s[0] == '-';
+    if (n - i < 1 || n - i > 18) return 0;
+    int64_t x = 0;
+    for (; i < n && s[i] >= '0' && s[i] <= '9'; i++)
+        x = x * 10 + (s[i] - '0');
+    *v = s[0] == '-' ? -x : x;
+    return i == n;
+}
+
+/* An integer from JSON number text (a fraction or exponent is rounded). The common case is
+ * summed by small_int: strtoll through a copied buffer cost more than the pids, tids,
+ * correlation ids and shapes of a large trace are worth. */
 static int64_t num_int(const char *s, size_t n)
 {
+    int64_t v;
+    if (small_int(s, n, &v)) return v;
     char buf[64];
     if (n >= sizeof buf) n = sizeof buf - 1;
     memcpy(buf, s, n);
@@ -633,15 +668,44 @@ static const struct {
     KEY(C_DIST, K_WORLD, "world_size"),
 };
 
+/* A hash of an object key in its container: its length and end letters tell the keys apart,
+ * so a lookup costs about one probe and one memcmp instead of a scan of keys[] (every event's
+ * keys and its args' keys come here: millions of calls in a large trace). n > 0. */
+static unsigned key_hash(int ctx, const unsigned char *k, size_t n)
+{
+    return (unsigned)(ctx * 131u + n * 31u + k[0] * 7u + k[n - 1]) % KEY_SLOTS;
+}
+
+/* Fills m->key_slot from keys[], by linear probing. */
+static void index_keys(imp *m)
+{
+    memset(m->key_slot, 0, sizeof m->key_slot);
+    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
+        unsigned h = key_hash(keys[i].ctx, (const unsigned char *)keys[i].name, keys[i].len);
+        while (m->key_slot[h])
+            h = (h + 1) % KEY_SLOTS;
+        m->key_slot[h] = (uint8_t)(i + 1);
+    }
+}
+
+/* The pkey of object key k[0..n) in a container of context ctx; K_NONE for one not acted on. */
+static int find_key(const imp *m, int ctx, const unsigned char *k, size_t n)
+{
+    if (n == 0) return K_NONE;
+    for (unsigned h = key_hash(ctx, k, n); m->key_slot[h]; h = (h + 1) % KEY_SLOTS) {
+        int i = m->key_slot[h] - 1;
+        if (keys[i].ctx == ctx && keys[i].len == n && !memcmp(k, keys[i].name, n))
+            return keys[i].key;
+    }
+    return K_NONE;
+}
+
 static int cb_map_key(void *ctx, const unsigned char *k, size_t n)
 {
     imp *m = ctx;
     frame *f = top(m);
     if (!f) return 1;
-    int key = K_NONE;
-    for (size_t i = 0; key == K_NONE && i < sizeof keys / sizeof keys[0]; i++)
-        if (keys[i].ctx == f->ctx && keys[i].len == n && !memcmp(k, keys[i].name, n))
-            key = keys[i].key;
+    int key = find_key(m, f->ctx, k, n);
     if (key == K_TRACE_EVENTS) m->saw_trace_events = 1;
     f->key = (uint8_t)key;
     return 1;
@@ -730,27 +794,29 @@ static void copy_str(char *dst, size_t cap, const unsigned char *s, size_t n)
 
 /* Event categories (the "cat" of an event) and the schema each one shows. */
 enum { SCHEMA_ANY, SCHEMA_OLD, SCHEMA_NEW };
+#define CAT(name, cat, schema)                                                                     \
+    {                                                                                              \
+        name, sizeof name - 1, cat, schema                                                         \
+    }
 static const struct {
     const char *name;
-    uint8_t cat, schema;
+    uint8_t len, cat, schema;
 } cats[] = {
-    {"cpu_op", CAT_CPU_OP, SCHEMA_NEW},         {"Operator", CAT_CPU_OP, SCHEMA_OLD},
-    {"user_annotation", CAT_ANNOT, SCHEMA_NEW}, {"cuda_runtime", CAT_RUNTIME, SCHEMA_NEW},
-    {"cuda_driver", CAT_RUNTIME, SCHEMA_NEW},   {"Runtime", CAT_RUNTIME, SCHEMA_OLD},
-    {"kernel", CAT_KERNEL, SCHEMA_ANY},         {"Kernel", CAT_KERNEL, SCHEMA_ANY},
-    {"gpu_memcpy", CAT_MEMCPY, SCHEMA_ANY},     {"Memcpy", CAT_MEMCPY, SCHEMA_ANY},
-    {"gpu_memset", CAT_MEMSET, SCHEMA_ANY},     {"Memset", CAT_MEMSET, SCHEMA_ANY},
-    {"Trace", CAT_TRACE, SCHEMA_ANY},
+    CAT("cpu_op", CAT_CPU_OP, SCHEMA_NEW),         CAT("Operator", CAT_CPU_OP, SCHEMA_OLD),
+    CAT("user_annotation", CAT_ANNOT, SCHEMA_NEW), CAT("cuda_runtime", CAT_RUNTIME, SCHEMA_NEW),
+    CAT("cuda_driver", CAT_RUNTIME, SCHEMA_NEW),   CAT("Runtime", CAT_RUNTIME, SCHEMA_OLD),
+    CAT("kernel", CAT_KERNEL, SCHEMA_ANY),         CAT("Kernel", CAT_KERNEL, SCHEMA_ANY),
+    CAT("gpu_memcpy", CAT_MEMCPY, SCHEMA_ANY),     CAT("Memcpy", CAT_MEMCPY, SCHEMA_ANY),
+    CAT("gpu_memset", CAT_MEMSET, SCHEMA_ANY),     CAT("Memset", CAT_MEMSET, SCHEMA_ANY),
+    CAT("Trace", CAT_TRACE, SCHEMA_ANY),
 };
 
 /* An event's "cat": sets its category and marks the schema it shows; an unknown one does
  * neither. */
 static void event_cat(imp *m, const unsigned char *s, size_t n)
 {
-    char cat[32];
-    copy_str(cat, sizeof cat, s, n);
     for (size_t i = 0; i < sizeof cats / sizeof cats[0]; i++) {
-        if (strcmp(cat, cats[i].name) != 0) continue;
+        if (cats[i].len != n || memcmp(s, cats[i].name, n) != 0) continue;
         m->ev.cat = cats[i].cat;
         m->schema_old |= cats[i].schema == SCHEMA_OLD;
         m->schema_new |= cats[i].schema == SCHEMA_NEW;
@@ -2642,6 +2708,7 @@ int trc_kineto_import(const char *in_path, const char *out_path, const trc_kinet
     memset(&m, 0, sizeof m);
     m.min_ts = INT64_MAX;
     m.world_size = 1;
+    index_keys(&m);
     builder b;
     memset(&b, 0, sizeof b);
     trc_step step;
