@@ -258,6 +258,7 @@ typedef struct imp {
     uint8_t *cpu_flags;
     trc_spill_buf cpu_flags_sb;
     int8_t *unit_of_name; /* -1 = not classified yet */
+    int8_t *prec_of_name; /* PREC_ of a kernel name; -1 = not looked up yet */
     int32_t *local_name;  /* global name id -> index in the step being built */
 } imp;
 
@@ -1671,6 +1672,22 @@ static int unit_of(imp *m, int32_t name)
     return m->unit_of_name[name];
 }
 
+/* The precisions kernel names tell (trc_kernel_precision); PREC_NONE for another or none. */
+enum { PREC_TF32, PREC_FP16, PREC_BF16, PREC_FP32, PREC_NONE };
+
+/* The precision of kernel name `name`, looked up once per name: a large trace repeats a few
+ * hundred kernel names millions of times, and the lookup is a few dozen strstr. */
+static int prec_of(imp *m, int32_t name)
+{
+    static const char *const precs[PREC_NONE] = {"tf32", "fp16", "bf16", "fp32"};
+    if (m->prec_of_name[name] >= 0) return m->prec_of_name[name];
+    const char *p = trc_kernel_precision(m->names[name]);
+    int8_t c = PREC_NONE;
+    for (int8_t i = 0; p && i < PREC_NONE; i++)
+        if (!strcmp(p, precs[i])) c = i;
+    return m->prec_of_name[name] = c;
+}
+
 /* Precision: the dtype of conv/matmul inputs when shapes were recorded, else the kernel names
  * (FORMAT.md, "Header"). */
 static void infer_precision(imp *m, char *out, size_t cap)
@@ -1683,21 +1700,13 @@ static void infer_precision(imp *m, char *out, size_t cap)
         n_half += c->dtype0 == DT_HALF;
         n_bf16 += c->dtype0 == DT_BF16;
     }
-    double t_tf32 = 0, t_fp16 = 0, t_bf16 = 0, t_fp32 = 0;
+    double t[PREC_NONE + 1] = {0}; /* ns of kernels by precision */
     for (size_t i = 0; i < m->gpu.n; i++, trc_spill_tick(m->sp)) {
         const ev_gpu *g = &m->gpu.v[i];
-        if (g->kind != G_KERNEL) continue;
-        const char *p = trc_kernel_precision(m->names[g->name]);
-        if (!p) continue;
-        if (!strcmp(p, "tf32"))
-            t_tf32 += (double)g->dur;
-        else if (!strcmp(p, "fp16"))
-            t_fp16 += (double)g->dur;
-        else if (!strcmp(p, "bf16"))
-            t_bf16 += (double)g->dur;
-        else if (!strcmp(p, "fp32"))
-            t_fp32 += (double)g->dur;
+        if (g->kind == G_KERNEL) t[prec_of(m, g->name)] += (double)g->dur;
     }
+    double t_tf32 = t[PREC_TF32], t_fp16 = t[PREC_FP16], t_bf16 = t[PREC_BF16],
+           t_fp32 = t[PREC_FP32];
     const char *r = "unknown";
     if (n_half > n_float && n_half >= n_bf16)
         r = n_float > 0 ? "amp_fp16" : "fp16";
@@ -2229,6 +2238,7 @@ static void imp_free(imp *m)
     free(m->ev.name);
     free(m->thr);
     free(m->unit_of_name);
+    free(m->prec_of_name);
     free(m->local_name);
     trc_spill_fini(m->sp); /* the event tables and the other tables still allocated */
 }
@@ -2463,12 +2473,15 @@ static int check_importable(const imp *m, const char *path, sim_err *err)
 static int builder_init(builder *b, imp *m, trc_step *step)
 {
     m->unit_of_name = malloc(m->n_names ? m->n_names : 1);
+    m->prec_of_name = malloc(m->n_names ? m->n_names : 1);
     m->local_name = malloc((m->n_names ? m->n_names : 1) * sizeof *m->local_name);
     b->m = m;
     b->rec_of_cpu = table(m, &b->rec_of_cpu_sb, m->cpu.n, sizeof *b->rec_of_cpu);
     b->grp = table(m, &b->grp_sb, 2 * m->cpu.n, sizeof *b->grp);
-    if (!m->unit_of_name || !m->local_name || !b->rec_of_cpu || !b->grp) return SIM_ENOMEM;
+    if (!m->unit_of_name || !m->prec_of_name || !m->local_name || !b->rec_of_cpu || !b->grp)
+        return SIM_ENOMEM;
     memset(m->unit_of_name, -1, m->n_names ? m->n_names : 1);
+    memset(m->prec_of_name, -1, m->n_names ? m->n_names : 1);
     for (size_t i = 0; i < m->n_names; i++)
         m->local_name[i] = -1;
     for (size_t i = 0; i < m->cpu.n; i++, trc_spill_tick(m->sp))
