@@ -126,7 +126,9 @@ typedef struct devprop {
     char name[TRC_STR_MAX];
 } devprop;
 
-/* Growable arrays of the event structs, in tables of the import's spill set. */
+/* Growable arrays of the event structs, in tables of the import's spill set. VEC_PUSH appends
+ * through trc_spill_push: what it pushed to a table in a file is read only after trc_spill_flush
+ * (at the end of the parse, and of make_steps, the only pushes after it). */
 #define VEC(T)                                                                                     \
     struct {                                                                                       \
         T *v;                                                                                      \
@@ -282,9 +284,9 @@ enum {
             (vec).v = (vec).sb.base;                                                               \
             (vec).cap = c_;                                                                        \
         }                                                                                          \
-        trc_spill_append(&(vec).sb, (vec).n * sizeof *(vec).v, sizeof *(vec).v);                   \
-        (vec).v[(vec).n++] = (val);                                                                \
-        okvar = 1;                                                                                 \
+        okvar = trc_spill_push(&(vec).sb, (vec).n * sizeof *(vec).v, &(val), sizeof *(vec).v) ==   \
+                SIM_OK;                                                                            \
+        (vec).n += okvar;                                                                          \
     } while (0)
 
 /* A temporary table of n elements (at least one) of `size` bytes in buf, zero-filled; NULL when
@@ -1266,7 +1268,8 @@ static int parse_stream(imp *m, yajl_handle h, gzFile f, unsigned char *buf, jso
         return rc;
     }
     if (m->fatal) return sim_err_set(err, m->fatal, path, 0, 0, NO_ROOM " reading the trace");
-    return SIM_OK;
+    int rc = trc_spill_flush(m->sp); /* the tables as arrays from here on */
+    return rc ? sim_err_set(err, rc, path, 0, 0, NO_ROOM " reading the trace") : SIM_OK;
 }
 
 static int parse_json(imp *m, const char *path, trc_kineto_summary *sum, sim_err *err)
@@ -2422,7 +2425,7 @@ static int make_steps(imp *m)
     trc_spill_release(m->sp, &names_sb);
     trc_spill_release(m->sp, &rt_sb);
     trc_spill_release(m->sp, &at_sb);
-    return rc;
+    return rc ? rc : trc_spill_flush(m->sp); /* the steps pushed */
 }
 
 /* An AMD GPU: a device named so, or HIP runtime calls (ROCm builds of PyTorch). */
