@@ -167,7 +167,7 @@ static int write_at(const trc_spill_buf *b, const char *p, size_t n, size_t at)
 static int write_pages(trc_spill_buf *b)
 {
     size_t end = b->pend_at + b->pend_bytes, cut = end / PAGE_BYTES * PAGE_BYTES;
-    if (cut <= b->pend_at) cut = end; /* no page ends in the buffer: write it all */
+    SIM_ASSERT(cut > b->pend_at); /* called with the buffer near full: pages end in it */
     int rc = write_at(b, b->pend, cut - b->pend_at, b->pend_at);
     if (rc) return rc;
     memmove(b->pend, b->pend + (cut - b->pend_at), end - cut);
