@@ -167,8 +167,8 @@ int trc_dtype_bytes(const char *type)
         {"int64", 8},
         {"int32", 4},
     };
-    for (size_t i = 0; i < sizeof types / sizeof types[0]; i++)
-        if (!strcmp(type, types[i].name)) return types[i].bytes;
+    for (size_t i = 0; i < sizeof types / sizeof types[0]; i++) /* first letters: few strcmps */
+        if (type[0] == types[i].name[0] && !strcmp(type, types[i].name)) return types[i].bytes;
     return 0;
 }
 

@@ -26,6 +26,7 @@
 #define MAX_IN 16    /* op inputs kept per event */
 #define MAX_DEPTH 64 /* JSON nesting tracked; deeper containers are skipped */
 #define READ_BYTES (256 * 1024)
+#define KEY_SLOTS 256 /* the object keys' hash table (cb_map_key): 8 slots per key */
 /* The event tables move into temporary files from 1 MiB on (traces/spill.h); above a 22 MiB
  * resident set their mapped pages are dropped. Small imports (tests, fuzzing) stay in malloc'd
  * memory; a large one keeps its resident set near 22 MiB whatever the trace size (a 16 MiB
@@ -125,7 +126,9 @@ typedef struct devprop {
     char name[TRC_STR_MAX];
 } devprop;
 
-/* Growable arrays of the event structs, in tables of the import's spill set. */
+/* Growable arrays of the event structs, in tables of the import's spill set. VEC_PUSH appends
+ * through trc_spill_push: what it pushed to a table in a file is read only after trc_spill_flush
+ * (at the end of the parse, and of make_steps, the only pushes after it). */
 #define VEC(T)                                                                                     \
     struct {                                                                                       \
         T *v;                                                                                      \
@@ -218,7 +221,8 @@ typedef struct scratch {
 typedef struct imp {
     /* parse state */
     frame st[MAX_DEPTH];
-    int depth; /* number of open containers */
+    int depth;                   /* number of open containers */
+    uint8_t key_slot[KEY_SLOTS]; /* 1 + index into keys[] by key_hash; 0 empty */
     scratch ev;
     devprop dev;
     int schema_old, schema_new;
@@ -256,6 +260,7 @@ typedef struct imp {
     uint8_t *cpu_flags;
     trc_spill_buf cpu_flags_sb;
     int8_t *unit_of_name; /* -1 = not classified yet */
+    int8_t *prec_of_name; /* PREC_ of a kernel name; -1 = not looked up yet */
     int32_t *local_name;  /* global name id -> index in the step being built */
 } imp;
 
@@ -279,9 +284,9 @@ enum {
             (vec).v = (vec).sb.base;                                                               \
             (vec).cap = c_;                                                                        \
         }                                                                                          \
-        trc_spill_append(&(vec).sb, (vec).n * sizeof *(vec).v, sizeof *(vec).v);                   \
-        (vec).v[(vec).n++] = (val);                                                                \
-        okvar = 1;                                                                                 \
+        okvar = trc_spill_push(&(vec).sb, (vec).n * sizeof *(vec).v, &(val), sizeof *(vec).v) ==   \
+                SIM_OK;                                                                            \
+        (vec).n += okvar;                                                                          \
     } while (0)
 
 /* A temporary table of n elements (at least one) of `size` bytes in buf, zero-filled; NULL when
@@ -346,6 +351,23 @@ static uint64_t fnv(const char *s, size_t n)
     return h;
 }
 
+/* The hash of a name for the interning table: FNV-1a over 8-byte words (the tail by bytes),
+ * folded so that every byte reaches the low bits the table uses. Kernel names run to hundreds of
+ * bytes, and a multiply per byte made interning cost more than the rest of an event's fields. */
+static uint64_t name_hash(const char *s, size_t n)
+{
+    uint64_t h = 1469598103934665603ULL;
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        uint64_t w;
+        memcpy(&w, s + i, 8);
+        h = (h ^ w) * 1099511628211ULL;
+    }
+    for (; i < n; i++)
+        h = (h ^ (unsigned char)s[i]) * 1099511628211ULL;
+    return h ^ (h >> 32);
+}
+
 /* Id of name s[0..n), adding it if new; -1 when out of memory. */
 static int32_t intern(imp *m, const char *s, size_t n)
 {
@@ -356,7 +378,7 @@ static int32_t intern(imp *m, const char *s, size_t n)
         for (size_t i = 0; i < cap; i++)
             h[i] = -1;
         for (size_t i = 0; i < m->n_names; i++) {
-            size_t j = fnv(m->names[i], strlen(m->names[i])) & (cap - 1);
+            size_t j = name_hash(m->names[i], strlen(m->names[i])) & (cap - 1);
             while (h[j] >= 0)
                 j = (j + 1) & (cap - 1);
             h[j] = (int32_t)i;
@@ -365,7 +387,7 @@ static int32_t intern(imp *m, const char *s, size_t n)
         m->hash = h;
         m->hash_cap = cap;
     }
-    size_t j = fnv(s, n) & (m->hash_cap - 1);
+    size_t j = name_hash(s, n) & (m->hash_cap - 1);
     while (m->hash[j] >= 0) {
         const char *t = m->names[m->hash[j]];
         if (!strncmp(t, s, n) && t[n] == 0) return m->hash[j];
@@ -389,9 +411,25 @@ static int32_t intern(imp *m, const char *s, size_t n)
 
 /* ---- numbers ------------------------------------------------------------------------------- */
 
-/* An integer from JSON number text (a fraction or exponent is rounded). */
+/* A JSON integer of up to 18 digits (which cannot overflow) into *v: 1, or 0 for other text. */
+static int small_int(const char *s, size_t n, int64_t *v)
+{
+    size_t i = n > 0 && s[0] == '-';
+    if (n - i < 1 || n - i > 18) return 0;
+    int64_t x = 0;
+    for (; i < n && s[i] >= '0' && s[i] <= '9'; i++)
+        x = x * 10 + (s[i] - '0');
+    *v = s[0] == '-' ? -x : x;
+    return i == n;
+}
+
+/* An integer from JSON number text (a fraction or exponent is rounded). The common case is
+ * summed by small_int: strtoll through a copied buffer cost more than the pids, tids,
+ * correlation ids and shapes of a large trace are worth. */
 static int64_t num_int(const char *s, size_t n)
 {
+    int64_t v;
+    if (small_int(s, n, &v)) return v;
     char buf[64];
     if (n >= sizeof buf) n = sizeof buf - 1;
     memcpy(buf, s, n);
@@ -633,15 +671,44 @@ static const struct {
     KEY(C_DIST, K_WORLD, "world_size"),
 };
 
+/* A hash of an object key in its container: its length and end letters tell the keys apart,
+ * so a lookup costs about one probe and one memcmp instead of a scan of keys[] (every event's
+ * keys and its args' keys come here: millions of calls in a large trace). n > 0. */
+static unsigned key_hash(int ctx, const unsigned char *k, size_t n)
+{
+    return (unsigned)(ctx * 131u + n * 31u + k[0] * 7u + k[n - 1]) % KEY_SLOTS;
+}
+
+/* Fills m->key_slot from keys[], by linear probing. */
+static void index_keys(imp *m)
+{
+    memset(m->key_slot, 0, sizeof m->key_slot);
+    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
+        unsigned h = key_hash(keys[i].ctx, (const unsigned char *)keys[i].name, keys[i].len);
+        while (m->key_slot[h])
+            h = (h + 1) % KEY_SLOTS;
+        m->key_slot[h] = (uint8_t)(i + 1);
+    }
+}
+
+/* The pkey of object key k[0..n) in a container of context ctx; K_NONE for one not acted on. */
+static int find_key(const imp *m, int ctx, const unsigned char *k, size_t n)
+{
+    if (n == 0) return K_NONE;
+    for (unsigned h = key_hash(ctx, k, n); m->key_slot[h]; h = (h + 1) % KEY_SLOTS) {
+        int i = m->key_slot[h] - 1;
+        if (keys[i].ctx == ctx && keys[i].len == n && !memcmp(k, keys[i].name, n))
+            return keys[i].key;
+    }
+    return K_NONE;
+}
+
 static int cb_map_key(void *ctx, const unsigned char *k, size_t n)
 {
     imp *m = ctx;
     frame *f = top(m);
     if (!f) return 1;
-    int key = K_NONE;
-    for (size_t i = 0; key == K_NONE && i < sizeof keys / sizeof keys[0]; i++)
-        if (keys[i].ctx == f->ctx && keys[i].len == n && !memcmp(k, keys[i].name, n))
-            key = keys[i].key;
+    int key = find_key(m, f->ctx, k, n);
     if (key == K_TRACE_EVENTS) m->saw_trace_events = 1;
     f->key = (uint8_t)key;
     return 1;
@@ -730,27 +797,29 @@ static void copy_str(char *dst, size_t cap, const unsigned char *s, size_t n)
 
 /* Event categories (the "cat" of an event) and the schema each one shows. */
 enum { SCHEMA_ANY, SCHEMA_OLD, SCHEMA_NEW };
+#define CAT(name, cat, schema)                                                                     \
+    {                                                                                              \
+        name, sizeof name - 1, cat, schema                                                         \
+    }
 static const struct {
     const char *name;
-    uint8_t cat, schema;
+    uint8_t len, cat, schema;
 } cats[] = {
-    {"cpu_op", CAT_CPU_OP, SCHEMA_NEW},         {"Operator", CAT_CPU_OP, SCHEMA_OLD},
-    {"user_annotation", CAT_ANNOT, SCHEMA_NEW}, {"cuda_runtime", CAT_RUNTIME, SCHEMA_NEW},
-    {"cuda_driver", CAT_RUNTIME, SCHEMA_NEW},   {"Runtime", CAT_RUNTIME, SCHEMA_OLD},
-    {"kernel", CAT_KERNEL, SCHEMA_ANY},         {"Kernel", CAT_KERNEL, SCHEMA_ANY},
-    {"gpu_memcpy", CAT_MEMCPY, SCHEMA_ANY},     {"Memcpy", CAT_MEMCPY, SCHEMA_ANY},
-    {"gpu_memset", CAT_MEMSET, SCHEMA_ANY},     {"Memset", CAT_MEMSET, SCHEMA_ANY},
-    {"Trace", CAT_TRACE, SCHEMA_ANY},
+    CAT("cpu_op", CAT_CPU_OP, SCHEMA_NEW),         CAT("Operator", CAT_CPU_OP, SCHEMA_OLD),
+    CAT("user_annotation", CAT_ANNOT, SCHEMA_NEW), CAT("cuda_runtime", CAT_RUNTIME, SCHEMA_NEW),
+    CAT("cuda_driver", CAT_RUNTIME, SCHEMA_NEW),   CAT("Runtime", CAT_RUNTIME, SCHEMA_OLD),
+    CAT("kernel", CAT_KERNEL, SCHEMA_ANY),         CAT("Kernel", CAT_KERNEL, SCHEMA_ANY),
+    CAT("gpu_memcpy", CAT_MEMCPY, SCHEMA_ANY),     CAT("Memcpy", CAT_MEMCPY, SCHEMA_ANY),
+    CAT("gpu_memset", CAT_MEMSET, SCHEMA_ANY),     CAT("Memset", CAT_MEMSET, SCHEMA_ANY),
+    CAT("Trace", CAT_TRACE, SCHEMA_ANY),
 };
 
 /* An event's "cat": sets its category and marks the schema it shows; an unknown one does
  * neither. */
 static void event_cat(imp *m, const unsigned char *s, size_t n)
 {
-    char cat[32];
-    copy_str(cat, sizeof cat, s, n);
     for (size_t i = 0; i < sizeof cats / sizeof cats[0]; i++) {
-        if (strcmp(cat, cats[i].name) != 0) continue;
+        if (cats[i].len != n || memcmp(s, cats[i].name, n) != 0) continue;
         m->ev.cat = cats[i].cat;
         m->schema_old |= cats[i].schema == SCHEMA_OLD;
         m->schema_new |= cats[i].schema == SCHEMA_NEW;
@@ -1199,7 +1268,8 @@ static int parse_stream(imp *m, yajl_handle h, gzFile f, unsigned char *buf, jso
         return rc;
     }
     if (m->fatal) return sim_err_set(err, m->fatal, path, 0, 0, NO_ROOM " reading the trace");
-    return SIM_OK;
+    int rc = trc_spill_flush(m->sp); /* the tables as arrays from here on */
+    return rc ? sim_err_set(err, rc, path, 0, 0, NO_ROOM " reading the trace") : SIM_OK;
 }
 
 static int parse_json(imp *m, const char *path, trc_kineto_summary *sum, sim_err *err)
@@ -1305,7 +1375,10 @@ static int order_gpu(const imp *m, int by_rt, int32_t *out)
 {
     trc_spill_buf sb = {0};
     gpu_key *k = table(m, &sb, m->gpu.n, sizeof *k);
-    if (!k) return SIM_ENOMEM;
+    if (!k) {
+        trc_spill_release(m->sp, &sb); /* a failed first allocation has registered it */
+        return SIM_ENOMEM;
+    }
     for (size_t i = 0; i < m->gpu.n; i++, trc_spill_tick(m->sp)) {
         const ev_gpu *g = &m->gpu.v[i];
         k[i] = by_rt ? (gpu_key){g->rt, g->ts, (int32_t)i} : (gpu_key){g->ts, 0, (int32_t)i};
@@ -1602,6 +1675,22 @@ static int unit_of(imp *m, int32_t name)
     return m->unit_of_name[name];
 }
 
+/* The precisions kernel names tell (trc_kernel_precision); PREC_NONE for another or none. */
+enum { PREC_TF32, PREC_FP16, PREC_BF16, PREC_FP32, PREC_NONE };
+
+/* The precision of kernel name `name`, looked up once per name: a large trace repeats a few
+ * hundred kernel names millions of times, and the lookup is a few dozen strstr. */
+static int prec_of(imp *m, int32_t name)
+{
+    static const char *const precs[PREC_NONE] = {"tf32", "fp16", "bf16", "fp32"};
+    if (m->prec_of_name[name] >= 0) return m->prec_of_name[name];
+    const char *p = trc_kernel_precision(m->names[name]);
+    int8_t c = PREC_NONE;
+    for (int8_t i = 0; p && i < PREC_NONE; i++)
+        if (!strcmp(p, precs[i])) c = i;
+    return m->prec_of_name[name] = c;
+}
+
 /* Precision: the dtype of conv/matmul inputs when shapes were recorded, else the kernel names
  * (FORMAT.md, "Header"). */
 static void infer_precision(imp *m, char *out, size_t cap)
@@ -1614,21 +1703,13 @@ static void infer_precision(imp *m, char *out, size_t cap)
         n_half += c->dtype0 == DT_HALF;
         n_bf16 += c->dtype0 == DT_BF16;
     }
-    double t_tf32 = 0, t_fp16 = 0, t_bf16 = 0, t_fp32 = 0;
+    double t[PREC_NONE + 1] = {0}; /* ns of kernels by precision */
     for (size_t i = 0; i < m->gpu.n; i++, trc_spill_tick(m->sp)) {
         const ev_gpu *g = &m->gpu.v[i];
-        if (g->kind != G_KERNEL) continue;
-        const char *p = trc_kernel_precision(m->names[g->name]);
-        if (!p) continue;
-        if (!strcmp(p, "tf32"))
-            t_tf32 += (double)g->dur;
-        else if (!strcmp(p, "fp16"))
-            t_fp16 += (double)g->dur;
-        else if (!strcmp(p, "bf16"))
-            t_bf16 += (double)g->dur;
-        else if (!strcmp(p, "fp32"))
-            t_fp32 += (double)g->dur;
+        if (g->kind == G_KERNEL) t[prec_of(m, g->name)] += (double)g->dur;
     }
+    double t_tf32 = t[PREC_TF32], t_fp16 = t[PREC_FP16], t_bf16 = t[PREC_BF16],
+           t_fp32 = t[PREC_FP32];
     const char *r = "unknown";
     if (n_half > n_float && n_half >= n_bf16)
         r = n_float > 0 ? "amp_fp16" : "fp16";
@@ -2160,6 +2241,7 @@ static void imp_free(imp *m)
     free(m->ev.name);
     free(m->thr);
     free(m->unit_of_name);
+    free(m->prec_of_name);
     free(m->local_name);
     trc_spill_fini(m->sp); /* the event tables and the other tables still allocated */
 }
@@ -2343,7 +2425,7 @@ static int make_steps(imp *m)
     trc_spill_release(m->sp, &names_sb);
     trc_spill_release(m->sp, &rt_sb);
     trc_spill_release(m->sp, &at_sb);
-    return rc;
+    return rc ? rc : trc_spill_flush(m->sp); /* the steps pushed */
 }
 
 /* An AMD GPU: a device named so, or HIP runtime calls (ROCm builds of PyTorch). */
@@ -2394,12 +2476,15 @@ static int check_importable(const imp *m, const char *path, sim_err *err)
 static int builder_init(builder *b, imp *m, trc_step *step)
 {
     m->unit_of_name = malloc(m->n_names ? m->n_names : 1);
+    m->prec_of_name = malloc(m->n_names ? m->n_names : 1);
     m->local_name = malloc((m->n_names ? m->n_names : 1) * sizeof *m->local_name);
     b->m = m;
     b->rec_of_cpu = table(m, &b->rec_of_cpu_sb, m->cpu.n, sizeof *b->rec_of_cpu);
     b->grp = table(m, &b->grp_sb, 2 * m->cpu.n, sizeof *b->grp);
-    if (!m->unit_of_name || !m->local_name || !b->rec_of_cpu || !b->grp) return SIM_ENOMEM;
+    if (!m->unit_of_name || !m->prec_of_name || !m->local_name || !b->rec_of_cpu || !b->grp)
+        return SIM_ENOMEM;
     memset(m->unit_of_name, -1, m->n_names ? m->n_names : 1);
+    memset(m->prec_of_name, -1, m->n_names ? m->n_names : 1);
     for (size_t i = 0; i < m->n_names; i++)
         m->local_name[i] = -1;
     for (size_t i = 0; i < m->cpu.n; i++, trc_spill_tick(m->sp))
@@ -2639,6 +2724,7 @@ int trc_kineto_import(const char *in_path, const char *out_path, const trc_kinet
     memset(&m, 0, sizeof m);
     m.min_ts = INT64_MAX;
     m.world_size = 1;
+    index_keys(&m);
     builder b;
     memset(&b, 0, sizeof b);
     trc_step step;

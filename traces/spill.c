@@ -7,6 +7,7 @@
 
 #include "sim/base/err.h"
 
+#include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,8 +19,11 @@
  * their runtime call) touches at most one new page per tick (the tables are mapped MADV_RANDOM,
  * so a fault maps only its own page), 4 MiB between two checks. */
 #define CHECK_EVERY 1024u
-/* Appending to a mapped table maps this many bytes at once (one call instead of a fault a page) */
-#define APPEND_AHEAD (256u << 10)
+/* Appends to a table in a file gather in a buffer of this many bytes (trc_spill_push) */
+#define PEND_BYTES (64u << 10)
+/* The buffer goes to the file in whole pages of this many bytes (a multiple of the page size on
+ * the machines we know; a page written in part is read, or zero-filled, first) */
+#define PAGE_BYTES 4096u
 #define SORT_CHUNK_BYTES (1u << 20) /* a large sort's chunks, sorted in malloc'd memory */
 
 void trc_spill_init(trc_spill *s, size_t file_from_bytes, size_t budget_bytes)
@@ -121,6 +125,7 @@ void trc_spill_release(trc_spill *s, trc_spill_buf *b)
     } else {
         free(b->base);
     }
+    free(b->pend);
     memset(b, 0, sizeof *b);
 }
 
@@ -145,16 +150,69 @@ void trc_spill_check(trc_spill *s)
     s->drops++;
 }
 
-void trc_spill_append(trc_spill_buf *b, size_t used, size_t add)
+/* Writes p[0..n) at byte `at` of b's file; 0 or SIM_EIO. */
+static int write_at(const trc_spill_buf *b, const char *p, size_t n, size_t at)
 {
-    size_t from = (used + APPEND_AHEAD - 1) / APPEND_AHEAD * APPEND_AHEAD;
-    if (!b->in_file || used + add <= from || from >= b->bytes) return;
-    size_t len = b->bytes - from < APPEND_AHEAD ? b->bytes - from : APPEND_AHEAD;
-#ifdef MADV_POPULATE_WRITE /* Linux 5.14; without it the pages fault in one at a time */
-    madvise((char *)b->base + from, len, MADV_POPULATE_WRITE); /* a hint: may fail, harmless */
-#else
-    (void)len;
-#endif
+    while (n > 0) {
+        ssize_t w = pwrite(b->fd, p, n, (off_t)at);
+        if (w < 0 && errno == EINTR) continue;
+        if (w <= 0) return SIM_EIO;
+        p += w, n -= (size_t)w, at += (size_t)w;
+    }
+    return SIM_OK;
+}
+
+/* Writes the whole pages of b's buffered appends and keeps the rest, the start of a page the
+ * next appends fill, in the buffer. */
+static int write_pages(trc_spill_buf *b)
+{
+    size_t end = b->pend_at + b->pend_bytes, cut = end / PAGE_BYTES * PAGE_BYTES;
+    SIM_ASSERT(cut > b->pend_at); /* called with the buffer near full: pages end in it */
+    int rc = write_at(b, b->pend, cut - b->pend_at, b->pend_at);
+    if (rc) return rc;
+    memmove(b->pend, b->pend + (cut - b->pend_at), end - cut);
+    b->pend_at = cut;
+    b->pend_bytes = end - cut;
+    return SIM_OK;
+}
+
+int trc_spill_push(trc_spill_buf *b, size_t used, const void *elem, size_t size)
+{
+    SIM_ASSERT(used + size <= b->bytes && size <= PEND_BYTES - PAGE_BYTES);
+    if (!b->in_file) {
+        memcpy((char *)b->base + used, elem, size);
+        return SIM_OK;
+    }
+    if (!b->pend) {
+        if (!(b->pend = malloc(PEND_BYTES))) return SIM_ENOMEM;
+        b->pend_at = used;
+        b->pend_bytes = 0;
+    }
+    SIM_ASSERT(used == b->pend_at + b->pend_bytes); /* appends only */
+    int rc = b->pend_bytes + size > PEND_BYTES ? write_pages(b) : SIM_OK;
+    if (rc) return rc;
+    memcpy(b->pend + b->pend_bytes, elem, size);
+    b->pend_bytes += size;
+    return SIM_OK;
+}
+
+/* Writes all of b's buffered appends and frees the buffer. */
+static int flush_buf(trc_spill_buf *b)
+{
+    int rc = b->pend ? write_at(b, b->pend, b->pend_bytes, b->pend_at) : SIM_OK;
+    free(b->pend);
+    b->pend = NULL;
+    return rc;
+}
+
+int trc_spill_flush(trc_spill *s)
+{
+    int rc = SIM_OK;
+    for (int i = 0; i < s->n_bufs; i++) {
+        int r = flush_buf(s->bufs[i]);
+        if (!rc) rc = r;
+    }
+    return rc;
 }
 
 void trc_spill_tick(trc_spill *s)
@@ -253,16 +311,15 @@ static int merge_runs(trc_spill *s, const char *a, size_t n, size_t size, size_t
     }
     for (size_t i = runs; i-- > 0;)
         sift_down(&m, i);
-    for (size_t k = 0; k < n; k++) {
+    int rc = SIM_OK;
+    for (size_t k = 0; !rc && k < n; k++, trc_spill_tick(s)) {
         size_t r = m.heap[0];
-        trc_spill_append(out, k * size, size);
-        memcpy((char *)out->base + k * size, a + m.at[r] * size, size);
+        rc = trc_spill_push(out, k * size, a + m.at[r] * size, size);
         if (++m.at[r] == m.end[r]) m.heap[0] = m.heap[--m.n];
         sift_down(&m, 0);
-        trc_spill_tick(s);
     }
     free(mem);
-    return SIM_OK;
+    return rc ? rc : flush_buf(out);
 }
 
 int trc_spill_sort(trc_spill *s, trc_spill_buf *t, size_t n, size_t size, cmp_fn cmp)

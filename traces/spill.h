@@ -3,8 +3,10 @@
  * /tmp) mapped into memory; whenever the process's resident set passes a budget, the set drops
  * the resident pages of every mapped table (madvise MADV_DONTNEED: the data stays in the page
  * cache, or on disk under memory pressure, and comes back on the next touch). Code indexes a
- * table as a plain array and calls trc_spill_tick in its loops. A stable merge sort (chunks
- * sorted in memory, then one k-way merge through a temporary table) orders such a table. */
+ * table as a plain array and calls trc_spill_tick in its loops; a table that is filled by
+ * appending (trc_spill_push) is written to its file with pwrite, and read after trc_spill_flush.
+ * A stable merge sort (chunks sorted in memory, then one k-way merge through a temporary table)
+ * orders such a table. */
 #ifndef TRC_SPILL_H
 #define TRC_SPILL_H
 
@@ -19,6 +21,9 @@ typedef struct trc_spill_buf {
     size_t bytes; /* its size */
     int in_file;  /* 1: base maps the temporary file fd; 0: base is malloc'd */
     int fd;
+    char *pend;        /* in a file: bytes appended by trc_spill_push, not yet written; or NULL */
+    size_t pend_at;    /* their offset in the table */
+    size_t pend_bytes; /* their number */
 } trc_spill_buf;
 
 /* The tables of one import and the resident budget they share. */
@@ -48,10 +53,16 @@ int trc_spill_resize(trc_spill *s, trc_spill_buf *b, size_t bytes);
 /* Frees b's memory or file and unregisters it; b is zeroed. An empty b is allowed. */
 void trc_spill_release(trc_spill *s, trc_spill_buf *b);
 
-/* Tells table b that add bytes are about to be written at byte `used` of table b, past what was
- * written before: when they cross into the next 256 KiB of a mapped table, that stretch is mapped
- * at once (MADV_POPULATE_WRITE) rather than a fault at a time. Only a hint. */
-void trc_spill_append(trc_spill_buf *b, size_t used, size_t add);
+/* Appends the `size` bytes at elem to table b at byte `used`, just past the bytes appended
+ * before (b has room for them). A malloc'd table takes them at once; a file-mapped one gathers
+ * them in a 64 KiB buffer that is written to the file as whole pages (pwrite), which spares the
+ * kernel filling each new page of the file with zeros, and mapping it, before stores through
+ * the mapping overwrite it. So appended bytes may be read through b->base only after
+ * trc_spill_flush. Returns 0, SIM_ENOMEM (no buffer) or SIM_EIO (the write failed). */
+int trc_spill_push(trc_spill_buf *b, size_t used, const void *elem, size_t size);
+/* Writes the buffered appends of every table of s to its file and frees the buffers: b->base
+ * then shows all that was appended. Returns 0 or SIM_EIO (a write failed). */
+int trc_spill_flush(trc_spill *s);
 
 /* Counts one step of a loop over tables; every 4096th call compares the resident set with the
  * budget and, above it, drops the pages of every file-mapped table. */

@@ -2,10 +2,11 @@
  * tests/data/validation-traces) repeated COPIES times (default 30: 967 MB, 2.27 M events, 180
  * steps) by tests/traces/make_big_kineto.py into /tmp, then imported in this process. Prints the
  * machine, the JSON's MB/s by wall and by CPU time, the times, the peak resident set (getrusage
- * ru_maxrss; this process holds about 2 MiB before the import) and the page faults. The CPU time
- * is the one to compare on a loaded machine. Not a test: it asserts nothing, and generating the
- * trace takes a minute or two (an existing /tmp/epochsim-bench-import-COPIES.json is reused;
- * --keep leaves it there for the next run). Usage: bench_import [COPIES] [--keep] */
+ * ru_maxrss; this process holds about 2 MiB before the import), the page faults and the wall
+ * time of the parse and of the rest. The CPU time is the one to compare on a loaded machine. Not
+ * a test: it asserts nothing, and generating the trace takes a minute or two (an existing
+ * /tmp/epochsim-bench-import-COPIES.json is reused; --keep leaves it there for the next run).
+ * Usage: bench_import [COPIES] [--keep] */
 #include "bench_machine.h"
 #include "traces/kineto.h"
 
@@ -74,6 +75,8 @@ int main(int argc, char **argv)
     double mb = (double)sum.json_bytes / 1e6;
     printf("trace: %.1f MB of JSON, %lld events, %d steps kept\n", mb, (long long)sum.events,
            sum.steps_kept);
+    printf("phases: parse %.2f s wall, linking and writing the steps %.2f s wall\n", sum.parse_s,
+           sum.total_s - sum.parse_s);
     printf("import: wall %.2f s (%.1f MB/s), CPU %.2f s (%.1f MB/s; user %.2f, sys %.2f), "
            "peak RSS %.1f MiB, %ld page faults\n",
            wall, mb / wall, cpu, mb / cpu,
