@@ -11,6 +11,13 @@ backward, LayerNorm), dropout forward and backward, GELU, and the two attention 
 DLE's strided head-split views. Each row records the bytes the kernel must move (every operand
 read once, the result written once) and so its achieved bandwidth.
 
+It also times the layer's linear GEMMs (forward, input gradient and weight gradient of the
+q/k/v/output projections and of the two feed-forward matmuls: their achieved TFLOP/s by shape,
+and whether a long reduction with a small output, the weight gradient, pays for its waves), and
+DLE's BertAdam step (optimization.py): a Python loop over every parameter tensor of a DLE BERT of
+--layers layers, each clipped alone and updated by 9 or 11 ops, fp32. Its time per step and per
+launched op is the CPU cost per op that epochsim's `opt_loop_op_ns` stands for, on this host.
+
 With --trace it also profiles one DLE-style encoder layer, forward and backward, per precision
 with torch.profiler and writes the Kineto trace (`epochsim import kineto` reads it), so every
 kernel of the layer is timed in context as well.
@@ -128,6 +135,84 @@ def probes(shape, dtype, device):
     ]
 
 
+def gemm_probes(shape, dtype, device):
+    """(name, fn, flops, bytes) of the layer's linear GEMMs on (seq x batch, features) rows:
+    forward y = x W^T, input gradient dx = dy W, weight gradient dW = dy^T x, for the four
+    hidden x hidden projections (one shape), hidden -> 4 hidden and 4 hidden -> hidden."""
+    b, s, h, d = shape
+    hidden, rows = h * d, s * b
+    g = torch.Generator(device=device).manual_seed(1)
+    out = []
+    for name, k, n in (("proj", hidden, hidden), ("inter", hidden, 4 * hidden),
+                       ("out", 4 * hidden, hidden)):
+        x = torch.randn(rows, k, generator=g, device=device, dtype=dtype)
+        w = torch.randn(n, k, generator=g, device=device, dtype=dtype)
+        dy = torch.randn(rows, n, generator=g, device=device, dtype=dtype)
+        flops = 2 * rows * k * n
+        out += [
+            ("linear_fwd_" + name, lambda x=x, w=w: F.linear(x, w), flops, nbytes(x, w, dy)),
+            ("linear_dgrad_" + name, lambda dy=dy, w=w: dy @ w, flops, nbytes(dy, w, x)),
+            ("linear_wgrad_" + name, lambda dy=dy, x=x: dy.t() @ x, flops, nbytes(dy, x, w)),
+        ]
+    return out
+
+
+def bert_param_shapes(hidden, layers, vocab):
+    """(shape, decays) of every parameter tensor of DLE's BertForQuestionAnswering, in
+    named_parameters order: embeddings, each layer's 16 tensors, the QA head (391 for 24 layers).
+    Weights and embedding tables decay; biases and LayerNorm parameters do not (run_squad.py)."""
+    ln = [((hidden,), False), ((hidden,), False)]
+    shapes = [((vocab, hidden), True), ((512, hidden), True), ((2, hidden), True)] + ln
+    for _ in range(layers):
+        shapes += [((hidden, hidden), True), ((hidden,), False)] * 4  # query, key, value, dense
+        shapes += ln + [((4 * hidden, hidden), True), ((4 * hidden,), False),
+                        ((hidden, 4 * hidden), True), ((hidden,), False)] + ln
+    return shapes + [((2, hidden), True), ((2,), False)]
+
+
+def bertadam_step(params, state, lr=1e-5, b1=0.9, b2=0.999, eps=1e-6, wd=0.01):
+    """One BertAdam.step as optimization.py runs it: per tensor, clip_grad_norm_ on that tensor
+    alone, the two moment updates, the update with weight decay in the decay group, the step."""
+    for (p, decays), (m, v) in zip(params, state):
+        torch.nn.utils.clip_grad_norm_(p, 1.0)
+        grad = p.grad
+        m.mul_(b1).add_(grad, alpha=1 - b1)
+        v.mul_(b2).addcmul_(grad, grad, value=1 - b2)
+        update = m / (v.sqrt() + eps)
+        if decays:
+            update += wd * p.data
+        p.data.add_(-(lr * update))
+
+
+def bertadam_probe(shape, device, layers, vocab, warmup, reps):
+    """Median wall time of one BertAdam step over a DLE BERT's fp32 parameters, synchronized
+    before and after; per op with the count epochsim launches (7 for the clip, 9 or 11)."""
+    b, s, h, d = shape
+    hidden = h * d
+    g = torch.Generator(device=device).manual_seed(2)
+    params, state = [], []
+    for size, decays in bert_param_shapes(hidden, layers, vocab):
+        p = torch.randn(*size, generator=g, device=device, requires_grad=True)
+        p.grad = torch.randn(*size, generator=g, device=device)
+        params.append((p, decays))
+        state.append((torch.zeros_like(p), torch.zeros_like(p)))
+    ops = sum(7 + (11 if decays else 9) for _, decays in params)
+    times = []
+    for i in range(warmup + reps):
+        if device.type == "cuda":
+            torch.cuda.synchronize(device)
+        t = time.perf_counter()
+        bertadam_step(params, state)
+        if device.type == "cuda":
+            torch.cuda.synchronize(device)
+        if i >= warmup:
+            times.append((time.perf_counter() - t) * 1e3)
+    ms = statistics.median(times)
+    return {"layers": layers, "vocab": vocab, "hidden": hidden, "tensors": len(params),
+            "decaying": sum(1 for _, dec in params if dec), "ops": ops, "dtype": "fp32",
+            "median_ms": round(ms, 3), "us_per_op": round(ms * 1e3 / ops, 3)}
+
+
 def encoder_layer(shape, dtype, device):
     """One encoder layer as DLE's modeling.py writes it, on (seq, batch, hidden) activations."""
     b, s, h, d = shape
@@ -200,10 +285,13 @@ def parse_args(argv):
     ap.add_argument("--reps", type=int, default=20)
     ap.add_argument("--warmup", type=int, default=3)
     ap.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
+    ap.add_argument("--layers", type=int, default=24,
+                    help="encoder layers of the BERT whose BertAdam step is timed (default 24)")
+    ap.add_argument("--vocab", type=int, default=30522, help="word embedding rows (default 30522)")
     ap.add_argument("--trace", metavar="DIR", help="also profile one encoder layer into DIR")
     ap.add_argument("--trace-steps", type=int, default=3)
     a = ap.parse_args(argv)
-    for k in ("batch", "seq", "heads", "head_dim", "reps", "trace_steps"):
+    for k in ("batch", "seq", "heads", "head_dim", "reps", "trace_steps", "layers", "vocab"):
         if getattr(a, k) < 1:
             ap.error("--%s must be at least 1" % k.replace("_", "-"))
     if a.warmup < 0:
@@ -227,16 +315,27 @@ def main(argv=None):
                          "gbps": round(nb / us / 1e3, 2) if us > 0 else None})
             print("%-5s %-20s %-10s %12.1f us %9.1f GB/s" % (name, op, path, us,
                                                                nb / us / 1e3 if us else 0))
+        for op, fn, flops, nb in gemm_probes(shape, dtype, device):
+            us = timer.median_us(fn)
+            rows.append({"op": op, "path": "gemm", "precision": name, "flops": flops,
+                         "bytes": nb, "median_us": round(us, 3),
+                         "tflops": round(flops / us / 1e6, 3) if us > 0 else None})
+            print("%-5s %-20s %-10s %12.1f us %9.2f TFLOP/s" % (name, op, "gemm", us,
+                                                                 flops / us / 1e6 if us else 0))
         if a.trace:
             os.makedirs(a.trace, exist_ok=True)
             traces.append(os.path.basename(
                 trace_layer(shape, dtype, name, device, a.trace, a.trace_steps)))
         del plist
+    opt = bertadam_probe(shape, device, a.layers, a.vocab, a.warmup, a.reps)
+    print("fp32  bertadam_step        loop       %12.3f ms %9.3f us per op (%d tensors, %d ops)"
+          % (opt["median_ms"], opt["us_per_op"], opt["tensors"], opt["ops"]))
     doc = {"format": FORMAT,
            "created_utc": datetime.datetime.now(datetime.timezone.utc).isoformat(),
            "device": device_doc(device),
            "shape": {"batch": a.batch, "seq": a.seq, "heads": a.heads, "head_dim": a.head_dim},
-           "reps": a.reps, "warmup": a.warmup, "rows": rows, "traces": traces}
+           "reps": a.reps, "warmup": a.warmup, "rows": rows, "optimizer_loop": opt,
+           "traces": traces}
     cap_output.write_json(a.out, doc)
     return 0
 
