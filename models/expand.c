@@ -520,8 +520,9 @@ static void fused_score_chain_fwd(ctx *c, const mdl_layer *l)
     double bytes = ss * 2 * c->act + ((l->flags & MDL_F_MASK) ? 4 * B * s : 0);
     if (drop || keep != c->act) bytes += ss * keep; /* else the probabilities are the output */
     if (drop) bytes += ss;
-    rowk(c, "fused_attention_softmax_fwd", B * l->heads * s, bytes, (drop ? 9 : 7) * ss,
-         c->d->py_op_ns);
+    /* the eager chain's arithmetic: scale 1, mask 1, softmax 5, dropout 2 per score */
+    double flops = ss * (6 + ((l->flags & MDL_F_MASK) ? 1 : 0) + (drop ? 2 : 0));
+    rowk(c, "fused_attention_softmax_fwd", B * l->heads * s, bytes, flops, c->d->py_op_ns);
 }
 
 static void fwd_attention(ctx *c, const mdl_layer *l)
@@ -911,7 +912,7 @@ static void bwd_attention(ctx *c, const mdl_layer *l)
         /* one kernel: the probabilities' gradient, the kept softmax output and dropout mask in,
          * the scores' gradient out */
         rowk(c, "fused_attention_softmax_bwd", Bh * s, ss * (2 * c->act + sm + (drop ? 1 : 0)),
-             (drop ? 6 : 4) * ss, D->bwd_op_ns);
+             (drop ? 5 : 4) * ss, D->bwd_op_ns);
     } else {
         if (c->amp) elem(c, "input_grad_cast", ss, ss * (c->act + sm), 0, D->bwd_op_ns);
         if (drop) elem(c, "attention_dropout_bwd", ss, ss * (2 * sm + 1), ss, D->bwd_op_ns);
