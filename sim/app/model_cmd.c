@@ -702,6 +702,7 @@ static int cmd_show(int argc, char **argv)
             sim_err_print(&err, stderr);
             return SIM_EXIT_ERROR;
         }
+        cfg_gpu_apply_ecc(&r.gpu, SIM_ECC_DEFAULT); /* the memory a job sees as the card ships */
         r.have_gpu = true;
     }
     r.capacity = r.have_gpu ? mdl_gpu_capacity_bytes(&r.gpu) : a.capacity_gb * GIB;

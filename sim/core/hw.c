@@ -10,6 +10,8 @@ static const char *const precision_names[SIM_PREC_COUNT] = {
     [SIM_PREC_BF16] = "bf16", [SIM_PREC_AMP_FP16] = "amp_fp16", [SIM_PREC_AMP_BF16] = "amp_bf16",
 };
 
+const char *const sim_gpu_ecc_names[] = {"default", "on", "off", NULL};
+
 const char *sim_precision_name(sim_precision p)
 {
     return (unsigned)p < SIM_PREC_COUNT ? precision_names[p] : NULL;

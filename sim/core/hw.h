@@ -83,7 +83,15 @@ typedef struct sim_gpu_desc {
      * SM clock than the reference's (a workstation part's full-rate FP32 accumulate against a
      * GeForce's half rate) draws that much more power per SM clock there, and holds less. */
     double clock_factor_tensor;
+    /* ECC: the share of DRAM its check bits take when ECC is on (GDDR parts store them inline:
+     * 1/16; HBM parts carry them aside, 0), and whether the card ships with ECC on. */
+    double ecc_reserve;
+    bool ecc_default;
 } sim_gpu_desc;
+
+/* system.gpu_ecc: the card's own ECC state, or set on or off (nvidia-smi -e). */
+enum { SIM_ECC_DEFAULT, SIM_ECC_ON, SIM_ECC_OFF };
+extern const char *const sim_gpu_ecc_names[]; /* "default", "on", "off", NULL */
 
 /* One CPU model (all sockets of a system together). single_thread is the speed of one core
  * relative to the reference core documented in docs/reference-core.md (1.0 = reference). */

@@ -72,6 +72,8 @@ static const cfg_field gpu_fields[] = {
     INT(sim_gpu_desc, max_blocks_per_sm, 1, 64),
     NUM(sim_gpu_desc, mem_latency_ns, 0, 100000),
     STR(sim_gpu_desc, power_ref),
+    NUM(sim_gpu_desc, ecc_reserve, 0, 0.5),
+    BOOL(sim_gpu_desc, ecc_default),
 };
 
 static const cfg_field cpu_fields[] = {
@@ -173,7 +175,8 @@ static int check_complete(cfg_catalog_kind kind, const bool *set, const char *pa
         const cfg_field *f = &t->fields[i];
         bool optional = f->type == CFG_T_CURVE || !strcmp(f->key, "label") ||
                         (kind == CFG_CAT_SYSTEM && strcmp(f->key, "name") != 0) ||
-                        !strcmp(f->key, "arch") || !strcmp(f->key, "power_ref");
+                        !strcmp(f->key, "arch") || !strcmp(f->key, "power_ref") ||
+                        !strncmp(f->key, "ecc_", 4);
         if (!set[i] && !optional)
             return sim_err_set(err, SIM_EINVAL, path, 0, 0, "missing key '%s'", f->key);
     }
@@ -250,6 +253,12 @@ static int resolve_clock(const char *dir, sim_gpu_desc *g, const char *path, sim
     double ft = cbrt(watts / work);
     g->clock_factor_tensor = ft < 1 ? ft : 1;
     return SIM_OK;
+}
+
+void cfg_gpu_apply_ecc(sim_gpu_desc *g, int mode)
+{
+    bool on = mode == SIM_ECC_ON || (mode == SIM_ECC_DEFAULT && g->ecc_default);
+    if (on) g->mem_gb *= 1 - g->ecc_reserve;
 }
 
 int cfg_catalog_load(const char *dir, cfg_catalog_kind kind, const char *name, void *out,

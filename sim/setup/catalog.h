@@ -43,4 +43,10 @@ const cfg_table *cfg_catalog_table(cfg_catalog_kind kind);
 
 int cfg_catalog_pcie(const char *dir, int gen, int lanes, sim_link_desc *out, sim_err *err);
 
+/* The memory a job can use under ECC mode `mode` (SIM_ECC_*; SIM_ECC_DEFAULT = as the card
+ * ships): a GDDR part keeps ECC check bits in the same DRAM, so with ECC on its mem_gb shrinks by
+ * ecc_reserve (nvidia-smi reports an A10's 24 GB as 23,028 MiB with ECC on, 15/16 of 24,576;
+ * docs/kernel-cost.md). An HBM part carries them aside: ecc_reserve 0, nothing changes. */
+void cfg_gpu_apply_ecc(sim_gpu_desc *g, int mode);
+
 #endif

@@ -62,6 +62,9 @@ static const cfg_field fields[] = {
       "share of the host DRAM peak that concurrent memcpy reaches (STREAM copy / peak)"),
     S("system.catalog_overlay", system.catalog_overlay,
       "a catalog overlay (epochsim calibrate -o); relative to the experiment file"),
+    E("system.gpu_ecc", system.gpu_ecc, sim_gpu_ecc_names,
+      "GPU memory ECC: default (as the card ships: on for data-centre GDDR parts) | on | off; "
+      "on a GDDR part its check bits take 1/16 of the memory"),
     E("system.gpu_sharing", system.gpu_sharing, sim_gpu_sharing_names,
       "how the jobs of a `jobs:` list on one whole GPU share it: time_slice | mps"),
     /* NVIDIA documents neither figure (forums.developer.nvidia.com/t/156566: the timeslice

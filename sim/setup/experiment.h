@@ -31,6 +31,7 @@ typedef struct sim_experiment {
         double mem_copy_efficiency;         /* share of the DRAM peak a many-thread copy reaches */
         char catalog_overlay[SIM_PATH_MAX]; /* catalog overlay file (sim/setup/overlay.h); "" =
                                                none */
+        int gpu_ecc;                        /* SIM_ECC_*: the card's own ECC state, or on or off */
         int gpu_sharing;         /* sim_gpu_sharing: how jobs on one whole GPU share it */
         double gpu_timeslice_us; /* time-slicing: a context's slice while others wait */
         double gpu_switch_us;    /* time-slicing: one change of context */

@@ -324,6 +324,7 @@ static int build(const sim_experiment *x_in, const cfg_experiment_set *set, cons
     if (x->system.catalog_overlay[0] && (rc = apply_overlay(x->system.catalog_overlay, hw, err)))
         return named(rc, "system.catalog_overlay", set, err);
     if (gpu) hw->gpu = *gpu;
+    cfg_gpu_apply_ecc(&hw->gpu, x->system.gpu_ecc);
     if (x->placement.mig[0] && (rc = apply_mig(x, set, dir, hw, err))) return rc;
     /* Sockets of the box: a catalog CPU is one, a box giving the job more cores has more. */
     int sockets = x->system.cpu_cores > hw->cpu.cores ? x->system.cpu_cores / hw->cpu.cores : 1;

@@ -320,6 +320,31 @@ static void test_zoo_workload_attention_sdpa_vs_eager(void **state)
     assert_true(gb[2] < 0.8 * gb[1]);
 }
 
+/* system.gpu_ecc: a GDDR part keeps ECC check bits in its own memory, 1/16 of it (catalog
+ * ecc_reserve); a data-centre A10 ships with ECC on (22.5 of its 24 GB usable), a workstation
+ * RTX A6000 with it off (48 GB), and an H100's HBM carries the bits aside (80 GB either way). */
+static void test_zoo_workload_gpu_ecc_key(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *gpu, *mode;
+        double gb;
+    } cases[] = {{"a10", NULL, 22.5},          {"a10", "off", 24},
+                 {"rtx-a6000", NULL, 48},      {"rtx-a6000", "on", 45},
+                 {"h100-sxm5-80gb", "on", 80}, {"h100-sxm5-80gb", "off", 80}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char gpu[64], ecc[64];
+        snprintf(gpu, sizeof gpu, "system.gpu=%s", cases[i].gpu);
+        snprintf(ecc, sizeof ecc, "system.gpu_ecc=%s", cases[i].mode ? cases[i].mode : "default");
+        const char *sets[] = {"workload.model=resnet18", gpu, ecc, NULL};
+        sim_scenario sc;
+        assert_int_equal(build(sets, &sc, NULL), 0);
+        if (fabs(sc.memory.capacity_gb - cases[i].gb) > 1e-9)
+            fail_msg("%s %s: %g GB", cases[i].gpu, ecc, sc.memory.capacity_gb);
+        sim_scenario_free(&sc);
+    }
+}
+
 /* workload.fuser reaches the expanded step: NVIDIA's BERT pre-training at sequence 128 (AMP,
  * batch 64, A100) runs faster with the score chain and dropout+add fused (test_expand counts the
  * kernels), and none is the eager default. */
@@ -500,6 +525,7 @@ int main(void)
         cmocka_unit_test(test_zoo_workload_channels_last_removes_nchw_transposes),
         cmocka_unit_test(test_zoo_workload_attention_sdpa_vs_eager),
         cmocka_unit_test(test_zoo_workload_fuser_key),
+        cmocka_unit_test(test_zoo_workload_gpu_ecc_key),
         cmocka_unit_test(test_zoo_workload_bertadam_and_grad_clip_keys),
         cmocka_unit_test(test_zoo_workload_bad_names_are_errors),
     };
