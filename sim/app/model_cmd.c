@@ -52,6 +52,8 @@ static void usage(FILE *out)
             "  --gpu NAME             price kernels on a catalog GPU, check its memory\n"
             "  --catalog DIR          hardware catalog (default $EPOCHSIM_CATALOG or built-in)\n"
             "  --capacity-gb G        check memory against G GiB (without --gpu)\n"
+            "  --ecc E                with --gpu: default (as the card ships), on or off; a\n"
+            "                         GDDR card's ECC check bits take 1/16 of its memory\n"
             "  --kernels              list every kernel and CPU op of the step\n"
             "  --json                 machine-readable output\n"
             "\n"
@@ -168,6 +170,7 @@ typedef struct show_args {
     const char *gpu;
     const char *catalog;
     double capacity_gb;
+    int ecc; /* SIM_ECC_*: the GPU's memory as it ships, or with ECC on or off (--gpu only) */
     bool kernels, json;
 } show_args;
 
@@ -317,6 +320,11 @@ static int step_option(const char *f, const char *v, show_args *a)
     } else if (!strcmp(f, "--catalog")) {
         NEED_VALUE(f, v);
         a->catalog = v;
+    } else if (!strcmp(f, "--ecc")) {
+        NEED_VALUE(f, v);
+        int i = mdl_name_index(sim_gpu_ecc_names, v);
+        if (i < 0) return unknown_value(f, v, sim_gpu_ecc_names);
+        a->ecc = i;
     } else if (!strcmp(f, "--capacity-gb")) {
         NEED_VALUE(f, v);
         char *end;
@@ -394,6 +402,10 @@ static int parse_show(int argc, char **argv, show_args *a)
     }
     if (!a->model) {
         fprintf(stderr, "epochsim model show: which model? (epochsim model list)\n");
+        return SIM_EXIT_USAGE;
+    }
+    if (a->ecc != SIM_ECC_DEFAULT && !a->gpu) {
+        fprintf(stderr, "epochsim model show: --ecc applies to a catalog GPU: give --gpu NAME\n");
         return SIM_EXIT_USAGE;
     }
     return 0;
@@ -702,7 +714,7 @@ static int cmd_show(int argc, char **argv)
             sim_err_print(&err, stderr);
             return SIM_EXIT_ERROR;
         }
-        cfg_gpu_apply_ecc(&r.gpu, SIM_ECC_DEFAULT); /* the memory a job sees as the card ships */
+        cfg_gpu_apply_ecc(&r.gpu, a.ecc); /* the memory a job sees */
         r.have_gpu = true;
     }
     r.capacity = r.have_gpu ? mdl_gpu_capacity_bytes(&r.gpu) : a.capacity_gb * GIB;

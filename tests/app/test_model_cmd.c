@@ -146,6 +146,22 @@ static void test_cli_model_show_with_catalog_gpu(void **state)
              "model show resnet18 --gpu no-such-gpu --catalog '%s/tests/data/catalog'",
              EPOCHSIM_SOURCE_DIR);
     assert_int_equal(run(args), 1);
+    /* the shipped catalog's A10 ships with ECC on: 15/16 of its 24 GB, all of it with --ecc off;
+     * the largest batch follows the memory */
+    static const struct {
+        const char *ecc;
+        double gb;
+    } ecc[] = {{"", 22.5}, {"--ecc on", 22.5}, {"--ecc off", 24}};
+    long max_batch[3];
+    for (int i = 0; i < 3; i++) {
+        snprintf(args, sizeof args, "model show resnet50 --gpu a10 %s --json", ecc[i].ecc);
+        assert_int_equal(run(args), 0);
+        v = parse();
+        assert_true(fabs(YAJL_GET_DOUBLE(get(v, "memory", "capacity_gb")) - ecc[i].gb) < 1e-9);
+        max_batch[i] = (long)YAJL_GET_INTEGER(get(v, "memory", "max_batch"));
+        yajl_tree_free(v);
+    }
+    assert_true(max_batch[0] == max_batch[1] && max_batch[2] > max_batch[0]);
 }
 
 static void test_cli_model_kernel_listing(void **state)
@@ -172,6 +188,9 @@ static void test_cli_model_bad_input(void **state)
     assert_int_equal(run("model show resnet50 --frob"), 2);
     assert_int_equal(run("model show resnet50 --memory-format nhwc"), 2);
     assert_int_equal(run("model show bert-base --attention flash"), 2);
+    assert_int_equal(run("model show resnet50 --gpu a10 --ecc maybe"), 2);
+    assert_int_equal(run("model show resnet50 --ecc off"), 2); /* needs --gpu */
+    assert_int_equal(run("model show bert-base --fuser inductor"), 2);
     assert_int_equal(run("model show no-such-model"), 1);
     assert_int_equal(run("model show vit_b_16 --image 225"), 1);
     assert_int_equal(run("model show bert-base --seq 100000"), 1);
