@@ -496,13 +496,11 @@ static void eager_score_chain_fwd(ctx *c, const mdl_layer *l)
     double B = c->B, s = l->seq, Bh = B * l->heads, ss = Bh * s * s;
     const mdl_dispatch *D = c->d;
     elem(c, "attention_scale", ss, c->act * ss * 2, ss, D->py_op_ns);
-    double sm = c->act; /* bytes of the score matrix from here on */
-    if (l->flags & MDL_F_MASK) {
-        sm = c->act32; /* fp16 scores + fp32 mask promote to fp32 */
-        /* the (batch, 1, 1, seq) mask is broadcast over heads and query rows */
-        elem_strided(c, "attention_mask_add", ss, ss * (c->act + sm) + 4 * B * s, ss, D->py_op_ns);
-    }
-    if (c->amp) sm = c->act32; /* autocast runs softmax in fp32 */
+    if (l->flags & MDL_F_MASK) /* the (batch, 1, 1, seq) mask, broadcast over heads and query
+                                  rows; fp16 scores + its fp32 promote to fp32 */
+        elem_strided(c, "attention_mask_add", ss, ss * (c->act + c->act32) + 4 * B * s, ss,
+                     D->py_op_ns);
+    double sm = score_bytes(c, l); /* the scores from here on (autocast runs softmax in fp32) */
     rowk(c, "softmax_fwd", Bh * s, ss * 2 * sm, 5 * ss, D->py_op_ns);
     if (l->flags & MDL_F_DROPOUT)
         elem(c, "attention_dropout_fwd", ss, ss * (2 * sm + 1), 2 * ss, D->elem_module_ns);

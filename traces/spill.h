@@ -64,8 +64,8 @@ int trc_spill_push(trc_spill_buf *b, size_t used, const void *elem, size_t size)
  * then shows all that was appended. Returns 0 or SIM_EIO (a write failed). */
 int trc_spill_flush(trc_spill *s);
 
-/* Counts one step of a loop over tables; every 4096th call compares the resident set with the
- * budget and, above it, drops the pages of every file-mapped table. */
+/* Counts one step of a loop over tables; every 1024th call (CHECK_EVERY) compares the resident set
+ * with the budget and, above it, drops the pages of every file-mapped table. */
 void trc_spill_tick(trc_spill *s);
 /* The same check, now. */
 void trc_spill_check(trc_spill *s);

@@ -176,7 +176,7 @@ static int check_complete(cfg_catalog_kind kind, const bool *set, const char *pa
         bool optional = f->type == CFG_T_CURVE || !strcmp(f->key, "label") ||
                         (kind == CFG_CAT_SYSTEM && strcmp(f->key, "name") != 0) ||
                         !strcmp(f->key, "arch") || !strcmp(f->key, "power_ref") ||
-                        !strncmp(f->key, "ecc_", 4);
+                        !strcmp(f->key, "ecc_reserve") || !strcmp(f->key, "ecc_default");
         if (!set[i] && !optional)
             return sim_err_set(err, SIM_EINVAL, path, 0, 0, "missing key '%s'", f->key);
     }
@@ -246,12 +246,10 @@ static int resolve_clock(const char *dir, sim_gpu_desc *g, const char *path, sim
     if (!(g->tdp_w > 0 && ref.tdp_w > 0))
         return sim_err_set(err, SIM_EINVAL, path, 0, 0, "power_ref needs tdp_w on both cards");
     double watts = watts_per_sm_ghz3(g) / watts_per_sm_ghz3(&ref);
-    double f = cbrt(watts);
-    g->clock_factor = f < 1 ? f : 1;
     double mine = tensor_per_sm_clock(g), theirs = tensor_per_sm_clock(&ref);
     double work = mine > 0 && theirs > 0 ? mine / theirs : 1;
-    double ft = cbrt(watts / work);
-    g->clock_factor_tensor = ft < 1 ? ft : 1;
+    g->clock_factor = fmin(1, cbrt(watts));
+    g->clock_factor_tensor = fmin(1, cbrt(watts / work));
     return SIM_OK;
 }
 
