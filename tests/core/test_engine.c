@@ -15,6 +15,14 @@
 #include "sim/base/err.h"
 #include "sim/core/pipeline.h"
 
+/* The recorder saw exactly the n kinds of want, in that order. */
+static void assert_kinds(const recorder *r, const uint32_t *want, int n)
+{
+    assert_int_equal(r->n, n);
+    for (int i = 0; i < n; i++)
+        assert_int_equal(r->kind[i], want[i]);
+}
+
 static void time_then_insertion_order(void **state)
 {
     (void)state;
@@ -26,10 +34,8 @@ static void time_then_insertion_order(void **state)
     sim_engine_at(e, 20, r.id, 2, 0);
     sim_engine_at(e, 20, r.id, 4, 0); /* same time as kind 2, scheduled after it */
     assert_int_equal(sim_engine_run(e), 0);
-    assert_int_equal(r.n, 4);
     const uint32_t want[] = {1, 2, 4, 3};
-    for (int i = 0; i < 4; i++)
-        assert_int_equal(r.kind[i], want[i]);
+    assert_kinds(&r, want, 4);
     assert_int_equal(r.t[3], 30);
     assert_int_equal(sim_engine_now(e), 30);
     assert_int_equal(sim_engine_events(e), 4);
@@ -175,9 +181,7 @@ static void events_due_now_keep_the_order(void **state)
     sim_engine_at(e, 20, r.id, 3, 0); /* before kind 6, scheduled later for the same time */
     assert_int_equal(sim_engine_run(e), 0);
     const uint32_t want[] = {1, 2, 5, 3, 6};
-    assert_int_equal(r.n, 5);
-    for (int i = 0; i < 5; i++)
-        assert_int_equal(r.kind[i], want[i]);
+    assert_kinds(&r, want, 5);
     sim_engine_destroy(e);
 }
 
@@ -206,9 +210,7 @@ static void a_moved_timer_fires_once_in_order(void **state)
     sim_engine_at(e, 20, r.id, 2, 0);
     assert_int_equal(sim_engine_run(e), 0);
     const uint32_t want[] = {1, 2, 9, 4};
-    assert_int_equal(r.n, 4);
-    for (int i = 0; i < 4; i++)
-        assert_int_equal(r.kind[i], want[i]);
+    assert_kinds(&r, want, 4);
     assert_int_equal(r.t[2], 20);
     assert_int_equal(sim_engine_now(e), 20); /* nothing left at 50 */
     assert_int_equal(sim_engine_events(e), 4);
@@ -234,9 +236,7 @@ static void timers_due_together_fire_in_the_order_set(void **state)
     sim_engine_at(e, 30, r.id, 5, 0);
     assert_int_equal(sim_engine_run(e), 0);
     const uint32_t want[] = {3, 4, 2, 1, 5};
-    assert_int_equal(r.n, 5);
-    for (int i = 0; i < 5; i++)
-        assert_int_equal(r.kind[i], want[i]);
+    assert_kinds(&r, want, 5);
     sim_engine_destroy(e);
 }
 
@@ -258,9 +258,8 @@ static void two_armed_timers_and_a_disarmed_one(void **state)
     sim_engine_timer_set(e, b, 30);
     sim_engine_timer_set(e, a, 30);
     assert_int_equal(sim_engine_run(e), 0);
-    assert_int_equal(r.n, 2);
-    assert_int_equal(r.kind[0], 2);
-    assert_int_equal(r.kind[1], 1);
+    const uint32_t want[] = {2, 1};
+    assert_kinds(&r, want, 2);
     assert_int_equal(sim_engine_now(e), 30);
     sim_engine_destroy(e);
     /* alone, the disarmed timer is no first timer at all */
@@ -300,9 +299,7 @@ static void a_passed_on_event_runs_at_once_when_next(void **state)
         assert_int_equal(sim_engine_run(e), 0);
         if (busy) {
             const uint32_t want[] = {1, 2, 7};
-            assert_int_equal(r.n, 3);
-            for (int i = 0; i < 3; i++)
-                assert_int_equal(r.kind[i], want[i]);
+            assert_kinds(&r, want, 3);
             assert_int_equal(seen_after, 1); /* kind 7 waited for kind 2 */
         } else {
             assert_int_equal(r.n, 2);
