@@ -61,19 +61,15 @@ static int bench_param(sim_val_row *r, const char *item, bench_params *b)
         if (b->pinned || !strcmp(eq + 1, "false")) return 0;
     } else if (eq && end != eq + 1 && !*end && v > 0) {
         size_t len = (size_t)(eq - item);
-        double *slot = len == 1 && *item == 'm'                   ? &b->m
-                       : len == 1 && *item == 'n'                 ? &b->n
-                       : len == 1 && *item == 'k'                 ? &b->k
-                       : len == 5 && !strncmp(item, "bytes", 5)   ? &b->bytes
-                       : len == 6 && !strncmp(item, "copies", 6)  ? &b->copies
-                       : len == 3 && !strncmp(item, "vec", 3)     ? &b->vec
-                       : len == 7 && !strncmp(item, "counted", 7) ? &b->counted
-                       : len == 5 && !strncmp(item, "timed", 5)   ? &b->timed
-                                                                  : NULL;
-        if (slot) {
-            *slot = v;
-            return 0;
-        }
+        static const char *const names[] = {"m",      "n",   "k",       "bytes",
+                                            "copies", "vec", "counted", "timed"};
+        double *slots[] = {&b->m,      &b->n,   &b->k,       &b->bytes,
+                           &b->copies, &b->vec, &b->counted, &b->timed};
+        for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+            if (strlen(names[i]) == len && !strncmp(item, names[i], len)) {
+                *slots[i] = v;
+                return 0;
+            }
     }
     row_fail(
         r,

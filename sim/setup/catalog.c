@@ -167,16 +167,24 @@ static bool valid_name(const char *name)
     return name[0] != '.';
 }
 
+/* Keys an entry of any kind may leave out: its label, its architecture, and the GPU keys whose
+ * absence has a meaning (no power reference: boost clock; no ECC keys: no inline ECC). */
+static bool optional_key(const char *key)
+{
+    static const char *const keys[] = {"label", "arch", "power_ref", "ecc_reserve", "ecc_default"};
+    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
+        if (!strcmp(key, keys[i])) return true;
+    return false;
+}
+
 /* Every field without a range default must be present: a catalog entry is complete or wrong. */
 static int check_complete(cfg_catalog_kind kind, const bool *set, const char *path, sim_err *err)
 {
     const cfg_table *t = &kinds[kind].table;
     for (size_t i = 0; i < t->n; i++) {
         const cfg_field *f = &t->fields[i];
-        bool optional = f->type == CFG_T_CURVE || !strcmp(f->key, "label") ||
-                        (kind == CFG_CAT_SYSTEM && strcmp(f->key, "name") != 0) ||
-                        !strcmp(f->key, "arch") || !strcmp(f->key, "power_ref") ||
-                        !strcmp(f->key, "ecc_reserve") || !strcmp(f->key, "ecc_default");
+        bool optional = f->type == CFG_T_CURVE || optional_key(f->key) ||
+                        (kind == CFG_CAT_SYSTEM && strcmp(f->key, "name") != 0);
         if (!set[i] && !optional)
             return sim_err_set(err, SIM_EINVAL, path, 0, 0, "missing key '%s'", f->key);
     }
