@@ -1,6 +1,8 @@
 /* validate_stats.c — error statistics of the published table (validate.h): mean absolute
  * percentage error per group, per GPU generation and overall, and of cross-GPU ratios, each
- * over the predicted rows of one role. Rows that could not be predicted are counted apart. */
+ * over the predicted rows of one role. Generations, overall and ratios are taken over the rows
+ * that measure a training run; kernel, copy and collective rows count in their groups only.
+ * Rows that could not be predicted are counted apart. */
 #include "sim/app/validate.h"
 
 #include <math.h>
@@ -21,6 +23,23 @@ const char *sim_val_scope_name(sim_val_scope s)
 static bool ok(const sim_val_row *r)
 {
     return !r->error[0] && isfinite(r->predicted);
+}
+
+/* A row that measures a training run (its throughput, step, GPU-Util, largest batch, share beside
+ * copies of itself), not one kernel, copy or collective: the figures a user's question is about,
+ * which a handful of easy microbenchmark rows must not dilute. */
+static bool training_run(const sim_val_row *r)
+{
+    switch (r->metric) {
+    case SIM_VAL_SAMPLES_PER_S:
+    case SIM_VAL_STEP_MS:
+    case SIM_VAL_GPU_UTIL_PCT:
+    case SIM_VAL_MAX_BATCH:
+    case SIM_VAL_COLOCATED_PCT:
+        return true;
+    default:
+        return false;
+    }
 }
 
 static int push(sim_val_summary *s, sim_val_scope scope, sim_val_role role, const char *name, int n,
@@ -46,6 +65,7 @@ static int rows_stat(const sim_val_table *t, sim_val_summary *s, sim_val_scope s
         const sim_val_row *r = &t->rows[i];
         const char *key = scope == SIM_VAL_GROUP ? r->group : r->arch;
         if (r->role != role || !ok(r) || (name && strcmp(key, name))) continue;
+        if (scope != SIM_VAL_GROUP && !training_run(r)) continue;
         sum += fabs(sim_val_error_pct(r));
         n++;
     }
@@ -73,7 +93,8 @@ static int ratio_stat(const sim_val_table *t, sim_val_summary *s, sim_val_role r
     for (size_t i = 0; i < t->n; i++)
         for (size_t j = i + 1; j < t->n; j++) {
             const sim_val_row *a = &t->rows[i], *b = &t->rows[j];
-            if (a->role != role || !ok(a) || !ok(b) || !comparable(a, b)) continue;
+            if (a->role != role || !ok(a) || !ok(b) || !training_run(a) || !comparable(a, b))
+                continue;
             double pub = a->value / b->value, pred = a->predicted / b->predicted;
             sum += fabs(pred / pub - 1) * 100;
             n++;

@@ -112,6 +112,45 @@ static void test_validate_mape_and_ratio_closed_form(void **state)
     unlink(path);
 }
 
+/* Generations, overall and ratios are training-run figures: beside the two training rows of the
+ * test above (+10 %, -10 %), two GEMM rows of another group on the same GPUs, predicted +50 %
+ * and -50 %, count in their group (MAPE 50 %) and nowhere else, so ampere, hopper and overall
+ * stay at 10 % and the one ratio pair is the training one (2/9). */
+static void test_validate_kernel_rows_only_in_their_group(void **state)
+{
+    (void)state;
+    write_file(HEADER
+               "a,g,check,samples_per_s,100,a10,1,resnet50,fp16,8,,sw,http://s x,\n"
+               "b,g,check,samples_per_s,200,h100-sxm5-80gb,1,resnet50,fp16,8,,sw,http://s y,\n"
+               "c,k,check,gemm_tflops,10,a10,1,-,fp16,-,m=8;n=8;k=8,sw,http://k x,\n"
+               "d,k,check,gemm_tflops,40,h100-sxm5-80gb,1,-,fp16,-,m=8;n=8;k=8,sw,http://k y,\n");
+    sim_val_table t = {0};
+    assert_int_equal(sim_val_read_file(&t, path, NULL), 0);
+    const double predicted[] = {110, 180, 15, 20};
+    const char *arch[] = {"ampere", "hopper", "ampere", "hopper"};
+    for (int i = 0; i < 4; i++) {
+        t.rows[i].predicted = predicted[i];
+        snprintf(t.rows[i].arch, sizeof t.rows[i].arch, "%s", arch[i]);
+    }
+    sim_val_summary s;
+    assert_int_equal(sim_val_summarize(&t, &s), 0);
+    int seen = 0;
+    for (size_t i = 0; i < s.n; i++) {
+        const sim_val_stat *st = &s.stats[i];
+        bool kernels = st->scope == SIM_VAL_GROUP && !strcmp(st->name, "k");
+        double want = kernels ? 50 : st->scope == SIM_VAL_RATIO ? 200.0 / 9 : 10;
+        int n = st->scope == SIM_VAL_GROUP || st->scope == SIM_VAL_OVERALL ? 2 : 1;
+        if (fabs(st->mape_pct - want) > 1e-9 || st->n != n)
+            fail_msg("%s %s: %.12f over %d rows, wanted %.12f over %d",
+                     sim_val_scope_name(st->scope), st->name, st->mape_pct, st->n, want, n);
+        seen++;
+    }
+    assert_int_equal(seen, 6); /* groups g and k, ampere, hopper, overall, ratio */
+    sim_val_summary_free(&s);
+    sim_val_table_free(&t);
+    unlink(path);
+}
+
 /* Recorded check-row MAPE for a stat's name, or -1 when recorded.csv has none. */
 static double recorded(const plt_csv *rec, const char *name)
 {
@@ -270,6 +309,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_validate_reader_errors),
         cmocka_unit_test(test_validate_mape_and_ratio_closed_form),
+        cmocka_unit_test(test_validate_kernel_rows_only_in_their_group),
         cmocka_unit_test(test_validate_busbw_closed_form),
         cmocka_unit_test(test_validate_membw_elements_in_flight),
         cmocka_unit_test(test_validate_counted_and_timed_steps),
