@@ -78,6 +78,10 @@ typedef struct sim_gpu_desc {
      * sustained load ("" = this one does), and the share of the boost clock this card holds,
      * derived from the two when the catalog is read (1 = boost; see docs/kernel-cost.md). */
     char power_ref[SIM_NAME_MAX];
+    /* Or the clock measured under sustained GEMM load, MHz (0 = not measured): a card whose
+     * board power holds it far below its chip's other cards, where the power law above does
+     * not reach (70-72 W inference parts), states what it holds instead. */
+    double sustained_mhz;
     double clock_factor;
     /* The same while the tensor cores run flat out: a card whose tensor cores do more work per
      * SM clock than the reference's (a workstation part's full-rate FP32 accumulate against a

@@ -254,7 +254,10 @@ static const bad_case cases[] = {
         "/gpus/bad.yaml: error: system.gpu: power_ref 'rtx-4900': unknown gpus 'rtx-4900'"),
     CAT("sms: 40", "sms: 40\npower_ref: a10",
         "/gpus/bad.yaml: error: system.gpu: power_ref 'a10' must be a card of the same arch "
-        "(turing) without a power_ref of its own"),
+        "(turing) without a power_ref or sustained_mhz of its own"),
+    CAT("sms: 40", "sms: 40\npower_ref: rtx-2080-ti",
+        "/gpus/bad.yaml: error: system.gpu: sustained_mhz and power_ref both set: give the "
+        "measured clock or the card it is derived from, not both"),
     /* native msgpack traces */
     {"r.trace", "\x93\xa5hello\x01\x02", "trace show r.trace", NULL, NULL, 1,
      "r.trace: at byte 0: error: not an epochsim trace"},

@@ -218,10 +218,19 @@ static void test_catalog_entries_gpu_anchor_figures(void **state)
  * (clock_factor_tensor): the A10 runs FP32-accumulate math at 125 TFLOPS on 72 SMs, the 3090 at
  * 71 on 82, both at 1.695 GHz, 2.005x the work per SM clock, so cbrt(0.4880 / 2.005) = 0.624;
  * on a chip whose cards share one rate per SM clock (A100 PCIe against SXM4) the two factors
- * are equal. */
+ * are equal. A card with a measured sustained_mhz holds exactly that share of boost on both. */
 static void check_clock(const char *name, const any_desc *any)
 {
     const sim_gpu_desc *g = &any->gpu;
+    if (g->sustained_mhz > 0) {
+        /* measured: any share of boost a 70 W card may hold, both units alike */
+        if (!(g->clock_factor > 0.2 && g->clock_factor <= 1 &&
+              g->clock_factor == fmin(1, g->sustained_mhz / g->boost_mhz) &&
+              g->clock_factor_tensor == g->clock_factor))
+            fail_msg("%s: sustained_mhz %g gives clock factors %g, %g", name, g->sustained_mhz,
+                     g->clock_factor, g->clock_factor_tensor);
+        return;
+    }
     if (!(g->clock_factor > 0.5 && g->clock_factor <= 1))
         fail_msg("%s: clock_factor %g outside (0.5, 1]", name, g->clock_factor);
     if (!(g->clock_factor_tensor > 0.5 && g->clock_factor_tensor <= 1))
@@ -246,6 +255,9 @@ static void test_catalog_entries_power_limited_clocks(void **state)
     assert_true(d.gpu.clock_factor < 1 && d.gpu.clock_factor_tensor == d.gpu.clock_factor);
     load_or_fail(CFG_CAT_GPU, "rtx-3090", &d);
     assert_true(d.gpu.clock_factor == 1 && d.gpu.clock_factor_tensor == 1);
+    load_or_fail(CFG_CAT_GPU, "t4", &d); /* measured: sustained_mhz over boost_mhz */
+    assert_close(d.gpu.clock_factor, d.gpu.sustained_mhz / 1590, 1e-12, "clock_factor", "t4");
+    assert_true(d.gpu.clock_factor < 0.6 && d.gpu.clock_factor_tensor == d.gpu.clock_factor);
 }
 
 /* ---------------------------------------------------------------- CPUs */
