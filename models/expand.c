@@ -112,7 +112,7 @@ int mdl_name_index(const char *const *names, const char *s)
     return -1;
 }
 
-static const char *const opt_names[MDL_OPT_COUNT] = {"sgd", "adam", "bertadam"};
+static const char *const opt_names[MDL_OPT_COUNT] = {"sgd", "adam", "bertadam", "none"};
 static const char *const impl_names[MDL_IMPL_COUNT] = {"foreach", "fused", "forloop"};
 
 const char *mdl_optimizer_name(mdl_optimizer o)
@@ -183,6 +183,9 @@ int mdl_options_check(const mdl_options *o, sim_err *err)
                            o->ckpt_segments);
     if (o->grad_scaler < -1 || o->grad_scaler > 1)
         return sim_err_set(err, SIM_EINVAL, NULL, 0, 0, "grad_scaler must be -1, 0 or 1");
+    if (o->optimizer == MDL_OPT_NONE && o->grad_clip != MDL_CLIP_NONE)
+        return sim_err_set(err, SIM_EINVAL, NULL, 0, 0,
+                           "gradient clipping needs an optimizer step (optimizer none has none)");
     if (!(o->ddp_bucket_mb > 0 && o->ddp_bucket_mb <= MDL_DDP_BUCKET_MB_MAX))
         return sim_err_set(err, SIM_EINVAL, NULL, 0, 0,
                            "DDP bucket size %g MiB out of range (0..%g]", o->ddp_bucket_mb,
@@ -800,8 +803,9 @@ static void accumulate(ctx *c, const mdl_layer *l)
         for (int i = 0; i < n; i++)
             elem(c, "grad_sum_shared", sz[i], sz[i] * 3 * c->wb, sz[i], D->bwd_op_ns);
     }
-    /* AccumulateGrad: the first micro-batch steals the gradient (set_to_none), later ones add. */
-    if (c->micro > 0 && l->params > 0) {
+    /* AccumulateGrad: the first micro-batch steals the gradient (set_to_none), later ones add;
+     * without an optimizer nothing clears .grad, so every backward adds. */
+    if ((c->micro > 0 || c->o->optimizer == MDL_OPT_NONE) && l->params > 0) {
         double sz[8];
         int n = param_sizes(l, sz, 8);
         for (int i = 0; i < n; i++)
@@ -1523,14 +1527,15 @@ int mdl_expand(const mdl_net *net, const mdl_options *opt, const mdl_dispatch *d
     plist pl;
     if (param_list(net, &pl))
         return sim_err_set(err, SIM_ENOMEM, NULL, 0, 0, "out of memory expanding %s", net->name);
+    bool steps = opt->optimizer != MDL_OPT_NONE;
     c.phase = MDL_PH_STEP;
-    cpu(&c, "zero_grad", (int64_t)step->param_tensors * c.d->zero_grad_param_ns);
+    if (steps) cpu(&c, "zero_grad", (int64_t)step->param_tensors * c.d->zero_grad_param_ns);
     for (int m = 0; m < opt->accum_steps; m++) {
         c.micro = (uint8_t)m;
         micro_step(&c, segments);
     }
     c.micro = (uint8_t)(opt->accum_steps - 1);
-    optimizer(&c, &pl, step->param_tensors);
+    if (steps) optimizer(&c, &pl, step->param_tensors);
     free(pl.size);
     free(pl.decays);
     if (c.oom) {

@@ -20,11 +20,14 @@
 /* SGD with momentum; Adam/AdamW (torch.optim); BertAdam, the per-parameter Python loop of
  * NVIDIA DeepLearningExamples' BERT (PyTorch/LanguageModeling/BERT/optimization.py, from
  * pytorch-pretrained-bert): it clips each gradient on its own, decays weights but not biases and
- * norm parameters, and is always a loop (opt_impl does not apply). */
+ * norm parameters, and is always a loop (opt_impl does not apply); or none: forward and backward
+ * only, as a profiler times them (`out = model(x); loss.backward()` in a loop): no zero_grad
+ * and no step, so every backward adds into the gradients the last one left. */
 typedef enum mdl_optimizer {
     MDL_OPT_SGD,
     MDL_OPT_ADAMW,
     MDL_OPT_BERTADAM,
+    MDL_OPT_NONE,
     MDL_OPT_COUNT
 } mdl_optimizer;
 

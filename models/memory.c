@@ -331,7 +331,7 @@ typedef struct fixed {
     int pair_saved, pair_transient; /* b x b matrices of MDL_PAIR_BYTES (pair_matrices) */
     alloc_list act_allocs;          /* per-sample sizes of the saved allocations */
     double param_rounding; /* of every parameter-shaped tensor: weights, grads, states, copies */
-    int accum_steps;
+    bool grads_kept;       /* gradients live through forward and backward */
     mdl_memory base;
 } fixed;
 
@@ -353,7 +353,9 @@ static double param_rounding(const mdl_net *net, double copies, double bytes, bo
 static int compute_fixed(const mdl_net *net, const mdl_options *o, fixed *f)
 {
     memset(f, 0, sizeof *f);
-    f->accum_steps = o->accum_steps;
+    /* accumulation keeps the earlier micro-batches' gradients; without an optimizer nothing
+     * clears them between steps */
+    f->grads_kept = o->accum_steps > 1 || o->optimizer == MDL_OPT_NONE;
     sim_precision p = o->precision;
     bool amp = p == SIM_PREC_AMP_FP16 || p == SIM_PREC_AMP_BF16;
     bool half = p == SIM_PREC_FP16 || p == SIM_PREC_BF16;
@@ -362,9 +364,11 @@ static int compute_fixed(const mdl_net *net, const mdl_options *o, fixed *f)
     m->weights_bytes = params * wb;
     m->weight_copies_bytes = amp ? params * 2 : 0;
     m->grads_bytes = params * wb;
-    double states = o->optimizer == MDL_OPT_SGD ? 1 : 2;
+    double states = o->optimizer == MDL_OPT_NONE ? 0 : o->optimizer == MDL_OPT_SGD ? 1 : 2;
     m->optimizer_bytes = params * wb * states;
-    if (o->optimizer == MDL_OPT_BERTADAM) /* two live temporaries: sqrt + e, then update */
+    if (o->optimizer == MDL_OPT_NONE) /* no step: no state, no temporaries */
+        m->optimizer_temp_bytes = 0;
+    else if (o->optimizer == MDL_OPT_BERTADAM) /* two live temporaries: sqrt + e, then update */
         m->optimizer_temp_bytes = 2 * largest_param_tensor(net) * wb;
     else if (o->opt_impl == MDL_IMPL_FOREACH && (states == 2 || o->weight_decay))
         m->optimizer_temp_bytes = params * wb;
@@ -392,10 +396,10 @@ static void fill(const fixed *f, int batch, mdl_memory *m)
     double acts = m->weight_copies_bytes + m->activations_bytes + m->transient_bytes;
     /* zero_grad(set_to_none=True) frees the gradients before forward; backward allocates them
      * layer by layer while it frees that layer's activations, so the two trade places and their
-     * sum peaks at one end: max(activations, gradients). With accumulation the gradients of the
-     * earlier micro-batches are already there during the whole pass. */
-    double bwd = f->accum_steps > 1 ? acts + m->grads_bytes
-                                    : (acts > m->grads_bytes ? acts : m->grads_bytes);
+     * sum peaks at one end: max(activations, gradients). With accumulation (or no optimizer)
+     * the gradients are already there during the whole pass. */
+    double bwd =
+        f->grads_kept ? acts + m->grads_bytes : (acts > m->grads_bytes ? acts : m->grads_bytes);
     double opt = m->grads_bytes + m->optimizer_temp_bytes;
     double dynamic = bwd > opt ? bwd : opt;
     m->rounding_bytes = f->param_rounding;

@@ -216,14 +216,21 @@ static int build_vit_b16(mdl_net *net, const mdl_shape *s)
  * DeepLearningExamples' modeling.py (seq-first layout, torch.bmm attention) with the SQuAD
  * question-answering head, as DLE's and Lambda's run_squad.py train it ---- */
 
+/* The head on the encoder: Hugging Face's classifier on the pooled first token, DLE's SQuAD
+ * start/end logits (with DLE's seq-first layout), or Hugging Face BertForPreTraining's masked-LM
+ * head over every token. */
+typedef enum { BERT_CLASSIFIER, BERT_NVIDIA_SQUAD, BERT_PRETRAINING } bert_head;
+
 static int bert(mdl_net *net, const mdl_shape *s, const char *name, int dim, int layers, int heads,
-                bool nvidia)
+                bert_head head)
 {
+    bool nvidia = head == BERT_NVIDIA_SQUAD;
     char b[96];
     const int vocab = 30522, max_pos = 512, types = 2, inter = 4 * dim;
     mdl_val ids;
     mdl_net_init(net, name, 1, s->seq, 1, MDL_DT_I64, &ids);
     mdl_val x = mdl_embed(net, "embeddings.word_embeddings", ids, vocab, dim);
+    int word_embeddings = net->n_layers - 1;
     mdl_val t = mdl_embed(net, "embeddings.token_type_embeddings", ids, types, dim);
     x = mdl_add(net, "embeddings.add_token_type", x, t, false);
     mdl_val p = mdl_embed(net, "embeddings.position_embeddings", ids, max_pos, dim);
@@ -256,6 +263,19 @@ static int bert(mdl_net *net, const mdl_shape *s, const char *name, int dim, int
         mdl_loss_ce(net, "loss", mdl_view(qa, s->seq, 2, 1), s->seq);
         return net->error;
     }
+    if (head == BERT_PRETRAINING) {
+        /* BertLMPredictionHead over every token: dense, GELU, LayerNorm, then the decoder whose
+         * weight is the word embeddings' (tied) with a bias of its own. The NSP head (pooler and
+         * a dim x 2 linear on the first token, ~0.01 % of the FLOPs) is left out. */
+        x = mdl_linear(net, "cls.predictions.transform.dense", x, dim, true);
+        x = mdl_act_layer(net, "cls.predictions.transform.gelu", x, MDL_ACT_GELU, false);
+        x = mdl_layernorm(net, "cls.predictions.transform.LayerNorm", x);
+        x = mdl_linear(net, "cls.predictions.decoder", x, vocab, false);
+        mdl_share_last(net, word_embeddings);
+        mdl_extra_params(net, vocab, 1); /* cls.predictions.bias */
+        mdl_loss_ce(net, "loss", x, vocab);
+        return net->error;
+    }
     mdl_val cls = mdl_view(x, dim, 1, 1); /* hidden_states[:, 0] */
     cls = mdl_linear(net, "pooler.dense", cls, dim, true);
     cls = mdl_act_layer(net, "pooler.activation", cls, MDL_ACT_TANH, false);
@@ -267,22 +287,32 @@ static int bert(mdl_net *net, const mdl_shape *s, const char *name, int dim, int
 
 static int build_bert_base(mdl_net *net, const mdl_shape *s)
 {
-    return bert(net, s, "bert-base", 768, 12, 12, false);
+    return bert(net, s, "bert-base", 768, 12, 12, BERT_CLASSIFIER);
 }
 
 static int build_bert_large(mdl_net *net, const mdl_shape *s)
 {
-    return bert(net, s, "bert-large", 1024, 24, 16, false);
+    return bert(net, s, "bert-large", 1024, 24, 16, BERT_CLASSIFIER);
+}
+
+static int build_bert_base_pretraining(mdl_net *net, const mdl_shape *s)
+{
+    return bert(net, s, "bert-base-pretraining", 768, 12, 12, BERT_PRETRAINING);
+}
+
+static int build_bert_large_pretraining(mdl_net *net, const mdl_shape *s)
+{
+    return bert(net, s, "bert-large-pretraining", 1024, 24, 16, BERT_PRETRAINING);
 }
 
 static int build_bert_base_nvidia(mdl_net *net, const mdl_shape *s)
 {
-    return bert(net, s, "bert-base-nvidia", 768, 12, 12, true);
+    return bert(net, s, "bert-base-nvidia", 768, 12, 12, BERT_NVIDIA_SQUAD);
 }
 
 static int build_bert_large_nvidia(mdl_net *net, const mdl_shape *s)
 {
-    return bert(net, s, "bert-large-nvidia", 1024, 24, 16, true);
+    return bert(net, s, "bert-large-nvidia", 1024, 24, 16, BERT_NVIDIA_SQUAD);
 }
 
 /* ---- GPT-2 124M (nanoGPT model.py layout with HF's 50257 vocab and 0.1 dropouts) ---- */
@@ -446,6 +476,11 @@ static int build_infonce(mdl_net *net, const mdl_shape *s)
     "DLE modeling.py: (seq, batch, hidden) layout, torch.bmm attention on head-split views, "      \
     "BertForQuestionAnswering"
 
+/* What the two Hugging Face pre-training entries run. */
+#define HF_BERT_PRETRAINING_SOURCE                                                                 \
+    "Hugging Face BertForPreTraining, eager attention: masked-LM head (dense, GELU, LayerNorm, "   \
+    "decoder tied to the word embeddings) over every token; NSP head left out"
+
 static const mdl_zoo_entry zoo[] = {
     {"resnet18", "ResNet-18", MDL_IN_IMAGE, 224, 224, 0, 0, 0,
      "torchvision.models.resnet18 (BasicBlock [2,2,2,2])", build_resnet18, 0},
@@ -462,6 +497,10 @@ static const mdl_zoo_entry zoo[] = {
      "Hugging Face BertModel with pooler, eager attention, + Linear(768, 2)", build_bert_base, 0},
     {"bert-large", "BERT-large (uncased) + classifier", MDL_IN_TOKENS, 0, 0, 128, 0, 512,
      "Hugging Face BertModel with pooler, eager attention, + Linear(1024, 2)", build_bert_large, 0},
+    {"bert-base-pretraining", "BERT-base (uncased) + masked-LM head", MDL_IN_TOKENS, 0, 0, 128, 0,
+     512, HF_BERT_PRETRAINING_SOURCE, build_bert_base_pretraining, 0},
+    {"bert-large-pretraining", "BERT-large (uncased) + masked-LM head", MDL_IN_TOKENS, 0, 0, 128, 0,
+     512, HF_BERT_PRETRAINING_SOURCE, build_bert_large_pretraining, 0},
     {"bert-base-nvidia", "BERT-base, NVIDIA DeepLearningExamples + SQuAD head", MDL_IN_TOKENS, 0, 0,
      384, 0, 512, DLE_BERT_SOURCE, build_bert_base_nvidia, 0},
     {"bert-large-nvidia", "BERT-large, NVIDIA DeepLearningExamples + SQuAD head", MDL_IN_TOKENS, 0,

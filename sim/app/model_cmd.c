@@ -35,8 +35,10 @@ static void usage(FILE *out)
             "  --image HxW | --image N  input image size (vision models; default 224)\n"
             "  --seq N                sequence length (text models)\n"
             "  --features N           input features (vector models)\n"
-            "  --optimizer O          sgd (with momentum, default), adam (AdamW) or bertadam\n"
+            "  --optimizer O          sgd (with momentum, default), adam (AdamW), bertadam\n"
             "                         (NVIDIA BERT's per-parameter loop, clips each gradient)\n"
+            "                         or none (forward and backward only: no step, gradients\n"
+            "                         add up)\n"
             "  --opt-impl I           foreach (default), fused, forloop\n"
             "  --grad-clip C          none (default), global (clip_grad_norm_ over all) or apex\n"
             "                         (multi-tensor norm, .item(), scale: NVIDIA BERT's)\n"
@@ -274,8 +276,8 @@ static int step_option(const char *f, const char *v, show_args *a)
     if (!strcmp(f, "--optimizer")) {
         NEED_VALUE(f, v);
         if (mdl_optimizer_parse(v, &a->opt.optimizer)) {
-            fprintf(stderr, "epochsim model show: unknown optimizer '%s' (sgd, adam, bertadam)\n",
-                    v);
+            fprintf(stderr,
+                    "epochsim model show: unknown optimizer '%s' (sgd, adam, bertadam, none)\n", v);
             return SIM_EXIT_USAGE;
         }
     } else if (!strcmp(f, "--opt-impl")) {
@@ -625,7 +627,9 @@ static void text_summary(const show_report *r)
     printf("training step  batch %d x %d micro-batches, %s, %s (%s)%s%s%s%s\n", a->opt.batch,
            a->opt.accum_steps, sim_precision_name(a->opt.precision),
            mdl_optimizer_name(a->opt.optimizer),
-           a->opt.optimizer == MDL_OPT_BERTADAM ? "loop" : mdl_opt_impl_name(a->opt.opt_impl),
+           a->opt.optimizer == MDL_OPT_BERTADAM ? "loop"
+           : a->opt.optimizer == MDL_OPT_NONE   ? "no step"
+                                                : mdl_opt_impl_name(a->opt.opt_impl),
            a->opt.grad_clip == MDL_CLIP_GLOBAL ? ", global gradient clipping"
            : a->opt.grad_clip == MDL_CLIP_APEX ? ", apex gradient clipping"
                                                : "",

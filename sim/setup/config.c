@@ -25,7 +25,7 @@
         key, CFG_T_STR, offsetof(X, member), sizeof(((X *)0)->member), CFG_NO_RANGE, help, NULL    \
     }
 
-static const char *const optimizer_names[] = {"sgd", "adam", "adamw", "bertadam", NULL};
+static const char *const optimizer_names[] = {"sgd", "adam", "adamw", "bertadam", "none", NULL};
 static const char *const impl_names[] = {"foreach", "fused", "forloop", NULL};
 static const char *const scaler_names[] = {"auto", "off", "on", NULL};
 
@@ -100,7 +100,7 @@ static const cfg_field fields[] = {
       "main-thread Python work per step outside the ops, us (reference core)"),
     E("workload.optimizer", workload.optimizer, optimizer_names,
       "model zoo: sgd (with momentum) | adam | adamw | bertadam (NVIDIA BERT's per-parameter "
-      "loop, clips each gradient)"),
+      "loop, clips each gradient) | none (forward and backward only, no step)"),
     E("workload.optimizer_impl", workload.optimizer_impl, impl_names,
       "model zoo: torch.optim implementation, foreach (default) | fused | forloop"),
     E("workload.grad_clip", workload.grad_clip, mdl_grad_clip_names,

@@ -15,7 +15,8 @@ static void options_from(const sim_experiment *x, mdl_options *o)
     o->batch = x->loader.batch_size;
     o->precision = x->workload.precision;
     static const mdl_optimizer optimizer[] = {MDL_OPT_SGD, MDL_OPT_ADAMW, MDL_OPT_ADAMW,
-                                              MDL_OPT_BERTADAM}; /* config.c's optimizer_names */
+                                              MDL_OPT_BERTADAM,
+                                              MDL_OPT_NONE}; /* config.c's optimizer_names */
     o->optimizer = optimizer[x->workload.optimizer];
     o->opt_impl = (mdl_opt_impl)x->workload.optimizer_impl;
     o->weight_decay = x->workload.weight_decay;

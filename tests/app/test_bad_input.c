@@ -139,7 +139,8 @@ static const bad_case cases[] = {
     Y("workload:\n  precision: fp64\n", 1,
       "x.yaml:2:14: error: 'workload.precision' unknown precision 'fp64'"),
     Y("workload:\n  optimizer: sgdd\n", 1,
-      "x.yaml:2:14: error: 'workload.optimizer' unknown value 'sgdd' (sgd, adam, adamw, bertadam)"),
+      "x.yaml:2:14: error: 'workload.optimizer' unknown value 'sgdd' (sgd, adam, adamw, bertadam, "
+      "none)"),
     Y("system:\n  gpu: "
       "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\n",
       1, "x.yaml:2:8: error: 'system.gpu' is longer than 63 characters"),

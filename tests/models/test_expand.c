@@ -516,6 +516,35 @@ static void test_expand_gradient_accumulation(void **state)
     done(&four);
 }
 
+/* Optimizer none (forward and backward only, as a profiler loop times them): no zero_grad, no
+ * optimizer kernels, and every parameter tensor's AccumulateGrad adds into the gradient the
+ * previous backward left (62 adds for resnet18's 62 tensors), where a stepping optimizer's single
+ * micro-batch only steals it; forward and backward are the same kernels. Clipping needs a step
+ * and is refused. */
+static void test_expand_optimizer_none(void **state)
+{
+    (void)state;
+    mdl_options o = opts(16, SIM_PREC_FP32);
+    run sgd, none;
+    expand("resnet18", &o, &sgd);
+    o.optimizer = MDL_OPT_NONE;
+    expand("resnet18", &o, &none);
+    assert_int_equal(none.t.kernels_phase[MDL_PH_OPT], 0);
+    assert_true(sgd.t.kernels_phase[MDL_PH_OPT] > 0);
+    assert_int_equal(none.t.kernels_phase[MDL_PH_FWD], sgd.t.kernels_phase[MDL_PH_FWD]);
+    assert_int_equal(count_op(&none.step, "accumulate_grad"), 62);
+    assert_int_equal(count_op(&none.step, "accumulate_grad_steal"), 0);
+    assert_int_equal(count_op(&none.step, "zero_grad"), 0);
+    assert_int_equal(count_op(&sgd.step, "zero_grad"), 1);
+    done(&sgd);
+    done(&none);
+    o.grad_clip = MDL_CLIP_GLOBAL;
+    sim_err err;
+    sim_err_clear(&err);
+    assert_int_equal(mdl_options_check(&o, &err), SIM_EINVAL);
+    assert_non_null(strstr(err.msg, "needs an optimizer step"));
+}
+
 /* Checkpointing re-runs the forward of every checkpointed block inside backward: BERT-base's
  * 12 encoder layers in ceil(sqrt(12)) = 4 segments; the recompute has exactly the forward
  * kernels of the blocks (everything but embeddings, pooler, classifier, loss). */
@@ -884,6 +913,7 @@ int main(void)
         cmocka_unit_test(test_expand_grad_clip),
         cmocka_unit_test(test_expand_amp_casts_and_grad_scaler),
         cmocka_unit_test(test_expand_gradient_accumulation),
+        cmocka_unit_test(test_expand_optimizer_none),
         cmocka_unit_test(test_expand_eager_dispatch_of_the_mask_rcnn_backbone),
         cmocka_unit_test(test_expand_checkpointing_recomputes_blocks),
         cmocka_unit_test(test_expand_triplet_loss_three_kernels),

@@ -86,7 +86,7 @@ static void test_memory_bertadam_states_and_temporaries(void **state)
 }
 
 /* Component sizes by precision and optimizer, per parameter: fp32 SGD 4+4+4, AMP Adam 4+2 (half
- * copies)+4+8, pure half Adam 2+2+4. */
+ * copies)+4+8, pure half Adam 2+2+4, fp32 without an optimizer 4+4+0. */
 static void test_memory_components_by_precision(void **state)
 {
     (void)state;
@@ -103,6 +103,12 @@ static void test_memory_components_by_precision(void **state)
     assert_true(fabs(m.weights_bytes - 2 * P) < 1 && fabs(m.optimizer_bytes - 4 * P) < 1);
     assert_true(m.context_bytes > 0 && m.workspace_bytes > 0 && m.rounding_bytes > 0);
     assert_int_equal(m.max_batch, -1); /* no capacity given */
+    /* no optimizer: no state, no temporaries; the gradients stay allocated through the whole
+     * pass, so the peak holds weights, gradients and activations at once */
+    o = opts(8, SIM_PREC_FP32, MDL_OPT_NONE);
+    m = estimate("resnet50", &o, 0);
+    assert_true(m.optimizer_bytes == 0 && m.optimizer_temp_bytes == 0);
+    assert_true(m.peak_bytes >= m.weights_bytes + m.grads_bytes + m.activations_bytes);
 }
 
 /* Activations are linear in the batch; halving the activation type (fp32 -> fp16) halves them

@@ -47,6 +47,11 @@ static void test_zoo_param_counts_match_references(void **state)
      * Linear(hidden, 2). */
     check_params("bert-base", 109482240 + 768 * 2 + 2);
     check_params("bert-large", 335141888 + 1024 * 2 + 2);
+    /* BertForPreTraining without its NSP side: BertModel less the pooler (h^2 + h), plus the
+     * MLM transform (dense h^2 + h, LayerNorm 2h) and the decoder's own bias (30,522); the
+     * decoder weight is the word embeddings'. */
+    check_params("bert-base-pretraining", 109482240 + 2.0 * 768 + 30522);
+    check_params("bert-large-pretraining", 335141888 + 2.0 * 1024 + 30522);
 }
 
 /* Forward MACs at the default shape. torchvision's model cards quote "GFLOPS" that are
