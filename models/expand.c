@@ -572,6 +572,38 @@ static void fwd_rmsnorm(ctx *c, const mdl_layer *l)
     elem(c, "rmsnorm_weight_mul", n, n * 2 * in_b + l->params * c->wb, n, D->py_op_ns);
 }
 
+/* NewGELUActivation's eight ops on n elements of b bytes, in its order: a = 0.5 * x, p = x^3,
+ * q = 0.044715 * p, r = x + q, t = 0.7978846 * r, u = tanh(t), v = 1 + u, y = a * v; one kernel
+ * each, one operand (or two for r and y) read, one written. */
+static void fwd_gelu_py(ctx *c, double n, double b)
+{
+    const mdl_dispatch *D = c->d;
+    static const char *const ops[] = {"gelu_py_half",    "gelu_py_cube",  "gelu_py_scale_cube",
+                                      "gelu_py_add",     "gelu_py_scale", "gelu_py_tanh",
+                                      "gelu_py_add_one", "gelu_py_mul"};
+    for (int i = 0; i < 8; i++) {
+        int operands = i == 3 || i == 7 ? 2 : 1;
+        elem(c, ops[i], n, n * b * (operands + 1), i == 5 ? 8 * n : n,
+             i == 0 ? D->elem_module_ns : D->py_op_ns);
+    }
+}
+
+/* Autograd of that chain: y = a * v gives both its factors a gradient (two kernels), tanh one
+ * (tanh_backward: grad and u in), the three scalings one each, x^3 three (pow_backward: x^2, times
+ * 3, times the gradient), the adds none; x's three gradients (from a, p and r) sum in two adds. */
+static void bwd_gelu_py(ctx *c, double n, double b)
+{
+    const mdl_dispatch *D = c->d;
+    static const char *const ops[] = {
+        "gelu_py_mul_bwd_a",       "gelu_py_mul_bwd_v",      "gelu_py_tanh_bwd",
+        "gelu_py_scale_bwd",       "gelu_py_scale_cube_bwd", "gelu_py_cube_bwd_square",
+        "gelu_py_cube_bwd_times3", "gelu_py_cube_bwd_grad",  "gelu_py_half_bwd",
+        "gelu_py_grad_sum",        "gelu_py_grad_sum"};
+    static const int operands[] = {2, 2, 2, 1, 1, 1, 1, 2, 1, 2, 2};
+    for (int i = 0; i < 11; i++)
+        elem(c, ops[i], n, n * b * (operands[i] + 1), n, D->bwd_op_ns);
+}
+
 /* A layer's input and output as the emitters use them: elements over the batch, bytes each. */
 typedef struct layer_io {
     double in, out, ib, ob;
@@ -723,7 +755,10 @@ static void fwd_layer(ctx *c, const mdl_layer *l)
         fwd_rmsnorm(c, l);
         break;
     case MDL_L_ACT:
-        elem(c, "activation_fwd", in, in * ib * 2, 8 * in, D->elem_module_ns);
+        if (l->act == MDL_ACT_GELU_PY)
+            fwd_gelu_py(c, in, ib);
+        else
+            elem(c, "activation_fwd", in, in * ib * 2, 8 * in, D->elem_module_ns);
         break;
     case MDL_L_MAXPOOL:
         elem(c, "maxpool_fwd", out, in * ib + out * (ob + 8), out * l->kh * l->kw,
@@ -1071,7 +1106,10 @@ static void bwd_layer(ctx *c, const mdl_layer *l)
         bwd_rmsnorm(c, x);
         break;
     case MDL_L_ACT:
-        elem(c, "activation_bwd", in, in * (ib * 2 + ob), 8 * in, D->bwd_op_ns);
+        if (l->act == MDL_ACT_GELU_PY)
+            bwd_gelu_py(c, in, ib);
+        else
+            elem(c, "activation_bwd", in, in * (ib * 2 + ob), 8 * in, D->bwd_op_ns);
         break;
     case MDL_L_MAXPOOL:
         elem(c, "maxpool_bwd_zero", in, in * ib, 0, D->bwd_op_ns);

@@ -134,10 +134,15 @@ static void layer_saved(const mdl_net *net, const mdl_layer *l, sim_precision p,
         s->aux_bytes += 2 * 4 * out + 4 * l->rows; /* fp32 intermediates of the Python chain */
         break;
     case MDL_L_ACT:
-        if (l->act == MDL_ACT_GELU || l->act == MDL_ACT_SILU)
+        if (l->act == MDL_ACT_GELU || l->act == MDL_ACT_SILU) {
             add_id(s, l->in);
-        else
+        } else if (l->act == MDL_ACT_GELU_PY) {
+            /* autograd keeps x (for x^3), a and v (for a * v) and u (for tanh's gradient) */
+            add_id(s, l->in);
+            s->aux_bytes += 3 * out * act;
+        } else {
             add_id(s, l->out);
+        }
         break;
     case MDL_L_MAXPOOL:
         add_id(s, l->in);

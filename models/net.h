@@ -44,6 +44,10 @@ typedef enum mdl_act {
     MDL_ACT_SILU,
     MDL_ACT_SIGMOID,
     MDL_ACT_TANH,
+    /* Hugging Face's NewGELUActivation ("gelu_new", GPT-2): the tanh GELU written as eight
+     * Python tensor ops, 0.5 * x * (1 + tanh(sqrt(2 / pi) * (x + 0.044715 * x^3))), eight
+     * kernels forward and eleven backward where F.gelu runs one each. */
+    MDL_ACT_GELU_PY,
 } mdl_act;
 
 /* Storage type of a tensor, resolved against the run's precision by mdl_dtype_bytes(). */

@@ -315,14 +315,20 @@ static int build_bert_large_nvidia(mdl_net *net, const mdl_shape *s)
     return bert(net, s, "bert-large-nvidia", 1024, 24, 16, BERT_NVIDIA_SQUAD);
 }
 
-/* ---- GPT-2 124M (nanoGPT model.py layout with HF's 50257 vocab and 0.1 dropouts) ---- */
+/* ---- GPT-2: 124M in nanoGPT's model.py layout (HF's 50257 vocab, 0.1 dropouts, SDPA flash
+ * attention, F.gelu); or Hugging Face's GPT2LMHeadModel with eager attention (scale, causal
+ * where, softmax, dropout as separate kernels on head-split copies) and gelu_new's Python
+ * chain ---- */
 
-static int build_gpt2(mdl_net *net, const mdl_shape *s)
+static int gpt2(mdl_net *net, const mdl_shape *s, const char *name, int dim, int layers, int heads,
+                bool hf_eager)
 {
     char b[96];
-    const int vocab = 50257, ctx = 1024, dim = 768, layers = 12, heads = 12;
+    const int vocab = 50257, ctx = 1024;
+    const unsigned attn = hf_eager ? MDL_F_MASK | MDL_F_DROPOUT : MDL_F_FLASH | MDL_F_CAUSAL;
+    const mdl_act gelu = hf_eager ? MDL_ACT_GELU_PY : MDL_ACT_GELU;
     mdl_val ids;
-    mdl_net_init(net, "gpt2", 1, s->seq, 1, MDL_DT_I64, &ids);
+    mdl_net_init(net, name, 1, s->seq, 1, MDL_DT_I64, &ids);
     mdl_val x = mdl_embed(net, "transformer.wte", ids, vocab, dim);
     int wte = net->n_layers - 1;
     mdl_val p = mdl_embed(net, "transformer.wpe", ids, ctx, dim);
@@ -332,15 +338,15 @@ static int build_gpt2(mdl_net *net, const mdl_shape *s)
         mdl_net_begin_block(net);
         mdl_val y = mdl_layernorm(net, NM(b, "transformer.h.%d.ln_1", i), x);
         y = mdl_linear(net, NM(b, "transformer.h.%d.attn.c_attn", i), y, 3 * dim, true);
-        y = mdl_attention(net, NM(b, "transformer.h.%d.attn.sdpa", i), y, heads,
-                          MDL_F_FLASH | MDL_F_CAUSAL);
+        y = mdl_attention(net, NM(b, "transformer.h.%d.attn.%s", i, hf_eager ? "eager" : "sdpa"), y,
+                          heads, attn);
         y = mdl_permute(net, NM(b, "transformer.h.%d.attn.transpose", i), y);
         y = mdl_linear(net, NM(b, "transformer.h.%d.attn.c_proj", i), y, dim, true);
         y = mdl_dropout(net, NM(b, "transformer.h.%d.attn.resid_dropout", i), y);
         x = mdl_add(net, NM(b, "transformer.h.%d.add_1", i), x, y, false);
         y = mdl_layernorm(net, NM(b, "transformer.h.%d.ln_2", i), x);
         y = mdl_linear(net, NM(b, "transformer.h.%d.mlp.c_fc", i), y, 4 * dim, true);
-        y = mdl_act_layer(net, NM(b, "transformer.h.%d.mlp.gelu", i), y, MDL_ACT_GELU, false);
+        y = mdl_act_layer(net, NM(b, "transformer.h.%d.mlp.gelu", i), y, gelu, false);
         y = mdl_linear(net, NM(b, "transformer.h.%d.mlp.c_proj", i), y, dim, true);
         y = mdl_dropout(net, NM(b, "transformer.h.%d.mlp.dropout", i), y);
         x = mdl_add(net, NM(b, "transformer.h.%d.add_2", i), x, y, false);
@@ -351,6 +357,16 @@ static int build_gpt2(mdl_net *net, const mdl_shape *s)
     mdl_share_last(net, wte); /* weight tying: lm_head.weight is wte.weight */
     mdl_loss_ce(net, "loss", x, vocab);
     return net->error;
+}
+
+static int build_gpt2(mdl_net *net, const mdl_shape *s)
+{
+    return gpt2(net, s, "gpt2", 768, 12, 12, false);
+}
+
+static int build_gpt2_large(mdl_net *net, const mdl_shape *s)
+{
+    return gpt2(net, s, "gpt2-large", 1280, 36, 20, true);
 }
 
 /* ---- Llama-style 7B decoder (HF LlamaForCausalLM, Llama-1/2 7B config, SDPA attention) ---- */
@@ -508,6 +524,9 @@ static const mdl_zoo_entry zoo[] = {
     {"gpt2", "GPT-2 124M", MDL_IN_TOKENS, 0, 0, 1024, 0, 1024,
      "nanoGPT model.py (SDPA flash, tied lm_head) with HF vocab 50257 and dropout 0.1", build_gpt2,
      0},
+    {"gpt2-large", "GPT-2 large 774M", MDL_IN_TOKENS, 0, 0, 1024, 0, 1024,
+     "Hugging Face GPT2LMHeadModel (eager attention, gelu_new as its Python chain, tied lm_head)",
+     build_gpt2_large, 0},
     {"llama-7b", "Llama-style 7B decoder", MDL_IN_TOKENS, 0, 0, 2048, 0, 0,
      "Hugging Face LlamaForCausalLM, Llama-2-7B config (32 x 4096, SwiGLU 11008, RMSNorm, "
      "RoPE), SDPA attention",

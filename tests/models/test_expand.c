@@ -545,6 +545,28 @@ static void test_expand_optimizer_none(void **state)
     assert_non_null(strstr(err.msg, "needs an optimizer step"));
 }
 
+/* gelu_new as Hugging Face writes it (GPT-2 large): per layer eight forward kernels and eleven
+ * backward ones on the (batch, seq, 4 x 1280) activation. In FP32 the forward moves 72 bytes per
+ * element (six one-operand ops at 4 + 4, the two two-operand ones at 8 + 4) where F.gelu moves 8.
+ * Exact arithmetic on doubles. */
+static void test_expand_gelu_python_chain(void **state)
+{
+    (void)state;
+    mdl_options o = opts(1, SIM_PREC_FP32);
+    o.shape.seq = 64;
+    run r;
+    expand("gpt2-large", &o, &r);
+    assert_int_equal(count_prefix(&r.step, "gelu_py_", MDL_PH_FWD), 8 * 36);
+    assert_int_equal(count_prefix(&r.step, "gelu_py_", MDL_PH_BWD), 11 * 36);
+    double e = 64.0 * 4 * 1280, bytes = 0;
+    for (size_t i = 0; i < r.step.n; i++) {
+        const mdl_kernel *k = &r.step.k[i];
+        if (k->phase == MDL_PH_FWD && !strncmp(k->op, "gelu_py_", 8)) bytes += k->bytes;
+    }
+    assert_true(fabs(bytes - 36 * 72 * e) < 1e-6 * e);
+    done(&r);
+}
+
 /* Checkpointing re-runs the forward of every checkpointed block inside backward: BERT-base's
  * 12 encoder layers in ceil(sqrt(12)) = 4 segments; the recompute has exactly the forward
  * kernels of the blocks (everything but embeddings, pooler, classifier, loss). */
@@ -914,6 +936,7 @@ int main(void)
         cmocka_unit_test(test_expand_amp_casts_and_grad_scaler),
         cmocka_unit_test(test_expand_gradient_accumulation),
         cmocka_unit_test(test_expand_optimizer_none),
+        cmocka_unit_test(test_expand_gelu_python_chain),
         cmocka_unit_test(test_expand_eager_dispatch_of_the_mask_rcnn_backbone),
         cmocka_unit_test(test_expand_checkpointing_recomputes_blocks),
         cmocka_unit_test(test_expand_triplet_loss_three_kernels),
