@@ -183,6 +183,10 @@ int mdl_options_check(const mdl_options *o, sim_err *err)
                            o->ckpt_segments);
     if (o->grad_scaler < -1 || o->grad_scaler > 1)
         return sim_err_set(err, SIM_EINVAL, NULL, 0, 0, "grad_scaler must be -1, 0 or 1");
+    if (o->inference && (o->accum_steps > 1 || o->checkpointing || o->grad_clip != MDL_CLIP_NONE))
+        return sim_err_set(err, SIM_EINVAL, NULL, 0, 0,
+                           "inference runs no backward: gradient accumulation, checkpointing and "
+                           "clipping do not apply");
     if (o->optimizer == MDL_OPT_NONE && o->grad_clip != MDL_CLIP_NONE)
         return sim_err_set(err, SIM_EINVAL, NULL, 0, 0,
                            "gradient clipping needs an optimizer step (optimizer none has none)");
@@ -485,6 +489,13 @@ static void head_split_copy(ctx *c, const char *op, const mdl_layer *l, int64_t 
     elem_strided(c, op, n, c->act * n * 2, 0, dispatch_ns);
 }
 
+/* Whether a layer with these flags drops out: not in eval mode, where F.dropout returns its input.
+ */
+static bool dropping(const ctx *c, unsigned flags)
+{
+    return (flags & MDL_F_DROPOUT) && !c->o->inference;
+}
+
 /* The bytes of the softmax's output as autograd keeps it for backward: fp32 under autocast or
  * once an fp32 mask has promoted the scores, else the activation type. */
 static double score_bytes(const ctx *c, const mdl_layer *l)
@@ -505,7 +516,7 @@ static void eager_score_chain_fwd(ctx *c, const mdl_layer *l)
                      D->py_op_ns);
     double sm = score_bytes(c, l); /* the scores from here on (autocast runs softmax in fp32) */
     rowk(c, "softmax_fwd", Bh * s, ss * 2 * sm, 5 * ss, D->py_op_ns);
-    if (l->flags & MDL_F_DROPOUT)
+    if (dropping(c, l->flags))
         elem(c, "attention_dropout_fwd", ss, ss * (2 * sm + 1), 2 * ss, D->elem_module_ns);
     if (c->amp) elem(c, "autocast_input_cast", ss, ss * (sm + c->act), 0, D->aten_op_ns);
 }
@@ -517,9 +528,10 @@ static void eager_score_chain_fwd(ctx *c, const mdl_layer *l)
 static void fused_score_chain_fwd(ctx *c, const mdl_layer *l)
 {
     double B = c->B, s = l->seq, ss = B * l->heads * s * s, keep = score_bytes(c, l);
-    bool drop = (l->flags & MDL_F_DROPOUT) != 0;
+    bool drop = dropping(c, l->flags);
     double bytes = ss * 2 * c->act + ((l->flags & MDL_F_MASK) ? 4 * B * s : 0);
-    if (drop || keep != c->act) bytes += ss * keep; /* else the probabilities are the output */
+    if (!c->o->inference && (drop || keep != c->act))
+        bytes += ss * keep; /* else the probabilities are the output and nothing is kept */
     if (drop) bytes += ss;
     /* the eager chain's arithmetic: scale 1, mask 1, softmax 5, dropout 2 per score */
     double flops = ss * (6 + ((l->flags & MDL_F_MASK) ? 1 : 0) + (drop ? 2 : 0));
@@ -714,7 +726,8 @@ static void fwd_inbatch_infonce(ctx *c, const mdl_layer *l, layer_io x)
  * gradient through, the dropout's is one kernel either way). */
 static bool fused_dropout_add(const ctx *c, const mdl_layer *l)
 {
-    if (c->o->fuser != MDL_FUSER_NVFUSER || l->kind != MDL_L_DROPOUT) return false;
+    if (c->o->fuser != MDL_FUSER_NVFUSER || l->kind != MDL_L_DROPOUT || c->o->inference)
+        return false;
     if (l + 1 >= c->net->layers + c->net->n_layers) return false;
     const mdl_layer *next = l + 1;
     return next->kind == MDL_L_ADD && next->in == l->out && next->in2 >= 0;
@@ -739,6 +752,12 @@ static void fwd_layer(ctx *c, const mdl_layer *l)
         fwd_linear(c, l);
         break;
     case MDL_L_BATCHNORM:
+        if (c->o->inference) { /* the running statistics: one pass, in and out */
+            nchw_channel_kernel(c, l,
+                                elem(c, "batchnorm_inference", out, in * ib + out * ob, 2 * out,
+                                     D->norm_module_ns));
+            break;
+        }
         /* BatchNorm2d.forward's num_batches_tracked.add_(1) in Python; its one-element kernel
          * is left out. */
         cpu(c, "batchnorm_num_batches_tracked", D->py_op_ns);
@@ -787,6 +806,10 @@ static void fwd_layer(ctx *c, const mdl_layer *l)
         fwd_attention(c, l);
         break;
     case MDL_L_DROPOUT:
+        if (c->o->inference) { /* nn.Dropout in eval returns its input */
+            cpu(c, "dropout_eval", D->view_op_ns);
+            break;
+        }
         if (fused_dropout_add(c, l)) {
             const mdl_layer *add = l + 1;
             double res = c->B * telems(c, add->in2) * tbytes(c, add->in2);
@@ -806,7 +829,10 @@ static void fwd_layer(ctx *c, const mdl_layer *l)
             elem(c, "copy", out, in * ib + out * ob, 0, D->py_op_ns);
         break;
     case MDL_L_STOCHDEPTH:
-        fwd_stochdepth(c, x);
+        if (c->o->inference) /* StochasticDepth in eval returns its input */
+            cpu(c, "stochastic_depth_eval", D->view_op_ns);
+        else
+            fwd_stochdepth(c, x);
         break;
     case MDL_L_LOSS_CE:
         fwd_loss_ce(c, l, x);
@@ -1191,9 +1217,10 @@ static void micro_step(ctx *c, int segments)
     for (int i = 0; i < net->n_layers; i++) {
         const mdl_layer *l = &net->layers[i];
         c->layer = i;
-        if (l->kind == MDL_L_LOSS_CE || l->kind == MDL_L_LOSS_TRIPLET ||
-            l->kind == MDL_L_LOSS_INBATCH)
-            c->phase = MDL_PH_LOSS;
+        bool loss = l->kind == MDL_L_LOSS_CE || l->kind == MDL_L_LOSS_TRIPLET ||
+                    l->kind == MDL_L_LOSS_INBATCH;
+        if (loss && c->o->inference) continue; /* the model's output is the logits */
+        if (loss) c->phase = MDL_PH_LOSS;
         if (segments && l->block >= 0) {
             int sg = segment_of(l->block, net->n_blocks, segments);
             if (sg != last_seg) cpu(c, "checkpoint_enter", D->ckpt_segment_ns / 2);
@@ -1202,6 +1229,7 @@ static void micro_step(ctx *c, int segments)
         fwd_layer(c, l);
     }
     c->layer = -1;
+    if (c->o->inference) return; /* no backward under torch.no_grad() */
     c->phase = MDL_PH_LOSS;
     if (c->scaler) elem(c, "grad_scaler_scale_loss", 1, 8, 1, D->py_op_ns);
     if (c->o->accum_steps > 1) elem(c, "loss_div_accum_steps", 1, 8, 1, D->py_op_ns);
@@ -1543,8 +1571,9 @@ int mdl_expand(const mdl_net *net, const mdl_options *opt, const mdl_dispatch *d
     /* PyTorch's vectorized elementwise loop: 4 elements per thread, 8 (16 bytes) for 2-byte
      * types from 2.7 (pytorch#145746, "Implement 128 bit vectorization"). */
     c.vec = opt->pytorch >= 207 && c.act == 2 ? 8 : 4;
-    c.scaler = opt->grad_scaler == 1 ||
-               (opt->grad_scaler == -1 && (p == SIM_PREC_AMP_FP16 || p == SIM_PREC_FP16));
+    c.scaler = !opt->inference &&
+               (opt->grad_scaler == 1 ||
+                (opt->grad_scaler == -1 && (p == SIM_PREC_AMP_FP16 || p == SIM_PREC_FP16)));
     step->batch = opt->batch;
     step->accum_steps = opt->accum_steps;
     step->precision = p;
@@ -1553,7 +1582,8 @@ int mdl_expand(const mdl_net *net, const mdl_options *opt, const mdl_dispatch *d
     step->param_tensors = mdl_net_param_tensors(net);
     step->world_size = opt->world_size > 1 ? opt->world_size : 1;
     step->grad_bytes = step->params * c.wb;
-    if (step->world_size > 1 && ddp_buckets(net, c.wb, opt->ddp_bucket_mb * 1024 * 1024, step)) {
+    if (step->world_size > 1 && !opt->inference &&
+        ddp_buckets(net, c.wb, opt->ddp_bucket_mb * 1024 * 1024, step)) {
         mdl_step_free(step);
         return sim_err_set(err, SIM_ENOMEM, NULL, 0, 0, "out of memory expanding %s", net->name);
     }
@@ -1565,7 +1595,7 @@ int mdl_expand(const mdl_net *net, const mdl_options *opt, const mdl_dispatch *d
     plist pl;
     if (param_list(net, &pl))
         return sim_err_set(err, SIM_ENOMEM, NULL, 0, 0, "out of memory expanding %s", net->name);
-    bool steps = opt->optimizer != MDL_OPT_NONE;
+    bool steps = opt->optimizer != MDL_OPT_NONE && !opt->inference;
     c.phase = MDL_PH_STEP;
     if (steps) cpu(&c, "zero_grad", (int64_t)step->param_tensors * c.d->zero_grad_param_ns);
     for (int m = 0; m < opt->accum_steps; m++) {

@@ -88,6 +88,9 @@ typedef struct mdl_options {
     double ddp_bucket_mb;   /* DDP's bucket_cap_mb: gradient bucket cap, MiB, > 0 (default 25) */
     int pytorch;            /* PyTorch release, 100 x major + minor: elementwise kernels load
                                16-byte vectors of 2-byte types from 2.7 (pytorch#145746) */
+    bool inference;         /* model.eval() under torch.no_grad(): the forward alone, without the
+                               loss; dropout and stochastic depth pass their input through, batch
+                               norm applies its running statistics; nothing is kept for backward */
 } mdl_options;
 
 /* DDP's defaults (torch/csrc/distributed/c10d/reducer.hpp): kDefaultBucketBytesCap = 25 MiB
@@ -98,7 +101,7 @@ typedef struct mdl_options {
 #define MDL_DDP_BUCKET_MB_MAX 65536.0
 
 /* Defaults: batch 32, fp32, default shape, SGD momentum foreach with weight decay, no
- * accumulation, no checkpointing, no CUDA graphs, scaler auto, DDP buckets of 25 MiB. */
+ * accumulation, no checkpointing, no CUDA graphs, scaler auto, DDP buckets of 25 MiB, training. */
 void mdl_options_defaults(mdl_options *o);
 /* Checks ranges; returns 0 or SIM_EINVAL with a sentence naming the bad field. */
 int mdl_options_check(const mdl_options *o, sim_err *err);

@@ -382,6 +382,12 @@ static int compute_fixed(const mdl_net *net, const mdl_options *o, fixed *f)
     m->workspace_bytes =
         MDL_CUBLAS_WORKSPACE_BYTES + (has_conv(net) ? MDL_CUDNN_WORKSPACE_BYTES : 0);
     m->context_bytes = MDL_CUDA_CONTEXT_BYTES;
+    if (o->inference) { /* no_grad: no gradients, no optimizer, nothing kept for backward */
+        m->grads_bytes = m->optimizer_bytes = m->optimizer_temp_bytes = 0;
+        f->param_rounding = param_rounding(net, 1, wb, amp);
+        f->per_sample_transient = transient_per_sample(net, p);
+        return SIM_OK;
+    }
     f->param_rounding = param_rounding(net, 2 + states, wb, amp); /* weights, grads, states */
     int err = 0;
     f->per_sample_act = activations_per_sample(net, o, &f->act_allocs, &err);

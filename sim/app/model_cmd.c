@@ -46,6 +46,8 @@ static void usage(FILE *out)
             "  --accum N              gradient accumulation steps (default 1)\n"
             "  --checkpoint[=S]       activation checkpointing in S segments (default sqrt)\n"
             "  --cuda-graphs          the step is replayed as one CUDA graph\n"
+            "  --inference            model.eval() under torch.no_grad(): the forward alone,\n"
+            "                         no loss, dropout off, nothing kept for backward\n"
             "  --memory-format F      contiguous (NCHW, default) or channels_last\n"
             "  --pytorch V            PyTorch release, 1.8 .. 2.9 (default 2.9)\n"
             "  --attention A          default (the model's own), eager or sdpa\n"
@@ -361,6 +363,8 @@ static int flag_option(const char *f, show_args *a)
         a->opt.ckpt_segments = (int)n;
     } else if (!strcmp(f, "--cuda-graphs")) {
         a->opt.cuda_graphs = true;
+    } else if (!strcmp(f, "--inference")) {
+        a->opt.inference = true;
     } else if (!strcmp(f, "--kernels")) {
         a->kernels = true;
     } else if (!strcmp(f, "--json")) {
@@ -624,18 +628,24 @@ static void text_summary(const show_report *r)
     printf("parameters     %.2f M in %d tensors\n", r->params / 1e6,
            mdl_net_param_tensors(&r->net));
     printf("forward        %.3f GMAC per sample (conv/linear/attention matmuls)\n", r->macs / 1e9);
-    printf("training step  batch %d x %d micro-batches, %s, %s (%s)%s%s%s%s\n", a->opt.batch,
-           a->opt.accum_steps, sim_precision_name(a->opt.precision),
-           mdl_optimizer_name(a->opt.optimizer),
-           a->opt.optimizer == MDL_OPT_BERTADAM ? "loop"
-           : a->opt.optimizer == MDL_OPT_NONE   ? "no step"
-                                                : mdl_opt_impl_name(a->opt.opt_impl),
-           a->opt.grad_clip == MDL_CLIP_GLOBAL ? ", global gradient clipping"
-           : a->opt.grad_clip == MDL_CLIP_APEX ? ", apex gradient clipping"
-                                               : "",
-           r->step.ckpt_segments ? ", activation checkpointing" : "",
-           a->opt.fuser == MDL_FUSER_NVFUSER ? ", NVFuser" : "",
-           a->opt.cuda_graphs ? ", CUDA graphs" : "");
+    if (a->opt.inference)
+        printf("inference step batch %d, %s, model.eval() under torch.no_grad()%s%s\n",
+               a->opt.batch, sim_precision_name(a->opt.precision),
+               a->opt.fuser == MDL_FUSER_NVFUSER ? ", NVFuser" : "",
+               a->opt.cuda_graphs ? ", CUDA graphs" : "");
+    else
+        printf("training step  batch %d x %d micro-batches, %s, %s (%s)%s%s%s%s\n", a->opt.batch,
+               a->opt.accum_steps, sim_precision_name(a->opt.precision),
+               mdl_optimizer_name(a->opt.optimizer),
+               a->opt.optimizer == MDL_OPT_BERTADAM ? "loop"
+               : a->opt.optimizer == MDL_OPT_NONE   ? "no step"
+                                                    : mdl_opt_impl_name(a->opt.opt_impl),
+               a->opt.grad_clip == MDL_CLIP_GLOBAL ? ", global gradient clipping"
+               : a->opt.grad_clip == MDL_CLIP_APEX ? ", apex gradient clipping"
+                                                   : "",
+               r->step.ckpt_segments ? ", activation checkpointing" : "",
+               a->opt.fuser == MDL_FUSER_NVFUSER ? ", NVFuser" : "",
+               a->opt.cuda_graphs ? ", CUDA graphs" : "");
     printf("FLOPs/sample   forward %.3f GFLOP, training step %.3f GFLOP (all kernels)\n",
            r->fwd_flops / r->samples / 1e9, r->train_flops / r->samples / 1e9);
     printf("kernels/step   %zu (forward %zu, loss %zu, backward %zu, recompute %zu, "

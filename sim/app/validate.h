@@ -32,6 +32,8 @@ typedef enum sim_val_metric {
                                share of the whole GPU's throughput on it */
     SIM_VAL_COLOCATED_PCT,  /* the job's training throughput beside copies= - 1 copies of itself
                                on its GPU (system.gpu_sharing), as a share of its throughput alone */
+    SIM_VAL_INFERENCE_MS,   /* one forward pass in eval mode under no_grad (workload.mode
+                               inference, set by validate), ms */
     SIM_VAL_METRICS
 } sim_val_metric;
 

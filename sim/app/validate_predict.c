@@ -135,6 +135,7 @@ static int experiment(sim_val_row *r, sim_experiment *x, cfg_experiment_set *set
         snprintf(a, sizeof a, "loader.batch_size=%d", r->batch);
         if (apply(r, a, x, set)) return -1;
     }
+    if (r->metric == SIM_VAL_INFERENCE_MS && apply(r, "workload.mode=inference", x, set)) return -1;
     if (apply_settings(r, x, set, b)) return -1;
     b->share = (sim_gpushare_config){(sim_gpu_sharing)x->system.gpu_sharing,
                                      (int64_t)(x->system.gpu_timeslice_us * 1e3),
@@ -194,7 +195,7 @@ static void predict_run(sim_val_row *r, const sim_scenario *sc, const bench_para
     double samples = (double)sc->loader.batch_size * sim_program_batches_per_step(&sc->program);
     if (r->metric == SIM_VAL_SAMPLES_PER_S)
         r->predicted = step_ms > 0 ? share * samples / (step_ms / 1e3) : NAN;
-    else if (r->metric == SIM_VAL_STEP_MS)
+    else if (r->metric == SIM_VAL_STEP_MS || r->metric == SIM_VAL_INFERENCE_MS)
         r->predicted = step_ms / share;
     else
         r->predicted = res.mean.gpu_util_pct;
@@ -319,6 +320,7 @@ static void predict_built(sim_val_row *r, const sim_scenario *sc, const bench_pa
     case SIM_VAL_SAMPLES_PER_S:
     case SIM_VAL_STEP_MS:
     case SIM_VAL_GPU_UTIL_PCT:
+    case SIM_VAL_INFERENCE_MS:
         predict_run(r, sc, b);
         break;
     case SIM_VAL_H2D_GBPS:

@@ -27,6 +27,7 @@
 
 static const char *const optimizer_names[] = {"sgd", "adam", "adamw", "bertadam", "none", NULL};
 static const char *const impl_names[] = {"foreach", "fused", "forloop", NULL};
+static const char *const mode_names[] = {"train", "inference", NULL};
 static const char *const scaler_names[] = {"auto", "off", "on", NULL};
 
 static const cfg_field fields[] = {
@@ -101,6 +102,9 @@ static const cfg_field fields[] = {
     E("workload.optimizer", workload.optimizer, optimizer_names,
       "model zoo: sgd (with momentum) | adam | adamw | bertadam (NVIDIA BERT's per-parameter "
       "loop, clips each gradient) | none (forward and backward only, no step)"),
+    E("workload.mode", workload.mode, mode_names,
+      "model zoo: train (default) | inference (model.eval() under torch.no_grad(): the forward "
+      "alone, no loss, dropout off, batch norm on running statistics)"),
     E("workload.optimizer_impl", workload.optimizer_impl, impl_names,
       "model zoo: torch.optim implementation, foreach (default) | fused | forloop"),
     E("workload.grad_clip", workload.grad_clip, mdl_grad_clip_names,

@@ -48,6 +48,7 @@ typedef struct sim_experiment {
         /* model zoo (ignored for synthetic and trace workloads) */
         int optimizer;      /* index into "sgd", "adam", "adamw", "bertadam" (adam = adamw) */
         int optimizer_impl; /* index into "foreach", "fused", "forloop" */
+        int mode;           /* index into "train", "inference" */
         int grad_clip;      /* index into mdl_grad_clip_names: "none", "global", "apex" */
         bool weight_decay;
         int accum_steps;    /* loader batches (micro-batches) per optimizer step */

@@ -19,6 +19,7 @@ static void options_from(const sim_experiment *x, mdl_options *o)
                                               MDL_OPT_NONE}; /* config.c's optimizer_names */
     o->optimizer = optimizer[x->workload.optimizer];
     o->opt_impl = (mdl_opt_impl)x->workload.optimizer_impl;
+    o->inference = x->workload.mode == 1;
     o->weight_decay = x->workload.weight_decay;
     o->grad_clip = x->workload.grad_clip; /* mdl_grad_clip_names: MDL_CLIP_* */
     o->accum_steps = x->workload.accum_steps;

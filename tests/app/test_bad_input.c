@@ -138,6 +138,8 @@ static const bad_case cases[] = {
       "x.yaml:2:16: error: 'workload.accum_steps' must be between 1 and"),
     Y("workload:\n  precision: fp64\n", 1,
       "x.yaml:2:14: error: 'workload.precision' unknown precision 'fp64'"),
+    Y("workload:\n  mode: eval\n", 1,
+      "x.yaml:2:9: error: 'workload.mode' unknown value 'eval' (train, inference)"),
     Y("workload:\n  optimizer: sgdd\n", 1,
       "x.yaml:2:14: error: 'workload.optimizer' unknown value 'sgdd' (sgd, adam, adamw, bertadam, "
       "none)"),

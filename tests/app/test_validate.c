@@ -114,8 +114,9 @@ static void test_validate_mape_and_ratio_closed_form(void **state)
 
 /* Generations, overall and ratios are training-run figures: beside the two training rows of the
  * test above (+10 %, -10 %), two GEMM rows of another group on the same GPUs, predicted +50 %
- * and -50 %, count in their group (MAPE 50 %) and nowhere else, so ampere, hopper and overall
- * stay at 10 % and the one ratio pair is the training one (2/9). */
+ * and -50 %, and two inference rows of a third, also +-50 %, count in their groups (MAPE 50 %)
+ * and nowhere else, so ampere, hopper and overall stay at 10 % and the one ratio pair is the
+ * training one (2/9). */
 static void test_validate_kernel_rows_only_in_their_group(void **state)
 {
     (void)state;
@@ -123,12 +124,14 @@ static void test_validate_kernel_rows_only_in_their_group(void **state)
                "a,g,check,samples_per_s,100,a10,1,resnet50,fp16,8,,sw,http://s x,\n"
                "b,g,check,samples_per_s,200,h100-sxm5-80gb,1,resnet50,fp16,8,,sw,http://s y,\n"
                "c,k,check,gemm_tflops,10,a10,1,-,fp16,-,m=8;n=8;k=8,sw,http://k x,\n"
-               "d,k,check,gemm_tflops,40,h100-sxm5-80gb,1,-,fp16,-,m=8;n=8;k=8,sw,http://k y,\n");
+               "d,k,check,gemm_tflops,40,h100-sxm5-80gb,1,-,fp16,-,m=8;n=8;k=8,sw,http://k y,\n"
+               "e,i,check,inference_ms,10,a10,1,resnet50,fp16,8,,sw,http://i x,\n"
+               "f,i,check,inference_ms,40,h100-sxm5-80gb,1,resnet50,fp16,8,,sw,http://i y,\n");
     sim_val_table t = {0};
     assert_int_equal(sim_val_read_file(&t, path, NULL), 0);
-    const double predicted[] = {110, 180, 15, 20};
-    const char *arch[] = {"ampere", "hopper", "ampere", "hopper"};
-    for (int i = 0; i < 4; i++) {
+    const double predicted[] = {110, 180, 15, 20, 15, 20};
+    const char *arch[] = {"ampere", "hopper", "ampere", "hopper", "ampere", "hopper"};
+    for (int i = 0; i < 6; i++) {
         t.rows[i].predicted = predicted[i];
         snprintf(t.rows[i].arch, sizeof t.rows[i].arch, "%s", arch[i]);
     }
@@ -137,7 +140,7 @@ static void test_validate_kernel_rows_only_in_their_group(void **state)
     int seen = 0;
     for (size_t i = 0; i < s.n; i++) {
         const sim_val_stat *st = &s.stats[i];
-        bool kernels = st->scope == SIM_VAL_GROUP && !strcmp(st->name, "k");
+        bool kernels = st->scope == SIM_VAL_GROUP && strcmp(st->name, "g");
         double want = kernels ? 50 : st->scope == SIM_VAL_RATIO ? 200.0 / 9 : 10;
         int n = st->scope == SIM_VAL_GROUP || st->scope == SIM_VAL_OVERALL ? 2 : 1;
         if (fabs(st->mape_pct - want) > 1e-9 || st->n != n)
@@ -145,7 +148,7 @@ static void test_validate_kernel_rows_only_in_their_group(void **state)
                      sim_val_scope_name(st->scope), st->name, st->mape_pct, st->n, want, n);
         seen++;
     }
-    assert_int_equal(seen, 6); /* groups g and k, ampere, hopper, overall, ratio */
+    assert_int_equal(seen, 7); /* groups g, k and i, ampere, hopper, overall, ratio */
     sim_val_summary_free(&s);
     sim_val_table_free(&t);
     unlink(path);
@@ -271,6 +274,25 @@ static void test_validate_counted_and_timed_steps(void **state)
     unlink(path);
 }
 
+/* An inference_ms row runs the model in eval mode under no_grad (validate sets workload.mode):
+ * ResNet-50's forward alone, well under half of the training step of the same row as step_ms
+ * (forward ~1/3 of the GEMM work, no optimizer), and above nothing. */
+static void test_validate_inference_rows_run_the_forward(void **state)
+{
+    (void)state;
+    write_file(HEADER "a,g,check,step_ms,100,a10,1,resnet50,fp16,8,,sw,src,\n"
+                      "b,g,check,inference_ms,100,a10,1,resnet50,fp16,8,,sw,src,\n");
+    sim_val_table t = {0};
+    sim_err err;
+    sim_err_clear(&err);
+    assert_int_equal(sim_val_read_file(&t, path, &err), 0);
+    sim_val_predict(&t, CATALOG);
+    assert_true(t.rows[1].predicted > 0);
+    assert_true(t.rows[1].predicted < 0.5 * t.rows[0].predicted);
+    sim_val_table_free(&t);
+    unlink(path);
+}
+
 /* The model is deterministic, so today's figures come back exactly; the 0.5-point margin is for
  * the one-decimal rounding of recorded.csv. A stat that is not recorded (a new group) fails too:
  * record it. Every published training row is a batch that ran on that GPU: the memory model must
@@ -310,6 +332,7 @@ int main(void)
         cmocka_unit_test(test_validate_reader_errors),
         cmocka_unit_test(test_validate_mape_and_ratio_closed_form),
         cmocka_unit_test(test_validate_kernel_rows_only_in_their_group),
+        cmocka_unit_test(test_validate_inference_rows_run_the_forward),
         cmocka_unit_test(test_validate_busbw_closed_form),
         cmocka_unit_test(test_validate_membw_elements_in_flight),
         cmocka_unit_test(test_validate_counted_and_timed_steps),

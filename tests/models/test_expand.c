@@ -567,6 +567,43 @@ static void test_expand_gelu_python_chain(void **state)
     done(&r);
 }
 
+/* Inference (model.eval() under torch.no_grad()): the training forward less every dropout
+ * kernel (BERT-base: the embeddings', per layer the attention probabilities', the attention
+ * output's and the FFN output's, and the classifier's: 1 + 3 x 12 + 1 = 38) and less the loss; no
+ * backward, no optimizer, no zero_grad. ResNet-50's 53 batch norms each run one kernel on their
+ * running statistics instead of the statistics pass and the apply. Accumulation has nothing to
+ * accumulate: refused. */
+static void test_expand_inference(void **state)
+{
+    (void)state;
+    mdl_options o = opts(8, SIM_PREC_AMP_FP16);
+    run train, infer;
+    expand("bert-base", &o, &train);
+    o.inference = true;
+    expand("bert-base", &o, &infer);
+    size_t drops =
+        count_op(&train.step, "dropout_fwd") + count_op(&train.step, "attention_dropout_fwd");
+    assert_int_equal(drops, 38);
+    assert_int_equal(infer.t.kernels_phase[MDL_PH_FWD], train.t.kernels_phase[MDL_PH_FWD] - drops);
+    assert_int_equal(infer.t.kernels_phase[MDL_PH_LOSS], 0);
+    assert_int_equal(infer.t.kernels_phase[MDL_PH_BWD], 0);
+    assert_int_equal(infer.t.kernels_phase[MDL_PH_OPT], 0);
+    assert_int_equal(count_op(&infer.step, "zero_grad"), 0);
+    done(&train);
+    done(&infer);
+    o = opts(8, SIM_PREC_FP32);
+    o.inference = true;
+    expand("resnet50", &o, &infer);
+    assert_int_equal(count_op(&infer.step, "batchnorm_inference"), 53);
+    assert_int_equal(count_op(&infer.step, "batchnorm_stats"), 0);
+    done(&infer);
+    o.accum_steps = 2;
+    sim_err err;
+    sim_err_clear(&err);
+    assert_int_equal(mdl_options_check(&o, &err), SIM_EINVAL);
+    assert_non_null(strstr(err.msg, "inference runs no backward"));
+}
+
 /* Checkpointing re-runs the forward of every checkpointed block inside backward: BERT-base's
  * 12 encoder layers in ceil(sqrt(12)) = 4 segments; the recompute has exactly the forward
  * kernels of the blocks (everything but embeddings, pooler, classifier, loss). */
@@ -937,6 +974,7 @@ int main(void)
         cmocka_unit_test(test_expand_gradient_accumulation),
         cmocka_unit_test(test_expand_optimizer_none),
         cmocka_unit_test(test_expand_gelu_python_chain),
+        cmocka_unit_test(test_expand_inference),
         cmocka_unit_test(test_expand_eager_dispatch_of_the_mask_rcnn_backbone),
         cmocka_unit_test(test_expand_checkpointing_recomputes_blocks),
         cmocka_unit_test(test_expand_triplet_loss_three_kernels),

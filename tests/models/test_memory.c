@@ -109,6 +109,13 @@ static void test_memory_components_by_precision(void **state)
     m = estimate("resnet50", &o, 0);
     assert_true(m.optimizer_bytes == 0 && m.optimizer_temp_bytes == 0);
     assert_true(m.peak_bytes >= m.weights_bytes + m.grads_bytes + m.activations_bytes);
+    /* inference: the weights and one layer's input and output; nothing kept, no gradients */
+    mdl_memory train = m;
+    o = opts(8, SIM_PREC_FP32, MDL_OPT_SGD);
+    o.inference = true;
+    m = estimate("resnet50", &o, 0);
+    assert_true(m.grads_bytes == 0 && m.optimizer_bytes == 0 && m.activations_bytes == 0);
+    assert_true(m.transient_bytes > 0 && m.peak_bytes < train.peak_bytes);
 }
 
 /* Activations are linear in the batch; halving the activation type (fp32 -> fp16) halves them
