@@ -109,16 +109,19 @@ static int read_files(sim_val_table *t, const char *const *paths, int n, sim_err
     return SIM_OK;
 }
 
-/* Every row a training run on the GPU `gpu` (the first row's when gpu is ""). */
+/* Every row a run on the GPU `gpu` (the first row's when gpu is ""): a training run or an
+ * inference pass. */
 static int check_rows(const sim_val_table *t, char *gpu, const char **first, int *first_line,
                       sim_err *err)
 {
     for (size_t i = 0; i < t->n; i++) {
         const sim_val_row *r = &t->rows[i];
-        if (r->metric != SIM_VAL_SAMPLES_PER_S && r->metric != SIM_VAL_STEP_MS)
+        if (r->metric != SIM_VAL_SAMPLES_PER_S && r->metric != SIM_VAL_STEP_MS &&
+            r->metric != SIM_VAL_INFERENCE_MS)
             return sim_err_set(err, SIM_EINVAL, r->file, r->line, 0,
-                               "run '%s' measures %s; --runs takes samples_per_s or step_ms", r->id,
-                               sim_val_metric_name(r->metric));
+                               "run '%s' measures %s; --runs takes samples_per_s, step_ms or "
+                               "inference_ms",
+                               r->id, sim_val_metric_name(r->metric));
         if (!gpu[0]) {
             snprintf(gpu, SIM_NAME_MAX, "%s", r->gpu);
             *first = r->file, *first_line = r->line;

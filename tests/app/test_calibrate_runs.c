@@ -72,6 +72,27 @@ static void test_calibrate_runs_recovers_known_fields(void **state)
     sim_cal_runs_free(&c);
 }
 
+/* Inference passes (inference_ms) are runs too: the same two fields come back from six of them,
+ * to the same 1 %. */
+static void test_calibrate_runs_inference_rows(void **state)
+{
+    (void)state;
+    static const cal_row_spec rows[] = {
+        {"resnet50", "amp_fp16", 64}, {"resnet50", "amp_fp16", 256}, {"bert-base", "fp16", 16},
+        {"bert-base", "fp16", 64},    {"bert-large", "fp16", 8},     {"bert-large", "fp16", 32},
+    };
+    sim_gpu_desc t;
+    truth(A100, &t);
+    const char *path = cal_dir_path("infer.csv");
+    assert_int_equal(cal_rows_write(path, A100, rows, 6, &t, CATALOG, SIM_VAL_INFERENCE_MS), 0);
+    sim_cal_runs c;
+    mdl_fit_result fit;
+    fit_fp16_and_bw(path, NULL, &c, &fit);
+    assert_true(fabs(fit.theta[0] / (0.8 * cal_param_start(&c.pr, 0)) - 1) < 0.01);
+    assert_true(fabs(fit.theta[1] / (0.9 * cal_param_start(&c.pr, 1)) - 1) < 0.01);
+    sim_cal_runs_free(&c);
+}
+
 static void test_calibrate_runs_held_out_row_improves(void **state)
 {
     (void)state;
@@ -255,6 +276,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_calibrate_runs_recovers_known_fields),
+        cmocka_unit_test(test_calibrate_runs_inference_rows),
         cmocka_unit_test(test_calibrate_runs_held_out_row_improves),
         cmocka_unit_test(test_calibrate_runs_default_fields),
         cmocka_unit_test(test_calibrate_runs_rejects_bad_input),
