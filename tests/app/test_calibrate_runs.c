@@ -46,6 +46,26 @@ static void fit_fp16_and_bw(const char *runs, const char *check, sim_cal_runs *c
     assert_int_equal(sim_cal_runs_fit(c, fit, &err), 0);
 }
 
+/* Writes the model's own figures for rows on the A100 at 0.8 x its fp16_tflops (312) and 0.9 x
+ * its mem_bw_gbps (2039), fits the two, and checks they come back: the optimum is there, with
+ * zero residual; 1 % leaves room for kernel times rounded to whole ns and for the solver
+ * stopping once its steps are below 0.07 % (calibrate_runs.c, FIT_K). */
+static void recover_fp16_and_bw(const cal_row_spec *rows, size_t n, sim_val_metric metric)
+{
+    sim_gpu_desc t;
+    truth(A100, &t);
+    const char *path = cal_dir_path("runs.csv");
+    assert_int_equal(cal_rows_write(path, A100, rows, n, &t, CATALOG, metric), 0);
+    sim_cal_runs c;
+    mdl_fit_result fit;
+    fit_fp16_and_bw(path, NULL, &c, &fit);
+    assert_true(fabs(fit.theta[0] / (0.8 * cal_param_start(&c.pr, 0)) - 1) < 0.01);
+    assert_true(fabs(fit.theta[1] / (0.9 * cal_param_start(&c.pr, 1)) - 1) < 0.01);
+    assert_true(fit.rms_end < 0.01 && fit.rms_start > 0.05);
+    assert_true(sim_cal_runs_mape(&c.fit, c.after) < 1);
+    sim_cal_runs_free(&c);
+}
+
 static void test_calibrate_runs_recovers_known_fields(void **state)
 {
     (void)state;
@@ -55,25 +75,10 @@ static void test_calibrate_runs_recovers_known_fields(void **state)
         {"bert-base", "tf32", 32},    {"bert-large", "fp16", 8},     {"bert-large", "fp16", 32},
         {"bert-large", "tf32", 16},   {"resnet50", "amp_fp16", 128}, {"bert-base", "tf32", 8},
     };
-    sim_gpu_desc t;
-    truth(A100, &t);
-    const char *path = cal_dir_path("runs.csv");
-    assert_int_equal(cal_rows_write(path, A100, rows, 12, &t, CATALOG, SIM_VAL_SAMPLES_PER_S), 0);
-    sim_cal_runs c;
-    mdl_fit_result fit;
-    fit_fp16_and_bw(path, NULL, &c, &fit);
-    /* The measurements are the model's own figures at 0.8 x 312 and 0.9 x 2039, so the optimum
-     * is there, with zero residual; 1 % leaves room for kernel times rounded to whole ns and
-     * for the solver stopping once its steps are below 0.07 % (calibrate_runs.c, FIT_K). */
-    assert_true(fabs(fit.theta[0] / (0.8 * cal_param_start(&c.pr, 0)) - 1) < 0.01);
-    assert_true(fabs(fit.theta[1] / (0.9 * cal_param_start(&c.pr, 1)) - 1) < 0.01);
-    assert_true(fit.rms_end < 0.01 && fit.rms_start > 0.05);
-    assert_true(sim_cal_runs_mape(&c.fit, c.after) < 1);
-    sim_cal_runs_free(&c);
+    recover_fp16_and_bw(rows, 12, SIM_VAL_SAMPLES_PER_S);
 }
 
-/* Inference passes (inference_ms) are runs too: the same two fields come back from six of them,
- * to the same 1 %. */
+/* Inference passes (inference_ms) are runs too: the same two fields come back from six. */
 static void test_calibrate_runs_inference_rows(void **state)
 {
     (void)state;
@@ -81,16 +86,7 @@ static void test_calibrate_runs_inference_rows(void **state)
         {"resnet50", "amp_fp16", 64}, {"resnet50", "amp_fp16", 256}, {"bert-base", "fp16", 16},
         {"bert-base", "fp16", 64},    {"bert-large", "fp16", 8},     {"bert-large", "fp16", 32},
     };
-    sim_gpu_desc t;
-    truth(A100, &t);
-    const char *path = cal_dir_path("infer.csv");
-    assert_int_equal(cal_rows_write(path, A100, rows, 6, &t, CATALOG, SIM_VAL_INFERENCE_MS), 0);
-    sim_cal_runs c;
-    mdl_fit_result fit;
-    fit_fp16_and_bw(path, NULL, &c, &fit);
-    assert_true(fabs(fit.theta[0] / (0.8 * cal_param_start(&c.pr, 0)) - 1) < 0.01);
-    assert_true(fabs(fit.theta[1] / (0.9 * cal_param_start(&c.pr, 1)) - 1) < 0.01);
-    sim_cal_runs_free(&c);
+    recover_fp16_and_bw(rows, 6, SIM_VAL_INFERENCE_MS);
 }
 
 static void test_calibrate_runs_held_out_row_improves(void **state)
