@@ -509,11 +509,14 @@ static void eager_score_chain_fwd(ctx *c, const mdl_layer *l)
 {
     double B = c->B, s = l->seq, Bh = B * l->heads, ss = Bh * s * s;
     const mdl_dispatch *D = c->d;
-    elem(c, "attention_scale", ss, c->act * ss * 2, ss, D->py_op_ns);
+    if (!(l->flags & MDL_F_QSCALE))
+        elem(c, "attention_scale", ss, c->act * ss * 2, ss, D->py_op_ns);
     if (l->flags & MDL_F_MASK) /* the (batch, 1, 1, seq) mask, broadcast over heads and query
                                   rows; fp16 scores + its fp32 promote to fp32 */
         elem_strided(c, "attention_mask_add", ss, ss * (c->act + c->act32) + 4 * B * s, ss,
                      D->py_op_ns);
+    if (l->flags & MDL_F_CLAMP) /* torch.max with a 0-dim tensor: a broadcast operand */
+        elem_strided(c, "attention_mask_clamp", ss, ss * 2 * c->act32, ss, D->py_op_ns);
     double sm = score_bytes(c, l); /* the scores from here on (autocast runs softmax in fp32) */
     rowk(c, "softmax_fwd", Bh * s, ss * 2 * sm, 5 * ss, D->py_op_ns);
     if (dropping(c, l->flags))
@@ -552,6 +555,9 @@ static void fwd_attention(ctx *c, const mdl_layer *l)
     }
     cpu(c, "attention_views", 4 * D->view_op_ns);
     bool copies = !(l->flags & MDL_F_SEQFIRST);
+    if (l->flags & MDL_F_QSCALE) /* q_proj(x) * scaling, on the (batch, seq, hidden) q */
+        elem(c, "attention_q_scale", B * s * h * d, c->act * B * s * h * d * 2, B * s * h * d,
+             D->py_op_ns);
     if (copies) {
         head_split_copy(c, "attention_q_contiguous", l, D->extra_launch_ns);
         head_split_copy(c, "attention_k_contiguous", l, D->extra_launch_ns);
@@ -945,6 +951,20 @@ static void bwd_linear(ctx *c, const mdl_layer *l)
     }
 }
 
+/* torch.maximum's gradient for its first operand (derivatives.yaml: where(self == other,
+ * grad / 2, grad).masked_fill_(self < other, 0)) on n scores of b bytes: the two comparisons
+ * with the 0-dim tensor take the legacy loop and write one byte each; the halving, the where
+ * and the in-place fill are vectorized. */
+static void bwd_clamp(ctx *c, double n, double b)
+{
+    const mdl_dispatch *D = c->d;
+    elem_strided(c, "attention_clamp_bwd_eq", n, n * (b + 1), n, D->bwd_op_ns);
+    elem(c, "attention_clamp_bwd_half", n, n * 2 * b, n, D->extra_launch_ns);
+    elem(c, "attention_clamp_bwd_where", n, n * (1 + 3 * b), n, D->extra_launch_ns);
+    elem_strided(c, "attention_clamp_bwd_lt", n, n * (b + 1), n, D->extra_launch_ns);
+    elem(c, "attention_clamp_bwd_masked_fill", n, n * (1 + 2 * b), n, D->extra_launch_ns);
+}
+
 static void bwd_attention(ctx *c, const mdl_layer *l)
 {
     const mdl_dispatch *D = c->d;
@@ -980,7 +1000,9 @@ static void bwd_attention(ctx *c, const mdl_layer *l)
         if (c->amp) elem(c, "input_grad_cast", ss, ss * (c->act + sm), 0, D->bwd_op_ns);
         if (drop) elem(c, "attention_dropout_bwd", ss, ss * (2 * sm + 1), ss, D->bwd_op_ns);
         rowk(c, "softmax_bwd", Bh * s, ss * 3 * sm, 3 * ss, D->bwd_op_ns);
-        elem(c, "attention_scale_bwd", ss, ss * (sm + c->act), ss, D->bwd_op_ns);
+        if (l->flags & MDL_F_CLAMP) bwd_clamp(c, ss, sm);
+        if (!(l->flags & MDL_F_QSCALE))
+            elem(c, "attention_scale_bwd", ss, ss * (sm + c->act), ss, D->bwd_op_ns);
     }
     gemm(c, "bmm_qk_dgrad_q", MDL_MATH_GEMM, s, d, s, Bh, c->act * Bh * (s * s + 2 * s * d),
          D->bwd_gemm_ns);
@@ -989,6 +1011,9 @@ static void bwd_attention(ctx *c, const mdl_layer *l)
     head_split_copy(c, "attention_q_grad_contiguous", l, D->extra_launch_ns);
     head_split_copy(c, "attention_k_grad_contiguous", l, D->extra_launch_ns);
     head_split_copy(c, "attention_v_grad_contiguous", l, D->extra_launch_ns);
+    if (l->flags & MDL_F_QSCALE)
+        elem(c, "attention_q_scale_bwd", B * s * h * d, c->act * B * s * h * d * 2, B * s * h * d,
+             D->bwd_op_ns);
 }
 
 static void bwd_layernorm(ctx *c, const mdl_layer *l, layer_io x)

@@ -101,8 +101,9 @@ static void attention_saved(const mdl_layer *l, bool amp, double act, double act
         return;
     }
     double ss = hs * l->seq, sm = (amp || (l->flags & MDL_F_MASK)) ? act32 : act;
-    s->aux_bytes += ss * sm;                          /* softmax output, for softmax backward */
-    if (l->flags & MDL_F_DROPOUT) s->aux_bytes += ss; /* bool mask */
+    s->aux_bytes += ss * sm;                             /* softmax output, for softmax backward */
+    if (l->flags & MDL_F_CLAMP) s->aux_bytes += ss * sm; /* torch.max keeps its input */
+    if (l->flags & MDL_F_DROPOUT) s->aux_bytes += ss;    /* bool mask */
     /* The PV matmul keeps its left operand: under autocast the half copy it made, otherwise
      * the dropped probabilities (the softmax output itself without dropout). */
     if (amp)

@@ -75,6 +75,10 @@ enum {
     MDL_F_STRIDED = 1 << 10,  /* COPY: of a permuted view (permute().contiguous()) */
     MDL_F_SEQFIRST = 1 << 11, /* ATTN (eager): torch.bmm on head-split views of (seq, batch,
                                  hidden) tensors, NVIDIA's BERT: no q/k/v copies forward */
+    MDL_F_QSCALE = 1 << 12,   /* ATTN (eager): the scaling multiplies q before the product,
+                                 not the scores (Hugging Face OPT) */
+    MDL_F_CLAMP = 1 << 13,    /* ATTN (eager, with MDL_F_MASK): torch.max(scores, finfo.min)
+                                 after the mask add (Hugging Face OPT) */
 };
 
 typedef struct mdl_tensor {

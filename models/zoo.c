@@ -369,6 +369,48 @@ static int build_gpt2_large(mdl_net *net, const mdl_shape *s)
     return gpt2(net, s, "gpt2-large", 1280, 36, 20, true);
 }
 
+/* ---- OPT-1.3B (Hugging Face OPTForCausalLM, facebook/opt-1.3b, eager attention): pre-LN
+ * decoder layers; q, k and v projected apart, q scaled before the product, the 4-D causal mask
+ * added to the scores and clamped at finfo.min (torch.max), no attention dropout (0.0); ReLU
+ * FFN of 8192; learned positions (2048 + 2); lm_head tied to the token embeddings ---- */
+
+static int build_opt_1_3b(mdl_net *net, const mdl_shape *s)
+{
+    char b[96];
+    const int vocab = 50272, positions = 2050, dim = 2048, layers = 24, heads = 32, ffn = 8192;
+    mdl_val ids;
+    mdl_net_init(net, "opt-1.3b", 1, s->seq, 1, MDL_DT_I64, &ids);
+    mdl_val x = mdl_embed(net, "model.decoder.embed_tokens", ids, vocab, dim);
+    int tokens = net->n_layers - 1;
+    mdl_val p = mdl_embed(net, "model.decoder.embed_positions", ids, positions, dim);
+    x = mdl_add(net, "model.decoder.add_positions", x, p, false);
+    for (int i = 0; i < layers; i++) {
+        mdl_net_begin_block(net);
+        mdl_val y = mdl_layernorm(net, NM(b, "model.decoder.layers.%d.self_attn_layer_norm", i), x);
+        y = mdl_linear_qkv(net, NM(b, "model.decoder.layers.%d.self_attn.qkv_proj", i), y, dim,
+                           true);
+        y = mdl_attention(net, NM(b, "model.decoder.layers.%d.self_attn", i), y, heads,
+                          MDL_F_MASK | MDL_F_QSCALE | MDL_F_CLAMP);
+        y = mdl_permute(net, NM(b, "model.decoder.layers.%d.self_attn.transpose", i), y);
+        y = mdl_linear(net, NM(b, "model.decoder.layers.%d.self_attn.out_proj", i), y, dim, true);
+        y = mdl_dropout(net, NM(b, "model.decoder.layers.%d.dropout", i), y);
+        x = mdl_add(net, NM(b, "model.decoder.layers.%d.add_1", i), x, y, false);
+        y = mdl_layernorm(net, NM(b, "model.decoder.layers.%d.final_layer_norm", i), x);
+        y = mdl_linear(net, NM(b, "model.decoder.layers.%d.fc1", i), y, ffn, true);
+        y = mdl_act_layer(net, NM(b, "model.decoder.layers.%d.activation_fn", i), y, MDL_ACT_RELU,
+                          false);
+        y = mdl_linear(net, NM(b, "model.decoder.layers.%d.fc2", i), y, dim, true);
+        y = mdl_dropout(net, NM(b, "model.decoder.layers.%d.fc2_dropout", i), y);
+        x = mdl_add(net, NM(b, "model.decoder.layers.%d.add_2", i), x, y, false);
+        mdl_net_end_block(net);
+    }
+    x = mdl_layernorm(net, "model.decoder.final_layer_norm", x);
+    x = mdl_linear(net, "lm_head", x, vocab, false);
+    mdl_share_last(net, tokens); /* lm_head.weight is embed_tokens.weight */
+    mdl_loss_ce(net, "loss", x, vocab);
+    return net->error;
+}
+
 /* ---- Llama-style 7B decoder (HF LlamaForCausalLM, Llama-1/2 7B config, SDPA attention) ---- */
 
 static int build_llama7b(mdl_net *net, const mdl_shape *s)
@@ -527,6 +569,10 @@ static const mdl_zoo_entry zoo[] = {
     {"gpt2-large", "GPT-2 large 774M", MDL_IN_TOKENS, 0, 0, 1024, 0, 1024,
      "Hugging Face GPT2LMHeadModel (eager attention, gelu_new as its Python chain, tied lm_head)",
      build_gpt2_large, 0},
+    {"opt-1.3b", "OPT-1.3B", MDL_IN_TOKENS, 0, 0, 2048, 0, 2048,
+     "Hugging Face OPTForCausalLM (facebook/opt-1.3b; eager attention: q scaled, causal mask added "
+     "and clamped; ReLU FFN; tied lm_head)",
+     build_opt_1_3b, 0},
     {"llama-7b", "Llama-style 7B decoder", MDL_IN_TOKENS, 0, 0, 2048, 0, 0,
      "Hugging Face LlamaForCausalLM, Llama-2-7B config (32 x 4096, SwiGLU 11008, RMSNorm, "
      "RoPE), SDPA attention",

@@ -567,6 +567,28 @@ static void test_expand_gelu_python_chain(void **state)
     done(&r);
 }
 
+/* OPT's eager attention (MDL_F_QSCALE, MDL_F_CLAMP), per layer of opt-1.3b's 24: q scaled on
+ * the (batch, seq, hidden) projection, forward and backward, instead of the scores; the mask add
+ * followed by torch.max's clamp forward, and torch.maximum's five-kernel gradient backward;
+ * no attention dropout. */
+static void test_expand_opt_attention(void **state)
+{
+    (void)state;
+    mdl_options o = opts(1, SIM_PREC_FP32);
+    o.shape.seq = 128;
+    run r;
+    expand("opt-1.3b", &o, &r);
+    assert_int_equal(count_op(&r.step, "attention_q_scale"), 24);
+    assert_int_equal(count_op(&r.step, "attention_q_scale_bwd"), 24);
+    assert_int_equal(count_op(&r.step, "attention_scale"), 0);
+    assert_int_equal(count_op(&r.step, "attention_scale_bwd"), 0);
+    assert_int_equal(count_op(&r.step, "attention_mask_add"), 24);
+    assert_int_equal(count_op(&r.step, "attention_mask_clamp"), 24);
+    assert_int_equal(count_prefix(&r.step, "attention_clamp_bwd_", MDL_PH_BWD), 5 * 24);
+    assert_int_equal(count_op(&r.step, "attention_dropout_fwd"), 0);
+    done(&r);
+}
+
 /* Inference (model.eval() under torch.no_grad()): the training forward less every dropout
  * kernel (BERT-base: the embeddings', per layer the attention probabilities', the attention
  * output's and the FFN output's, and the classifier's: 1 + 3 x 12 + 1 = 38) and less the loss; no
@@ -975,6 +997,7 @@ int main(void)
         cmocka_unit_test(test_expand_optimizer_none),
         cmocka_unit_test(test_expand_gelu_python_chain),
         cmocka_unit_test(test_expand_inference),
+        cmocka_unit_test(test_expand_opt_attention),
         cmocka_unit_test(test_expand_eager_dispatch_of_the_mask_rcnn_backbone),
         cmocka_unit_test(test_expand_checkpointing_recomputes_blocks),
         cmocka_unit_test(test_expand_triplet_loss_three_kernels),

@@ -42,6 +42,7 @@ static void test_zoo_param_counts_match_references(void **state)
     check_params("vit_b_16", 86567656);       /* torchvision: 86,567,656 */
     check_params("gpt2", 124439808);          /* HF gpt2: 124,439,808 (tied lm_head) */
     check_params("gpt2-large", 774030080);    /* HF gpt2-large: 774,030,080 */
+    check_params("opt-1.3b", 1315758080);     /* HF facebook/opt-1.3b: 1,315,758,080 */
     check_params("llama-7b", 6738415616.0);   /* Llama-2-7B: 6,738,415,616 */
     check_params("mlp", 784 * 512 + 512 + 512 * 512 + 512 + 512 * 10 + 10);
     /* HF BertModel with pooler: 109,482,240 (base), 335,141,888 (large); our classifier adds
