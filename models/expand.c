@@ -489,8 +489,7 @@ static void head_split_copy(ctx *c, const char *op, const mdl_layer *l, int64_t 
     elem_strided(c, op, n, c->act * n * 2, 0, dispatch_ns);
 }
 
-/* Whether a layer with these flags drops out: not in eval mode, where F.dropout returns its input.
- */
+/* Whether a layer with these flags drops out: not in eval mode (F.dropout returns its input). */
 static bool dropping(const ctx *c, unsigned flags)
 {
     return (flags & MDL_F_DROPOUT) && !c->o->inference;

@@ -240,6 +240,29 @@ static double tensor_per_sm_clock(const sim_gpu_desc *g)
     return g->fp16_tflops > 0 ? g->fp16_tflops / (g->sms * g->boost_mhz) : 0;
 }
 
+/* The clock factors of g from its power_ref, by the rule above. */
+static int power_ref_clock(const char *dir, sim_gpu_desc *g, const char *path, sim_err *err)
+{
+    sim_gpu_desc ref;
+    sim_err inner;
+    sim_err_clear(&inner);
+    int rc = cfg_catalog_load(dir, CFG_CAT_GPU, g->power_ref, &ref, &inner);
+    if (rc) return sim_err_set(err, rc, path, 0, 0, "power_ref '%s': %s", g->power_ref, inner.msg);
+    if (ref.power_ref[0] || ref.sustained_mhz > 0 || strcmp(ref.arch, g->arch) != 0)
+        return sim_err_set(err, SIM_EINVAL, path, 0, 0,
+                           "power_ref '%s' must be a card of the same arch (%s) without a "
+                           "power_ref or sustained_mhz of its own",
+                           g->power_ref, g->arch);
+    if (!(g->tdp_w > 0 && ref.tdp_w > 0))
+        return sim_err_set(err, SIM_EINVAL, path, 0, 0, "power_ref needs tdp_w on both cards");
+    double watts = watts_per_sm_ghz3(g) / watts_per_sm_ghz3(&ref);
+    double mine = tensor_per_sm_clock(g), theirs = tensor_per_sm_clock(&ref);
+    double work = mine > 0 && theirs > 0 ? mine / theirs : 1;
+    g->clock_factor = fmin(1, cbrt(watts));
+    g->clock_factor_tensor = fmin(1, cbrt(watts / work));
+    return SIM_OK;
+}
+
 /* Or a clock measured under sustained GEMM load (sustained_mhz), for a card the rule does not
  * describe: the 70-72 W inference parts (T4, L4) hold about half of what the cube law gives them
  * against a GeForce card of their chip, as a DVFS curve does once the voltage sits at its floor
@@ -249,31 +272,15 @@ static int resolve_clock(const char *dir, sim_gpu_desc *g, const char *path, sim
 {
     g->clock_factor = g->clock_factor_tensor = 1;
     if (g->power_ref[0]) {
-        sim_gpu_desc ref;
-        sim_err inner;
-        sim_err_clear(&inner);
-        int rc = cfg_catalog_load(dir, CFG_CAT_GPU, g->power_ref, &ref, &inner);
-        if (rc)
-            return sim_err_set(err, rc, path, 0, 0, "power_ref '%s': %s", g->power_ref, inner.msg);
-        if (ref.power_ref[0] || ref.sustained_mhz > 0 || strcmp(ref.arch, g->arch) != 0)
-            return sim_err_set(err, SIM_EINVAL, path, 0, 0,
-                               "power_ref '%s' must be a card of the same arch (%s) without a "
-                               "power_ref or sustained_mhz of its own",
-                               g->power_ref, g->arch);
-        if (!(g->tdp_w > 0 && ref.tdp_w > 0))
-            return sim_err_set(err, SIM_EINVAL, path, 0, 0, "power_ref needs tdp_w on both cards");
-        if (g->sustained_mhz > 0)
-            return sim_err_set(err, SIM_EINVAL, path, 0, 0,
-                               "sustained_mhz and power_ref both set: give the measured clock or "
-                               "the card it is derived from, not both");
-        double watts = watts_per_sm_ghz3(g) / watts_per_sm_ghz3(&ref);
-        double mine = tensor_per_sm_clock(g), theirs = tensor_per_sm_clock(&ref);
-        double work = mine > 0 && theirs > 0 ? mine / theirs : 1;
-        g->clock_factor = fmin(1, cbrt(watts));
-        g->clock_factor_tensor = fmin(1, cbrt(watts / work));
-    } else if (g->sustained_mhz > 0) {
-        g->clock_factor = g->clock_factor_tensor = fmin(1, g->sustained_mhz / g->boost_mhz);
+        int rc = power_ref_clock(dir, g, path, err);
+        if (!rc && g->sustained_mhz > 0)
+            rc = sim_err_set(err, SIM_EINVAL, path, 0, 0,
+                             "sustained_mhz and power_ref both set: give the measured clock or "
+                             "the card it is derived from, not both");
+        return rc;
     }
+    if (g->sustained_mhz > 0)
+        g->clock_factor = g->clock_factor_tensor = fmin(1, g->sustained_mhz / g->boost_mhz);
     return SIM_OK;
 }
 
