@@ -532,7 +532,7 @@ static void fused_score_chain_fwd(ctx *c, const mdl_layer *l)
     double B = c->B, s = l->seq, ss = B * l->heads * s * s, keep = score_bytes(c, l);
     bool drop = dropping(c, l->flags);
     double bytes = ss * 2 * c->act + ((l->flags & MDL_F_MASK) ? 4 * B * s : 0);
-    if (!c->o->inference && (drop || keep != c->act))
+    if (drop || (keep != c->act && !c->o->inference))
         bytes += ss * keep; /* else the probabilities are the output and nothing is kept */
     if (drop) bytes += ss;
     /* the eager chain's arithmetic: scale 1, mask 1, softmax 5, dropout 2 per score */

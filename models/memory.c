@@ -356,6 +356,24 @@ static double param_rounding(const mdl_net *net, double copies, double bytes, bo
     return sum;
 }
 
+/* The optimizer's state (m->optimizer_bytes) and its temporaries at the step; returns the state
+ * tensors per parameter: none without a step, SGD's momentum, Adam's two moments. */
+static double optimizer_state(const mdl_net *net, const mdl_options *o, double wb, mdl_memory *m)
+{
+    double params = mdl_net_params(net);
+    double states = o->optimizer == MDL_OPT_NONE ? 0 : o->optimizer == MDL_OPT_SGD ? 1 : 2;
+    m->optimizer_bytes = params * wb * states;
+    if (o->optimizer == MDL_OPT_NONE) /* no step: no temporaries */
+        m->optimizer_temp_bytes = 0;
+    else if (o->optimizer == MDL_OPT_BERTADAM) /* two live temporaries: sqrt + e, then update */
+        m->optimizer_temp_bytes = 2 * largest_param_tensor(net) * wb;
+    else if (o->opt_impl == MDL_IMPL_FOREACH && (states == 2 || o->weight_decay))
+        m->optimizer_temp_bytes = params * wb;
+    else if (o->opt_impl == MDL_IMPL_FORLOOP)
+        m->optimizer_temp_bytes = largest_param_tensor(net) * wb;
+    return states;
+}
+
 static int compute_fixed(const mdl_net *net, const mdl_options *o, fixed *f)
 {
     memset(f, 0, sizeof *f);
@@ -369,30 +387,19 @@ static int compute_fixed(const mdl_net *net, const mdl_options *o, fixed *f)
     mdl_memory *m = &f->base;
     m->weights_bytes = params * wb;
     m->weight_copies_bytes = amp ? params * 2 : 0;
-    m->grads_bytes = params * wb;
-    double states = o->optimizer == MDL_OPT_NONE ? 0 : o->optimizer == MDL_OPT_SGD ? 1 : 2;
-    m->optimizer_bytes = params * wb * states;
-    if (o->optimizer == MDL_OPT_NONE) /* no step: no state, no temporaries */
-        m->optimizer_temp_bytes = 0;
-    else if (o->optimizer == MDL_OPT_BERTADAM) /* two live temporaries: sqrt + e, then update */
-        m->optimizer_temp_bytes = 2 * largest_param_tensor(net) * wb;
-    else if (o->opt_impl == MDL_IMPL_FOREACH && (states == 2 || o->weight_decay))
-        m->optimizer_temp_bytes = params * wb;
-    else if (o->opt_impl == MDL_IMPL_FORLOOP)
-        m->optimizer_temp_bytes = largest_param_tensor(net) * wb;
     m->workspace_bytes =
         MDL_CUBLAS_WORKSPACE_BYTES + (has_conv(net) ? MDL_CUDNN_WORKSPACE_BYTES : 0);
     m->context_bytes = MDL_CUDA_CONTEXT_BYTES;
+    f->per_sample_transient = transient_per_sample(net, p);
     if (o->inference) { /* no_grad: no gradients, no optimizer, nothing kept for backward */
-        m->grads_bytes = m->optimizer_bytes = m->optimizer_temp_bytes = 0;
         f->param_rounding = param_rounding(net, 1, wb, amp);
-        f->per_sample_transient = transient_per_sample(net, p);
         return SIM_OK;
     }
+    m->grads_bytes = params * wb;
+    double states = optimizer_state(net, o, wb, m);
     f->param_rounding = param_rounding(net, 2 + states, wb, amp); /* weights, grads, states */
     int err = 0;
     f->per_sample_act = activations_per_sample(net, o, &f->act_allocs, &err);
-    f->per_sample_transient = transient_per_sample(net, p);
     f->pair_saved = pair_matrices(net, &f->pair_transient);
     return err ? err : f->act_allocs.err;
 }

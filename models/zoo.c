@@ -315,6 +315,42 @@ static int build_bert_large_nvidia(mdl_net *net, const mdl_shape *s)
     return bert(net, s, "bert-large-nvidia", 1024, 24, 16, BERT_NVIDIA_SQUAD);
 }
 
+/* ---- A pre-LN decoder layer (GPT-2, OPT): x + attn(ln_1(x)), then x + mlp(ln_2(x)), each
+ * branch's output through a dropout; the two models differ in their module names, one fused
+ * q/k/v projection or three, the attention's flags and the MLP's width and activation ---- */
+
+typedef struct decoder_names { /* each after the layer's prefix */
+    const char *ln_1, *qkv, *attn, *transpose, *out_proj, *attn_dropout, *add_1;
+    const char *ln_2, *fc_in, *act, *fc_out, *mlp_dropout, *add_2;
+} decoder_names;
+
+typedef struct decoder_shape {
+    int dim, heads, ffn;
+    bool split_qkv; /* q, k and v projected by three GEMMs (else one of 3 x dim) */
+    unsigned attn;  /* MDL_F_* of the attention */
+    mdl_act act;
+} decoder_shape;
+
+static mdl_val pre_ln_decoder_layer(mdl_net *net, const char *p, const decoder_names *n,
+                                    const decoder_shape *d, mdl_val x)
+{
+    char b[128];
+    mdl_val y = mdl_layernorm(net, NM(b, "%s.%s", p, n->ln_1), x);
+    y = d->split_qkv ? mdl_linear_qkv(net, NM(b, "%s.%s", p, n->qkv), y, d->dim, true)
+                     : mdl_linear(net, NM(b, "%s.%s", p, n->qkv), y, 3 * d->dim, true);
+    y = mdl_attention(net, NM(b, "%s.%s", p, n->attn), y, d->heads, d->attn);
+    y = mdl_permute(net, NM(b, "%s.%s", p, n->transpose), y);
+    y = mdl_linear(net, NM(b, "%s.%s", p, n->out_proj), y, d->dim, true);
+    y = mdl_dropout(net, NM(b, "%s.%s", p, n->attn_dropout), y);
+    x = mdl_add(net, NM(b, "%s.%s", p, n->add_1), x, y, false);
+    y = mdl_layernorm(net, NM(b, "%s.%s", p, n->ln_2), x);
+    y = mdl_linear(net, NM(b, "%s.%s", p, n->fc_in), y, d->ffn, true);
+    y = mdl_act_layer(net, NM(b, "%s.%s", p, n->act), y, d->act, false);
+    y = mdl_linear(net, NM(b, "%s.%s", p, n->fc_out), y, d->dim, true);
+    y = mdl_dropout(net, NM(b, "%s.%s", p, n->mlp_dropout), y);
+    return mdl_add(net, NM(b, "%s.%s", p, n->add_2), x, y, false);
+}
+
 /* ---- GPT-2: 124M in nanoGPT's model.py layout (HF's 50257 vocab, 0.1 dropouts, SDPA flash
  * attention, F.gelu); or Hugging Face's GPT2LMHeadModel with eager attention (scale, causal
  * where, softmax, dropout as separate kernels on head-split copies) and gelu_new's Python
@@ -334,22 +370,16 @@ static int gpt2(mdl_net *net, const mdl_shape *s, const char *name, int dim, int
     mdl_val p = mdl_embed(net, "transformer.wpe", ids, ctx, dim);
     x = mdl_add(net, "transformer.add_wpe", x, p, false);
     x = mdl_dropout(net, "transformer.drop", x);
+    const decoder_names names = {
+        "ln_1",           "attn.c_attn", hf_eager ? "attn.eager" : "attn.sdpa",
+        "attn.transpose", "attn.c_proj", "attn.resid_dropout",
+        "add_1",          "ln_2",        "mlp.c_fc",
+        "mlp.gelu",       "mlp.c_proj",  "mlp.dropout",
+        "add_2"};
+    const decoder_shape shape = {dim, heads, 4 * dim, false, attn, gelu};
     for (int i = 0; i < layers; i++) {
         mdl_net_begin_block(net);
-        mdl_val y = mdl_layernorm(net, NM(b, "transformer.h.%d.ln_1", i), x);
-        y = mdl_linear(net, NM(b, "transformer.h.%d.attn.c_attn", i), y, 3 * dim, true);
-        y = mdl_attention(net, NM(b, "transformer.h.%d.attn.%s", i, hf_eager ? "eager" : "sdpa"), y,
-                          heads, attn);
-        y = mdl_permute(net, NM(b, "transformer.h.%d.attn.transpose", i), y);
-        y = mdl_linear(net, NM(b, "transformer.h.%d.attn.c_proj", i), y, dim, true);
-        y = mdl_dropout(net, NM(b, "transformer.h.%d.attn.resid_dropout", i), y);
-        x = mdl_add(net, NM(b, "transformer.h.%d.add_1", i), x, y, false);
-        y = mdl_layernorm(net, NM(b, "transformer.h.%d.ln_2", i), x);
-        y = mdl_linear(net, NM(b, "transformer.h.%d.mlp.c_fc", i), y, 4 * dim, true);
-        y = mdl_act_layer(net, NM(b, "transformer.h.%d.mlp.gelu", i), y, gelu, false);
-        y = mdl_linear(net, NM(b, "transformer.h.%d.mlp.c_proj", i), y, dim, true);
-        y = mdl_dropout(net, NM(b, "transformer.h.%d.mlp.dropout", i), y);
-        x = mdl_add(net, NM(b, "transformer.h.%d.add_2", i), x, y, false);
+        x = pre_ln_decoder_layer(net, NM(b, "transformer.h.%d", i), &names, &shape, x);
         mdl_net_end_block(net);
     }
     x = mdl_layernorm(net, "transformer.ln_f", x);
@@ -384,24 +414,24 @@ static int build_opt_1_3b(mdl_net *net, const mdl_shape *s)
     int tokens = net->n_layers - 1;
     mdl_val p = mdl_embed(net, "model.decoder.embed_positions", ids, positions, dim);
     x = mdl_add(net, "model.decoder.add_positions", x, p, false);
+    static const decoder_names names = {"self_attn_layer_norm",
+                                        "self_attn.qkv_proj",
+                                        "self_attn",
+                                        "self_attn.transpose",
+                                        "self_attn.out_proj",
+                                        "dropout",
+                                        "add_1",
+                                        "final_layer_norm",
+                                        "fc1",
+                                        "activation_fn",
+                                        "fc2",
+                                        "fc2_dropout",
+                                        "add_2"};
+    const decoder_shape shape = {
+        dim, heads, ffn, true, MDL_F_MASK | MDL_F_QSCALE | MDL_F_CLAMP, MDL_ACT_RELU};
     for (int i = 0; i < layers; i++) {
         mdl_net_begin_block(net);
-        mdl_val y = mdl_layernorm(net, NM(b, "model.decoder.layers.%d.self_attn_layer_norm", i), x);
-        y = mdl_linear_qkv(net, NM(b, "model.decoder.layers.%d.self_attn.qkv_proj", i), y, dim,
-                           true);
-        y = mdl_attention(net, NM(b, "model.decoder.layers.%d.self_attn", i), y, heads,
-                          MDL_F_MASK | MDL_F_QSCALE | MDL_F_CLAMP);
-        y = mdl_permute(net, NM(b, "model.decoder.layers.%d.self_attn.transpose", i), y);
-        y = mdl_linear(net, NM(b, "model.decoder.layers.%d.self_attn.out_proj", i), y, dim, true);
-        y = mdl_dropout(net, NM(b, "model.decoder.layers.%d.dropout", i), y);
-        x = mdl_add(net, NM(b, "model.decoder.layers.%d.add_1", i), x, y, false);
-        y = mdl_layernorm(net, NM(b, "model.decoder.layers.%d.final_layer_norm", i), x);
-        y = mdl_linear(net, NM(b, "model.decoder.layers.%d.fc1", i), y, ffn, true);
-        y = mdl_act_layer(net, NM(b, "model.decoder.layers.%d.activation_fn", i), y, MDL_ACT_RELU,
-                          false);
-        y = mdl_linear(net, NM(b, "model.decoder.layers.%d.fc2", i), y, dim, true);
-        y = mdl_dropout(net, NM(b, "model.decoder.layers.%d.fc2_dropout", i), y);
-        x = mdl_add(net, NM(b, "model.decoder.layers.%d.add_2", i), x, y, false);
+        x = pre_ln_decoder_layer(net, NM(b, "model.decoder.layers.%d", i), &names, &shape, x);
         mdl_net_end_block(net);
     }
     x = mdl_layernorm(net, "model.decoder.final_layer_norm", x);
