@@ -184,6 +184,21 @@ static void test_hw_cmd_show_json_values(void **state)
     assert_true(fabs(json_number(root, "clock_factor_tensor", NULL, NULL) - 0.6244) < 1e-4);
     yajl_tree_free(root);
     free(r.out);
+    /* the T4 states its measured clock: 799 of 1,590 MHz on both units, and says where it is from
+     */
+    r = run("hw show t4 --json");
+    assert_int_equal(r.status, 0);
+    root = yajl_tree_parse(r.out, errbuf, sizeof errbuf);
+    if (!root) fail_msg("invalid JSON: %s", errbuf);
+    assert_true(fabs(json_number(root, "clock_factor", NULL, NULL) - 799.0 / 1590) < 1e-12);
+    assert_true(fabs(json_number(root, "clock_factor_tensor", NULL, NULL) - 799.0 / 1590) < 1e-12);
+    yajl_tree_free(root);
+    free(r.out);
+    r = run("hw show t4");
+    assert_int_equal(r.status, 0);
+    assert_contains(r.out, "sustained clock: 0.503 of boost, 799 MHz");
+    assert_contains(r.out, "measured: sustained_mhz");
+    free(r.out);
 }
 
 static void test_hw_cmd_show_system_resolves_parts(void **state)

@@ -110,6 +110,25 @@ static void test_cli_model_show_layout_and_attention(void **state)
     assert_null(strstr(output, " softmax_fwd")); /* the loss's log_softmax stays */
 }
 
+/* --inference and --optimizer none from the command line: the header says which step it is, and
+ * the kernel counts show what runs (an inference step has no loss, backward or optimizer; a
+ * forward-and-backward step no optimizer). Inference with accumulation is a usage error (2).
+ */
+static void test_cli_model_show_inference_and_no_step(void **state)
+{
+    (void)state;
+    assert_int_equal(run("model show resnet18 --batch 8 --inference"), 0);
+    assert_non_null(strstr(output, "inference step batch 8, fp32, model.eval() under "
+                                   "torch.no_grad()"));
+    assert_non_null(strstr(output, "loss 0, backward 0, recompute 0, optimizer 0)"));
+    assert_int_equal(run("model show resnet18 --batch 8 --optimizer none"), 0);
+    assert_non_null(
+        strstr(output, "training step  batch 8 x 1 micro-batches, fp32, none (no step)"));
+    assert_non_null(strstr(output, ", optimizer 0)"));
+    assert_null(strstr(output, "backward 0,"));
+    assert_int_equal(run("model show resnet18 --inference --accum 2"), 2);
+}
+
 /* Seed 004 from the command line: full Adam fine-tuning of a 7B model on 24 GB is OOM, and not
  * even batch 1 fits. The report is still data (exit 0); the verdict is in the JSON. */
 static void test_cli_model_show_oom_verdict(void **state)
@@ -208,6 +227,7 @@ int main(void)
         cmocka_unit_test(test_cli_model_kernel_listing),
         cmocka_unit_test(test_cli_model_bad_input),
         cmocka_unit_test(test_cli_model_show_layout_and_attention),
+        cmocka_unit_test(test_cli_model_show_inference_and_no_step),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
