@@ -68,7 +68,7 @@ typedef struct mdl_kernel {
     uint8_t kind;      /* sim_op_kind */
     uint8_t phase;     /* mdl_phase */
     uint8_t math;      /* mdl_math */
-    uint8_t micro;     /* micro-batch index under gradient accumulation */
+    uint16_t micro;    /* micro-batch index under gradient accumulation (< 1024) */
     uint8_t vec_width; /* elements per input each thread of a vectorized elementwise kernel
                           holds in flight (PyTorch: 4, or 8 for 2-byte types from 2.7) */
     double flops;      /* floating-point operations (a multiply-add counts 2) */

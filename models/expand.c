@@ -230,7 +230,8 @@ typedef struct ctx {
     double cb;    /* bytes of a weight as the GEMM reads it (AMP: the half copy) */
     uint8_t vec;  /* elements per input a thread of an elementwise kernel holds in flight */
     bool amp, scaler;
-    uint8_t phase, micro;
+    uint8_t phase;
+    uint16_t micro;
     int layer;
     int oom;
 } ctx;
@@ -1623,10 +1624,10 @@ int mdl_expand(const mdl_net *net, const mdl_options *opt, const mdl_dispatch *d
     c.phase = MDL_PH_STEP;
     if (steps) cpu(&c, "zero_grad", (int64_t)step->param_tensors * c.d->zero_grad_param_ns);
     for (int m = 0; m < opt->accum_steps; m++) {
-        c.micro = (uint8_t)m;
+        c.micro = (uint16_t)m;
         micro_step(&c, segments);
     }
-    c.micro = (uint8_t)(opt->accum_steps - 1);
+    c.micro = (uint16_t)(opt->accum_steps - 1);
     if (steps) optimizer(&c, &pl, step->param_tensors);
     free(pl.size);
     free(pl.decays);

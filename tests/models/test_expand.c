@@ -760,6 +760,27 @@ static sim_gpu_desc round_gpu(void)
     return g;
 }
 
+/* Accumulation up to its 1,024-step limit: every micro-batch keeps its own index, so the engine's
+ * program takes one loader batch per micro-batch and AccumulateGrad adds from the second on. (An
+ * 8-bit index wrapped at 256: a step of 300 micro-batches ran 300 but took only 256 batches.) */
+static void test_expand_accumulation_past_256(void **state)
+{
+    (void)state;
+    mdl_options o = opts(2, SIM_PREC_FP32);
+    o.accum_steps = 300;
+    o.shape.features = 784;
+    run r;
+    expand("mlp", &o, &r);
+    sim_gpu_desc g = round_gpu();
+    sim_program p;
+    sim_err err;
+    assert_int_equal(mdl_step_program(&r.step, &g, &p, &err), SIM_OK);
+    assert_int_equal(sim_program_batches_per_step(&p), 300);
+    assert_int_equal(count_op(&r.step, "accumulate_grad"), 299 * mdl_net_param_tensors(&r.net));
+    sim_program_free(&p);
+    done(&r);
+}
+
 static void test_expand_program_for_engine(void **state)
 {
     (void)state;
@@ -994,6 +1015,7 @@ int main(void)
         cmocka_unit_test(test_expand_grad_clip),
         cmocka_unit_test(test_expand_amp_casts_and_grad_scaler),
         cmocka_unit_test(test_expand_gradient_accumulation),
+        cmocka_unit_test(test_expand_accumulation_past_256),
         cmocka_unit_test(test_expand_optimizer_none),
         cmocka_unit_test(test_expand_gelu_python_chain),
         cmocka_unit_test(test_expand_inference),
