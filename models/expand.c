@@ -91,9 +91,9 @@ const char *const mdl_attention_names[] = {"default", "eager", "sdpa", NULL};
 const char *const mdl_memory_format_names[] = {"contiguous", "channels_last", NULL};
 const char *const mdl_grad_clip_names[] = {"none", "global", "apex", NULL};
 const char *const mdl_fuser_names[] = {"none", "nvfuser", NULL};
-const char *const mdl_pytorch_names[] = {"1.8", "1.9", "1.10", "1.11", "1.12", "1.13",
-                                         "2.0", "2.1", "2.2",  "2.3",  "2.4",  "2.5",
-                                         "2.6", "2.7", "2.8",  "2.9",  NULL};
+const char *const mdl_pytorch_names[] = {"1.6",  "1.7", "1.8", "1.9", "1.10", "1.11", "1.12",
+                                         "1.13", "2.0", "2.1", "2.2", "2.3",  "2.4",  "2.5",
+                                         "2.6",  "2.7", "2.8", "2.9", NULL};
 
 int mdl_pytorch_version(int index)
 {
@@ -374,12 +374,13 @@ static void depthwise_kernel(ctx *c, const char *op, double taps, double flops, 
 }
 
 /* Sizes of a layer's parameter tensors (weights and biases of CONV/LINEAR; equal shares for the
- * rest). Writes up to max entries, returns how many. */
+ * rest, and for a layer whose weights are another's, which holds only its extra parameters).
+ * Writes up to max entries, returns how many. */
 static int param_sizes(const mdl_layer *l, double *out, int max)
 {
     int n = 0;
     if (l->param_tensors <= 0) return 0;
-    if (l->kind == MDL_L_CONV || l->kind == MDL_L_LINEAR) {
+    if ((l->kind == MDL_L_CONV || l->kind == MDL_L_LINEAR) && l->shares < 0) {
         int parts = (l->flags & MDL_F_SPLIT3) ? 3 : 1;
         double bias = (l->flags & MDL_F_BIAS) ? (double)l->n / parts : 0;
         double w = l->params / parts - bias;
@@ -460,6 +461,23 @@ static void fwd_conv(ctx *c, const mdl_layer *l)
         elem(c, "conv_bias_add", B * out, c->act * B * out * 2, B * out, c->d->extra_launch_ns);
 }
 
+/* Whether a linear adds its bias in a kernel of its own. aten::linear folds the bias into the
+ * GEMM (addmm) for 2-D input, and for contiguous 3-D input only from PyTorch 1.12 (pytorch#72728,
+ * "Add fused addmm path in linear for contiguous 3D input"); before, (batch, rows, features)
+ * input ran matmul and then output.add_(bias), whose broadcast bias takes the legacy loop. A layer
+ * with more than one row per sample is the 3-D case (tokens of a sequence); one row per sample is
+ * 2-D (a pooled vector, a classifier). NVFuser takes linear apart into the GEMM and an elementwise
+ * bias add that joins the elementwise ops after it (torch/csrc/jit/codegen/cuda/parser.cpp: "During
+ * fusion pass, We decompose linear into gemm + elementwise"), in any release: the q, k and v
+ * projections, read next by the attention's matmuls, keep it as a kernel of their own. Hugging
+ * Face's Conv1D (GPT-2) calls addmm on a 2-D view itself (MDL_F_ADDMM). */
+static bool unfused_bias(const ctx *c, const mdl_layer *l)
+{
+    if (!(l->flags & MDL_F_BIAS) || (l->flags & MDL_F_ADDMM) || l->m <= 1) return false;
+    if (c->o->fuser == MDL_FUSER_NVFUSER) return l->flags & MDL_F_SPLIT3;
+    return c->o->pytorch < 112;
+}
+
 static void fwd_linear(ctx *c, const mdl_layer *l)
 {
     int parts = (l->flags & MDL_F_SPLIT3) ? 3 : 1;
@@ -471,6 +489,11 @@ static void fwd_linear(ctx *c, const mdl_layer *l)
         fwd_weight_casts(c, l, l->params / parts, l->param_tensors / parts);
         double bytes = c->act * B * rows * (k + n) + c->cb * l->params / parts;
         gemm(c, "linear_fwd", MDL_MATH_GEMM, B * rows, n, k, 1, bytes, c->d->gemm_module_ns);
+        if (unfused_bias(c, l)) {
+            mdl_kernel *add = elem(c, "linear_bias_add", B * rows * n, c->act * B * rows * n * 2,
+                                   B * rows * n, c->d->extra_launch_ns);
+            if (add && c->o->fuser != MDL_FUSER_NVFUSER) add->vec_width = 1; /* legacy loop */
+        }
     }
 }
 

@@ -59,7 +59,7 @@ extern const char *const mdl_fuser_names[];
  * experiment keys and `model show` both read these. */
 extern const char *const mdl_attention_names[];
 extern const char *const mdl_memory_format_names[];
-/* PyTorch releases the model knows ("1.8" ... "2.9", NULL-terminated; the last is the default),
+/* PyTorch releases the model knows ("1.6" ... "2.9", NULL-terminated; the last is the default),
  * and the release at index i as 100 x major + minor (2.7 -> 207). */
 extern const char *const mdl_pytorch_names[];
 int mdl_pytorch_version(int index);
@@ -86,8 +86,10 @@ typedef struct mdl_options {
     int grad_scaler;        /* GradScaler: -1 = auto (on for amp_fp16 and fp16), 0 off, 1 on */
     int world_size;         /* data-parallel GPUs (DDP); 0 or 1 = one GPU, no all-reduce */
     double ddp_bucket_mb;   /* DDP's bucket_cap_mb: gradient bucket cap, MiB, > 0 (default 25) */
-    int pytorch;            /* PyTorch release, 100 x major + minor: elementwise kernels load
-                               16-byte vectors of 2-byte types from 2.7 (pytorch#145746) */
+    int pytorch;            /* PyTorch release, 100 x major + minor: before 1.12 a linear with a
+                               bias on 3-D input adds its bias in a kernel of its own
+                               (pytorch#72728); elementwise kernels load 16-byte vectors of 2-byte
+                               types from 2.7 (pytorch#145746) */
     bool inference;         /* model.eval() under torch.no_grad(): the forward alone, without the
                                loss; dropout and stochastic depth pass their input through, batch
                                norm applies its running statistics; nothing is kept for backward */

@@ -468,6 +468,17 @@ void mdl_share_last(mdl_net *net, int owner)
     l->param_tensors = 0;
 }
 
+void mdl_addmm_last(mdl_net *net)
+{
+    if (net->error || net->n_layers == 0) return;
+    mdl_layer *l = &net->layers[net->n_layers - 1];
+    if (l->kind != MDL_L_LINEAR || !(l->flags & MDL_F_BIAS)) {
+        fail(net, SIM_EINVAL, "%s: addmm needs a linear with a bias", l->name);
+        return;
+    }
+    l->flags |= MDL_F_ADDMM;
+}
+
 void mdl_extra_params(mdl_net *net, double params, int tensors)
 {
     if (net->error || net->n_layers == 0) return;

@@ -79,6 +79,8 @@ enum {
                                  not the scores (Hugging Face OPT) */
     MDL_F_CLAMP = 1 << 13,    /* ATTN (eager, with MDL_F_MASK): torch.max(scores, finfo.min)
                                  after the mask add (Hugging Face OPT) */
+    MDL_F_ADDMM = 1 << 14,    /* LINEAR: torch.addmm on a 2-D view (Hugging Face's Conv1D): the
+                                 bias is added inside the GEMM in any PyTorch release */
 };
 
 typedef struct mdl_tensor {
@@ -180,6 +182,9 @@ mdl_val mdl_loss_inbatch(mdl_net *net, const char *name, mdl_val z1, mdl_val z2,
 /* Marks the last layer as reusing the weights of layer `owner` (tied embeddings, shared
  * encoders): its parameters are not counted again, and backward sums the two gradients. */
 void mdl_share_last(mdl_net *net, int owner);
+/* Marks the last layer, a linear with a bias, as calling torch.addmm on a 2-D view of its input
+ * (MDL_F_ADDMM): no release adds that bias in a kernel of its own. */
+void mdl_addmm_last(mdl_net *net);
 /* Adds parameters that are not a layer's weights to the last layer (ViT's class token and
  * position embedding): counted and updated by the optimizer; backward reduces their gradient
  * over the batch with one kernel. */

@@ -265,12 +265,13 @@ static int bert(mdl_net *net, const mdl_shape *s, const char *name, int dim, int
     }
     if (head == BERT_PRETRAINING) {
         /* BertLMPredictionHead over every token: dense, GELU, LayerNorm, then the decoder whose
-         * weight is the word embeddings' (tied) with a bias of its own. The NSP head (pooler and
-         * a dim x 2 linear on the first token, ~0.01 % of the FLOPs) is left out. */
+         * weight is the word embeddings' (tied) with a bias of its own (decoder.bias is
+         * cls.predictions.bias, so the linear adds it). The NSP head (pooler and a dim x 2 linear
+         * on the first token, ~0.01 % of the FLOPs) is left out. */
         x = mdl_linear(net, "cls.predictions.transform.dense", x, dim, true);
         x = mdl_act_layer(net, "cls.predictions.transform.gelu", x, MDL_ACT_GELU, false);
         x = mdl_layernorm(net, "cls.predictions.transform.LayerNorm", x);
-        x = mdl_linear(net, "cls.predictions.decoder", x, vocab, false);
+        x = mdl_linear(net, "cls.predictions.decoder", x, vocab, true);
         mdl_share_last(net, word_embeddings);
         mdl_extra_params(net, vocab, 1); /* cls.predictions.bias */
         mdl_loss_ce(net, "loss", x, vocab);
@@ -327,6 +328,7 @@ typedef struct decoder_names { /* each after the layer's prefix */
 typedef struct decoder_shape {
     int dim, heads, ffn;
     bool split_qkv; /* q, k and v projected by three GEMMs (else one of 3 x dim) */
+    bool addmm;     /* projections are Conv1D modules: torch.addmm on a 2-D view, bias inside */
     unsigned attn;  /* MDL_F_* of the attention */
     mdl_act act;
 } decoder_shape;
@@ -338,15 +340,19 @@ static mdl_val pre_ln_decoder_layer(mdl_net *net, const char *p, const decoder_n
     mdl_val y = mdl_layernorm(net, NM(b, "%s.%s", p, n->ln_1), x);
     y = d->split_qkv ? mdl_linear_qkv(net, NM(b, "%s.%s", p, n->qkv), y, d->dim, true)
                      : mdl_linear(net, NM(b, "%s.%s", p, n->qkv), y, 3 * d->dim, true);
+    if (d->addmm) mdl_addmm_last(net);
     y = mdl_attention(net, NM(b, "%s.%s", p, n->attn), y, d->heads, d->attn);
     y = mdl_permute(net, NM(b, "%s.%s", p, n->transpose), y);
     y = mdl_linear(net, NM(b, "%s.%s", p, n->out_proj), y, d->dim, true);
+    if (d->addmm) mdl_addmm_last(net);
     y = mdl_dropout(net, NM(b, "%s.%s", p, n->attn_dropout), y);
     x = mdl_add(net, NM(b, "%s.%s", p, n->add_1), x, y, false);
     y = mdl_layernorm(net, NM(b, "%s.%s", p, n->ln_2), x);
     y = mdl_linear(net, NM(b, "%s.%s", p, n->fc_in), y, d->ffn, true);
+    if (d->addmm) mdl_addmm_last(net);
     y = mdl_act_layer(net, NM(b, "%s.%s", p, n->act), y, d->act, false);
     y = mdl_linear(net, NM(b, "%s.%s", p, n->fc_out), y, d->dim, true);
+    if (d->addmm) mdl_addmm_last(net);
     y = mdl_dropout(net, NM(b, "%s.%s", p, n->mlp_dropout), y);
     return mdl_add(net, NM(b, "%s.%s", p, n->add_2), x, y, false);
 }
@@ -376,7 +382,7 @@ static int gpt2(mdl_net *net, const mdl_shape *s, const char *name, int dim, int
         "add_1",          "ln_2",        "mlp.c_fc",
         "mlp.gelu",       "mlp.c_proj",  "mlp.dropout",
         "add_2"};
-    const decoder_shape shape = {dim, heads, 4 * dim, false, attn, gelu};
+    const decoder_shape shape = {dim, heads, 4 * dim, false, hf_eager, attn, gelu};
     for (int i = 0; i < layers; i++) {
         mdl_net_begin_block(net);
         x = pre_ln_decoder_layer(net, NM(b, "transformer.h.%d", i), &names, &shape, x);
@@ -428,7 +434,7 @@ static int build_opt_1_3b(mdl_net *net, const mdl_shape *s)
                                         "fc2_dropout",
                                         "add_2"};
     const decoder_shape shape = {
-        dim, heads, ffn, true, MDL_F_MASK | MDL_F_QSCALE | MDL_F_CLAMP, MDL_ACT_RELU};
+        dim, heads, ffn, true, false, MDL_F_MASK | MDL_F_QSCALE | MDL_F_CLAMP, MDL_ACT_RELU};
     for (int i = 0; i < layers; i++) {
         mdl_net_begin_block(net);
         x = pre_ln_decoder_layer(net, NM(b, "model.decoder.layers.%d", i), &names, &shape, x);

@@ -49,7 +49,7 @@ static void usage(FILE *out)
             "  --inference            model.eval() under torch.no_grad(): the forward alone,\n"
             "                         no loss, dropout off, nothing kept for backward\n"
             "  --memory-format F      contiguous (NCHW, default) or channels_last\n"
-            "  --pytorch V            PyTorch release, 1.8 .. 2.9 (default 2.9)\n"
+            "  --pytorch V            PyTorch release, 1.6 .. 2.9 (default 2.9)\n"
             "  --attention A          default (the model's own), eager or sdpa\n"
             "  --fuser F              none (eager, default) or nvfuser (torch.jit.script:\n"
             "                         attention's softmax chain and dropout+add fused)\n"

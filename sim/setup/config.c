@@ -127,8 +127,9 @@ static const cfg_field fields[] = {
       "model zoo: none (eager, one kernel per op) | nvfuser (torch.jit.script with NVFuser: "
       "attention's scale-mask-softmax-dropout and dropout+residual add fused)"),
     E("workload.pytorch", workload.pytorch, mdl_pytorch_names,
-      "model zoo: PyTorch release the job runs, 1.8 .. 2.9 (default 2.9); from 2.7 elementwise "
-      "kernels load 16-byte vectors of fp16/bf16"),
+      "model zoo: PyTorch release the job runs, 1.6 .. 2.9 (default 2.9); before 1.12 a linear "
+      "on token sequences adds its bias in a kernel of its own; from 2.7 elementwise kernels "
+      "load 16-byte vectors of fp16/bf16"),
     E("workload.grad_scaler", workload.grad_scaler, scaler_names,
       "model zoo: GradScaler, auto (on for fp16 and amp_fp16) | off | on"),
     F("workload.image_size", CFG_T_INT, workload.image_size, 0, 65536,

@@ -288,6 +288,51 @@ static void test_expand_nvfuser_fuses_score_chain_and_dropout_add(void **state)
     done(&fused);
 }
 
+/* A linear's bias on (batch, tokens, features) input: its own kernel before PyTorch 1.12, a
+ * legacy-loop add over the output (pytorch#72728 folded it into addmm); folded from 1.12, and
+ * always for 2-D input (BERT-base's pooler and classifier). Per layer: q, k, v, attention output,
+ * intermediate, output; plus the embeddings' none. Under NVFuser the add joins the elementwise
+ * ops after it, so only the q, k, v projections keep one, vectorized, in any release. GPT-2's
+ * Conv1D calls addmm on a 2-D view itself: none in any release. */
+static void test_expand_linear_bias_add(void **state)
+{
+    (void)state;
+    mdl_options o = opts(4, SIM_PREC_FP16);
+    run old, now, fused, conv1d;
+    o.pytorch = 111;
+    expand("bert-base", &o, &old);
+    expand("gpt2-large", &o, &conv1d);
+    assert_int_equal(count_op(&conv1d.step, "linear_bias_add"), 0);
+    done(&conv1d);
+    o.pytorch = 112;
+    expand("bert-base", &o, &now);
+    o.fuser = MDL_FUSER_NVFUSER;
+    o.pytorch = 111;
+    expand("bert-base-nvidia", &o, &fused);
+    assert_int_equal(count_op(&old.step, "linear_bias_add"), 6 * 12);
+    assert_int_equal(count_op(&now.step, "linear_bias_add"), 0);
+    assert_int_equal(count_op(&fused.step, "linear_bias_add"), 3 * 12);
+    double out = 4.0 * 128 * 3072; /* batch x seq x the intermediate width */
+    size_t wide = 0;
+    for (size_t i = 0; i < old.step.n; i++) {
+        const mdl_kernel *k = &old.step.k[i];
+        if (strcmp(k->op, "linear_bias_add")) continue;
+        assert_int_equal(k->phase, MDL_PH_FWD);
+        assert_int_equal(k->vec_width, 1);
+        if (k->vec_elems == out) {
+            assert_true(fabs(k->bytes - 2 * 2 * out) < 1); /* fp16 read and written */
+            wide++;
+        }
+    }
+    assert_int_equal(wide, 12);
+    for (size_t i = 0; i < fused.step.n; i++)
+        if (!strcmp(fused.step.k[i].op, "linear_bias_add"))
+            assert_true(fused.step.k[i].vec_width > 1);
+    done(&old);
+    done(&now);
+    done(&fused);
+}
+
 /* Elementwise kernels carry their elements and the vector width PyTorch gives them: 8 per thread
  * for 2-byte activations from 2.7 (pytorch#145746), 4 before and for fp32; row kernels and GEMMs
  * carry none. */
@@ -1014,6 +1059,7 @@ int main(void)
         cmocka_unit_test(test_expand_bertadam_loops_per_tensor),
         cmocka_unit_test(test_expand_grad_clip),
         cmocka_unit_test(test_expand_amp_casts_and_grad_scaler),
+        cmocka_unit_test(test_expand_linear_bias_add),
         cmocka_unit_test(test_expand_gradient_accumulation),
         cmocka_unit_test(test_expand_accumulation_past_256),
         cmocka_unit_test(test_expand_optimizer_none),
