@@ -63,12 +63,12 @@ static void filter(sim_val_table *t, int role, const char *group)
 
 static void print_rows(FILE *out, const sim_val_table *t)
 {
-    fprintf(out, "%-46s %-20s %-5s %-16s %-9s %11s %11s %8s\n", "id", "group", "role", "gpu",
+    fprintf(out, "%-46s %-26s %-5s %-16s %-9s %11s %11s %8s\n", "id", "group", "role", "gpu",
             "arch", "published", "predicted", "error");
     for (size_t i = 0; i < t->n; i++) {
         const sim_val_row *r = &t->rows[i];
         if (r->error[0]) continue;
-        fprintf(out, "%-46s %-20s %-5s %-16s %-9s %11.4g %11.4g %+7.1f%%%s%s\n", r->id, r->group,
+        fprintf(out, "%-46s %-26s %-5s %-16s %-9s %11.4g %11.4g %+7.1f%%%s%s\n", r->id, r->group,
                 sim_val_role_name(r->role), r->gpu, r->arch, r->value, r->predicted,
                 sim_val_error_pct(r), r->note[0] ? "  note: " : "", r->note);
     }
@@ -90,11 +90,11 @@ static void print_summary(FILE *out, const sim_val_table *t, const sim_val_summa
         if (!s->predicted[role] && !s->failed[role]) continue;
         fprintf(out, "\n%s rows: %d predicted, %d could not be predicted\n",
                 sim_val_role_name((sim_val_role)role), s->predicted[role], s->failed[role]);
-        fprintf(out, "  %-11s %-22s %5s %9s\n", "scope", "name", "n", "MAPE");
+        fprintf(out, "  %-11s %-26s %5s %9s\n", "scope", "name", "n", "MAPE");
         for (size_t i = 0; i < s->n; i++) {
             const sim_val_stat *st = &s->stats[i];
             if ((int)st->role == role)
-                fprintf(out, "  %-11s %-22s %5d %8.1f%%\n", sim_val_scope_name(st->scope), st->name,
+                fprintf(out, "  %-11s %-26s %5d %8.1f%%\n", sim_val_scope_name(st->scope), st->name,
                         st->n, st->mape_pct);
         }
     }
