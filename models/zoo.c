@@ -360,13 +360,16 @@ static mdl_val pre_ln_decoder_layer(mdl_net *net, const char *p, const decoder_n
 /* ---- GPT-2: 124M in nanoGPT's model.py layout (HF's 50257 vocab, 0.1 dropouts, SDPA flash
  * attention, F.gelu); or Hugging Face's GPT2LMHeadModel with eager attention (scale, causal
  * where, softmax, dropout as separate kernels on head-split copies) and gelu_new's Python
- * chain ---- */
+ * chain, at GPT-2's sizes or at GPT-3's (the same code with a 2048-token context) ---- */
 
-static int gpt2(mdl_net *net, const mdl_shape *s, const char *name, int dim, int layers, int heads,
-                bool hf_eager)
+typedef struct gpt2_size {
+    int dim, layers, heads, ctx;
+} gpt2_size;
+
+static int gpt2(mdl_net *net, const mdl_shape *s, const char *name, gpt2_size z, bool hf_eager)
 {
     char b[96];
-    const int vocab = 50257, ctx = 1024;
+    const int vocab = 50257, dim = z.dim, ctx = z.ctx;
     const unsigned attn = hf_eager ? MDL_F_MASK | MDL_F_DROPOUT : MDL_F_FLASH | MDL_F_CAUSAL;
     const mdl_act gelu = hf_eager ? MDL_ACT_GELU_PY : MDL_ACT_GELU;
     mdl_val ids;
@@ -382,8 +385,8 @@ static int gpt2(mdl_net *net, const mdl_shape *s, const char *name, int dim, int
         "add_1",          "ln_2",        "mlp.c_fc",
         "mlp.gelu",       "mlp.c_proj",  "mlp.dropout",
         "add_2"};
-    const decoder_shape shape = {dim, heads, 4 * dim, false, hf_eager, attn, gelu};
-    for (int i = 0; i < layers; i++) {
+    const decoder_shape shape = {dim, z.heads, 4 * dim, false, hf_eager, attn, gelu};
+    for (int i = 0; i < z.layers; i++) {
         mdl_net_begin_block(net);
         x = pre_ln_decoder_layer(net, NM(b, "transformer.h.%d", i), &names, &shape, x);
         mdl_net_end_block(net);
@@ -397,12 +400,26 @@ static int gpt2(mdl_net *net, const mdl_shape *s, const char *name, int dim, int
 
 static int build_gpt2(mdl_net *net, const mdl_shape *s)
 {
-    return gpt2(net, s, "gpt2", 768, 12, 12, false);
+    return gpt2(net, s, "gpt2", (gpt2_size){768, 12, 12, 1024}, false);
 }
 
 static int build_gpt2_large(mdl_net *net, const mdl_shape *s)
 {
-    return gpt2(net, s, "gpt2-large", 1280, 36, 20, true);
+    return gpt2(net, s, "gpt2-large", (gpt2_size){1280, 36, 20, 1024}, true);
+}
+
+/* GPT-3's 2.7B shape (Brown et al. 2020, table 2.1: 32 layers, d_model 2560, 32 heads) and its
+ * XL row read as heads x head size (24 x 128 = 3072; the table's d_model column says 2048), as
+ * NeuSight's gpt3_27.json and gpt3_xl.json configure GPT2LMHeadModel (sitar-lab/NeuSight,
+ * scripts/asplos/data/DLmodel_configs). */
+static int build_gpt3_2_7b(mdl_net *net, const mdl_shape *s)
+{
+    return gpt2(net, s, "gpt3-2.7b", (gpt2_size){2560, 32, 32, 2048}, true);
+}
+
+static int build_gpt3_xl_3072(mdl_net *net, const mdl_shape *s)
+{
+    return gpt2(net, s, "gpt3-xl-3072", (gpt2_size){3072, 24, 24, 2048}, true);
 }
 
 /* ---- OPT-1.3B (Hugging Face OPTForCausalLM, facebook/opt-1.3b, eager attention): pre-LN
@@ -605,6 +622,14 @@ static const mdl_zoo_entry zoo[] = {
     {"gpt2-large", "GPT-2 large 774M", MDL_IN_TOKENS, 0, 0, 1024, 0, 1024,
      "Hugging Face GPT2LMHeadModel (eager attention, gelu_new as its Python chain, tied lm_head)",
      build_gpt2_large, 0},
+    {"gpt3-2.7b", "GPT-3 2.7B shape", MDL_IN_TOKENS, 0, 0, 2048, 0, 2048,
+     "Hugging Face GPT2LMHeadModel at GPT-3 2.7B's shape (2560 wide, 32 layers, 32 heads, "
+     "context 2048; eager attention, gelu_new)",
+     build_gpt3_2_7b, 0},
+    {"gpt3-xl-3072", "GPT-3 XL as 24 heads x 128", MDL_IN_TOKENS, 0, 0, 2048, 0, 2048,
+     "Hugging Face GPT2LMHeadModel 3072 wide (GPT-3 XL's 24 heads x 128), 24 layers, context "
+     "2048; eager attention, gelu_new (NeuSight's gpt3_xl)",
+     build_gpt3_xl_3072, 0},
     {"opt-1.3b", "OPT-1.3B", MDL_IN_TOKENS, 0, 0, 2048, 0, 2048,
      "Hugging Face OPTForCausalLM (facebook/opt-1.3b; eager attention: q scaled, causal mask added "
      "and clamped; ReLU FFN; tied lm_head)",

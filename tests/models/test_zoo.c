@@ -43,7 +43,11 @@ static void test_zoo_param_counts_match_references(void **state)
     check_params("gpt2", 124439808);          /* HF gpt2: 124,439,808 (tied lm_head) */
     check_params("gpt2-large", 774030080);    /* HF gpt2-large: 774,030,080 */
     check_params("opt-1.3b", 1315758080);     /* HF facebook/opt-1.3b: 1,315,758,080 */
-    check_params("llama-7b", 6738415616.0);   /* Llama-2-7B: 6,738,415,616 */
+    /* HF GPT2LMHeadModel configs of NeuSight's gpt3_27 and gpt3_xl: (12 d^2 + 13 d) per layer,
+     * vocab and 2048 positions of d, ln_f 2 d, tied lm_head. */
+    check_params("gpt3-2.7b", 2651553280.0);    /* d 2560, 32 layers */
+    check_params("gpt3-xl-3072", 2879554560.0); /* d 3072, 24 layers */
+    check_params("llama-7b", 6738415616.0);     /* Llama-2-7B: 6,738,415,616 */
     check_params("mlp", 784 * 512 + 512 + 512 * 512 + 512 + 512 * 10 + 10);
     /* HF BertModel with pooler: 109,482,240 (base), 335,141,888 (large); our classifier adds
      * Linear(hidden, 2). */
