@@ -91,8 +91,8 @@ static void test_mig_every_catalog_gpu(void **state)
             assert_true(p->starts[p->n_starts - 1] + p->slices <= t.compute_slices);
         }
     }
-    /* A100 40/80 GB SXM4 and PCIe, A30, H100 SXM5 and PCIe, H200, B200, RTX PRO 6000 x2 */
-    assert_int_equal(with_mig, 11);
+    /* A100 40/80 GB SXM4 and PCIe, A30, H100 SXM5 and PCIe, GH200, H200, B200, RTX PRO 6000 x2 */
+    assert_int_equal(with_mig, 12);
     cfg_catalog_names_free(names, n);
 }
 
