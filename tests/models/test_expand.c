@@ -333,6 +333,38 @@ static void test_expand_linear_bias_add(void **state)
     done(&fused);
 }
 
+/* mdl_addmm_last marks a linear with a bias as Conv1D-style addmm: it never gets a separate
+ * bias kernel, even before 1.12; on a linear without a bias it is a build error naming it. */
+static void test_expand_addmm_last(void **state)
+{
+    (void)state;
+    mdl_net net;
+    mdl_val x;
+    mdl_net_init(&net, "tokens", 64, 16, 1, MDL_DT_ACT32, &x); /* 16 rows of 64 per sample */
+    x = mdl_linear(&net, "proj", x, 64, true);
+    mdl_addmm_last(&net);
+    x = mdl_linear(&net, "plain", x, 64, true);
+    mdl_loss_ce(&net, "loss", x, 64);
+    assert_int_equal(net.error, SIM_OK);
+    mdl_options o = opts(2, SIM_PREC_FP32);
+    o.pytorch = 111;
+    mdl_step st;
+    sim_err err;
+    assert_int_equal(mdl_expand(&net, &o, NULL, &st, &err), SIM_OK);
+    assert_int_equal(count_op(&st, "linear_bias_add"), 1); /* "plain" only */
+    for (size_t i = 0; i < st.n; i++)
+        if (!strcmp(st.k[i].op, "linear_bias_add")) assert_int_equal(st.k[i].layer, 1);
+    mdl_step_free(&st);
+    mdl_net_free(&net);
+
+    mdl_net_init(&net, "tokens", 64, 16, 1, MDL_DT_ACT32, &x);
+    x = mdl_linear(&net, "nobias", x, 64, false);
+    mdl_addmm_last(&net);
+    assert_int_equal(net.error, SIM_EINVAL);
+    assert_non_null(strstr(net.error_msg, "nobias"));
+    mdl_net_free(&net);
+}
+
 /* Elementwise kernels carry their elements and the vector width PyTorch gives them: 8 per thread
  * for 2-byte activations from 2.7 (pytorch#145746), 4 before and for fp32; row kernels and GEMMs
  * carry none. */
@@ -1060,6 +1092,7 @@ int main(void)
         cmocka_unit_test(test_expand_grad_clip),
         cmocka_unit_test(test_expand_amp_casts_and_grad_scaler),
         cmocka_unit_test(test_expand_linear_bias_add),
+        cmocka_unit_test(test_expand_addmm_last),
         cmocka_unit_test(test_expand_gradient_accumulation),
         cmocka_unit_test(test_expand_accumulation_past_256),
         cmocka_unit_test(test_expand_optimizer_none),
