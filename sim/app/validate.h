@@ -41,7 +41,8 @@ typedef enum sim_val_metric {
 typedef struct sim_val_row {
     const char *file; /* borrowed from the table's file list */
     int line;         /* 1-based line of the row (rows do not span lines) */
-    const char *id, *group, *gpu, *model, *precision, *settings, *source; /* borrowed cells */
+    const char *id, *group, *gpu, *model, *precision, *settings, *software,
+        *source; /* borrowed cells */
     sim_val_role role;
     sim_val_metric metric;
     double value;

@@ -99,6 +99,7 @@ static int parse_row(const plt_csv *c, size_t i, const char *path, sim_val_row *
                        .model = f[C_MODEL],
                        .precision = f[C_PREC],
                        .settings = f[C_SETTINGS],
+                       .software = f[C_SOFTWARE],
                        .source = f[C_SOURCE],
                        .predicted = NAN};
     const int text[] = {C_ID, C_GROUP, C_GPU, C_MODEL, C_PREC, C_SOURCE};

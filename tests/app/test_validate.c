@@ -112,6 +112,40 @@ static void test_validate_mape_and_ratio_closed_form(void **state)
     unlink(path);
 }
 
+/* Ratios pair rows measured alike: same source, and same software. A third row of the same
+ * source run in another release (sw2) on a third GPU forms no pair, so the ratio stays the one
+ * pair of the closed form above, |(11/18)/0.5 - 1| = 22.2 %; were software ignored it would pair
+ * with both other rows (3 pairs). */
+static void test_validate_ratio_same_software(void **state)
+{
+    (void)state;
+    write_file(HEADER
+               "a,g,check,samples_per_s,100,a10,1,resnet50,fp16,8,,sw,http://s x,\n"
+               "b,g,check,samples_per_s,200,h100-sxm5-80gb,1,resnet50,fp16,8,,sw,http://s y,\n"
+               "d,g,check,samples_per_s,100,l4,1,resnet50,fp16,8,,sw2,http://s z,\n");
+    sim_val_table t = {0};
+    assert_int_equal(sim_val_read_file(&t, path, NULL), 0);
+    const double predicted[] = {110, 180, 90};
+    for (int i = 0; i < 3; i++) {
+        t.rows[i].predicted = predicted[i];
+        snprintf(t.rows[i].arch, sizeof t.rows[i].arch, "%s", i == 1 ? "hopper" : "ampere");
+    }
+    sim_val_summary s;
+    assert_int_equal(sim_val_summarize(&t, &s), 0);
+    int ratios = 0;
+    for (size_t i = 0; i < s.n; i++) {
+        const sim_val_stat *st = &s.stats[i];
+        if (st->scope != SIM_VAL_RATIO) continue;
+        assert_int_equal(st->n, 1);
+        assert_true(fabs(st->mape_pct - 200.0 / 9) < 1e-9);
+        ratios++;
+    }
+    assert_int_equal(ratios, 1);
+    sim_val_summary_free(&s);
+    sim_val_table_free(&t);
+    unlink(path);
+}
+
 /* Generations, overall and ratios are training-run figures: beside the two training rows of the
  * test above (+10 %, -10 %), two GEMM rows of another group on the same GPUs, predicted +50 %
  * and -50 %, and two inference rows of a third, also +-50 %, count in their groups (MAPE 50 %)
@@ -331,6 +365,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_validate_reader_errors),
         cmocka_unit_test(test_validate_mape_and_ratio_closed_form),
+        cmocka_unit_test(test_validate_ratio_same_software),
         cmocka_unit_test(test_validate_kernel_rows_only_in_their_group),
         cmocka_unit_test(test_validate_inference_rows_run_the_forward),
         cmocka_unit_test(test_validate_busbw_closed_form),
