@@ -489,11 +489,10 @@ static void fwd_linear(ctx *c, const mdl_layer *l)
         fwd_weight_casts(c, l, l->params / parts, l->param_tensors / parts);
         double bytes = c->act * B * rows * (k + n) + c->cb * l->params / parts;
         gemm(c, "linear_fwd", MDL_MATH_GEMM, B * rows, n, k, 1, bytes, c->d->gemm_module_ns);
-        if (unfused_bias(c, l)) {
-            mdl_kernel *add = elem(c, "linear_bias_add", B * rows * n, c->act * B * rows * n * 2,
-                                   B * rows * n, c->d->extra_launch_ns);
-            if (add && c->o->fuser != MDL_FUSER_NVFUSER) add->vec_width = 1; /* legacy loop */
-        }
+        if (unfused_bias(c, l)) /* the legacy loop, unless NVFuser generates the add */
+            (c->o->fuser == MDL_FUSER_NVFUSER ? elem : elem_strided)(
+                c, "linear_bias_add", B * rows * n, c->act * B * rows * n * 2, B * rows * n,
+                c->d->extra_launch_ns);
     }
 }
 

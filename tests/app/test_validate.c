@@ -34,6 +34,17 @@ static void write_file(const char *text)
     fclose(f);
 }
 
+/* Reads the table just written, which must parse, and predicts its rows from the catalog. */
+static sim_val_table read_predicted(void)
+{
+    sim_val_table t = {0};
+    sim_err err;
+    sim_err_clear(&err);
+    assert_int_equal(sim_val_read_file(&t, path, &err), 0);
+    sim_val_predict(&t, CATALOG);
+    return t;
+}
+
 /* Reads text as a table file and expects an SIM_EFORMAT at line:col whose message has `has`. */
 static void expect_error(const char *text, int line, int col, const char *has)
 {
@@ -223,11 +234,7 @@ static void test_validate_busbw_closed_form(void **state)
                       "system.name=dgx-a100;bytes=4294967296,sw,src,\n"
                       "b1,nccl,check,busbw_gbps,230,a100-sxm4-40gb,1,-,fp32,-,"
                       "system.name=dgx-a100;bytes=4294967296,sw,src,\n");
-    sim_val_table t = {0};
-    sim_err err;
-    sim_err_clear(&err);
-    assert_int_equal(sim_val_read_file(&t, path, &err), 0);
-    sim_val_predict(&t, CATALOG);
+    sim_val_table t = read_predicted();
     double s = 4294967296.0;
     double us = 8.4 + 14 * 3.4 + s / (240e3 * 8 / 14);
     double want = s / (us * 1e3) * 14 / 8;
@@ -252,11 +259,7 @@ static void test_validate_membw_elements_in_flight(void **state)
                "vx,membw,fit,mem_bw_gbps,900,a100-sxm4-80gb,1,-,fp16,-,bytes=1e9;vec=0,sw,src,\n"
                "vh,membw,fit,mem_bw_gbps,900,a100-sxm4-80gb,1,-,fp16,-,bytes=1e9;vec=2.5,sw,src,\n"
                "vb,membw,fit,mem_bw_gbps,900,a100-sxm4-80gb,1,-,fp16,-,bytes=1e9;vec=32,sw,src,\n");
-    sim_val_table t = {0};
-    sim_err err;
-    sim_err_clear(&err);
-    assert_int_equal(sim_val_read_file(&t, path, &err), 0);
-    sim_val_predict(&t, CATALOG);
+    sim_val_table t = read_predicted();
     double ns = 5e8 / (108.0 * 2048) * 996 + 2000;
     double want = 2e9 / ns;
     /* the kernel time is rounded to whole ns: 1 ns in 2.25 ms */
@@ -288,11 +291,7 @@ static void test_validate_counted_and_timed_steps(void **state)
                "f,g,check,samples_per_s,100,a10,1,resnet50,fp16,8,counted=3;timed=2.5,sw,src,\n"
                "h,g,check,samples_per_s,100,a10,1,resnet50,fp16,8,counted=1.5;timed=2,sw,src,\n"
                "i,g,check,samples_per_s,100,a10,1,resnet50,fp16,8,counted=100;timed=70,sw,src,\n");
-    sim_val_table t = {0};
-    sim_err err;
-    sim_err_clear(&err);
-    assert_int_equal(sim_val_read_file(&t, path, &err), 0);
-    sim_val_predict(&t, CATALOG);
+    sim_val_table t = read_predicted();
     assert_true(t.rows[0].predicted > 0);
     assert_true(fabs(t.rows[1].predicted - t.rows[0].predicted * 100 / 101) <
                 1e-12 * t.rows[0].predicted);
@@ -316,11 +315,7 @@ static void test_validate_inference_rows_run_the_forward(void **state)
     (void)state;
     write_file(HEADER "a,g,check,step_ms,100,a10,1,resnet50,fp16,8,,sw,src,\n"
                       "b,g,check,inference_ms,100,a10,1,resnet50,fp16,8,,sw,src,\n");
-    sim_val_table t = {0};
-    sim_err err;
-    sim_err_clear(&err);
-    assert_int_equal(sim_val_read_file(&t, path, &err), 0);
-    sim_val_predict(&t, CATALOG);
+    sim_val_table t = read_predicted();
     assert_true(t.rows[1].predicted > 0);
     assert_true(t.rows[1].predicted < 0.5 * t.rows[0].predicted);
     sim_val_table_free(&t);
