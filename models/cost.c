@@ -228,6 +228,7 @@ void mdl_kernel_cost(const mdl_kernel *k, const sim_gpu_desc *gpu, sim_precision
         if (vec_ns > o->memory_ns) o->memory_ns = vec_ns;
     }
     o->overhead_ns = gpu->kernel_overhead_us > 0 ? gpu->kernel_overhead_us * 1e3 : 0;
+    if (tensor && k->math == MDL_MATH_GEMM && work > 0) o->overhead_ns += MDL_GEMM_FIXED_US * 1e3;
     double t = (o->compute_ns > o->memory_ns ? o->compute_ns : o->memory_ns) + o->overhead_ns;
     o->total_ns = t < 1 ? 1 : (int64_t)llround(t);
     if (o->compute_ns >= o->memory_ns && o->compute_ns > 0)

@@ -47,7 +47,8 @@ static mdl_kernel gemm_kernel(double m, double n, double k, double bytes)
 }
 
 /* 4096^3 fp16 GEMM: 1024 tiles of 128x128 = 5.12 waves of 200 slots -> wave factor 6/5.12.
- * Compute: 2*4096^3 * (6/5.12) / 200e12 = 805.3 us >> memory 100 MB / 1e12 = 100 us. */
+ * Compute: 2*4096^3 * (6/5.12) / 200e12 = 805.3 us >> memory 100 MB / 1e12 = 100 us, plus the
+ * tensor-core GEMM's fixed MDL_GEMM_FIXED_US. */
 static void test_cost_compute_bound_gemm(void **state)
 {
     (void)state;
@@ -57,7 +58,8 @@ static void test_cost_compute_bound_gemm(void **state)
     mdl_kernel_cost(&k, &g, SIM_PREC_AMP_FP16, &c);
     assert_true(fabs(c.blocks - 1024) < 1e-9);
     assert_true(fabs(c.wave_factor - 6.0 / 5.12) < 1e-12);
-    double expect = 2.0 * 4096 * 4096 * 4096 * (6.0 / 5.12) / 200e12 * 1e9;
+    double expect =
+        2.0 * 4096 * 4096 * 4096 * (6.0 / 5.12) / 200e12 * 1e9 + MDL_GEMM_FIXED_US * 1e3;
     assert_true(fabs((double)c.total_ns - expect) <= 1.0); /* rounding to whole ns */
     assert_int_equal(c.unit, SIM_UNIT_TENSOR);
     assert_true(c.sm_fraction == 1.0f);
@@ -148,14 +150,37 @@ static void test_cost_tensor_clock_factor(void **state)
     (void)state;
     sim_gpu_desc g = flat_gpu(1.0);
     mdl_kernel k = gemm_kernel(4096, 4096, 4096, 100e6);
-    double full = (double)mdl_kernel_time_ns(&k, &g, SIM_PREC_FP16);
+    double fixed = MDL_GEMM_FIXED_US * 1e3; /* latency, not clocked work */
+    double full = (double)mdl_kernel_time_ns(&k, &g, SIM_PREC_FP16) - fixed;
     double cuda = (double)mdl_kernel_time_ns(&k, &g, SIM_PREC_FP32);
     g.clock_factor = 0.8;
     g.clock_factor_tensor = 0.5;
-    assert_true(fabs((double)mdl_kernel_time_ns(&k, &g, SIM_PREC_FP16) - full / 0.5) <= 2);
+    assert_true(fabs((double)mdl_kernel_time_ns(&k, &g, SIM_PREC_FP16) - fixed - full / 0.5) <= 2);
     assert_true(fabs((double)mdl_kernel_time_ns(&k, &g, SIM_PREC_FP32) - cuda / 0.8) <= 2);
     g.clock_factor_tensor = 0;
-    assert_true(fabs((double)mdl_kernel_time_ns(&k, &g, SIM_PREC_FP16) - full / 0.8) <= 2);
+    assert_true(fabs((double)mdl_kernel_time_ns(&k, &g, SIM_PREC_FP16) - fixed - full / 0.8) <= 2);
+}
+
+/* A tensor-core GEMM pays MDL_GEMM_FIXED_US beyond its work and the GPU's per-kernel overhead
+ * (its first tiles' DRAM round trip, its epilogue's drain); the same GEMM on the CUDA cores
+ * (strict fp32, whose curve carries its own ramp), an elementwise kernel and a convolution do
+ * not. A 16^3 GEMM's work is a few ns, so its time is the two fixed costs. */
+static void test_cost_gemm_fixed_time(void **state)
+{
+    (void)state;
+    sim_gpu_desc g = flat_gpu(1.0);
+    g.kernel_overhead_us = 2;
+    mdl_kernel k = gemm_kernel(16, 16, 16, 1536);
+    mdl_cost c;
+    mdl_kernel_cost(&k, &g, SIM_PREC_FP16, &c);
+    assert_true(fabs(c.overhead_ns - (2 + MDL_GEMM_FIXED_US) * 1e3) < 1e-9);
+    assert_true(c.total_ns >= (int64_t)((2 + MDL_GEMM_FIXED_US) * 1e3));
+    assert_true(c.total_ns < (int64_t)((2 + MDL_GEMM_FIXED_US) * 1e3) + 100);
+    mdl_kernel_cost(&k, &g, SIM_PREC_FP32, &c);
+    assert_true(fabs(c.overhead_ns - 2e3) < 1e-9);
+    k.math = MDL_MATH_CONV;
+    mdl_kernel_cost(&k, &g, SIM_PREC_FP16, &c);
+    assert_true(fabs(c.overhead_ns - 2e3) < 1e-9);
 }
 
 /* Bytes in flight: an elementwise kernel of 819.2 M fp16 elements (read and written, 3.2768 GB)
@@ -206,7 +231,7 @@ static void test_cost_wave_quantization_one_block(void **state)
     mdl_kernel_cost(&k, &g, SIM_PREC_AMP_FP16, &c);
     assert_true(c.blocks == 4); /* 64x64 tiles when 128x128 leaves the GPU idle */
     assert_true(fabs(c.wave_factor - 50.0) < 1e-12);
-    double expect = k.flops * 50.0 / 200e12 * 1e9;
+    double expect = k.flops * 50.0 / 200e12 * 1e9 + MDL_GEMM_FIXED_US * 1e3;
     assert_true(fabs((double)c.total_ns - expect) <= 1.0);
     assert_true(fabs(c.sm_fraction - 0.04f) < 1e-6);
     /* A non-GEMM tensor kernel (flash attention) with exactly 1 block: factor = slots. */
@@ -367,7 +392,9 @@ static void test_cost_tf32_follows_pytorch_defaults(void **state)
 }
 
 /* Same kernel, fp32 vs AMP: the tensor-bound GEMM gets 20x faster (CUDA cores 10 -> tensor 200
- * TFLOP/s); the memory-bound elementwise kernel does not change (same bytes). */
+ * TFLOP/s), less the tensor tiles' last partial wave (4096 tiles on 200 slots: 21/20.48) and the
+ * tensor-core GEMM's fixed MDL_GEMM_FIXED_US; the memory-bound elementwise kernel does not change
+ * (same bytes). */
 static void test_cost_amp_speeds_tensor_bound_not_memory_bound(void **state)
 {
     (void)state;
@@ -376,7 +403,7 @@ static void test_cost_amp_speeds_tensor_bound_not_memory_bound(void **state)
     double t32 = (double)mdl_kernel_time_ns(&mm, &g, SIM_PREC_FP32);
     double t16 = (double)mdl_kernel_time_ns(&mm, &g, SIM_PREC_AMP_FP16);
     assert_true(t16 < t32 / 10);
-    assert_true(fabs(t32 / t16 - 20) < 0.5);
+    assert_true(fabs(t32 / (t16 - MDL_GEMM_FIXED_US * 1e3) - 20 / (21 / 20.48)) < 0.01);
     mdl_kernel ew = {.op = "relu",
                      .kind = SIM_OP_KERNEL,
                      .math = MDL_MATH_SIMT,
@@ -409,6 +436,7 @@ int main(void)
         cmocka_unit_test(test_cost_nchw_channel_limit),
         cmocka_unit_test(test_cost_native_depthwise_issue_limit),
         cmocka_unit_test(test_cost_tensor_clock_factor),
+        cmocka_unit_test(test_cost_gemm_fixed_time),
         cmocka_unit_test(test_cost_bytes_in_flight_limit),
         cmocka_unit_test(test_cost_wave_quantization_one_block),
         cmocka_unit_test(test_cost_wave_quantization_partial_wave),
