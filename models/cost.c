@@ -126,14 +126,14 @@ int mdl_threads_per_sm(const sim_gpu_desc *gpu)
     return 2048;
 }
 
-double mdl_kernel_blocks(const mdl_kernel *k, double slots)
+double mdl_kernel_blocks(const mdl_kernel *k, double slots, bool split_k)
 {
     if (!(k->gemm_m > 0)) return k->blocks > 1 ? k->blocks : 1;
     double batch = k->gemm_batch >= 1 ? k->gemm_batch : 1;
     double t128 = ceil(k->gemm_m / 128) * ceil(k->gemm_n / 128) * batch;
     if (t128 >= slots) return t128;
     double blocks = ceil(k->gemm_m / 64) * ceil(k->gemm_n / 64) * batch;
-    if (blocks < slots) {
+    if (split_k && blocks < slots) {
         double split = floor(slots / blocks), max_split = floor(k->gemm_k / 256);
         if (split > max_split) split = max_split;
         if (split > 1) blocks *= split;
@@ -191,7 +191,9 @@ void mdl_kernel_cost(const mdl_kernel *k, const sim_gpu_desc *gpu, sim_precision
     o->peak_flops = mdl_peak_flops(gpu, p, (mdl_math)k->math, &tensor);
     int sms = gpu->sms > 0 ? gpu->sms : 1;
     double slots = (double)sms * mdl_blocks_per_sm(gpu);
-    o->blocks = mdl_kernel_blocks(k, slots);
+    /* cuBLAS splits K to fill the GPU in half precision, not in TF32 (cost.h). */
+    bool split_k = !(tensor && p == SIM_PREC_TF32 && k->math == MDL_MATH_GEMM);
+    o->blocks = mdl_kernel_blocks(k, slots, split_k);
     /* A recorded grid quantizes on any unit; the tiles mdl_kernel_blocks assumes are
      * tensor-core tiles, and cuBLAS's SIMT tiling is in the CUDA-core curve (default_cuda). */
     if (k->math != MDL_MATH_SIMT && (tensor || !(k->gemm_m > 0))) {

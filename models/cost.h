@@ -152,9 +152,18 @@ double mdl_fp32_lanes_per_sm(const sim_gpu_desc *gpu);
 int mdl_threads_per_sm(const sim_gpu_desc *gpu);
 
 /* Thread blocks of a GEMM kernel on a GPU with `slots` resident blocks: 128x128 output tiles;
- * when those do not fill one wave, 64x64 tiles; when still short, split-K (up to K / 256 slices),
- * as cuBLAS/cuDNN heuristics do to fill the GPU. Non-GEMM kernels return k->blocks. */
-double mdl_kernel_blocks(const mdl_kernel *k, double slots);
+ * when those do not fill one wave, 64x64 tiles; when still short and split_k, split-K (up to
+ * K / 256 slices), as cuBLAS/cuDNN heuristics do to fill the GPU. Non-GEMM kernels return
+ * k->blocks.
+ *
+ * A TF32 GEMM does not split K (mdl_kernel_cost passes split_k false): an A100 80GB Kineto trace
+ * (HTA's nccl_parser_config test data, TF32 on) runs aten::mm 64x2798x4096 and aten::addmm
+ * 4096x64x2798 as one 64x64 CTA per output tile, 44 and 64 CTAs on 108 SMs, at 10.7 and 15.9
+ * TFLOP/s (docs/accuracy.md, Known gaps); and in XLA's H100 table, whose TF32 rows set nothing
+ * here, the model's split-K rate is 16-56 % (mean by k) above what TF32 GEMMs with fewer 128x128
+ * output tiles than SMs ran, where it is within 4 % of the bf16 ones. Without the split: the H100
+ * TF32 check rows 37.2 -> 29.9 %, the B200's 18.1 -> 12.5 %. */
+double mdl_kernel_blocks(const mdl_kernel *k, double slots, bool split_k);
 
 /* Full working of a kernel's time on GPU under precision p (see the top of this file). */
 void mdl_kernel_cost(const mdl_kernel *k, const sim_gpu_desc *gpu, sim_precision p, mdl_cost *out);

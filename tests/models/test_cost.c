@@ -304,12 +304,23 @@ static void test_cost_wave_quantization_partial_wave(void **state)
 }
 
 /* Split-K fills the GPU for a GEMM with a small output and a long reduction (weight gradients):
- * 64x64 tiles give 4 blocks, split into min(200/4, 65536/256) = 50 slices. */
+ * 64x64 tiles give 4 blocks, split into min(200/4, 65536/256) = 50 slices. A TF32 GEMM keeps its
+ * 4 blocks: the wave factor is then 200/4 = 50, so it takes 50x its full-GPU roofline time (plus
+ * the fixed GEMM time) where the fp16 one, split, takes 1x. */
 static void test_cost_split_k_for_small_outputs(void **state)
 {
     (void)state;
     mdl_kernel k = gemm_kernel(128, 128, 65536, 1);
-    assert_true(mdl_kernel_blocks(&k, 200) == 200);
+    assert_true(mdl_kernel_blocks(&k, 200, true) == 200);
+    assert_true(mdl_kernel_blocks(&k, 200, false) == 4);
+    sim_gpu_desc g = flat_gpu(1.0);
+    mdl_cost c;
+    mdl_kernel_cost(&k, &g, SIM_PREC_FP16, &c);
+    assert_true(c.blocks == 200 && fabs(c.wave_factor - 1) < 1e-12);
+    mdl_kernel_cost(&k, &g, SIM_PREC_TF32, &c);
+    assert_true(c.blocks == 4 && fabs(c.wave_factor - 50) < 1e-12);
+    double expect = k.flops * 50 / 100e12 * 1e9 + MDL_GEMM_FIXED_US * 1e3;
+    assert_true(fabs((double)c.total_ns - expect) <= 1.0);
 }
 
 static void test_cost_curve_interpolates_and_clamps(void **state)
