@@ -17,7 +17,8 @@
  *   peak on A100/H100 (the ceiling NVIDIA's "Matrix Multiplication Background User's Guide"
  *   shows for its GEMM sweeps); a full wave of 128x128 tiles with a short reduction (K <= 64,
  *   ~1e8-1e9 FLOPs on 100+ SMs) is dominated by its prologue/epilogue (first tile loads, C
- *   writes), so a few tens of percent; below 1e7 a kernel is all ramp-up.
+ *   writes), so a few tens of percent; below 1e7 a kernel is all ramp-up. A tensor-core GEMM
+ *   pays MDL_GEMM_FIXED_US (cost.h) beyond this curve, measured on XLA's tables after it was set.
  * CUDA cores, x = log10(FLOPs), no wave factor: cuBLAS 12.4 SGEMM (strict FP32) measured on an
  *   A100-SXM4-80GB at 1410 MHz (tests/data/published/microbench.csv, fit rows sgblas-a100-*,
  *   github.com/AG0708/sgBLAS docs/results-a100-sxm4.md): 256^3 0.14 of the peak, 512^3 0.50,

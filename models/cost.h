@@ -140,10 +140,11 @@ double mdl_fp32_lanes_per_sm(const sim_gpu_desc *gpu);
  * 75 fit rows of tests/data/published/xla-matmul.csv (bf16 GEMMs with k = 256, 1,024 and 4,096
  * on an SXM-class H100, XLA's matmul_perf_table_gen): 3.0 us minimises their MAPE (49.9 % ->
  * 10.4 %; 2.5 us gives 11.9 %, 3.5 us 11.7 %), and a 256^3 GEMM, with next to no work, takes
- * 5.2 us there. Its 50 bf16 check rows (k = 512 and 2,048) go 50.4 -> 9.3 %. Not measured on
- * other GPUs; two Blackwell torch.matmul rows (microbench.csv, pyptx-b200 2048^3 and
- * wk8-pro6000maxq 1024^3) were right without it and are 15 points slow with it
- * (docs/accuracy.md, Known gaps). Convolutions do not take it: no row measures them. */
+ * 5.2 us there. Check rows: its 50 other bf16 shapes (k = 512 and 2,048) go 50.4 -> 9.3 %, and
+ * the same table's 125 bf16 shapes on a B200 72.7 -> 10.9 % (256^3 takes 5.0 us there). Not
+ * measured on Volta, Ampere or GDDR parts (assumed the same). Two Blackwell torch.matmul fit rows
+ * at 1,024^3 and 2,048^3 (microbench.csv) go 15-18 % slow with it: the default tensor curve is
+ * low there (docs/kernel-cost.md). Convolutions do not take it: no row measures them. */
 #define MDL_GEMM_FIXED_US 3.0
 
 /* Resident threads per SM by compute capability (CUDA C++ Programming Guide, "Technical
