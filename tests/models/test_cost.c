@@ -181,6 +181,9 @@ static void test_cost_gemm_fixed_time(void **state)
     k.math = MDL_MATH_CONV;
     mdl_kernel_cost(&k, &g, SIM_PREC_FP16, &c);
     assert_true(fabs(c.overhead_ns - 2e3) < 1e-9);
+    k.math = MDL_MATH_SIMT;
+    mdl_kernel_cost(&k, &g, SIM_PREC_FP16, &c);
+    assert_true(fabs(c.overhead_ns - 2e3) < 1e-9);
 }
 
 /* Bytes in flight: an elementwise kernel of 819.2 M fp16 elements (read and written, 3.2768 GB)
