@@ -46,7 +46,9 @@ static mdl_val basic_block(mdl_net *net, const char *p, mdl_val x, int width, in
     return y;
 }
 
-static mdl_val bottleneck(mdl_net *net, const char *p, mdl_val x, int width, int stride)
+/* torchvision's Bottleneck: 1x1 to `width`, 3x3 at the stride, 1x1 to `out` (4 x planes;
+ * width = planes x width_per_group / 64, so wide_resnet50_2's is twice ResNet-50's). */
+static mdl_val bottleneck(mdl_net *net, const char *p, mdl_val x, int width, int out, int stride)
 {
     char b[96];
     mdl_net_begin_block(net);
@@ -57,10 +59,10 @@ static mdl_val bottleneck(mdl_net *net, const char *p, mdl_val x, int width, int
     y = mdl_conv(net, NM(b, "%s.conv2", p), y, width, 3, stride, 1, 1, false);
     y = mdl_bn(net, NM(b, "%s.bn2", p), y);
     y = mdl_act_layer(net, NM(b, "%s.relu", p), y, MDL_ACT_RELU, true);
-    y = mdl_conv(net, NM(b, "%s.conv3", p), y, width * 4, 1, 1, 0, 1, false);
+    y = mdl_conv(net, NM(b, "%s.conv3", p), y, out, 1, 1, 0, 1, false);
     y = mdl_bn(net, NM(b, "%s.bn3", p), y);
-    if (stride != 1 || x.c != width * 4) {
-        id = mdl_conv(net, NM(b, "%s.downsample.0", p), x, width * 4, 1, stride, 0, 1, false);
+    if (stride != 1 || x.c != out) {
+        id = mdl_conv(net, NM(b, "%s.downsample.0", p), x, out, 1, stride, 0, 1, false);
         id = mdl_bn(net, NM(b, "%s.downsample.1", p), id);
     }
     y = mdl_add(net, NM(b, "%s.add", p), y, id, true);
@@ -69,8 +71,10 @@ static mdl_val bottleneck(mdl_net *net, const char *p, mdl_val x, int width, int
     return y;
 }
 
+/* deep: Bottleneck blocks (else BasicBlock); width_mult: the bottleneck's inner width over
+ * ResNet-50's (torchvision's width_per_group / 64). */
 static int resnet(mdl_net *net, const mdl_shape *s, const char *name, const int layers[4],
-                  bool deep)
+                  bool deep, int width_mult)
 {
     char b[96];
     mdl_val x;
@@ -84,7 +88,7 @@ static int resnet(mdl_net *net, const mdl_shape *s, const char *name, const int 
         for (int i = 0; i < layers[st]; i++) {
             int stride = (i == 0 && st > 0) ? 2 : 1;
             NM(b, "layer%d.%d", st + 1, i);
-            x = deep ? bottleneck(net, b, x, widths[st], stride)
+            x = deep ? bottleneck(net, b, x, widths[st] * width_mult, widths[st] * 4, stride)
                      : basic_block(net, b, x, widths[st], stride);
         }
     x = mdl_avgpool(net, "avgpool", x);
@@ -96,13 +100,70 @@ static int resnet(mdl_net *net, const mdl_shape *s, const char *name, const int 
 static int build_resnet18(mdl_net *net, const mdl_shape *s)
 {
     static const int layers[4] = {2, 2, 2, 2};
-    return resnet(net, s, "resnet18", layers, false);
+    return resnet(net, s, "resnet18", layers, false, 1);
+}
+
+static int build_resnet34(mdl_net *net, const mdl_shape *s)
+{
+    static const int layers[4] = {3, 4, 6, 3};
+    return resnet(net, s, "resnet34", layers, false, 1);
 }
 
 static int build_resnet50(mdl_net *net, const mdl_shape *s)
 {
     static const int layers[4] = {3, 4, 6, 3};
-    return resnet(net, s, "resnet50", layers, true);
+    return resnet(net, s, "resnet50", layers, true, 1);
+}
+
+static int build_resnet101(mdl_net *net, const mdl_shape *s)
+{
+    static const int layers[4] = {3, 4, 23, 3};
+    return resnet(net, s, "resnet101", layers, true, 1);
+}
+
+static int build_resnet152(mdl_net *net, const mdl_shape *s)
+{
+    static const int layers[4] = {3, 8, 36, 3};
+    return resnet(net, s, "resnet152", layers, true, 1);
+}
+
+static int build_wide_resnet50_2(mdl_net *net, const mdl_shape *s)
+{
+    static const int layers[4] = {3, 4, 6, 3};
+    return resnet(net, s, "wide_resnet50_2", layers, true, 2);
+}
+
+/* ---- VGG-16 (torchvision.models.vgg16, configuration "D", no batch norm) ---- */
+
+static int build_vgg16(mdl_net *net, const mdl_shape *s)
+{
+    /* Output channels of each 3x3 convolution; 0 is a 2x2 max pool of stride 2. */
+    static const int cfg[] = {64, 64,  0,   128, 128, 0,   256, 256, 256,
+                              0,  512, 512, 512, 0,   512, 512, 512, 0};
+    char b[96];
+    mdl_val x;
+    mdl_net_init(net, "vgg16", 3, s->h, s->w, MDL_DT_ACT32, &x);
+    for (size_t i = 0; i < sizeof cfg / sizeof cfg[0]; i++) {
+        if (cfg[i] == 0) {
+            x = mdl_maxpool(net, NM(b, "features.%zu", i), x, 2, 2, 0);
+            continue;
+        }
+        x = mdl_conv(net, NM(b, "features.%zu", i), x, cfg[i], 3, 1, 1, 1, true);
+        x = mdl_act_layer(net, NM(b, "features.%zu.relu", i), x, MDL_ACT_RELU, true);
+    }
+    /* AdaptiveAvgPool2d((7, 7)): on a 224 input its input is already 7x7, and it still runs a
+     * kernel that reads and writes the feature map. */
+    x = mdl_copy(net, "avgpool", x, x.c, 7, 7);
+    x = mdl_view(x, x.c * x.h * x.w, 1, 1);
+    x = mdl_linear(net, "classifier.0", x, 4096, true);
+    x = mdl_act_layer(net, "classifier.1", x, MDL_ACT_RELU, true);
+    x = mdl_dropout(net, "classifier.2", x);
+    x = mdl_linear(net, "classifier.3", x, 4096, true);
+    x = mdl_act_layer(net, "classifier.4", x, MDL_ACT_RELU, true);
+    x = mdl_dropout(net, "classifier.5", x);
+    x = mdl_linear(net, "classifier.6", x, 1000, true);
+    mdl_loss_ce(net, "loss", x, 1000);
+    return net->error;
 }
 
 /* ---- EfficientNet-B0 (torchvision.models.efficientnet_b0) ---- */
@@ -595,9 +656,24 @@ static int build_infonce(mdl_net *net, const mdl_shape *s)
 static const mdl_zoo_entry zoo[] = {
     {"resnet18", "ResNet-18", MDL_IN_IMAGE, 224, 224, 0, 0, 0,
      "torchvision.models.resnet18 (BasicBlock [2,2,2,2])", build_resnet18, 0},
+    {"resnet34", "ResNet-34", MDL_IN_IMAGE, 224, 224, 0, 0, 0,
+     "torchvision.models.resnet34 (BasicBlock [3,4,6,3])", build_resnet34, 0},
     {"resnet50", "ResNet-50 v1.5", MDL_IN_IMAGE, 224, 224, 0, 0, 0,
      "torchvision.models.resnet50 (Bottleneck [3,4,6,3], stride in the 3x3 conv)", build_resnet50,
      0},
+    {"resnet101", "ResNet-101 v1.5", MDL_IN_IMAGE, 224, 224, 0, 0, 0,
+     "torchvision.models.resnet101 (Bottleneck [3,4,23,3], stride in the 3x3 conv)",
+     build_resnet101, 0},
+    {"resnet152", "ResNet-152 v1.5", MDL_IN_IMAGE, 224, 224, 0, 0, 0,
+     "torchvision.models.resnet152 (Bottleneck [3,8,36,3], stride in the 3x3 conv)",
+     build_resnet152, 0},
+    {"wide_resnet50_2", "Wide ResNet-50-2", MDL_IN_IMAGE, 224, 224, 0, 0, 0,
+     "torchvision.models.wide_resnet50_2 (Bottleneck [3,4,6,3], inner width x2)",
+     build_wide_resnet50_2, 0},
+    {"vgg16", "VGG-16", MDL_IN_IMAGE, 224, 224, 0, 0, 0,
+     "torchvision.models.vgg16 (13 3x3 convolutions with bias, no batch norm; classifier "
+     "25088-4096-4096-1000 with dropout 0.5)",
+     build_vgg16, 0},
     {"efficientnet_b0", "EfficientNet-B0", MDL_IN_IMAGE, 224, 224, 0, 0, 0,
      "torchvision.models.efficientnet_b0 (MBConv + SE, stochastic depth 0.2)",
      build_efficientnet_b0, 0},

@@ -36,13 +36,18 @@ static void check_params(const char *name, double expect)
 static void test_zoo_param_counts_match_references(void **state)
 {
     (void)state;
-    check_params("resnet18", 11689512);       /* torchvision: 11,689,512 */
-    check_params("resnet50", 25557032);       /* torchvision: 25,557,032 */
-    check_params("efficientnet_b0", 5288548); /* torchvision: 5,288,548 */
-    check_params("vit_b_16", 86567656);       /* torchvision: 86,567,656 */
-    check_params("gpt2", 124439808);          /* HF gpt2: 124,439,808 (tied lm_head) */
-    check_params("gpt2-large", 774030080);    /* HF gpt2-large: 774,030,080 */
-    check_params("opt-1.3b", 1315758080);     /* HF facebook/opt-1.3b: 1,315,758,080 */
+    check_params("resnet18", 11689512);        /* torchvision: 11,689,512 */
+    check_params("resnet34", 21797672);        /* torchvision: 21,797,672 */
+    check_params("resnet50", 25557032);        /* torchvision: 25,557,032 */
+    check_params("resnet101", 44549160);       /* torchvision: 44,549,160 */
+    check_params("resnet152", 60192808);       /* torchvision: 60,192,808 */
+    check_params("wide_resnet50_2", 68883240); /* torchvision: 68,883,240 */
+    check_params("vgg16", 138357544);          /* torchvision: 138,357,544 */
+    check_params("efficientnet_b0", 5288548);  /* torchvision: 5,288,548 */
+    check_params("vit_b_16", 86567656);        /* torchvision: 86,567,656 */
+    check_params("gpt2", 124439808);           /* HF gpt2: 124,439,808 (tied lm_head) */
+    check_params("gpt2-large", 774030080);     /* HF gpt2-large: 774,030,080 */
+    check_params("opt-1.3b", 1315758080);      /* HF facebook/opt-1.3b: 1,315,758,080 */
     /* HF GPT2LMHeadModel configs of NeuSight's gpt3_27 and gpt3_xl: (12 d^2 + 13 d) per layer,
      * vocab and 2048 positions of d, ln_f 2 d, tied lm_head. */
     check_params("gpt3-2.7b", 2651553280.0);    /* d 2560, 32 layers */
@@ -61,7 +66,8 @@ static void test_zoo_param_counts_match_references(void **state)
 }
 
 /* Forward MACs at the default shape. torchvision's model cards quote "GFLOPS" that are
- * multiply-accumulates of conv/linear layers: resnet50 4.09, resnet18 1.81, efficientnet_b0 0.39,
+ * multiply-accumulates of conv/linear layers: resnet50 4.09, resnet18 1.81, resnet34 3.66,
+ * resnet101 7.8, resnet152 11.51, wide_resnet50_2 11.4, vgg16 15.47, efficientnet_b0 0.39,
  * vit_b_16 17.56. They are rounded to 2-3 digits, hence 1.5 % (0.39 is rounded to 2 digits:
  * 2 %). */
 static void check_macs(const char *name, double expect, double rel)
@@ -77,6 +83,11 @@ static void test_zoo_forward_macs_match_model_cards(void **state)
     (void)state;
     check_macs("resnet50", 4.09e9, 0.015);
     check_macs("resnet18", 1.81e9, 0.015);
+    check_macs("resnet34", 3.66e9, 0.015);
+    check_macs("resnet101", 7.8e9, 0.015);
+    check_macs("resnet152", 11.51e9, 0.015);
+    check_macs("wide_resnet50_2", 11.4e9, 0.015);
+    check_macs("vgg16", 15.47e9, 0.015);
     check_macs("vit_b_16", 17.56e9, 0.015);
     check_macs("efficientnet_b0", 0.39e9, 0.02);
 }
