@@ -44,6 +44,7 @@ typedef enum mdl_act {
     MDL_ACT_SILU,
     MDL_ACT_SIGMOID,
     MDL_ACT_TANH,
+    MDL_ACT_RELU6, /* nn.ReLU6: hardtanh(0, 6), one elementwise kernel each way as ReLU */
     /* Hugging Face's NewGELUActivation ("gelu_new", GPT-2): the tanh GELU written as eight
      * Python tensor ops, 0.5 * x * (1 + tanh(sqrt(2 / pi) * (x + 0.044715 * x^3))), eight
      * kernels forward and eleven backward where F.gelu runs one each. */

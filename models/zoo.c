@@ -230,6 +230,53 @@ static int build_efficientnet_b0(mdl_net *net, const mdl_shape *s)
     return net->error;
 }
 
+/* ---- MobileNetV2 (torchvision.models.mobilenet_v2, width 1.0) ---- */
+
+/* Conv2dNormActivation with ReLU6(inplace=True): hardtanh_ backward needs only its output. */
+static mdl_val conv_bn_relu6(mdl_net *net, const char *p, mdl_val x, int c_out, int k, int stride,
+                             int groups)
+{
+    char b[96];
+    x = mdl_conv(net, NM(b, "%s.0", p), x, c_out, k, stride, (k - 1) / 2, groups, false);
+    x = mdl_bn(net, NM(b, "%s.1", p), x);
+    return mdl_act_layer(net, NM(b, "%s.2", p), x, MDL_ACT_RELU6, true);
+}
+
+static int build_mobilenet_v2(mdl_net *net, const mdl_shape *s)
+{
+    /* expand ratio t, output channels c, blocks n, first stride s: torchvision's
+     * inverted_residual_setting */
+    static const int cfg[7][4] = {{1, 16, 1, 1}, {6, 24, 2, 2},  {6, 32, 3, 2}, {6, 64, 4, 2},
+                                  {6, 96, 3, 1}, {6, 160, 3, 2}, {6, 320, 1, 1}};
+    char b[96], p[48];
+    mdl_val x;
+    mdl_net_init(net, "mobilenet_v2", 3, s->h, s->w, MDL_DT_ACT32, &x);
+    x = conv_bn_relu6(net, "features.0", x, 32, 3, 2, 1);
+    int f = 1;
+    for (int st = 0; st < 7; st++)
+        for (int i = 0; i < cfg[st][2]; i++, f++) {
+            int stride = i == 0 ? cfg[st][3] : 1, hidden = x.c * cfg[st][0], oup = cfg[st][1];
+            bool residual = stride == 1 && x.c == oup;
+            NM(p, "features.%d.conv", f);
+            mdl_net_begin_block(net);
+            mdl_val y = x;
+            int j = 0;
+            if (cfg[st][0] != 1) y = conv_bn_relu6(net, NM(b, "%s.%d", p, j++), y, hidden, 1, 1, 1);
+            y = conv_bn_relu6(net, NM(b, "%s.%d", p, j++), y, hidden, 3, stride, hidden);
+            y = mdl_conv(net, NM(b, "%s.%d", p, j), y, oup, 1, 1, 0, 1, false);
+            y = mdl_bn(net, NM(b, "%s.%d", p, j + 1), y);
+            if (residual) y = mdl_add(net, NM(b, "features.%d.add", f), x, y, false);
+            mdl_net_end_block(net);
+            x = y;
+        }
+    x = conv_bn_relu6(net, NM(b, "features.%d", f), x, 1280, 1, 1, 1);
+    x = mdl_avgpool(net, "adaptive_avg_pool2d", x);
+    x = mdl_dropout(net, "classifier.0", mdl_view(x, x.c, 1, 1));
+    x = mdl_linear(net, "classifier.1", x, 1000, true);
+    mdl_loss_ce(net, "loss", x, 1000);
+    return net->error;
+}
+
 /* ---- ViT-B/16 (torchvision.models.vit_b_16; dropout 0, so no dropout kernels) ---- */
 
 static int build_vit_b16(mdl_net *net, const mdl_shape *s)
@@ -677,6 +724,10 @@ static const mdl_zoo_entry zoo[] = {
     {"efficientnet_b0", "EfficientNet-B0", MDL_IN_IMAGE, 224, 224, 0, 0, 0,
      "torchvision.models.efficientnet_b0 (MBConv + SE, stochastic depth 0.2)",
      build_efficientnet_b0, 0},
+    {"mobilenet_v2", "MobileNetV2", MDL_IN_IMAGE, 224, 224, 0, 0, 0,
+     "torchvision.models.mobilenet_v2 (inverted residuals with ReLU6, depthwise 3x3, dropout "
+     "0.2)",
+     build_mobilenet_v2, 0},
     {"vit_b_16", "ViT-B/16", MDL_IN_IMAGE, 224, 224, 0, 0, 0,
      "torchvision.models.vit_b_16 (nn.MultiheadAttention -> SDPA flash, dropout 0)", build_vit_b16,
      0},

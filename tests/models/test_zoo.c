@@ -42,12 +42,13 @@ static void test_zoo_param_counts_match_references(void **state)
     check_params("resnet101", 44549160);       /* torchvision: 44,549,160 */
     check_params("resnet152", 60192808);       /* torchvision: 60,192,808 */
     check_params("wide_resnet50_2", 68883240); /* torchvision: 68,883,240 */
-    check_params("vgg16", 138357544);          /* torchvision: 138,357,544 */
-    check_params("efficientnet_b0", 5288548);  /* torchvision: 5,288,548 */
-    check_params("vit_b_16", 86567656);        /* torchvision: 86,567,656 */
-    check_params("gpt2", 124439808);           /* HF gpt2: 124,439,808 (tied lm_head) */
-    check_params("gpt2-large", 774030080);     /* HF gpt2-large: 774,030,080 */
-    check_params("opt-1.3b", 1315758080);      /* HF facebook/opt-1.3b: 1,315,758,080 */
+    check_params("vgg16", 138357544);
+    check_params("mobilenet_v2", 3504872);    /* torchvision: 138,357,544 */
+    check_params("efficientnet_b0", 5288548); /* torchvision: 5,288,548 */
+    check_params("vit_b_16", 86567656);       /* torchvision: 86,567,656 */
+    check_params("gpt2", 124439808);          /* HF gpt2: 124,439,808 (tied lm_head) */
+    check_params("gpt2-large", 774030080);    /* HF gpt2-large: 774,030,080 */
+    check_params("opt-1.3b", 1315758080);     /* HF facebook/opt-1.3b: 1,315,758,080 */
     /* HF GPT2LMHeadModel configs of NeuSight's gpt3_27 and gpt3_xl: (12 d^2 + 13 d) per layer,
      * vocab and 2048 positions of d, ln_f 2 d, tied lm_head. */
     check_params("gpt3-2.7b", 2651553280.0);    /* d 2560, 32 layers */
@@ -68,8 +69,8 @@ static void test_zoo_param_counts_match_references(void **state)
 /* Forward MACs at the default shape. torchvision's model cards quote "GFLOPS" that are
  * multiply-accumulates of conv/linear layers: resnet50 4.09, resnet18 1.81, resnet34 3.66,
  * resnet101 7.8, resnet152 11.51, wide_resnet50_2 11.4, vgg16 15.47, efficientnet_b0 0.39,
- * vit_b_16 17.56. They are rounded to 2-3 digits, hence 1.5 % (0.39 is rounded to 2 digits:
- * 2 %). */
+ * mobilenet_v2 0.3, vit_b_16 17.56. They are rounded to 2-3 digits, hence 1.5 % (0.39 and 0.3
+ * are rounded to 2 and 1 digits: 2 %). */
 static void check_macs(const char *name, double expect, double rel)
 {
     double macs;
@@ -88,6 +89,7 @@ static void test_zoo_forward_macs_match_model_cards(void **state)
     check_macs("resnet152", 11.51e9, 0.015);
     check_macs("wide_resnet50_2", 11.4e9, 0.015);
     check_macs("vgg16", 15.47e9, 0.015);
+    check_macs("mobilenet_v2", 0.30e9, 0.02);
     check_macs("vit_b_16", 17.56e9, 0.015);
     check_macs("efficientnet_b0", 0.39e9, 0.02);
 }
