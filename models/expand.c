@@ -90,6 +90,7 @@ const char *mdl_phase_name(mdl_phase p)
 const char *const mdl_attention_names[] = {"default", "eager", "sdpa", NULL};
 const char *const mdl_memory_format_names[] = {"contiguous", "channels_last", NULL};
 const char *const mdl_grad_clip_names[] = {"none", "global", "apex", NULL};
+const char *const mdl_zero_grad_names[] = {"auto", "none", "set_to_none", "zero", NULL};
 const char *const mdl_fuser_names[] = {"none", "nvfuser", NULL};
 const char *const mdl_pytorch_names[] = {"1.6",  "1.7", "1.8", "1.9", "1.10", "1.11", "1.12",
                                          "1.13", "2.0", "2.1", "2.2", "2.3",  "2.4",  "2.5",
@@ -163,6 +164,14 @@ void mdl_options_defaults(mdl_options *o)
     o->ddp_bucket_mb = MDL_DDP_BUCKET_MB;
 }
 
+int mdl_zero_grad_mode(const mdl_options *o)
+{
+    if (o->inference) return MDL_ZG_NONE;
+    if (o->zero_grad != MDL_ZG_AUTO) return o->zero_grad;
+    if (o->optimizer == MDL_OPT_NONE) return MDL_ZG_NONE;
+    return o->pytorch < 200 && o->opt_impl != MDL_IMPL_FUSED ? MDL_ZG_ZERO : MDL_ZG_SET_TO_NONE;
+}
+
 int mdl_options_check(const mdl_options *o, sim_err *err)
 {
     if (o->batch < 1 || o->batch > 1 << 24)
@@ -175,6 +184,8 @@ int mdl_options_check(const mdl_options *o, sim_err *err)
         return sim_err_set(err, SIM_EINVAL, NULL, 0, 0, "invalid optimizer");
     if ((unsigned)o->fuser > MDL_FUSER_NVFUSER)
         return sim_err_set(err, SIM_EINVAL, NULL, 0, 0, "invalid fuser %d", o->fuser);
+    if ((unsigned)o->zero_grad > MDL_ZG_ZERO)
+        return sim_err_set(err, SIM_EINVAL, NULL, 0, 0, "invalid zero_grad mode %d", o->zero_grad);
     if (o->accum_steps < 1 || o->accum_steps > 1024)
         return sim_err_set(err, SIM_EINVAL, NULL, 0, 0,
                            "gradient accumulation steps %d out of range (1..1024)", o->accum_steps);
@@ -230,6 +241,7 @@ typedef struct ctx {
     double cb;    /* bytes of a weight as the GEMM reads it (AMP: the half copy) */
     uint8_t vec;  /* elements per input a thread of an elementwise kernel holds in flight */
     bool amp, scaler;
+    int zero_grad; /* mdl_zero_grad_mode: MDL_ZG_NONE, _SET_TO_NONE or _ZERO */
     uint8_t phase;
     uint16_t micro;
     int layer;
@@ -892,9 +904,9 @@ static void accumulate(ctx *c, const mdl_layer *l)
         for (int i = 0; i < n; i++)
             elem(c, "grad_sum_shared", sz[i], sz[i] * 3 * c->wb, sz[i], D->bwd_op_ns);
     }
-    /* AccumulateGrad: the first micro-batch steals the gradient (set_to_none), later ones add;
-     * without an optimizer nothing clears .grad, so every backward adds. */
-    if ((c->micro > 0 || c->o->optimizer == MDL_OPT_NONE) && l->params > 0) {
+    /* AccumulateGrad: after zero_grad(set_to_none) the first micro-batch steals the gradient,
+     * later ones add; a zeroed .grad, or one nothing clears, is added into by every backward. */
+    if ((c->micro > 0 || c->zero_grad != MDL_ZG_SET_TO_NONE) && l->params > 0) {
         double sz[8];
         int n = param_sizes(l, sz, 8);
         for (int i = 0; i < n; i++)
@@ -1317,6 +1329,21 @@ typedef struct plist {
     double total;
 } plist;
 
+/* zero_grad() before the step: set_to_none is a Python loop that only drops references; zero
+ * (PyTorch before 2.0) detaches each .grad (requires_grad_(False), a call without a kernel) and
+ * calls zero_() on it, one fill kernel per parameter tensor. */
+static void zero_grad(ctx *c, const plist *p, int tensors)
+{
+    if (c->zero_grad == MDL_ZG_SET_TO_NONE) {
+        cpu(c, "zero_grad", (int64_t)tensors * c->d->zero_grad_param_ns);
+        return;
+    }
+    if (c->zero_grad != MDL_ZG_ZERO) return;
+    for (int i = 0; i < p->n; i++)
+        elem(c, "zero_grad_fill", p->size[i], p->size[i] * c->wb, 0,
+             c->d->view_op_ns + c->d->py_op_ns);
+}
+
 /* Whether parameter tensor j of layer l is in BertAdam's decay group: run_squad.py and
  * run_pretraining.py put every name holding 'bias', 'LayerNorm.bias' or 'LayerNorm.weight' in
  * the no-decay group, so a convolution's or linear layer's weight and an embedding table decay,
@@ -1618,6 +1645,7 @@ int mdl_expand(const mdl_net *net, const mdl_options *opt, const mdl_dispatch *d
     /* PyTorch's vectorized elementwise loop: 4 elements per thread, 8 (16 bytes) for 2-byte
      * types from 2.7 (pytorch#145746, "Implement 128 bit vectorization"). */
     c.vec = opt->pytorch >= 207 && c.act == 2 ? 8 : 4;
+    c.zero_grad = mdl_zero_grad_mode(opt);
     c.scaler = !opt->inference &&
                (opt->grad_scaler == 1 ||
                 (opt->grad_scaler == -1 && (p == SIM_PREC_AMP_FP16 || p == SIM_PREC_FP16)));
@@ -1644,7 +1672,7 @@ int mdl_expand(const mdl_net *net, const mdl_options *opt, const mdl_dispatch *d
         return sim_err_set(err, SIM_ENOMEM, NULL, 0, 0, "out of memory expanding %s", net->name);
     bool steps = opt->optimizer != MDL_OPT_NONE && !opt->inference;
     c.phase = MDL_PH_STEP;
-    if (steps) cpu(&c, "zero_grad", (int64_t)step->param_tensors * c.d->zero_grad_param_ns);
+    zero_grad(&c, &pl, step->param_tensors);
     for (int m = 0; m < opt->accum_steps; m++) {
         c.micro = (uint16_t)m;
         micro_step(&c, segments);

@@ -37,6 +37,14 @@ typedef enum mdl_optimizer {
 enum { MDL_CLIP_NONE, MDL_CLIP_GLOBAL, MDL_CLIP_APEX };
 extern const char *const mdl_grad_clip_names[];
 
+/* What zero_grad() does before each step (workload.zero_grad): auto, the release's default; none
+ * (never called: gradients add up); set_to_none (.grad = None, no kernel: the default of
+ * torch.optim and nn.Module from PyTorch 2.0, and of apex's fused optimizers); or zero (before 2.0
+ * the default of both: a Python loop that detaches each .grad and calls zero_() on it, one fill
+ * kernel per parameter tensor, after which backward adds into the zeroed gradient). */
+enum { MDL_ZG_AUTO, MDL_ZG_NONE, MDL_ZG_SET_TO_NONE, MDL_ZG_ZERO };
+extern const char *const mdl_zero_grad_names[];
+
 /* How the optimizer runs: torch.optim's default on CUDA since 2.0 is foreach (multi-tensor
  * kernels); fused=True is one kernel family for the whole update; foreach=False loops in Python. */
 typedef enum mdl_opt_impl {
@@ -74,6 +82,7 @@ typedef struct mdl_options {
     mdl_opt_impl opt_impl;
     bool weight_decay;      /* adds the weight-decay op of the optimizer */
     int grad_clip;          /* MDL_CLIP_*: clip_grad_norm_ over all gradients before the step */
+    int zero_grad;          /* MDL_ZG_*: what zero_grad() does before each step */
     int accum_steps;        /* micro-batches per optimizer step (gradient accumulation), >= 1 */
     bool checkpointing;     /* activation checkpointing over the net's blocks */
     int ckpt_segments;      /* checkpoint segments; 0 = ceil(sqrt(blocks)) */
@@ -108,6 +117,10 @@ void mdl_options_defaults(mdl_options *o);
 /* Checks ranges; returns 0 or SIM_EINVAL with a sentence naming the bad field. */
 int mdl_options_check(const mdl_options *o, sim_err *err);
 const char *mdl_optimizer_name(mdl_optimizer o);
+/* The zero_grad mode o runs (MDL_ZG_NONE, _SET_TO_NONE or _ZERO): auto resolves to none for
+ * inference and for optimizer none (nothing calls it), to zero before PyTorch 2.0 unless the
+ * optimizer is fused (apex's set .grad to None), and to set_to_none otherwise. */
+int mdl_zero_grad_mode(const mdl_options *o);
 int mdl_optimizer_parse(const char *s, mdl_optimizer *out);
 const char *mdl_opt_impl_name(mdl_opt_impl i);
 int mdl_opt_impl_parse(const char *s, mdl_opt_impl *out);

@@ -42,6 +42,9 @@ static void usage(FILE *out)
             "  --opt-impl I           foreach (default), fused, forloop\n"
             "  --grad-clip C          none (default), global (clip_grad_norm_ over all) or apex\n"
             "                         (multi-tensor norm, .item(), scale: NVIDIA BERT's)\n"
+            "  --zero-grad Z          auto (default: zero before PyTorch 2.0 unless fused,\n"
+            "                         else set_to_none; none without an optimizer), none,\n"
+            "                         set_to_none or zero (a fill kernel per gradient)\n"
             "  --no-weight-decay      optimizer without weight decay\n"
             "  --accum N              gradient accumulation steps (default 1)\n"
             "  --checkpoint[=S]       activation checkpointing in S segments (default sqrt)\n"
@@ -294,6 +297,11 @@ static int step_option(const char *f, const char *v, show_args *a)
         int i = mdl_name_index(mdl_grad_clip_names, v);
         if (i < 0) return unknown_value(f, v, mdl_grad_clip_names);
         a->opt.grad_clip = i;
+    } else if (!strcmp(f, "--zero-grad")) {
+        NEED_VALUE(f, v);
+        int i = mdl_name_index(mdl_zero_grad_names, v);
+        if (i < 0) return unknown_value(f, v, mdl_zero_grad_names);
+        a->opt.zero_grad = i;
     } else if (!strcmp(f, "--accum")) {
         NEED_VALUE(f, v);
         if (parse_long(f, v, 1, 1024, &n)) return SIM_EXIT_USAGE;
@@ -523,6 +531,7 @@ static void json_summary(yajl_gen g, const show_report *r)
     sim_json_str(g, "optimizer", mdl_optimizer_name(a->opt.optimizer));
     sim_json_str(g, "opt_impl", mdl_opt_impl_name(a->opt.opt_impl));
     sim_json_str(g, "grad_clip", mdl_grad_clip_names[a->opt.grad_clip]);
+    sim_json_str(g, "zero_grad", mdl_zero_grad_names[mdl_zero_grad_mode(&a->opt)]);
     sim_json_str(g, "fuser", mdl_fuser_names[a->opt.fuser]);
     sim_json_int(g, "accum_steps", a->opt.accum_steps);
     sim_json_int(g, "checkpoint_segments", r->step.ckpt_segments);
@@ -634,7 +643,7 @@ static void text_summary(const show_report *r)
                a->opt.fuser == MDL_FUSER_NVFUSER ? ", NVFuser" : "",
                a->opt.cuda_graphs ? ", CUDA graphs" : "");
     else
-        printf("training step  batch %d x %d micro-batches, %s, %s (%s)%s%s%s%s\n", a->opt.batch,
+        printf("training step  batch %d x %d micro-batches, %s, %s (%s)%s%s%s%s%s\n", a->opt.batch,
                a->opt.accum_steps, sim_precision_name(a->opt.precision),
                mdl_optimizer_name(a->opt.optimizer),
                a->opt.optimizer == MDL_OPT_BERTADAM ? "loop"
@@ -645,6 +654,7 @@ static void text_summary(const show_report *r)
                                                    : "",
                r->step.ckpt_segments ? ", activation checkpointing" : "",
                a->opt.fuser == MDL_FUSER_NVFUSER ? ", NVFuser" : "",
+               mdl_zero_grad_mode(&a->opt) == MDL_ZG_ZERO ? ", zero_grad zeroes each gradient" : "",
                a->opt.cuda_graphs ? ", CUDA graphs" : "");
     printf("FLOPs/sample   forward %.3f GFLOP, training step %.3f GFLOP (all kernels)\n",
            r->fwd_flops / r->samples / 1e9, r->train_flops / r->samples / 1e9);

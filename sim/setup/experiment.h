@@ -50,6 +50,7 @@ typedef struct sim_experiment {
         int optimizer_impl; /* index into "foreach", "fused", "forloop" */
         int mode;           /* index into "train", "inference" */
         int grad_clip;      /* index into mdl_grad_clip_names: "none", "global", "apex" */
+        int zero_grad;      /* index into mdl_zero_grad_names (MDL_ZG_* order) */
         bool weight_decay;
         int accum_steps;    /* loader batches (micro-batches) per optimizer step */
         bool checkpointing; /* activation checkpointing over the model's blocks */

@@ -22,6 +22,7 @@ static void options_from(const sim_experiment *x, mdl_options *o)
     o->inference = x->workload.mode == 1;
     o->weight_decay = x->workload.weight_decay;
     o->grad_clip = x->workload.grad_clip; /* mdl_grad_clip_names: MDL_CLIP_* */
+    o->zero_grad = x->workload.zero_grad; /* mdl_zero_grad_names: MDL_ZG_* */
     o->accum_steps = x->workload.accum_steps;
     o->checkpointing = x->workload.checkpointing;
     o->grad_scaler = scaler[x->workload.grad_scaler];

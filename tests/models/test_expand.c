@@ -622,6 +622,51 @@ static void test_expand_optimizer_none(void **state)
     assert_non_null(strstr(err.msg, "needs an optimizer step"));
 }
 
+/* zero_grad by release (PyTorch 2.0 made set_to_none the default of torch.optim and nn.Module):
+ * before it, zero_grad() detaches and zero_()s each of resnet18's 62 gradients, a fill kernel
+ * each, and the next backward adds into them (62 accumulate_grad kernels where set_to_none lets
+ * it steal); apex's fused optimizers set .grad to None in any release; optimizer none calls
+ * nothing unless asked, and an explicit mode overrides the release. */
+static void test_expand_zero_grad_by_release(void **state)
+{
+    (void)state;
+    mdl_options o = opts(16, SIM_PREC_FP32);
+    o.pytorch = 113;
+    run old, fused, modern, none, none_zero;
+    expand("resnet18", &o, &old);
+    assert_int_equal(mdl_zero_grad_mode(&o), MDL_ZG_ZERO);
+    assert_int_equal(count_op(&old.step, "zero_grad_fill"), 62);
+    assert_int_equal(count_op(&old.step, "zero_grad"), 0);
+    assert_int_equal(count_op(&old.step, "accumulate_grad"), 62);
+    assert_int_equal(count_op(&old.step, "accumulate_grad_steal"), 0);
+    o.opt_impl = MDL_IMPL_FUSED;
+    expand("resnet18", &o, &fused);
+    assert_int_equal(count_op(&fused.step, "zero_grad_fill"), 0);
+    assert_int_equal(count_op(&fused.step, "zero_grad"), 1);
+    o.opt_impl = MDL_IMPL_FOREACH;
+    o.pytorch = 200;
+    expand("resnet18", &o, &modern);
+    assert_int_equal(mdl_zero_grad_mode(&o), MDL_ZG_SET_TO_NONE);
+    assert_int_equal(count_op(&modern.step, "zero_grad_fill"), 0);
+    assert_int_equal(count_op(&modern.step, "accumulate_grad"), 0);
+    assert_true(old.t.dispatch_ns > modern.t.dispatch_ns);
+    o.optimizer = MDL_OPT_NONE;
+    o.pytorch = 113;
+    expand("resnet18", &o, &none);
+    assert_int_equal(count_op(&none.step, "zero_grad_fill"), 0);
+    o.zero_grad = MDL_ZG_ZERO;
+    expand("resnet18", &o, &none_zero);
+    assert_int_equal(count_op(&none_zero.step, "zero_grad_fill"), 62);
+    assert_int_equal(count_op(&none_zero.step, "accumulate_grad"), 62);
+    o.inference = true;
+    assert_int_equal(mdl_zero_grad_mode(&o), MDL_ZG_NONE);
+    done(&old);
+    done(&fused);
+    done(&modern);
+    done(&none);
+    done(&none_zero);
+}
+
 /* gelu_new as Hugging Face writes it (GPT-2 large): per layer eight forward kernels and eleven
  * backward ones on the (batch, seq, 4 x 1280) activation. In FP32 the forward moves 72 bytes per
  * element (six one-operand ops at 4 + 4, the two two-operand ones at 8 + 4) where F.gelu moves 8.
@@ -1096,6 +1141,7 @@ int main(void)
         cmocka_unit_test(test_expand_gradient_accumulation),
         cmocka_unit_test(test_expand_accumulation_past_256),
         cmocka_unit_test(test_expand_optimizer_none),
+        cmocka_unit_test(test_expand_zero_grad_by_release),
         cmocka_unit_test(test_expand_gelu_python_chain),
         cmocka_unit_test(test_expand_inference),
         cmocka_unit_test(test_expand_opt_attention),
