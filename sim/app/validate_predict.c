@@ -40,13 +40,14 @@ static void row_fail(sim_val_row *r, const char *fmt, ...)
     r->predicted = NAN;
 }
 
-/* Microbenchmark parameters: the settings without a dot (m=, n=, k=, bytes=, pinned=, copies=,
- * vec=, counted=, timed=), and how jobs share a GPU (the experiment's system.gpu_sharing keys).
+/* Microbenchmark parameters: the settings without a dot (m=, n=, k=, b= the GEMMs of one batched
+ * call, bytes=, pinned=, copies=, vec=, counted=, timed=), and how jobs share a GPU (the
+ * experiment's system.gpu_sharing keys).
  * counted= and timed=: the source's rate counts the samples of `counted` optimizer steps over the
  * time of `timed` steps (run_squad.py with --max_steps=100 times 101 steps and counts 100; when
  * its two epochs end first it times fewer than it counts). */
 typedef struct bench_params {
-    double m, n, k, bytes, copies, vec, counted, timed;
+    double m, n, k, b, bytes, copies, vec, counted, timed;
     bool pinned;
     sim_gpushare_config share;
 } bench_params;
@@ -61,9 +62,9 @@ static int bench_param(sim_val_row *r, const char *item, bench_params *b)
         if (b->pinned || !strcmp(eq + 1, "false")) return 0;
     } else if (eq && end != eq + 1 && !*end && v > 0) {
         size_t len = (size_t)(eq - item);
-        static const char *const names[] = {"m",      "n",   "k",       "bytes",
+        static const char *const names[] = {"m",      "n",   "k",       "b",    "bytes",
                                             "copies", "vec", "counted", "timed"};
-        double *slots[] = {&b->m,      &b->n,   &b->k,       &b->bytes,
+        double *slots[] = {&b->m,      &b->n,   &b->k,       &b->b,    &b->bytes,
                            &b->copies, &b->vec, &b->counted, &b->timed};
         for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
             if (strlen(names[i]) == len && !strncmp(item, names[i], len)) {
@@ -71,11 +72,10 @@ static int bench_param(sim_val_row *r, const char *item, bench_params *b)
                 return 0;
             }
     }
-    row_fail(
-        r,
-        "settings: '%s' is neither an experiment key nor m=, n=, k=, bytes=, pinned=, copies=, "
-        "vec=, counted=, timed=",
-        item);
+    row_fail(r,
+             "settings: '%s' is neither an experiment key nor m=, n=, k=, b=, bytes=, pinned=, "
+             "copies=, vec=, counted=, timed=",
+             item);
     return -1;
 }
 
@@ -250,10 +250,16 @@ static void predict_kernel(sim_val_row *r, const sim_scenario *sc, const bench_p
             row_fail(r, "settings: %s needs m=, n= and k=", sim_val_metric_name(r->metric));
             return;
         }
+        if (b->b > 0 && (b->b != floor(b->b) || b->b > 65536)) {
+            row_fail(r, "settings: b= is the number of GEMMs of the shape in one batched call, "
+                        "a whole number up to 65536");
+            return;
+        }
+        double batch = b->b > 0 ? b->b : 1;
         k.math = MDL_MATH_GEMM;
-        k.flops = 2 * b->m * b->n * b->k;
-        k.bytes = (b->m * b->k + b->k * b->n + b->m * b->n) * elt;
-        k.gemm_m = b->m, k.gemm_n = b->n, k.gemm_k = b->k, k.gemm_batch = 1;
+        k.flops = 2 * b->m * b->n * b->k * batch;
+        k.bytes = (b->m * b->k + b->k * b->n + b->m * b->n) * elt * batch;
+        k.gemm_m = b->m, k.gemm_n = b->n, k.gemm_k = b->k, k.gemm_batch = batch;
     } else if (r->metric == SIM_VAL_MEM_BW_GBPS) {
         if (!(b->bytes > 0)) {
             row_fail(r, "settings: mem_bw_gbps needs bytes=");

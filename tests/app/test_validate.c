@@ -274,6 +274,31 @@ static void test_validate_membw_elements_in_flight(void **state)
     unlink(path);
 }
 
+/* b=: that many GEMMs of the shape in one batched call. Two 2048x4096x4096 GEMMs are the
+ * 128x128 tiles, the FLOPs and (compute-bound, so the bytes do not count) the time of one
+ * 4096x4096x4096 GEMM, so the two rows predict the same rate exactly. A fraction and a batch
+ * over 65536 are refused with the reason. */
+static void test_validate_gemm_batch(void **state)
+{
+    (void)state;
+    write_file(
+        HEADER
+        "g1,gemm,check,gemm_tflops,700,h100-sxm5-80gb,1,-,fp16,-,m=4096;n=4096;k=4096,sw,s,\n"
+        "g2,gemm,check,gemm_tflops,700,h100-sxm5-80gb,1,-,fp16,-,m=2048;n=4096;k=4096;b=2,sw,"
+        "s,\n"
+        "gh,gemm,check,gemm_tflops,700,h100-sxm5-80gb,1,-,fp16,-,m=8;n=8;k=8;b=2.5,sw,s,\n"
+        "gb,gemm,check,gemm_tflops,700,h100-sxm5-80gb,1,-,fp16,-,m=8;n=8;k=8;b=1e6,sw,s,\n");
+    sim_val_table t = read_predicted();
+    assert_true(t.rows[0].predicted > 0);
+    assert_true(t.rows[1].predicted == t.rows[0].predicted);
+    for (int i = 2; i < 4; i++) {
+        assert_true(isnan(t.rows[i].predicted));
+        assert_non_null(strstr(t.rows[i].error, "b= is the number of GEMMs"));
+    }
+    sim_val_table_free(&t);
+    unlink(path);
+}
+
 /* counted= and timed=: a source that counts the samples of 100 steps over the time of 101 gets
  * exactly 100/101 of the samples per second of the same run without them, and the step time
  * 101/100 of it (the simulation is deterministic); one that counts 100 over the time of the 70 it
@@ -365,6 +390,7 @@ int main(void)
         cmocka_unit_test(test_validate_inference_rows_run_the_forward),
         cmocka_unit_test(test_validate_busbw_closed_form),
         cmocka_unit_test(test_validate_membw_elements_in_flight),
+        cmocka_unit_test(test_validate_gemm_batch),
         cmocka_unit_test(test_validate_counted_and_timed_steps),
         cmocka_unit_test(test_validate_published_errors_do_not_grow),
     };
