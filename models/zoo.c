@@ -441,26 +441,31 @@ typedef struct decoder_shape {
     mdl_act act;
 } decoder_shape;
 
+/* One of the layer's projections with its bias: a Conv1D (addmm) when the model has them. */
+static mdl_val decoder_linear(mdl_net *net, const char *name, mdl_val x, int out,
+                              const decoder_shape *d)
+{
+    x = mdl_linear(net, name, x, out, true);
+    if (d->addmm) mdl_addmm_last(net);
+    return x;
+}
+
 static mdl_val pre_ln_decoder_layer(mdl_net *net, const char *p, const decoder_names *n,
                                     const decoder_shape *d, mdl_val x)
 {
     char b[128];
     mdl_val y = mdl_layernorm(net, NM(b, "%s.%s", p, n->ln_1), x);
     y = d->split_qkv ? mdl_linear_qkv(net, NM(b, "%s.%s", p, n->qkv), y, d->dim, true)
-                     : mdl_linear(net, NM(b, "%s.%s", p, n->qkv), y, 3 * d->dim, true);
-    if (d->addmm) mdl_addmm_last(net);
+                     : decoder_linear(net, NM(b, "%s.%s", p, n->qkv), y, 3 * d->dim, d);
     y = mdl_attention(net, NM(b, "%s.%s", p, n->attn), y, d->heads, d->attn);
     y = mdl_permute(net, NM(b, "%s.%s", p, n->transpose), y);
-    y = mdl_linear(net, NM(b, "%s.%s", p, n->out_proj), y, d->dim, true);
-    if (d->addmm) mdl_addmm_last(net);
+    y = decoder_linear(net, NM(b, "%s.%s", p, n->out_proj), y, d->dim, d);
     y = mdl_dropout(net, NM(b, "%s.%s", p, n->attn_dropout), y);
     x = mdl_add(net, NM(b, "%s.%s", p, n->add_1), x, y, false);
     y = mdl_layernorm(net, NM(b, "%s.%s", p, n->ln_2), x);
-    y = mdl_linear(net, NM(b, "%s.%s", p, n->fc_in), y, d->ffn, true);
-    if (d->addmm) mdl_addmm_last(net);
+    y = decoder_linear(net, NM(b, "%s.%s", p, n->fc_in), y, d->ffn, d);
     y = mdl_act_layer(net, NM(b, "%s.%s", p, n->act), y, d->act, false);
-    y = mdl_linear(net, NM(b, "%s.%s", p, n->fc_out), y, d->dim, true);
-    if (d->addmm) mdl_addmm_last(net);
+    y = decoder_linear(net, NM(b, "%s.%s", p, n->fc_out), y, d->dim, d);
     y = mdl_dropout(net, NM(b, "%s.%s", p, n->mlp_dropout), y);
     return mdl_add(net, NM(b, "%s.%s", p, n->add_2), x, y, false);
 }

@@ -54,6 +54,18 @@ static void assert_contains(const char *haystack, const char *needle)
     if (!strstr(haystack, needle)) fail_msg("expected '%s' in output:\n%s", needle, haystack);
 }
 
+/* Runs `epochsim ARGS`, which must succeed and print JSON; returns the parsed tree. */
+static yajl_val run_json(const char *args)
+{
+    run_result r = run(args);
+    assert_int_equal(r.status, 0);
+    char errbuf[256];
+    yajl_val root = yajl_tree_parse(r.out, errbuf, sizeof errbuf);
+    if (!root) fail_msg("invalid JSON from '%s': %s", args, errbuf);
+    free(r.out);
+    return root;
+}
+
 static double json_number(yajl_val root, const char *a, const char *b, const char *c)
 {
     const char *path[] = {a, b, c, NULL};
@@ -90,11 +102,7 @@ static void test_hw_cmd_list_all_kinds(void **state)
 static void test_hw_cmd_list_json_parses(void **state)
 {
     (void)state;
-    run_result r = run("hw list cpus --json");
-    assert_int_equal(r.status, 0);
-    char errbuf[256];
-    yajl_val root = yajl_tree_parse(r.out, errbuf, sizeof errbuf);
-    if (!root) fail_msg("invalid JSON: %s", errbuf);
+    yajl_val root = run_json("hw list cpus --json");
     const char *path[] = {"cpus", NULL};
     yajl_val cpus = yajl_tree_get(root, path, yajl_t_array);
     assert_non_null(cpus);
@@ -114,7 +122,6 @@ static void test_hw_cmd_list_json_parses(void **state)
     }
     assert_true(found);
     yajl_tree_free(root);
-    free(r.out);
 }
 
 static void test_hw_cmd_show_gpu_table(void **state)
@@ -153,11 +160,7 @@ static void test_hw_cmd_show_gpu_mig_profiles(void **state)
 static void test_hw_cmd_show_json_values(void **state)
 {
     (void)state;
-    run_result r = run("hw show a100-sxm4-80gb --json");
-    assert_int_equal(r.status, 0);
-    char errbuf[256];
-    yajl_val root = yajl_tree_parse(r.out, errbuf, sizeof errbuf);
-    if (!root) fail_msg("invalid JSON: %s", errbuf);
+    yajl_val root = run_json("hw show a100-sxm4-80gb --json");
     const char *kp[] = {"kind", NULL};
     assert_string_equal(YAJL_GET_STRING(yajl_tree_get(root, kp, yajl_t_string)), "gpus");
     /* numbers come back exactly as the catalog writes them */
@@ -173,28 +176,19 @@ static void test_hw_cmd_show_json_values(void **state)
     /* the SXM4 is its chip's power reference: it holds boost */
     assert_true(json_number(root, "clock_factor", NULL, NULL) == 1);
     yajl_tree_free(root);
-    free(r.out);
     /* the A10 holds cbrt((150 W / 72 SMs) / (350 W / 82 SMs)) of boost against the RTX 3090 */
-    r = run("hw show a10 --json");
-    assert_int_equal(r.status, 0);
-    root = yajl_tree_parse(r.out, errbuf, sizeof errbuf);
-    if (!root) fail_msg("invalid JSON: %s", errbuf);
+    root = run_json("hw show a10 --json");
     assert_true(fabs(json_number(root, "clock_factor", NULL, NULL) - 0.7874) < 1e-4);
     /* and cbrt(0.4880 / 2.005) = 0.624 while its full-rate tensor cores are busy */
     assert_true(fabs(json_number(root, "clock_factor_tensor", NULL, NULL) - 0.6244) < 1e-4);
     yajl_tree_free(root);
-    free(r.out);
     /* the T4 states its measured clock: 799 of 1,590 MHz on both units, and says where it is from
      */
-    r = run("hw show t4 --json");
-    assert_int_equal(r.status, 0);
-    root = yajl_tree_parse(r.out, errbuf, sizeof errbuf);
-    if (!root) fail_msg("invalid JSON: %s", errbuf);
+    root = run_json("hw show t4 --json");
     assert_true(fabs(json_number(root, "clock_factor", NULL, NULL) - 799.0 / 1590) < 1e-12);
     assert_true(fabs(json_number(root, "clock_factor_tensor", NULL, NULL) - 799.0 / 1590) < 1e-12);
     yajl_tree_free(root);
-    free(r.out);
-    r = run("hw show t4");
+    run_result r = run("hw show t4");
     assert_int_equal(r.status, 0);
     assert_contains(r.out, "sustained clock: 0.503 of boost, 799 MHz");
     assert_contains(r.out, "measured: sustained_mhz");
@@ -210,14 +204,10 @@ static void test_hw_cmd_show_system_resolves_parts(void **state)
     assert_contains(r.out, "epyc-7r32 (AMD EPYC 7R32");
     free(r.out);
     /* a desktop leaves cpu_cores to the CPU: JSON null, table "-" */
-    r = run("hw show desktop-4090 --json");
-    assert_int_equal(r.status, 0);
-    yajl_val root = yajl_tree_parse(r.out, NULL, 0);
-    assert_non_null(root);
+    yajl_val root = run_json("hw show desktop-4090 --json");
     const char *p[] = {"entry", "cpu_cores", NULL};
     assert_non_null(yajl_tree_get(root, p, yajl_t_null));
     yajl_tree_free(root);
-    free(r.out);
 }
 
 static void test_hw_cmd_show_system_links(void **state)
@@ -235,10 +225,7 @@ static void test_hw_cmd_show_system_links(void **state)
     assert_contains(r.out, "NVLink   nvswitch, 12 links per GPU at 20.0 GB/s");
     assert_contains(r.out, "slowest hop nvlink at 240.00 GB/s");
     free(r.out);
-    r = run("hw show desktop-4x4090 --json");
-    assert_int_equal(r.status, 0);
-    yajl_val root = yajl_tree_parse(r.out, NULL, 0);
-    assert_non_null(root);
+    yajl_val root = run_json("hw show desktop-4x4090 --json");
     const char *lanes[] = {"links", "pcie_lanes", NULL};
     yajl_val arr = yajl_tree_get(root, lanes, yajl_t_array);
     assert_non_null(arr);
@@ -249,7 +236,6 @@ static void test_hw_cmd_show_system_links(void **state)
     /* x4 at 25 GB/s per x16 x the host bounce share (sim/core/topo.h) */
     assert_true(fabs(json_number(root, "links", "ring_bw_gbps", NULL) - 25.0 / 4 * 0.33) < 1e-9);
     yajl_tree_free(root);
-    free(r.out);
 }
 
 /* The row of SIZE in an all_reduce_perf-style table: its busbw column. */
@@ -278,11 +264,9 @@ static void test_hw_cmd_allreduce_table_and_json(void **state)
     assert_true(big > 235 && big < 240);
     assert_true(table_busbw(r.out, "1048576") < big); /* latency costs small messages */
     free(r.out);
-    r = run("hw allreduce server-4x-a100-pcie --gpus 2 --bytes 1G --set system.nvlink=bridge "
-            "--set system.nvlink_links=12 --json -");
-    assert_int_equal(r.status, 0);
-    yajl_val root = yajl_tree_parse(r.out, NULL, 0);
-    assert_non_null(root);
+    yajl_val root =
+        run_json("hw allreduce server-4x-a100-pcie --gpus 2 --bytes 1G --set system.nvlink=bridge "
+                 "--set system.nvlink_links=12 --json -");
     const char *res[] = {"results", NULL};
     yajl_val arr = yajl_tree_get(root, res, yajl_t_array);
     assert_non_null(arr);
@@ -293,7 +277,6 @@ static void test_hw_cmd_allreduce_table_and_json(void **state)
     assert_true(fabs(bus - alg) < 1e-9); /* two GPUs: busbw = algbw x 2 (2 - 1) / 2 */
     assert_true(bus > 230 && bus < 240);
     yajl_tree_free(root);
-    free(r.out);
 }
 
 static void test_hw_cmd_allreduce_bad_input(void **state)

@@ -45,6 +45,20 @@ static sim_val_table read_predicted(void)
     return t;
 }
 
+/* Reads the table file and gives its n rows these predictions and GPU architectures, as
+ * sim_val_predict would, so that the statistics have closed forms. */
+static sim_val_table read_given(const double *predicted, const char *const *arch, size_t n)
+{
+    sim_val_table t = {0};
+    assert_int_equal(sim_val_read_file(&t, path, NULL), 0);
+    assert_int_equal(t.n, n);
+    for (size_t i = 0; i < n; i++) {
+        t.rows[i].predicted = predicted[i];
+        snprintf(t.rows[i].arch, sizeof t.rows[i].arch, "%s", arch[i]);
+    }
+    return t;
+}
+
 /* Reads text as a table file and expects an SIM_EFORMAT at line:col whose message has `has`. */
 static void expect_error(const char *text, int line, int col, const char *has)
 {
@@ -93,15 +107,9 @@ static void test_validate_mape_and_ratio_closed_form(void **state)
                "a,g,check,samples_per_s,100,a10,1,resnet50,fp16,8,,sw,http://s x,\n"
                "b,g,check,samples_per_s,200,h100-sxm5-80gb,1,resnet50,fp16,8,,sw,http://s y,\n"
                "c,g,fit,samples_per_s,50,a10,1,resnet50,fp16,8,,sw,http://s,\n");
-    sim_val_table t = {0};
-    assert_int_equal(sim_val_read_file(&t, path, NULL), 0);
-    assert_int_equal(t.n, 3);
     const double predicted[] = {110, 180, 60};
-    const char *arch[] = {"ampere", "hopper", "ampere"};
-    for (int i = 0; i < 3; i++) {
-        t.rows[i].predicted = predicted[i];
-        snprintf(t.rows[i].arch, sizeof t.rows[i].arch, "%s", arch[i]);
-    }
+    const char *const arch[] = {"ampere", "hopper", "ampere"};
+    sim_val_table t = read_given(predicted, arch, 3);
     assert_true(fabs(sim_val_error_pct(&t.rows[1]) + 10) < 1e-9);
     sim_val_summary s;
     assert_int_equal(sim_val_summarize(&t, &s), 0);
@@ -134,13 +142,9 @@ static void test_validate_ratio_same_software(void **state)
                "a,g,check,samples_per_s,100,a10,1,resnet50,fp16,8,,sw,http://s x,\n"
                "b,g,check,samples_per_s,200,h100-sxm5-80gb,1,resnet50,fp16,8,,sw,http://s y,\n"
                "d,g,check,samples_per_s,100,l4,1,resnet50,fp16,8,,sw2,http://s z,\n");
-    sim_val_table t = {0};
-    assert_int_equal(sim_val_read_file(&t, path, NULL), 0);
     const double predicted[] = {110, 180, 90};
-    for (int i = 0; i < 3; i++) {
-        t.rows[i].predicted = predicted[i];
-        snprintf(t.rows[i].arch, sizeof t.rows[i].arch, "%s", i == 1 ? "hopper" : "ampere");
-    }
+    const char *const arch[] = {"ampere", "hopper", "ampere"};
+    sim_val_table t = read_given(predicted, arch, 3);
     sim_val_summary s;
     assert_int_equal(sim_val_summarize(&t, &s), 0);
     int ratios = 0;
@@ -172,14 +176,9 @@ static void test_validate_kernel_rows_only_in_their_group(void **state)
                "d,k,check,gemm_tflops,40,h100-sxm5-80gb,1,-,fp16,-,m=8;n=8;k=8,sw,http://k y,\n"
                "e,i,check,inference_ms,10,a10,1,resnet50,fp16,8,,sw,http://i x,\n"
                "f,i,check,inference_ms,40,h100-sxm5-80gb,1,resnet50,fp16,8,,sw,http://i y,\n");
-    sim_val_table t = {0};
-    assert_int_equal(sim_val_read_file(&t, path, NULL), 0);
     const double predicted[] = {110, 180, 15, 20, 15, 20};
-    const char *arch[] = {"ampere", "hopper", "ampere", "hopper", "ampere", "hopper"};
-    for (int i = 0; i < 6; i++) {
-        t.rows[i].predicted = predicted[i];
-        snprintf(t.rows[i].arch, sizeof t.rows[i].arch, "%s", arch[i]);
-    }
+    const char *const arch[] = {"ampere", "hopper", "ampere", "hopper", "ampere", "hopper"};
+    sim_val_table t = read_given(predicted, arch, 6);
     sim_val_summary s;
     assert_int_equal(sim_val_summarize(&t, &s), 0);
     int seen = 0;
