@@ -184,7 +184,8 @@ bool mdl_conv_tensor_cores(const sim_gpu_desc *gpu, sim_precision p)
     return tensor != 0;
 }
 
-void mdl_kernel_cost(const mdl_kernel *k, const sim_gpu_desc *gpu, sim_precision p, mdl_cost *o)
+/* One kernel's roofline time (cost.h), the Winograd alternative aside. */
+static void roofline(const mdl_kernel *k, const sim_gpu_desc *gpu, sim_precision p, mdl_cost *o)
 {
     *o = (mdl_cost){.wave_factor = 1, .unit = SIM_UNIT_NONE};
     if (k->kind != SIM_OP_KERNEL) return;
@@ -233,6 +234,7 @@ void mdl_kernel_cost(const mdl_kernel *k, const sim_gpu_desc *gpu, sim_precision
     o->overhead_ns = gpu->kernel_overhead_us > 0 ? gpu->kernel_overhead_us * 1e3 : 0;
     if (tensor && k->math == MDL_MATH_GEMM && work > 0) o->overhead_ns += MDL_GEMM_FIXED_US * 1e3;
     double t = (o->compute_ns > o->memory_ns ? o->compute_ns : o->memory_ns) + o->overhead_ns;
+    o->ns = t;
     o->total_ns = t < 1 ? 1 : (int64_t)llround(t);
     if (o->compute_ns >= o->memory_ns && o->compute_ns > 0)
         o->unit = tensor ? SIM_UNIT_TENSOR : SIM_UNIT_CUDA;
@@ -240,6 +242,114 @@ void mdl_kernel_cost(const mdl_kernel *k, const sim_gpu_desc *gpu, sim_precision
         o->unit = SIM_UNIT_MEMORY;
     double f = o->blocks / sms;
     o->sm_fraction = (float)(f > 1 ? 1 : f > 0 ? f : 1.0 / sms);
+}
+
+/* ---- nonfused Winograd F(4x4, 3x3) (mdl_wino in cost.h) ---- */
+
+/* Elements of a transformed 6x6 tile per 4x4 output tile and channel, and of a 3x3 filter. */
+#define WINO_TILE 36.0
+#define WINO_FILTER 9.0
+/* fp32: the only type whose convolutions take this path (expand.c). */
+#define WINO_ELEM_BYTES 4.0
+
+/* A transform kernel of the Winograd pipeline: reads `in` elements, writes `out`; a few adds per
+ * element, so bound by DRAM on every GPU here. */
+static mdl_kernel wino_transform(double in, double out)
+{
+    return (mdl_kernel){.kind = SIM_OP_KERNEL,
+                        .math = MDL_MATH_SIMT,
+                        .bytes = (in + out) * WINO_ELEM_BYTES,
+                        .blocks = ceil(out / 512)};
+}
+
+/* The 36 batched GEMMs of the transformed operands, on the convolution's unit. */
+static mdl_kernel wino_gemm(const mdl_kernel *conv, double m, double n, double k)
+{
+    return (mdl_kernel){.kind = SIM_OP_KERNEL,
+                        .math = conv->math,
+                        .flops = 2 * WINO_TILE * m * n * k,
+                        .bytes = WINO_TILE * (m * k + k * n + m * n) * WINO_ELEM_BYTES,
+                        .gemm_m = m,
+                        .gemm_n = n,
+                        .gemm_k = k,
+                        .gemm_batch = WINO_TILE};
+}
+
+/* The kernels cuDNN's nonfused Winograd runs for a convolution pass, in order: the two operand
+ * transforms (forward and data gradient: the activation and the filter; filter gradient: the
+ * input and the output gradient), the batched GEMM, the transform of its product back. Each GEMM
+ * reduces over the channels (forward, data gradient) or the tiles (filter gradient). */
+static int wino_kernels(const mdl_kernel *k, mdl_kernel part[4])
+{
+    const mdl_wino *w = &k->wino;
+    double t = w->tiles, ci = w->cin, co = w->cout;
+    double filter = WINO_FILTER * ci * co, tfilter = WINO_TILE * ci * co;
+    switch (w->pass) {
+    case MDL_WINO_FWD:
+        part[0] = wino_transform(w->x_elems, WINO_TILE * t * ci);
+        part[1] = wino_transform(filter, tfilter);
+        part[2] = wino_gemm(k, t, co, ci);
+        part[3] = wino_transform(WINO_TILE * t * co, w->y_elems);
+        return 4;
+    case MDL_WINO_DGRAD:
+        part[0] = wino_transform(w->y_elems, WINO_TILE * t * co);
+        part[1] = wino_transform(filter, tfilter);
+        part[2] = wino_gemm(k, t, ci, co);
+        part[3] = wino_transform(WINO_TILE * t * ci, w->x_elems);
+        return 4;
+    case MDL_WINO_WGRAD:
+        part[0] = wino_transform(w->x_elems, WINO_TILE * t * ci);
+        part[1] = wino_transform(w->y_elems, WINO_TILE * t * co);
+        part[2] = wino_gemm(k, ci, co, t);
+        part[3] = wino_transform(tfilter, filter);
+        return 4;
+    }
+    return 0;
+}
+
+/* The Winograd kernels' time together (mdl_cost in cost.h says how the figures add up). */
+static void winograd(const mdl_kernel *k, const sim_gpu_desc *gpu, sim_precision p, mdl_cost *o)
+{
+    mdl_kernel part[4];
+    int n = wino_kernels(k, part);
+    *o = (mdl_cost){.wave_factor = 1, .algo = MDL_ALGO_WINOGRAD};
+    for (int i = 0; i < n; i++) {
+        mdl_cost c;
+        roofline(&part[i], gpu, p, &c);
+        if (part[i].gemm_m > 0) {
+            o->peak_flops = c.peak_flops;
+            o->blocks = c.blocks;
+            o->eff_compute = c.eff_compute;
+            o->eff_memory = c.eff_memory;
+            o->sm_fraction = c.sm_fraction;
+        }
+        if (c.compute_ns > c.memory_ns)
+            o->compute_ns += c.compute_ns;
+        else
+            o->memory_ns += c.memory_ns;
+        o->overhead_ns += c.overhead_ns;
+        o->ns += c.ns;
+    }
+    o->total_ns = o->ns < 1 ? 1 : (int64_t)llround(o->ns);
+    o->unit = o->compute_ns >= o->memory_ns ? SIM_UNIT_CUDA : SIM_UNIT_MEMORY;
+}
+
+const char *mdl_algo_name(mdl_algo a)
+{
+    return a == MDL_ALGO_WINOGRAD ? "winograd" : "direct";
+}
+
+void mdl_kernel_cost(const mdl_kernel *k, const sim_gpu_desc *gpu, sim_precision p, mdl_cost *o)
+{
+    roofline(k, gpu, p, o);
+    if (k->wino.pass == MDL_WINO_NONE || k->kind != SIM_OP_KERNEL) return;
+    /* Only a convolution on CUDA cores is offered the choice (expand.c says which). */
+    int tensor = 0;
+    mdl_peak_flops(gpu, p, (mdl_math)k->math, &tensor);
+    if (tensor) return;
+    mdl_cost w;
+    winograd(k, gpu, p, &w);
+    if (w.ns < o->ns) *o = w;
 }
 
 int64_t mdl_kernel_time_ns(const mdl_kernel *k, const sim_gpu_desc *gpu, sim_precision p)

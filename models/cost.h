@@ -61,6 +61,25 @@ typedef enum mdl_phase {
     MDL_PH_COUNT
 } mdl_phase;
 
+/* Which pass of a convolution a Winograd geometry describes (mdl_wino.pass). */
+enum { MDL_WINO_NONE, MDL_WINO_FWD, MDL_WINO_DGRAD, MDL_WINO_WGRAD };
+
+/* A pass of a 3x3, stride-1, ungrouped fp32 convolution, which cuDNN can also run as nonfused
+ * Winograd F(4x4, 3x3) (CUDNN_CONVOLUTION_{FWD,BWD_DATA,BWD_FILTER}_ALGO_WINOGRAD_NONFUSED):
+ * transform the operands into 6x6 tiles, 36 batched GEMMs, transform the product back. A 4x4
+ * output tile takes 36 multiplies per channel pair where direct convolution takes 144 (Lavin and
+ * Gray, "Fast Algorithms for Convolutional Neural Networks", CVPR 2016: F(m x m, r x r) needs
+ * (m + r - 1)^2 multiplies per tile), at the price of the transformed tensors' DRAM traffic.
+ * mdl_kernel_cost prices both and keeps the faster, as cudnn.benchmark's trial of every
+ * algorithm does. */
+typedef struct mdl_wino {
+    uint8_t pass;            /* MDL_WINO_*; NONE: implicit GEMM only */
+    double tiles;            /* 4x4 tiles of the pass's output image over the batch (wgrad:
+                                of the output gradient dy) */
+    double cin, cout;        /* the convolution's input and output channels */
+    double x_elems, y_elems; /* elements of its input x and output y over the batch */
+} mdl_wino;
+
 /* One record of an expanded step: a kernel (kind SIM_OP_KERNEL) or a CPU-only op / sync. */
 typedef struct mdl_kernel {
     const char *op;    /* static name: "conv_fwd", "foreach_add_", ... */
@@ -82,10 +101,17 @@ typedef struct mdl_kernel {
     double vec_elems;    /* elements a PyTorch vectorized elementwise kernel (TensorIterator)
                             writes; on a GPU with mem_latency_ns its resident threads keep
                             vec_width each in flight (mdl_kernel_cost); 0 = no such limit */
+    mdl_wino wino;       /* a convolution cuDNN may run as Winograd instead; pass NONE = not */
     int64_t dispatch_ns; /* CPU time on the reference core before the launch (or the CPU op) */
 } mdl_kernel;
 
-/* The cost model's working, for `model show` and the tests. */
+/* The algorithm a convolution's time is taken from (mdl_cost.algo). */
+typedef enum mdl_algo { MDL_ALGO_DIRECT, MDL_ALGO_WINOGRAD } mdl_algo;
+
+/* The cost model's working, for `model show` and the tests. For a convolution run as Winograd
+ * (algo) the figures are its kernels' together: its GEMM's peak, blocks and efficiency, the
+ * compute time of its parts bound by arithmetic, the memory time of those bound by DRAM, every
+ * part's overhead, and total_ns their sum. */
 typedef struct mdl_cost {
     double peak_flops;  /* FLOP/s of the unit chosen */
     double blocks;      /* thread blocks (GEMM: from 128x128 / 64x64 tiles and split-K) */
@@ -93,8 +119,10 @@ typedef struct mdl_cost {
     double eff_compute, eff_memory;
     double compute_ns, memory_ns;
     double overhead_ns;
+    double ns; /* the time before rounding (what a fit differentiates) */
     int64_t total_ns;
     sim_unit unit;     /* TENSOR or CUDA when compute-bound, MEMORY when bandwidth-bound */
+    uint8_t algo;      /* mdl_algo */
     float sm_fraction; /* min(1, blocks / SMs) */
 } mdl_cost;
 
@@ -166,7 +194,12 @@ int mdl_threads_per_sm(const sim_gpu_desc *gpu);
  * TF32 check rows 37.2 -> 29.9 %, the B200's 18.1 -> 12.5 %. */
 double mdl_kernel_blocks(const mdl_kernel *k, double slots, bool split_k);
 
-/* Full working of a kernel's time on GPU under precision p (see the top of this file). */
+/* "direct" or "winograd". */
+const char *mdl_algo_name(mdl_algo a);
+
+/* Full working of a kernel's time on GPU under precision p (see the top of this file); for a
+ * convolution with a Winograd geometry on CUDA cores, the faster of it and its Winograd kernels
+ * (mdl_wino). */
 void mdl_kernel_cost(const mdl_kernel *k, const sim_gpu_desc *gpu, sim_precision p, mdl_cost *out);
 /* Just the time, ns (>= 1 for a kernel; 0 for records that are not kernels). */
 int64_t mdl_kernel_time_ns(const mdl_kernel *k, const sim_gpu_desc *gpu, sim_precision p);

@@ -319,8 +319,8 @@ static void nchw_channel_kernel(const ctx *c, const mdl_layer *l, mdl_kernel *k)
     if (k && !c->o->channels_last && spatial > 1) k->chan_elems = k->bytes / c->act;
 }
 
-static void gemm(ctx *c, const char *op, uint8_t math, double m, double n, double k, double batch,
-                 double bytes, int64_t ns)
+static mdl_kernel *gemm(ctx *c, const char *op, uint8_t math, double m, double n, double k,
+                        double batch, double bytes, int64_t ns)
 {
     mdl_kernel *g = push(c, op, SIM_OP_KERNEL, math, 2.0 * m * n * k * batch, bytes, 0, ns);
     if (g) {
@@ -329,6 +329,7 @@ static void gemm(ctx *c, const char *op, uint8_t math, double m, double n, doubl
         g->gemm_k = k;
         g->gemm_batch = batch;
     }
+    return g;
 }
 
 static void cpu(ctx *c, const char *op, int64_t ns)
@@ -383,6 +384,39 @@ static void depthwise_kernel(ctx *c, const char *op, double taps, double flops, 
     sim_precision p = c->o->precision;
     bool half = p == SIM_PREC_FP16 || p == SIM_PREC_AMP_FP16;
     if (k && !c->o->channels_last && !half) k->native_taps = taps;
+}
+
+/* Output rows of a stride-1 3x3 convolution: the padding (0 to 2) whose output has the layer's
+ * l->m pixels; 0 when none does. */
+static int conv3x3_out_h(const mdl_layer *l)
+{
+    for (int pad = 0; pad <= 2; pad++) {
+        int oh = l->in_h + 2 * pad - 2, ow = l->in_w + 2 * pad - 2;
+        if (oh > 0 && ow > 0 && (double)oh * ow == l->m) return oh;
+    }
+    return 0;
+}
+
+/* Marks a convolution pass that cuDNN may run as nonfused Winograd F(4x4, 3x3) (mdl_wino in
+ * cost.h; mdl_kernel_cost keeps the faster): a 3x3, stride-1, ungrouped convolution on fp32 NCHW
+ * tensors that runs on CUDA cores. cuDNN's nonfused Winograd takes 3x3 and 5x5 filters at
+ * stride 1 (cuDNN API reference, cudnnConvolutionFwdAlgo_t); in half precision and TF32 the
+ * tensor-core implicit GEMM is 4-16x the CUDA-core rate and is not offered the choice. */
+static void winograd_pass(const ctx *c, const mdl_layer *l, mdl_kernel *k, int pass)
+{
+    int oh = conv3x3_out_h(l);
+    if (!k || l->kh != 3 || l->kw != 3 || l->stride != 1 || l->groups != 1 || oh == 0 ||
+        c->act != 4 || c->o->conv_tensor_cores || c->o->channels_last)
+        return;
+    int ow = (int)(l->m / oh), th = pass == MDL_WINO_DGRAD ? l->in_h : oh;
+    int tw = pass == MDL_WINO_DGRAD ? l->in_w : ow;
+    int cin = conv_cin(l);
+    k->wino = (mdl_wino){.pass = (uint8_t)pass,
+                         .tiles = c->B * ceil(th / 4.0) * ceil(tw / 4.0),
+                         .cin = cin,
+                         .cout = (double)l->n,
+                         .x_elems = c->B * cin * (double)l->in_h * l->in_w,
+                         .y_elems = c->B * l->m * (double)l->n};
 }
 
 /* Sizes of a layer's parameter tensors (weights and biases of CONV/LINEAR; equal shares for the
@@ -467,7 +501,10 @@ static void fwd_conv(ctx *c, const mdl_layer *l)
     if (depthwise(l))
         depthwise_kernel(c, "conv_depthwise_fwd", flops / 2, flops, bytes, B * out, ns);
     else
-        gemm(c, "conv_fwd", MDL_MATH_CONV, B * l->m, (double)l->n, (double)l->k, 1, bytes, ns);
+        winograd_pass(
+            c, l,
+            gemm(c, "conv_fwd", MDL_MATH_CONV, B * l->m, (double)l->n, (double)l->k, 1, bytes, ns),
+            MDL_WINO_FWD);
     if (tr) transpose(c, "nhwc_to_nchw", B * out, c->act, c->d->extra_launch_ns);
     if (l->flags & MDL_F_BIAS)
         elem(c, "conv_bias_add", B * out, c->act * B * out * 2, B * out, c->d->extra_launch_ns);
@@ -949,12 +986,18 @@ static void bwd_conv(ctx *c, const mdl_layer *l)
         if (!(l->flags & MDL_F_NO_DGRAD)) {
             double M = B * l->in_h * l->in_w;
             if (tr) ns = transposes_in(c, B * out, "nchw_to_nhwc_filter", l->params, c->cb, ns);
-            gemm(c, "conv_dgrad", MDL_MATH_CONV, M, cin, flops / (2 * M * cin), 1, bytes, ns);
+            winograd_pass(
+                c, l,
+                gemm(c, "conv_dgrad", MDL_MATH_CONV, M, cin, flops / (2 * M * cin), 1, bytes, ns),
+                MDL_WINO_DGRAD);
             ns = D->extra_launch_ns;
             if (tr) transpose(c, "nhwc_to_nchw", B * in, c->act, ns);
         }
         if (tr) ns = transposes_in(c, B * in, "nchw_to_nhwc", B * out, c->act, ns);
-        gemm(c, "conv_wgrad", MDL_MATH_CONV, (double)l->n, (double)l->k, B * l->m, 1, bytes, ns);
+        winograd_pass(c, l,
+                      gemm(c, "conv_wgrad", MDL_MATH_CONV, (double)l->n, (double)l->k, B * l->m, 1,
+                           bytes, ns),
+                      MDL_WINO_WGRAD);
         if (tr) transpose(c, "nhwc_to_nchw_filter", l->params, c->cb, D->extra_launch_ns);
     }
     if (casts_input(c, l)) elem(c, "input_grad_cast", B * in, B * in * (2 + 4), 0, D->bwd_op_ns);

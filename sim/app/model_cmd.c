@@ -606,6 +606,7 @@ static void json_kernels(yajl_gen g, const show_report *r)
             sim_json_num(g, "gpu_us", c.total_ns / 1e3);
             sim_json_str(g, "unit", sim_unit_name(c.unit));
             sim_json_num(g, "blocks", c.blocks);
+            if (k->math == MDL_MATH_CONV) sim_json_str(g, "algo", mdl_algo_name(c.algo));
         }
         yajl_gen_map_close(g);
     }
@@ -703,6 +704,7 @@ static void text_kernels(const show_report *r)
             mdl_cost c;
             mdl_kernel_cost(k, &r->gpu, r->a->opt.precision, &c);
             printf(" %9.1f %-7s %8.0f", c.total_ns / 1e3, sim_unit_name(c.unit), c.blocks);
+            if (c.algo == MDL_ALGO_WINOGRAD) printf(" %s", mdl_algo_name(c.algo));
         }
         printf("\n");
     }

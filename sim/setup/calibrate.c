@@ -118,7 +118,7 @@ static double predicted_ns(const cal_obs *o, const sim_gpu_desc *g)
 {
     mdl_cost c;
     mdl_kernel_cost(&o->k, g, o->precision, &c);
-    return (c.compute_ns > c.memory_ns ? c.compute_ns : c.memory_ns) + c.overhead_ns;
+    return c.ns;
 }
 
 /* 1 if some observation's predicted time moves when the parameter moves by 10 %. */

@@ -1,6 +1,7 @@
 /* test_cost.c — the kernel roofline in its limit cases: compute-bound and memory-bound kernels,
  * wave quantization (one block, a partial last wave), efficiency interpolation and clamping,
- * PyTorch's TF32 defaults, and AMP helping tensor-bound kernels only. */
+ * PyTorch's TF32 defaults, AMP helping tensor-bound kernels only, and a convolution's nonfused
+ * Winograd alternative taken only when it is faster. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -169,6 +170,7 @@ static void test_cost_gemm_fixed_time(void **state)
 {
     (void)state;
     sim_gpu_desc g = flat_gpu(1.0);
+    g.tf32_tflops = 0;
     g.kernel_overhead_us = 2;
     mdl_kernel k = gemm_kernel(16, 16, 16, 1536);
     mdl_cost c;
@@ -429,6 +431,105 @@ static void test_cost_amp_speeds_tensor_bound_not_memory_bound(void **state)
 }
 
 /* Records that are not kernels cost no GPU time; every kernel costs at least the overhead. */
+/* A forward 3x3 convolution, batch 1, 256 -> 256 channels on a 64x64 image (stride 1, pad 1) as
+ * expand.c marks it: 16 x 16 = 256 output tiles of 4x4. */
+static mdl_kernel conv3x3_kernel(double ch)
+{
+    double px = 64 * 64;
+    mdl_kernel k = {.op = "conv_fwd",
+                    .kind = SIM_OP_KERNEL,
+                    .math = MDL_MATH_CONV,
+                    .flops = 2 * px * ch * 9 * ch,
+                    .bytes = 4 * (2 * ch * px + 9 * ch * ch),
+                    .gemm_m = px,
+                    .gemm_n = ch,
+                    .gemm_k = 9 * ch,
+                    .gemm_batch = 1};
+    k.wino = (mdl_wino){.pass = MDL_WINO_FWD,
+                        .tiles = 256,
+                        .cin = ch,
+                        .cout = ch,
+                        .x_elems = ch * px,
+                        .y_elems = ch * px};
+    return k;
+}
+
+/* Nonfused Winograd F(4x4, 3x3) in closed form on the flat GPU without TF32 (a Volta or Turing
+ * part: fp32 convolutions on CUDA cores at 10 TFLOP/s; 1000 GB/s, no per-kernel overhead) and
+ * on the same GPU with TF32, where PyTorch's default runs them on tensor cores. The direct
+ * convolution's 4.832 GFLOP take 483.2 us; the Winograd kernels take the input transform (1,048,576
+ * + 36 x 256 x 256 elements of 4 bytes), the filter transform ((9 + 36) x 256^2), the 36 batched
+ * GEMMs (2 x 36 x 256^3 FLOPs, bound by arithmetic: 120.8 us against 28.3 us of operands) and the
+ * output transform, 159.9 us in all: the faster is taken. In half precision the tensor cores run
+ * the implicit GEMM (4.832 GFLOP at 200 TFLOP/s), and with 4 channels the transforms' traffic
+ * outweighs the multiplies saved: direct both times. */
+static void test_cost_winograd_when_faster(void **state)
+{
+    (void)state;
+    sim_gpu_desc g = flat_gpu(1.0);
+    mdl_kernel k = conv3x3_kernel(256);
+    mdl_cost c;
+    mdl_kernel_cost(&k, &g, SIM_PREC_FP32, &c);
+    assert_int_equal(c.algo, MDL_ALGO_DIRECT); /* TF32 tensor cores */
+    g.tf32_tflops = 0;
+    mdl_kernel_cost(&k, &g, SIM_PREC_FP32, &c);
+    double tile = 36.0 * 256 * 256, x = 256.0 * 4096, filter = 256.0 * 256;
+    double in_us = (x + tile) * 4 / 1e6, filter_us = (9 + 36) * filter * 4 / 1e6;
+    double gemm_us = 2 * 36.0 * 256 * 256 * 256 / 1e7, out_us = in_us;
+    assert_int_equal(c.algo, MDL_ALGO_WINOGRAD);
+    assert_true(fabs(c.ns / 1e3 - (in_us + filter_us + gemm_us + out_us)) < 1e-6);
+    assert_true(fabs(c.compute_ns / 1e3 - gemm_us) < 1e-6);
+    assert_true(fabs(c.memory_ns / 1e3 - (in_us + filter_us + out_us)) < 1e-6);
+    assert_int_equal(c.unit, SIM_UNIT_CUDA);
+    mdl_kernel_cost(&k, &g, SIM_PREC_AMP_FP16, &c);
+    assert_int_equal(c.algo, MDL_ALGO_DIRECT);
+    assert_int_equal(c.unit, SIM_UNIT_TENSOR);
+    k.wino.pass = MDL_WINO_NONE;
+    mdl_kernel_cost(&k, &g, SIM_PREC_FP32, &c);
+    assert_int_equal(c.algo, MDL_ALGO_DIRECT);
+    assert_true(fabs(c.ns / 1e3 - 2 * 4096.0 * 256 * 9 * 256 / 1e7) < 1e-6);
+    mdl_kernel small = conv3x3_kernel(4);
+    mdl_kernel_cost(&small, &g, SIM_PREC_FP32, &c);
+    assert_int_equal(c.algo, MDL_ALGO_DIRECT);
+    assert_int_equal(c.unit, SIM_UNIT_MEMORY);
+}
+
+/* Each Winograd kernel pays the GPU's per-kernel overhead: four of them, where the direct
+ * convolution pays one. The data- and filter-gradient passes run the same four kernels with
+ * their own operands: the data gradient reduces over the output channels, so with 64 in and 256
+ * out its GEMM does as many FLOPs as the forward's, and the filter gradient's GEMM reduces over
+ * the tiles. */
+static void test_cost_winograd_passes_and_overhead(void **state)
+{
+    (void)state;
+    sim_gpu_desc g = flat_gpu(1.0);
+    g.tf32_tflops = 0;
+    g.kernel_overhead_us = 2;
+    mdl_kernel k = conv3x3_kernel(256);
+    mdl_cost c;
+    mdl_kernel_cost(&k, &g, SIM_PREC_FP32, &c);
+    assert_int_equal(c.algo, MDL_ALGO_WINOGRAD);
+    assert_true(fabs(c.overhead_ns - 4 * 2000) < 1e-9);
+    k.wino.cin = 64;
+    k.wino.x_elems = 64 * 4096;
+    mdl_cost fwd, dgrad, wgrad;
+    mdl_kernel_cost(&k, &g, SIM_PREC_FP32, &fwd);
+    k.wino.pass = MDL_WINO_DGRAD;
+    mdl_kernel_cost(&k, &g, SIM_PREC_FP32, &dgrad);
+    k.wino.pass = MDL_WINO_WGRAD;
+    mdl_kernel_cost(&k, &g, SIM_PREC_FP32, &wgrad);
+    double gemm_ns = 2 * 36.0 * 256 * 64 * 256 / 1e4;
+    assert_true(fabs(fwd.compute_ns - gemm_ns) < 1e-6);
+    assert_true(fabs(dgrad.compute_ns - gemm_ns) < 1e-6);
+    assert_true(fabs(wgrad.compute_ns - gemm_ns) < 1e-6);
+    /* The filter gradient transforms x (64 x 4096 elements into 36 x 256 x 64) and dy (256 x
+     * 4096 into 36 x 256 x 256), and its product back into the 9 x 64 x 256 filter. */
+    double x = 64 * 4096.0, y = 256 * 4096.0, tx = 36 * 256 * 64.0, ty = 36 * 256 * 256.0;
+    double tf = 36 * 64 * 256.0, f = 9 * 64 * 256.0;
+    assert_int_equal(wgrad.algo, MDL_ALGO_WINOGRAD);
+    assert_true(fabs(wgrad.memory_ns - (x + tx + y + ty + tf + f) * 4 / 1e3) < 1e-6);
+}
+
 static void test_cost_non_kernels_and_overhead(void **state)
 {
     (void)state;
@@ -461,6 +562,8 @@ int main(void)
         cmocka_unit_test(test_cost_default_curves_scale_with_the_unit),
         cmocka_unit_test(test_cost_tf32_follows_pytorch_defaults),
         cmocka_unit_test(test_cost_amp_speeds_tensor_bound_not_memory_bound),
+        cmocka_unit_test(test_cost_winograd_when_faster),
+        cmocka_unit_test(test_cost_winograd_passes_and_overhead),
         cmocka_unit_test(test_cost_non_kernels_and_overhead),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -120,6 +120,47 @@ static void test_expand_nchw_transposes(void **state)
     done(&r);
 }
 
+/* The convolution passes cuDNN may run as nonfused Winograd (cost.h, mdl_wino): in fp32 on CUDA
+ * cores, ResNet-50's 3x3 stride-1 convolutions (16 bottlenecks' conv2, less the three that
+ * stride), forward, data and filter gradient: 39; not the 7x7 stem, the 1x1s or the strided 3x3s.
+ * layer1.0.conv2 is 64 -> 64 channels on 56x56: 32 x 14 x 14 tiles of 4x4. On tensor cores, or
+ * with channels_last, none. */
+static void test_expand_winograd_candidates(void **state)
+{
+    (void)state;
+    mdl_options o = opts(32, SIM_PREC_FP32);
+    run r;
+    expand("resnet50", &o, &r);
+    size_t n = 0;
+    for (size_t i = 0; i < r.step.n; i++) {
+        const mdl_kernel *k = &r.step.k[i];
+        if (k->wino.pass == MDL_WINO_NONE) continue;
+        n++;
+        const mdl_layer *l = &r.net.layers[k->layer];
+        assert_int_equal(l->kh * l->kw, 9);
+        assert_int_equal(l->stride, 1);
+        if (!strcmp(l->name, "layer1.0.conv2")) {
+            assert_true(k->wino.tiles == 32.0 * 14 * 14);
+            assert_true(k->wino.cin == 64 && k->wino.cout == 64);
+            assert_true(k->wino.x_elems == 32.0 * 64 * 56 * 56);
+            assert_true(k->wino.y_elems == k->wino.x_elems);
+        }
+    }
+    assert_int_equal(n, 39);
+    done(&r);
+    o.channels_last = true;
+    expand("resnet50", &o, &r);
+    for (size_t i = 0; i < r.step.n; i++)
+        assert_int_equal(r.step.k[i].wino.pass, MDL_WINO_NONE);
+    done(&r);
+    o = opts(32, SIM_PREC_AMP_FP16);
+    o.conv_tensor_cores = true;
+    expand("resnet50", &o, &r);
+    for (size_t i = 0; i < r.step.n; i++)
+        assert_int_equal(r.step.k[i].wino.pass, MDL_WINO_NONE);
+    done(&r);
+}
+
 /* cuDNN's NCHW batch-norm kernels carry their elements for the per-SM limit (cost.h): ResNet-50
  * has 53 batch norms, each a statistics and an apply kernel forward and a reduce and an apply
  * backward; each kernel's elements are its bytes over the element size. channels_last batch
@@ -1126,6 +1167,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_expand_resnet50_gemm_counts),
         cmocka_unit_test(test_expand_nchw_transposes),
+        cmocka_unit_test(test_expand_winograd_candidates),
         cmocka_unit_test(test_expand_nchw_batchnorm_channel_limit),
         cmocka_unit_test(test_expand_native_depthwise_taps),
         cmocka_unit_test(test_expand_eager_attention_head_split_copies),

@@ -265,8 +265,9 @@ static void test_zoo_workload_input_bytes_follow_the_model(void **state)
  * V100) to 1.56x (NVIDIA's channels_last against Lambda's NCHW runs, A100, at batches 256 and
  * 1280); the model's ~1.9x at batch 256 is above them (docs/accuracy.md). FP32 on a V100 runs
  * CUDA-core convolutions that read NCHW, and at its sustained clock the SMs' limit on batch
- * norm about equals its DRAM's: channels_last is at most 10 % faster (0.5 % for seeded
- * variation the other way). */
+ * norm about equals its DRAM's; its NCHW 3x3 stride-1 convolutions may run as Winograd, which
+ * the model does not offer channels_last tensors (docs/kernel-cost.md): there channels_last is
+ * slower, by less than a fifth. */
 static void test_zoo_workload_channels_last_removes_nchw_transposes(void **state)
 {
     (void)state;
@@ -283,7 +284,7 @@ static void test_zoo_workload_channels_last_removes_nchw_transposes(void **state
                             "loader.batch_size=64", "workload.memory_format=channels_last", NULL};
     double c = step_ms(v_nchw, NULL), d = step_ms(v_nhwc, NULL);
     print_message("V100 FP32 b64: contiguous %.1f ms, channels_last %.1f ms\n", c, d);
-    assert_true(d <= c * 1.005 && d > c * 0.9);
+    assert_true(d > c && d < c * 1.2);
 }
 
 /* workload.attention: BERT-large at sequence 512 keeps batch x heads x 512 x 512 probabilities
