@@ -34,6 +34,9 @@ typedef enum sim_val_metric {
                                on its GPU (system.gpu_sharing), as a share of its throughput alone */
     SIM_VAL_INFERENCE_MS,   /* one forward pass in eval mode under no_grad (workload.mode
                                inference, set by validate), ms */
+    SIM_VAL_CONV_US,        /* one cuDNN convolution call of a training step, its kernels
+                               together, us: settings cin= hw= cout= filter= stride= pad= and
+                               pass=fwd|dgrad|wgrad, the batch column its batch */
     SIM_VAL_METRICS
 } sim_val_metric;
 

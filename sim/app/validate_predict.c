@@ -8,6 +8,8 @@
 #include "sim/app/validate.h"
 
 #include "models/cost.h"
+#include "models/expand.h"
+#include "models/net.h"
 #include "sim/core/topo.h"
 #include "sim/setup/catalog.h"
 #include "sim/setup/config.h"
@@ -48,6 +50,8 @@ static void row_fail(sim_val_row *r, const char *fmt, ...)
  * its two epochs end first it times fewer than it counts). */
 typedef struct bench_params {
     double m, n, k, b, bytes, copies, vec, counted, timed;
+    double cin, hw, cout, filter, stride, pad; /* a convolution (conv_us) */
+    const char *pass;                          /* fwd, dgrad or wgrad; borrowed */
     bool pinned;
     sim_gpushare_config share;
 } bench_params;
@@ -57,15 +61,27 @@ static int bench_param(sim_val_row *r, const char *item, bench_params *b)
     const char *eq = strchr(item, '=');
     char *end;
     double v = eq ? strtod(eq + 1, &end) : 0;
+    static const char *const passes[] = {"fwd", "dgrad", "wgrad"};
     if (eq && !strncmp(item, "pinned=", 7)) {
         b->pinned = !strcmp(eq + 1, "true");
         if (b->pinned || !strcmp(eq + 1, "false")) return 0;
+    } else if (eq && !strncmp(item, "pass=", 5)) {
+        for (size_t i = 0; i < sizeof passes / sizeof passes[0]; i++)
+            if (!strcmp(eq + 1, passes[i])) {
+                b->pass = passes[i];
+                return 0;
+            }
+    } else if (eq && !strncmp(item, "pad=", 4) && end != eq + 1 && !*end && v >= 0) {
+        b->pad = v;
+        return 0;
     } else if (eq && end != eq + 1 && !*end && v > 0) {
         size_t len = (size_t)(eq - item);
-        static const char *const names[] = {"m",      "n",   "k",       "b",    "bytes",
-                                            "copies", "vec", "counted", "timed"};
-        double *slots[] = {&b->m,      &b->n,   &b->k,       &b->b,    &b->bytes,
-                           &b->copies, &b->vec, &b->counted, &b->timed};
+        static const char *const names[] = {"m",      "n",    "k",       "b",     "bytes",
+                                            "copies", "vec",  "counted", "timed", "cin",
+                                            "hw",     "cout", "filter",  "stride"};
+        double *slots[] = {&b->m,      &b->n,    &b->k,       &b->b,     &b->bytes,
+                           &b->copies, &b->vec,  &b->counted, &b->timed, &b->cin,
+                           &b->hw,     &b->cout, &b->filter,  &b->stride};
         for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
             if (strlen(names[i]) == len && !strncmp(item, names[i], len)) {
                 *slots[i] = v;
@@ -74,7 +90,8 @@ static int bench_param(sim_val_row *r, const char *item, bench_params *b)
     }
     row_fail(r,
              "settings: '%s' is neither an experiment key nor m=, n=, k=, b=, bytes=, pinned=, "
-             "copies=, vec=, counted=, timed=",
+             "copies=, vec=, counted=, timed=, cin=, hw=, cout=, filter=, stride=, pad=, "
+             "pass=fwd|dgrad|wgrad",
              item);
     return -1;
 }
@@ -289,6 +306,64 @@ static void predict_kernel(sim_val_row *r, const sim_scenario *sc, const bench_p
                                                       : ns / 1e3;
 }
 
+/* The kernel of pass `op` ("conv_fwd", "conv_dgrad", "conv_wgrad") of layer `layer`, or NULL. */
+static const mdl_kernel *conv_kernel(const mdl_step *st, const char *op, int layer)
+{
+    for (size_t i = 0; i < st->n; i++)
+        if (st->k[i].layer == layer && !strcmp(st->k[i].op, op)) return &st->k[i];
+    return NULL;
+}
+
+/* One convolution call as a training step expands it (models/expand.c) and the cost model prices
+ * it on the scenario's GPU: a net of a ReLU (so that the convolution's input has a gradient), the
+ * convolution, pooling, a linear and the loss, at the row's batch and precision. */
+static void predict_conv(sim_val_row *r, const sim_scenario *sc, const bench_params *b)
+{
+    if (!(b->cin > 0 && b->hw > 0 && b->cout > 0 && b->filter > 0 && b->pass) ||
+        b->cin != floor(b->cin) || b->hw != floor(b->hw) || b->cout != floor(b->cout) ||
+        b->filter != floor(b->filter) || b->stride != floor(b->stride) || b->pad != floor(b->pad) ||
+        b->cin > 65536 || b->cout > 65536 || b->hw > 65536 || b->filter > 64 || b->pad > 64 ||
+        b->stride > 64) {
+        row_fail(r, "settings: conv_us needs whole numbers cin=, hw=, cout=, filter= (up to 64), "
+                    "stride= and pad= (default 1 and 0) and pass=fwd|dgrad|wgrad");
+        return;
+    }
+    mdl_net net;
+    mdl_val x;
+    mdl_net_init(&net, "conv", (int)b->cin, (int)b->hw, (int)b->hw, MDL_DT_ACT, &x);
+    x = mdl_act_layer(&net, "relu", x, MDL_ACT_RELU, false);
+    int layer = net.n_layers;
+    x = mdl_conv(&net, "conv", x, (int)b->cout, (int)b->filter, b->stride > 0 ? (int)b->stride : 1,
+                 (int)b->pad, 1, false);
+    x = mdl_avgpool(&net, "pool", x);
+    x = mdl_linear(&net, "fc", x, 10, true);
+    mdl_loss_ce(&net, "loss", x, 10);
+    mdl_options o;
+    mdl_options_defaults(&o);
+    o.batch = r->batch;
+    o.precision = sc->workload.precision;
+    o.optimizer = MDL_OPT_NONE;
+    o.conv_tensor_cores = mdl_conv_tensor_cores(&sc->hw.gpu, o.precision);
+    mdl_step st = {0};
+    sim_err err;
+    sim_err_clear(&err);
+    if (net.error) {
+        row_fail(r, "settings: %s", net.error_msg);
+    } else if (mdl_options_check(&o, &err) || mdl_expand(&net, &o, NULL, &st, &err)) {
+        row_fail(r, "%s", err.msg);
+    } else {
+        char op[16];
+        snprintf(op, sizeof op, "conv_%s", b->pass);
+        const mdl_kernel *k = conv_kernel(&st, op, layer);
+        if (k)
+            r->predicted = (double)mdl_kernel_time_ns(k, &sc->hw.gpu, o.precision) / 1e3;
+        else
+            row_fail(r, "no %s kernel in the expanded step", op);
+    }
+    mdl_step_free(&st);
+    mdl_net_free(&net);
+}
+
 /* A host-to-device copy as the GPU stream charges it (sim/gpu.c, sim/run.c): bytes at the
  * link's pinned rate, x pinned/pageable for pageable memory, then the fixed per-copy cost. */
 static void predict_copy(sim_val_row *r, const sim_scenario *sc, const bench_params *b)
@@ -337,6 +412,9 @@ static void predict_built(sim_val_row *r, const sim_scenario *sc, const bench_pa
         break;
     case SIM_VAL_COLOCATED_PCT:
         predict_colocated(r, sc, b);
+        break;
+    case SIM_VAL_CONV_US:
+        predict_conv(r, sc, b);
         break;
     case SIM_VAL_MAX_BATCH:
         if (sc->memory.known)

@@ -298,6 +298,45 @@ static void test_validate_gemm_batch(void **state)
     unlink(path);
 }
 
+/* conv_us: one convolution call as a training step expands it. A 1x1 stride-1 forward is the
+ * GEMM of its pixels by its channels (M = 32 x 14 x 14, N = 1,024, K = 256: the same operands,
+ * bytes and CUDA-core rate in fp32 on a V100), so its time times that GEMM's rate is its FLOPs.
+ * A 3x3 stride-1 forward of the same size may run as Winograd, in less time than its direct
+ * GEMM (M = 6,272, N = 256, K = 9 x 256); the same convolution at stride 2 may not. Settings
+ * without a pass, with an unknown one or with a fractional filter are refused with the reason. */
+static void test_validate_conv_rows(void **state)
+{
+    (void)state;
+    const char *conv = ",conv,check,conv_us,300,v100-sxm2-32gb,1,-,fp32,32,";
+    char text[2048];
+    snprintf(text, sizeof text,
+             HEADER
+             "c1%scin=256;hw=14;cout=1024;filter=1;pad=0;pass=fwd,sw,s,\n"
+             "g1,gemm,check,gemm_tflops,9,v100-sxm2-32gb,1,-,fp32,-,m=6272;n=1024;k=256,sw,s,\n"
+             "c2%scin=256;hw=14;cout=256;filter=3;pad=1;pass=fwd,sw,s,\n"
+             "g2,gemm,check,gemm_tflops,9,v100-sxm2-32gb,1,-,fp32,-,m=6272;n=256;k=2304,sw,s,\n"
+             "c3%scin=256;hw=28;cout=256;filter=3;stride=2;pad=1;pass=fwd,sw,s,\n"
+             "c4%scin=256;hw=14;cout=256;filter=3;pad=1,sw,s,\n"
+             "c5%scin=256;hw=14;cout=256;filter=3;pad=1;pass=bwd,sw,s,\n"
+             "c6%scin=256;hw=14;cout=256;filter=2.5;pad=1;pass=fwd,sw,s,\n",
+             conv, conv, conv, conv, conv, conv);
+    write_file(text);
+    sim_val_table t = read_predicted();
+    assert_int_equal(t.n, 8);
+    double flops_1x1 = 2.0 * 6272 * 1024 * 256, flops_3x3 = 2.0 * 6272 * 256 * 2304;
+    assert_true(fabs(t.rows[0].predicted * t.rows[1].predicted * 1e6 / flops_1x1 - 1) < 1e-9);
+    assert_true(t.rows[2].predicted < flops_3x3 / (t.rows[3].predicted * 1e6));
+    assert_true(fabs(t.rows[4].predicted * t.rows[3].predicted * 1e6 / flops_3x3 - 1) < 1e-9);
+    assert_true(isnan(t.rows[5].predicted));
+    assert_non_null(strstr(t.rows[5].error, "pass=fwd|dgrad|wgrad"));
+    assert_true(isnan(t.rows[6].predicted));
+    assert_non_null(strstr(t.rows[6].error, "'pass=bwd'"));
+    assert_true(isnan(t.rows[7].predicted));
+    assert_non_null(strstr(t.rows[7].error, "whole numbers"));
+    sim_val_table_free(&t);
+    unlink(path);
+}
+
 /* counted= and timed=: a source that counts the samples of 100 steps over the time of 101 gets
  * exactly 100/101 of the samples per second of the same run without them, and the step time
  * 101/100 of it (the simulation is deterministic); one that counts 100 over the time of the 70 it
@@ -390,6 +429,7 @@ int main(void)
         cmocka_unit_test(test_validate_busbw_closed_form),
         cmocka_unit_test(test_validate_membw_elements_in_flight),
         cmocka_unit_test(test_validate_gemm_batch),
+        cmocka_unit_test(test_validate_conv_rows),
         cmocka_unit_test(test_validate_counted_and_timed_steps),
         cmocka_unit_test(test_validate_published_errors_do_not_grow),
     };
