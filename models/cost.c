@@ -275,33 +275,38 @@ static mdl_kernel wino_gemm(const mdl_kernel *conv, double m, double n, double k
                         .gemm_batch = WINO_TILE};
 }
 
-/* The kernels cuDNN's nonfused Winograd runs for a convolution pass, in order: the two operand
- * transforms (forward and data gradient: the activation and the filter; filter gradient: the
- * input and the output gradient), the batched GEMM, the transform of its product back. Each GEMM
- * reduces over the channels (forward, data gradient) or the tiles (filter gradient). */
+/* The kernels of a convolution pass from `in` (in_elems, ci channels) to `out` (out_elems, co
+ * channels), in order: the input's transform, the filter's, 36 batched GEMMs reducing over the
+ * input channels, and the product's transform back. The data gradient is such a pass from dy
+ * to dx. */
+static int wino_conv(const mdl_kernel *k, double in_elems, double ci, double co, double out_elems,
+                     mdl_kernel part[4])
+{
+    double t = k->wino.tiles;
+    part[0] = wino_transform(in_elems, WINO_TILE * t * ci);
+    part[1] = wino_transform(WINO_FILTER * ci * co, WINO_TILE * ci * co);
+    part[2] = wino_gemm(k, t, co, ci);
+    part[3] = wino_transform(WINO_TILE * t * co, out_elems);
+    return 4;
+}
+
+/* The kernels cuDNN's nonfused Winograd runs for a convolution pass: forward and data gradient
+ * as wino_conv; the filter gradient transforms the input and the output gradient, reduces over
+ * the tiles, and transforms the product back into the filter. */
 static int wino_kernels(const mdl_kernel *k, mdl_kernel part[4])
 {
     const mdl_wino *w = &k->wino;
     double t = w->tiles, ci = w->cin, co = w->cout;
-    double filter = WINO_FILTER * ci * co, tfilter = WINO_TILE * ci * co;
     switch (w->pass) {
     case MDL_WINO_FWD:
-        part[0] = wino_transform(w->x_elems, WINO_TILE * t * ci);
-        part[1] = wino_transform(filter, tfilter);
-        part[2] = wino_gemm(k, t, co, ci);
-        part[3] = wino_transform(WINO_TILE * t * co, w->y_elems);
-        return 4;
+        return wino_conv(k, w->x_elems, ci, co, w->y_elems, part);
     case MDL_WINO_DGRAD:
-        part[0] = wino_transform(w->y_elems, WINO_TILE * t * co);
-        part[1] = wino_transform(filter, tfilter);
-        part[2] = wino_gemm(k, t, ci, co);
-        part[3] = wino_transform(WINO_TILE * t * ci, w->x_elems);
-        return 4;
+        return wino_conv(k, w->y_elems, co, ci, w->x_elems, part);
     case MDL_WINO_WGRAD:
         part[0] = wino_transform(w->x_elems, WINO_TILE * t * ci);
         part[1] = wino_transform(w->y_elems, WINO_TILE * t * co);
         part[2] = wino_gemm(k, ci, co, t);
-        part[3] = wino_transform(tfilter, filter);
+        part[3] = wino_transform(WINO_TILE * ci * co, WINO_FILTER * ci * co);
         return 4;
     }
     return 0;
@@ -344,9 +349,7 @@ void mdl_kernel_cost(const mdl_kernel *k, const sim_gpu_desc *gpu, sim_precision
     roofline(k, gpu, p, o);
     if (k->wino.pass == MDL_WINO_NONE || k->kind != SIM_OP_KERNEL) return;
     /* Only a convolution on CUDA cores is offered the choice (expand.c says which). */
-    int tensor = 0;
-    mdl_peak_flops(gpu, p, (mdl_math)k->math, &tensor);
-    if (tensor) return;
+    if (mdl_conv_tensor_cores(gpu, p)) return;
     mdl_cost w;
     winograd(k, gpu, p, &w);
     if (w.ns < o->ns) *o = w;
