@@ -184,6 +184,18 @@ bool mdl_conv_tensor_cores(const sim_gpu_desc *gpu, sim_precision p)
     return tensor != 0;
 }
 
+double mdl_row_miss(const mdl_kernel *k, const sim_gpu_desc *gpu)
+{
+    const mdl_rows *r = &k->rows;
+    if (!(r->reread_bytes > 0)) return 0;
+    if (!(gpu->l2_mb > 0 && r->threads > 0 && gpu->sms > 0)) return 1;
+    double per_sm = floor(mdl_threads_per_sm(gpu) / r->threads);
+    double resident = gpu->sms * (per_sm > 1 ? per_sm : 1) * r->row_bytes;
+    double x = resident / (gpu->l2_mb * 1048576.0);
+    double miss = (x - MDL_ROW_L2_LO) / (MDL_ROW_L2_HI - MDL_ROW_L2_LO);
+    return miss < 0 ? 0 : miss > 1 ? 1 : miss;
+}
+
 /* One kernel's roofline time (cost.h), the Winograd alternative aside. */
 static void roofline(const mdl_kernel *k, const sim_gpu_desc *gpu, sim_precision p, mdl_cost *o)
 {
@@ -212,9 +224,10 @@ static void roofline(const mdl_kernel *k, const sim_gpu_desc *gpu, sim_precision
         o->compute_ns = work / (o->peak_flops * o->eff_compute) * 1e9;
     }
     double bw = gpu->mem_bw_gbps * 1e9;
-    if (k->bytes > 0 && bw > 0) {
-        o->eff_memory = mdl_efficiency_at(&gpu->eff_mem, MDL_CURVE_MEMORY, k->bytes, bw);
-        o->memory_ns = k->bytes / (bw * o->eff_memory) * 1e9;
+    double bytes = k->bytes + mdl_row_miss(k, gpu) * k->rows.reread_bytes;
+    if (bytes > 0 && bw > 0) {
+        o->eff_memory = mdl_efficiency_at(&gpu->eff_mem, MDL_CURVE_MEMORY, bytes, bw);
+        o->memory_ns = bytes / (bw * o->eff_memory) * 1e9;
     }
     double ghz = gpu->boost_mhz / 1000 * (gpu->clock_factor > 0 ? gpu->clock_factor : 1);
     if (k->chan_elems > 0 && ghz > 0) {

@@ -80,6 +80,27 @@ typedef struct mdl_wino {
     double x_elems, y_elems; /* elements of its input x and output y over the batch */
 } mdl_wino;
 
+/* A row-wise kernel that reads each row more than once: PyTorch's block softmax (rows over 1,024
+ * elements: cunn_SoftMaxForward finds the row's max, sums its exponentials, then writes, three
+ * reads of the input) and its LayerNorm forward (vectorized_layer_norm_kernel: Welford statistics,
+ * then the normalized write, two reads). The later passes find the row in L2 while the rows
+ * resident at once (SMs x blocks per SM x row_bytes) are small beside it, and go back to DRAM
+ * when they are not (MDL_ROW_L2_LO/HI). */
+typedef struct mdl_rows {
+    double reread_bytes; /* bytes the passes after the first read again; 0 = one pass */
+    double row_bytes;    /* one row of the input, what a block holds between its passes */
+    double threads;      /* threads per block (one block per row) */
+} mdl_rows;
+
+/* Where those re-reads leave L2, as a fraction of the L2 that the resident rows take: none of
+ * them miss below MDL_ROW_L2_LO, all above MDL_ROW_L2_HI, linearly between. Fitted to NeuSight's
+ * fp32 softmax and LayerNorm forward kernels on the A100 PCIe 40GB and the T4 (83 fit rows of
+ * tests/data/published/rowwise.csv: 28.3 -> 8.1 % MAPE); the resident rows' outputs, the other
+ * blocks' streaming data and set conflicts share the L2 with them, so it holds them well below
+ * its size. Checked on the V100 PCIe 32GB, A100 80GB PCIe and L4 rows (docs/kernel-cost.md). */
+#define MDL_ROW_L2_LO 0.25
+#define MDL_ROW_L2_HI 0.70
+
 /* One record of an expanded step: a kernel (kind SIM_OP_KERNEL) or a CPU-only op / sync. */
 typedef struct mdl_kernel {
     const char *op;    /* static name: "conv_fwd", "foreach_add_", ... */
@@ -102,6 +123,7 @@ typedef struct mdl_kernel {
                             writes; on a GPU with mem_latency_ns its resident threads keep
                             vec_width each in flight (mdl_kernel_cost); 0 = no such limit */
     mdl_wino wino;       /* a convolution cuDNN may run as Winograd instead; pass NONE = not */
+    mdl_rows rows;       /* a row-wise kernel's later passes over its rows; zero = one pass */
     int64_t dispatch_ns; /* CPU time on the reference core before the launch (or the CPU op) */
 } mdl_kernel;
 
@@ -193,6 +215,10 @@ int mdl_threads_per_sm(const sim_gpu_desc *gpu);
  * output tiles than SMs ran, where it is within 4 % of the bf16 ones. Without the split: the H100
  * TF32 check rows 37.2 -> 29.9 %, the B200's 18.1 -> 12.5 %. */
 double mdl_kernel_blocks(const mdl_kernel *k, double slots, bool split_k);
+
+/* The fraction of a row-wise kernel's re-read bytes (mdl_rows) that come from DRAM on this GPU:
+ * 0 for a one-pass kernel, 1 where the catalog gives no L2 size. */
+double mdl_row_miss(const mdl_kernel *k, const sim_gpu_desc *gpu);
 
 /* "direct" or "winograd". */
 const char *mdl_algo_name(mdl_algo a);

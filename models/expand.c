@@ -309,6 +309,52 @@ static mdl_kernel *rowk(ctx *c, const char *op, double rows, double bytes, doubl
     return push(c, op, SIM_OP_KERNEL, MDL_MATH_SIMT, flops, bytes, rows, ns);
 }
 
+/* A row kernel built by mdl_softmax_fwd_kernel or mdl_layernorm_fwd_kernel, pushed as `op`. */
+static void rowk_of(ctx *c, const char *op, const mdl_kernel *proto, int64_t ns)
+{
+    mdl_kernel *k = rowk(c, op, proto->blocks, proto->bytes, proto->flops, ns);
+    if (k) k->rows = proto->rows;
+}
+
+/* PyTorch's softmax forward (aten/src/ATen/native/cuda/SoftMax.cu, host_softmax): rows of up to
+ * 1,024 elements (and 4 KiB) go to softmax_warp_forward, which holds a row in registers and reads
+ * it once; longer ones to cunn_SoftMaxForward, one block per row of the smallest power of two
+ * threads at least half of min(cols / ILP, 1,024) (SoftMax_getBlockSize; ILP = 16 bytes / elt),
+ * which reads the row for its max, again for the sum of exponentials, and again to write. The
+ * block sizes are those NeuSight's profiles of PyTorch 2.1 record (rowwise.csv). */
+mdl_kernel mdl_softmax_fwd_kernel(double rows, double cols, double elt)
+{
+    double n = rows * cols;
+    mdl_kernel k = {.kind = SIM_OP_KERNEL,
+                    .math = MDL_MATH_SIMT,
+                    .flops = 5 * n,
+                    .bytes = 2 * n * elt,
+                    .blocks = rows};
+    if (cols <= 1024 && cols * elt <= 4096) return k;
+    double ilp = elt > 0 && elt < 16 ? 16 / elt : 1, half = fmin(floor(cols / ilp), 1024) / 2;
+    double threads = 1;
+    while (threads < half)
+        threads *= 2;
+    k.rows = (mdl_rows){
+        .reread_bytes = 2 * n * elt, .row_bytes = cols * elt, .threads = fmax(threads, 32)};
+    return k;
+}
+
+/* PyTorch's LayerNorm forward (layer_norm_kernel.cu): vectorized_layer_norm_kernel, one block of
+ * 32 x 4 threads per row, computes the row's Welford statistics and then reads it again to write
+ * the normalized row (the unvectorized path, RowwiseMomentsCUDAKernel then
+ * LayerNormForwardCUDAKernel, reads it twice as well). */
+mdl_kernel mdl_layernorm_fwd_kernel(double rows, double cols, double in, double out)
+{
+    double n = rows * cols;
+    return (mdl_kernel){.kind = SIM_OP_KERNEL,
+                        .math = MDL_MATH_SIMT,
+                        .flops = 8 * n,
+                        .bytes = n * (in + out) + 8 * rows,
+                        .blocks = rows,
+                        .rows = {.reread_bytes = n * in, .row_bytes = cols * in, .threads = 128}};
+}
+
 /* cuDNN batch norm on contiguous (NCHW) images runs its per-channel NCHW kernels, which stream
  * at most MDL_NCHW_CHANNEL_ELEMS_PER_CLK elements per SM clock (cost.h); on channels_last
  * tensors PyTorch picks the NHWC persistent kernels, and a 1-D batch norm has no spatial layout
@@ -589,7 +635,8 @@ static void eager_score_chain_fwd(ctx *c, const mdl_layer *l)
     if (l->flags & MDL_F_CLAMP) /* torch.max with a 0-dim tensor: a broadcast operand */
         elem_strided(c, "attention_mask_clamp", ss, ss * 2 * c->act32, ss, D->py_op_ns);
     double sm = score_bytes(c, l); /* the scores from here on (autocast runs softmax in fp32) */
-    rowk(c, "softmax_fwd", Bh * s, ss * 2 * sm, 5 * ss, D->py_op_ns);
+    mdl_kernel softmax = mdl_softmax_fwd_kernel(Bh * s, s, sm);
+    rowk_of(c, "softmax_fwd", &softmax, D->py_op_ns);
     if (dropping(c, l->flags))
         elem(c, "attention_dropout_fwd", ss, ss * (2 * sm + 1), 2 * ss, D->elem_module_ns);
     if (c->amp) elem(c, "autocast_input_cast", ss, ss * (sm + c->act), 0, D->aten_op_ns);
@@ -719,8 +766,9 @@ static void fwd_layernorm(ctx *c, const mdl_layer *l, layer_io x)
         elem(c, "autocast_input_cast", x.in, x.in * (x.ib + 4), 0, D->aten_op_ns);
         x.ib = 4;
     }
-    rowk(c, "layernorm_fwd", c->B * l->rows, x.in * x.ib + x.out * x.ob + 8 * c->B * l->rows,
-         8 * x.in, D->norm_module_ns);
+    double rows = c->B * l->rows;
+    mdl_kernel norm = mdl_layernorm_fwd_kernel(rows, x.in / rows, x.ib, x.ob);
+    rowk_of(c, "layernorm_fwd", &norm, D->norm_module_ns);
 }
 
 /* Rotary embedding in Python: five elementwise ops for each of q and k. */
@@ -752,7 +800,8 @@ static void fwd_loss_ce(ctx *c, const mdl_layer *l, layer_io x)
         elem(c, "autocast_input_cast", n, n * (x.ib + 4), 0, D->aten_op_ns);
         x.ib = 4;
     }
-    rowk(c, "log_softmax_fwd", rows, n * 2 * x.ib, 5 * n, D->elem_module_ns);
+    mdl_kernel log_softmax = mdl_softmax_fwd_kernel(rows, l->aux, x.ib);
+    rowk_of(c, "log_softmax_fwd", &log_softmax, D->elem_module_ns);
     rowk(c, "nll_loss_fwd", 1, rows * (x.ib + 8), rows, D->aten_op_ns);
 }
 
@@ -794,7 +843,8 @@ static void fwd_inbatch_infonce(ctx *c, const mdl_layer *l, layer_io x)
     gemm(c, "similarity_logits", MDL_MATH_GEMM, B, B, d, 1, 2 * B * d * x.ib + bb * pb,
          D->py_op_ns);
     elem(c, "temperature_scale", bb, 2 * bb * pb, bb, D->py_op_ns);
-    rowk(c, "log_softmax_fwd", B, 2 * bb * pb, 5 * bb, D->elem_module_ns);
+    mdl_kernel log_softmax = mdl_softmax_fwd_kernel(B, B, pb);
+    rowk_of(c, "log_softmax_fwd", &log_softmax, D->elem_module_ns);
     rowk(c, "nll_loss_fwd", 1, B * (pb + 8), B, D->aten_op_ns);
 }
 

@@ -188,6 +188,14 @@ int mdl_expand(const mdl_net *net, const mdl_options *opt, const mdl_dispatch *d
                sim_err *err);
 void mdl_step_free(mdl_step *step);
 
+/* PyTorch's forward row kernels as expand.c emits them (validate prices the same records):
+ * softmax or log_softmax over `rows` rows of `cols` elements of `elt` bytes (one pass in
+ * registers up to 1,024 elements, else the three-pass block kernel, mdl_rows), and LayerNorm,
+ * `in` bytes per element read, `out` written, with its fp32 mean and rstd per row (two passes).
+ * Name, layer, phase and dispatch cost are the caller's. */
+mdl_kernel mdl_softmax_fwd_kernel(double rows, double cols, double elt);
+mdl_kernel mdl_layernorm_fwd_kernel(double rows, double cols, double in, double out);
+
 /* Bytes of one element of a tensor type under precision p. */
 double mdl_dtype_bytes(mdl_dtype dt, sim_precision p);
 

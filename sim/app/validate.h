@@ -37,6 +37,8 @@ typedef enum sim_val_metric {
     SIM_VAL_CONV_US,        /* one cuDNN convolution call of a training step, its kernels
                                together, us: settings cin= hw= cout= filter= stride= pad= and
                                pass=fwd|dgrad|wgrad, the batch column its batch */
+    SIM_VAL_ROWWISE_US,     /* one forward row kernel, us: settings op=softmax|layernorm, rows=
+                               and cols=, in the row's precision */
     SIM_VAL_METRICS
 } sim_val_metric;
 

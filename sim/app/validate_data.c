@@ -33,7 +33,7 @@ static const char *const role_names[] = {"fit", "check"};
 static const char *const metric_names[] = {
     "samples_per_s", "step_ms",      "gpu_util_pct", "h2d_gbps",   "max_batch",
     "gemm_tflops",   "mem_bw_gbps",  "launch_us",    "busbw_gbps", "gemm_share_pct",
-    "colocated_pct", "inference_ms", "conv_us"};
+    "colocated_pct", "inference_ms", "conv_us",      "rowwise_us"};
 
 const char *sim_val_role_name(sim_val_role r)
 {

@@ -51,7 +51,9 @@ static void row_fail(sim_val_row *r, const char *fmt, ...)
 typedef struct bench_params {
     double m, n, k, b, bytes, copies, vec, counted, timed;
     double cin, hw, cout, filter, stride, pad; /* a convolution (conv_us) */
+    double rows, cols;                         /* a row kernel (rowwise_us) */
     const char *pass;                          /* fwd, dgrad or wgrad; borrowed */
+    const char *op;                            /* softmax or layernorm; borrowed */
     bool pinned;
     sim_gpushare_config share;
 } bench_params;
@@ -62,6 +64,7 @@ static int bench_param(sim_val_row *r, const char *item, bench_params *b)
     char *end;
     double v = eq ? strtod(eq + 1, &end) : 0;
     static const char *const passes[] = {"fwd", "dgrad", "wgrad"};
+    static const char *const row_ops[] = {"softmax", "layernorm"};
     if (eq && !strncmp(item, "pinned=", 7)) {
         b->pinned = !strcmp(eq + 1, "true");
         if (b->pinned || !strcmp(eq + 1, "false")) return 0;
@@ -71,17 +74,23 @@ static int bench_param(sim_val_row *r, const char *item, bench_params *b)
                 b->pass = passes[i];
                 return 0;
             }
+    } else if (eq && !strncmp(item, "op=", 3)) {
+        for (size_t i = 0; i < sizeof row_ops / sizeof row_ops[0]; i++)
+            if (!strcmp(eq + 1, row_ops[i])) {
+                b->op = row_ops[i];
+                return 0;
+            }
     } else if (eq && !strncmp(item, "pad=", 4) && end != eq + 1 && !*end && v >= 0) {
         b->pad = v;
         return 0;
     } else if (eq && end != eq + 1 && !*end && v > 0) {
         size_t len = (size_t)(eq - item);
-        static const char *const names[] = {"m",      "n",    "k",       "b",     "bytes",
-                                            "copies", "vec",  "counted", "timed", "cin",
-                                            "hw",     "cout", "filter",  "stride"};
-        double *slots[] = {&b->m,      &b->n,    &b->k,       &b->b,     &b->bytes,
-                           &b->copies, &b->vec,  &b->counted, &b->timed, &b->cin,
-                           &b->hw,     &b->cout, &b->filter,  &b->stride};
+        static const char *const names[] = {"m",      "n",       "k",     "b",   "bytes", "copies",
+                                            "vec",    "counted", "timed", "cin", "hw",    "cout",
+                                            "filter", "stride",  "rows",  "cols"};
+        double *slots[] = {&b->m,      &b->n,       &b->k,     &b->b,   &b->bytes, &b->copies,
+                           &b->vec,    &b->counted, &b->timed, &b->cin, &b->hw,    &b->cout,
+                           &b->filter, &b->stride,  &b->rows,  &b->cols};
         for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
             if (strlen(names[i]) == len && !strncmp(item, names[i], len)) {
                 *slots[i] = v;
@@ -91,7 +100,7 @@ static int bench_param(sim_val_row *r, const char *item, bench_params *b)
     row_fail(r,
              "settings: '%s' is neither an experiment key nor m=, n=, k=, b=, bytes=, pinned=, "
              "copies=, vec=, counted=, timed=, cin=, hw=, cout=, filter=, stride=, pad=, "
-             "pass=fwd|dgrad|wgrad",
+             "pass=fwd|dgrad|wgrad, op=softmax|layernorm, rows=, cols=",
              item);
     return -1;
 }
@@ -364,6 +373,25 @@ static void predict_conv(sim_val_row *r, const sim_scenario *sc, const bench_par
     mdl_net_free(&net);
 }
 
+/* One forward row kernel as expand.c emits it (mdl_softmax_fwd_kernel, mdl_layernorm_fwd_kernel),
+ * in the row's precision (fp32 or half; a LayerNorm's input and output of that type). */
+static void predict_rowwise(sim_val_row *r, const sim_scenario *sc, const bench_params *b)
+{
+    if (!(b->op && b->rows > 0 && b->cols > 0) || b->rows != floor(b->rows) ||
+        b->cols != floor(b->cols) || b->rows * b->cols > 1e12) {
+        row_fail(r, "settings: rowwise_us needs op=softmax|layernorm and whole numbers rows= and "
+                    "cols= (up to 1e12 elements)");
+        return;
+    }
+    sim_precision p = sc->workload.precision;
+    double elt = p == SIM_PREC_FP32 || p == SIM_PREC_TF32 ? 4 : 2;
+    mdl_kernel k = !strcmp(b->op, "softmax") ? mdl_softmax_fwd_kernel(b->rows, b->cols, elt)
+                                             : mdl_layernorm_fwd_kernel(b->rows, b->cols, elt, elt);
+    k.op = b->op;
+    k.layer = -1;
+    r->predicted = (double)mdl_kernel_time_ns(&k, &sc->hw.gpu, p) / 1e3;
+}
+
 /* A host-to-device copy as the GPU stream charges it (sim/gpu.c, sim/run.c): bytes at the
  * link's pinned rate, x pinned/pageable for pageable memory, then the fixed per-copy cost. */
 static void predict_copy(sim_val_row *r, const sim_scenario *sc, const bench_params *b)
@@ -415,6 +443,9 @@ static void predict_built(sim_val_row *r, const sim_scenario *sc, const bench_pa
         break;
     case SIM_VAL_CONV_US:
         predict_conv(r, sc, b);
+        break;
+    case SIM_VAL_ROWWISE_US:
+        predict_rowwise(r, sc, b);
         break;
     case SIM_VAL_MAX_BATCH:
         if (sc->memory.known)

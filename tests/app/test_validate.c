@@ -337,6 +337,39 @@ static void test_validate_conv_rows(void **state)
     unlink(path);
 }
 
+/* rowwise_us: one forward row kernel as expand.c emits it. On a V100 (6 MB of L2) the same 2^27
+ * fp32 elements as rows of 1,024 take one read and one write (softmax_warp_forward), as rows of
+ * 16,384 two more reads that all miss (cunn_SoftMaxForward, 80 SMs x 4 blocks x 64 KiB resident):
+ * twice the bytes, so twice the time but for the one kernel overhead (2 % tolerance: both sizes
+ * sit on the flat top of the memory curve). Rows without an op, with an unknown one or with a
+ * fractional row count are refused with the reason. */
+static void test_validate_rowwise_rows(void **state)
+{
+    (void)state;
+    const char *row = ",rowwise,check,rowwise_us,1000,v100-pcie-32gb,1,-,fp32,-,";
+    char text[1024];
+    snprintf(text, sizeof text,
+             HEADER "r1%sop=softmax;rows=131072;cols=1024,sw,s,\n"
+                    "r2%sop=softmax;rows=8192;cols=16384,sw,s,\n"
+                    "r3%srows=8192;cols=16384,sw,s,\n"
+                    "r4%sop=rmsnorm;rows=8192;cols=16384,sw,s,\n"
+                    "r5%sop=layernorm;rows=8192.5;cols=16384,sw,s,\n",
+             row, row, row, row, row);
+    write_file(text);
+    sim_val_table t = read_predicted();
+    assert_int_equal(t.n, 5);
+    assert_true(t.rows[0].predicted > 100);
+    assert_true(fabs(t.rows[1].predicted / t.rows[0].predicted - 2) < 0.04);
+    assert_true(isnan(t.rows[2].predicted));
+    assert_non_null(strstr(t.rows[2].error, "op=softmax|layernorm"));
+    assert_true(isnan(t.rows[3].predicted));
+    assert_non_null(strstr(t.rows[3].error, "'op=rmsnorm'"));
+    assert_true(isnan(t.rows[4].predicted));
+    assert_non_null(strstr(t.rows[4].error, "whole numbers"));
+    sim_val_table_free(&t);
+    unlink(path);
+}
+
 /* counted= and timed=: a source that counts the samples of 100 steps over the time of 101 gets
  * exactly 100/101 of the samples per second of the same run without them, and the step time
  * 101/100 of it (the simulation is deterministic); one that counts 100 over the time of the 70 it
@@ -430,6 +463,7 @@ int main(void)
         cmocka_unit_test(test_validate_membw_elements_in_flight),
         cmocka_unit_test(test_validate_gemm_batch),
         cmocka_unit_test(test_validate_conv_rows),
+        cmocka_unit_test(test_validate_rowwise_rows),
         cmocka_unit_test(test_validate_counted_and_timed_steps),
         cmocka_unit_test(test_validate_published_errors_do_not_grow),
     };

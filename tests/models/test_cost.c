@@ -1,7 +1,7 @@
 /* test_cost.c — the kernel roofline in its limit cases: compute-bound and memory-bound kernels,
  * wave quantization (one block, a partial last wave), efficiency interpolation and clamping,
- * PyTorch's TF32 defaults, AMP helping tensor-bound kernels only, and a convolution's nonfused
- * Winograd alternative taken only when it is faster. */
+ * PyTorch's TF32 defaults, AMP helping tensor-bound kernels only, a convolution's nonfused
+ * Winograd alternative taken only when it is faster, and a row kernel's re-reads by L2 size. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -530,6 +530,44 @@ static void test_cost_winograd_passes_and_overhead(void **state)
     assert_true(fabs(wgrad.memory_ns - (x + tx + y + ty + tf + f) * 4 / 1e3) < 1e-6);
 }
 
+/* A row kernel's re-reads on the flat GPU (100 SMs, compute capability unset: 2,048 threads per
+ * SM) with an 8 MB L2: 128-thread blocks are 16 per SM, 1,600 rows resident. Rows of 1,024 bytes
+ * take 1.6 MB (0.19 of the L2, below MDL_ROW_L2_LO): every re-read hits; rows of 4,096 bytes,
+ * 6.25 MB (0.78, above MDL_ROW_L2_HI): every re-read goes to DRAM; rows of 2,560 bytes take 0.49
+ * of it, (0.49 - LO) / (HI - LO) of them miss. The memory time is the kernel's bytes plus the
+ * missed ones at 1,000 GB/s; without an L2 size every re-read misses. */
+static void test_cost_row_rereads_by_l2(void **state)
+{
+    (void)state;
+    sim_gpu_desc g = flat_gpu(1.0);
+    g.l2_mb = 8;
+    mdl_kernel k = {.op = "layernorm_fwd",
+                    .kind = SIM_OP_KERNEL,
+                    .math = MDL_MATH_SIMT,
+                    .bytes = 2e9,
+                    .blocks = 1e6,
+                    .rows = {.reread_bytes = 1e9, .row_bytes = 1024, .threads = 128}};
+    mdl_cost c;
+    mdl_kernel_cost(&k, &g, SIM_PREC_FP32, &c);
+    assert_true(fabs(mdl_row_miss(&k, &g)) < 1e-12);
+    assert_true(fabs(c.memory_ns - 2e6) < 1e-6);
+    k.rows.row_bytes = 4096;
+    mdl_kernel_cost(&k, &g, SIM_PREC_FP32, &c);
+    assert_true(fabs(mdl_row_miss(&k, &g) - 1) < 1e-12);
+    assert_true(fabs(c.memory_ns - 3e6) < 1e-6);
+    k.rows.row_bytes = 2560;
+    double x = 1600 * 2560 / (8 * 1048576.0);
+    double miss = (x - MDL_ROW_L2_LO) / (MDL_ROW_L2_HI - MDL_ROW_L2_LO);
+    assert_true(miss > 0.4 && miss < 0.6);
+    assert_true(fabs(mdl_row_miss(&k, &g) - miss) < 1e-12);
+    mdl_kernel_cost(&k, &g, SIM_PREC_FP32, &c);
+    assert_true(fabs(c.memory_ns - (2e9 + miss * 1e9) / 1e3) < 1e-6);
+    g.l2_mb = 0;
+    assert_true(fabs(mdl_row_miss(&k, &g) - 1) < 1e-12);
+    k.rows.reread_bytes = 0; /* one pass: nothing to miss */
+    assert_true(fabs(mdl_row_miss(&k, &g)) < 1e-12);
+}
+
 static void test_cost_non_kernels_and_overhead(void **state)
 {
     (void)state;
@@ -564,6 +602,7 @@ int main(void)
         cmocka_unit_test(test_cost_amp_speeds_tensor_bound_not_memory_bound),
         cmocka_unit_test(test_cost_winograd_when_faster),
         cmocka_unit_test(test_cost_winograd_passes_and_overhead),
+        cmocka_unit_test(test_cost_row_rereads_by_l2),
         cmocka_unit_test(test_cost_non_kernels_and_overhead),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

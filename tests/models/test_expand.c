@@ -231,6 +231,49 @@ static void test_expand_native_depthwise_taps(void **state)
  * the context's gradient and the three projections' gradients: 3 + 4 copies of a
  * (batch x seq x hidden) tensor per layer, 12 layers in BERT-base; SDPA reads the strided views
  * and copies none. */
+/* PyTorch's forward row kernels: softmax holds rows of up to 1,024 elements in registers (one
+ * pass); longer rows take cunn_SoftMaxForward's three passes, blocks of the power of two at
+ * least half of min(cols / ILP, 1,024) threads (ILP 4 in fp32, 8 in fp16: NeuSight's PyTorch
+ * 2.1 profiles run 256 threads at 1,600 and 2,048 fp32 elements, 512 at 4,096 to 16,384);
+ * LayerNorm reads every row twice, 128 threads a row. In a step: OPT-1.3B at 2,048 tokens
+ * re-reads its scores (rows of 2,048) in its 24 layers, the inputs of its 2 x 24 + 1 2,048-wide
+ * LayerNorms and its loss's rows of 50,272 logits. */
+static void test_expand_row_kernel_passes(void **state)
+{
+    (void)state;
+    mdl_kernel k = mdl_softmax_fwd_kernel(1000, 1024, 4);
+    assert_true(k.rows.reread_bytes == 0 && k.bytes == 2.0 * 1000 * 1024 * 4);
+    static const struct {
+        double cols, elt, threads;
+    } cases[] = {{1600, 4, 256}, {2048, 4, 256}, {4096, 4, 512}, {16384, 4, 512}, {2048, 2, 128}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        k = mdl_softmax_fwd_kernel(10, cases[i].cols, cases[i].elt);
+        assert_true(k.rows.threads == cases[i].threads);
+        assert_true(k.rows.reread_bytes == 2 * 10 * cases[i].cols * cases[i].elt); /* 2 more */
+        assert_true(k.rows.row_bytes == cases[i].cols * cases[i].elt);
+    }
+    k = mdl_layernorm_fwd_kernel(10, 1280, 4, 2);
+    assert_true(k.bytes == 10 * 1280 * 6.0 + 80 && k.rows.reread_bytes == 10 * 1280 * 4.0);
+    assert_true(k.rows.threads == 128 && k.rows.row_bytes == 1280 * 4.0);
+
+    mdl_options o = opts(1, SIM_PREC_FP32);
+    o.shape.seq = 2048;
+    run r;
+    expand("opt-1.3b", &o, &r);
+    size_t scores = 0, norms = 0, losses = 0;
+    for (size_t i = 0; i < r.step.n; i++) {
+        const mdl_kernel *x = &r.step.k[i];
+        bool reread = x->rows.reread_bytes > 0;
+        if (!strcmp(x->op, "softmax_fwd")) scores += reread && x->rows.row_bytes == 2048 * 4;
+        if (!strcmp(x->op, "layernorm_fwd")) norms += reread && x->rows.row_bytes == 2048 * 4;
+        if (!strcmp(x->op, "log_softmax_fwd")) losses += reread && x->rows.row_bytes == 50272 * 4;
+    }
+    assert_int_equal(scores, 24);
+    assert_int_equal(norms, 2 * 24 + 1);
+    assert_int_equal(losses, 1);
+    done(&r);
+}
+
 static void test_expand_eager_attention_head_split_copies(void **state)
 {
     (void)state;
@@ -1170,6 +1213,7 @@ int main(void)
         cmocka_unit_test(test_expand_winograd_candidates),
         cmocka_unit_test(test_expand_nchw_batchnorm_channel_limit),
         cmocka_unit_test(test_expand_native_depthwise_taps),
+        cmocka_unit_test(test_expand_row_kernel_passes),
         cmocka_unit_test(test_expand_eager_attention_head_split_copies),
         cmocka_unit_test(test_expand_nvidia_bert_copies_only_the_gradients),
         cmocka_unit_test(test_expand_elementwise_vector_width),
