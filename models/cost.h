@@ -94,7 +94,7 @@ typedef struct mdl_rows {
 
 /* Where those re-reads leave L2, as a fraction of the L2 that the resident rows take: none of
  * them miss below MDL_ROW_L2_LO, all above MDL_ROW_L2_HI, linearly between. Fitted to NeuSight's
- * fp32 softmax and LayerNorm forward kernels on the A100 PCIe 40GB and the T4 (83 fit rows of
+ * fp32 softmax and LayerNorm forward kernels on the A100 PCIe 40GB and the T4 (164 fit rows of
  * tests/data/published/rowwise.csv: 28.3 -> 8.1 % MAPE); the resident rows' outputs, the other
  * blocks' streaming data and set conflicts share the L2 with them, so it holds them well below
  * its size. Checked on the V100 PCIe 32GB, A100 80GB PCIe and L4 rows (docs/kernel-cost.md). */

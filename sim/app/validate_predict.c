@@ -63,23 +63,21 @@ static int bench_param(sim_val_row *r, const char *item, bench_params *b)
     const char *eq = strchr(item, '=');
     char *end;
     double v = eq ? strtod(eq + 1, &end) : 0;
-    static const char *const passes[] = {"fwd", "dgrad", "wgrad"};
-    static const char *const row_ops[] = {"softmax", "layernorm"};
+    static const char *const passes[] = {"fwd", "dgrad", "wgrad", NULL};
+    static const char *const row_ops[] = {"softmax", "layernorm", NULL};
+    int pass = eq && !strncmp(item, "pass=", 5) ? mdl_name_index(passes, eq + 1) : -1;
+    int op = eq && !strncmp(item, "op=", 3) ? mdl_name_index(row_ops, eq + 1) : -1;
+    if (pass >= 0) {
+        b->pass = passes[pass];
+        return 0;
+    }
+    if (op >= 0) {
+        b->op = row_ops[op];
+        return 0;
+    }
     if (eq && !strncmp(item, "pinned=", 7)) {
         b->pinned = !strcmp(eq + 1, "true");
         if (b->pinned || !strcmp(eq + 1, "false")) return 0;
-    } else if (eq && !strncmp(item, "pass=", 5)) {
-        for (size_t i = 0; i < sizeof passes / sizeof passes[0]; i++)
-            if (!strcmp(eq + 1, passes[i])) {
-                b->pass = passes[i];
-                return 0;
-            }
-    } else if (eq && !strncmp(item, "op=", 3)) {
-        for (size_t i = 0; i < sizeof row_ops / sizeof row_ops[0]; i++)
-            if (!strcmp(eq + 1, row_ops[i])) {
-                b->op = row_ops[i];
-                return 0;
-            }
     } else if (eq && !strncmp(item, "pad=", 4) && end != eq + 1 && !*end && v >= 0) {
         b->pad = v;
         return 0;
@@ -264,7 +262,7 @@ static void predict_kernel(sim_val_row *r, const sim_scenario *sc, const bench_p
                            const sim_gpu_desc *whole)
 {
     sim_precision p = sc->workload.precision;
-    double elt = p == SIM_PREC_FP32 || p == SIM_PREC_TF32 ? 4 : 2;
+    double elt = mdl_dtype_bytes(MDL_DT_ACT, p);
     mdl_kernel k = {.op = "validate", .layer = -1, .kind = SIM_OP_KERNEL, .blocks = 1};
     bool share = r->metric == SIM_VAL_GEMM_SHARE_PCT;
     if (share && !(whole && sc->hw.mig[0])) {
@@ -384,7 +382,7 @@ static void predict_rowwise(sim_val_row *r, const sim_scenario *sc, const bench_
         return;
     }
     sim_precision p = sc->workload.precision;
-    double elt = p == SIM_PREC_FP32 || p == SIM_PREC_TF32 ? 4 : 2;
+    double elt = mdl_dtype_bytes(MDL_DT_ACT, p);
     mdl_kernel k = !strcmp(b->op, "softmax") ? mdl_softmax_fwd_kernel(b->rows, b->cols, elt)
                                              : mdl_layernorm_fwd_kernel(b->rows, b->cols, elt, elt);
     k.op = b->op;
