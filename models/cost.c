@@ -238,6 +238,11 @@ static void roofline(const mdl_kernel *k, const sim_gpu_desc *gpu, sim_precision
         double taps_ns = k->native_taps * MDL_DW_NATIVE_CLK_PER_TAP / (sms * ghz);
         if (taps_ns > o->memory_ns) o->memory_ns = taps_ns;
     }
+    if (k->rng_elems > 0 && ghz > 0) {
+        double rng_ns =
+            k->rng_elems * MDL_PHILOX_INT_OPS_PER_ELEM / (sms * ghz * MDL_INT32_LANES_PER_SM);
+        if (rng_ns > o->memory_ns) o->memory_ns = rng_ns;
+    }
     if (k->vec_elems > 0 && gpu->mem_latency_ns > 0) {
         /* Little's law: each resident thread waits mem_latency_ns for vec_width elements. */
         double in_flight = (double)sms * mdl_threads_per_sm(gpu) * k->vec_width;

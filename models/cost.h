@@ -13,6 +13,21 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+/* Integer-pipe operations per element of PyTorch's dropout forward, and the INT32 lanes of an
+ * SM that issue them. fused_dropout_kernel_vec (aten/src/ATen/native/cuda/Dropout.cu) draws one
+ * curand_uniform4 per 4 elements (UNROLL = 4): a Philox4x32-10 block, 10 rounds of two 32x32-bit
+ * multiplies kept whole (high and low words: 4 multiplies), two 3-input XORs and, between rounds,
+ * the two key additions (Salmon et al., "Parallel Random Numbers: As Easy as 1, 2, 3", SC11;
+ * curand_philox4x32_x.h), about 80 operations, or 20 an element; the counter's increment with
+ * carry adds 1, and turning each 32-bit word into a float (I2F, a conversion at a quarter of the
+ * integer rate) 4 more: 25. Derived, not fitted. The CUDA C++ Programming Guide's throughput table
+ * gives 64 results per clock per SM for 32-bit integer add, multiply and logic on compute
+ * capability 7.0 to 9.0 (recalled; assumed for 10.x and 12.x, whose SMs keep Hopper's 64 INT32
+ * lanes per SM in NVIDIA's Blackwell material, also recalled). The rest of the kernel (compare,
+ * scale, fp16 conversions) issues on the FP32 pipe and is not counted. */
+#define MDL_PHILOX_INT_OPS_PER_ELEM 25.0
+#define MDL_INT32_LANES_PER_SM 64.0
+
 /* Which arithmetic a kernel does; together with the precision it picks the unit and the peak. */
 typedef enum mdl_math {
     MDL_MATH_NONE, /* not a kernel: CPU-only op or a sync */
@@ -122,6 +137,8 @@ typedef struct mdl_kernel {
     double vec_elems;    /* elements a PyTorch vectorized elementwise kernel (TensorIterator)
                             writes; on a GPU with mem_latency_ns its resident threads keep
                             vec_width each in flight (mdl_kernel_cost); 0 = no such limit */
+    double rng_elems;    /* elements that draw a Philox random number (dropout's forward), priced
+                            at MDL_PHILOX_INT_OPS_PER_ELEM on MDL_INT32_LANES_PER_SM as well */
     mdl_wino wino;       /* a convolution cuDNN may run as Winograd instead; pass NONE = not */
     mdl_rows rows;       /* a row-wise kernel's later passes over its rows; zero = one pass */
     int64_t dispatch_ns; /* CPU time on the reference core before the launch (or the CPU op) */

@@ -568,6 +568,35 @@ static void test_cost_row_rereads_by_l2(void **state)
     assert_true(fabs(mdl_row_miss(&k, &g)) < 1e-12);
 }
 
+/* A dropout forward draws a Philox number per element: on a GPU whose DRAM outruns its integer
+ * lanes the kernel takes elements x MDL_PHILOX_INT_OPS_PER_ELEM / (SMs x 64 x GHz); below that
+ * it stays at the bandwidth term (both exact: the flat GPU's curves are 1). */
+static void test_cost_dropout_rng_on_the_integer_lanes(void **state)
+{
+    (void)state;
+    sim_gpu_desc g = flat_gpu(1.0);
+    g.boost_mhz = 1000;
+    double e = 1e9; /* fp16 in and out, a one-byte mask: 5 bytes an element */
+    mdl_kernel k = {.op = "dropout_fwd",
+                    .kind = SIM_OP_KERNEL,
+                    .math = MDL_MATH_SIMT,
+                    .bytes = 5 * e,
+                    .blocks = e / 512,
+                    .rng_elems = e};
+    double rng_ns = e * MDL_PHILOX_INT_OPS_PER_ELEM / (100 * 1.0 * MDL_INT32_LANES_PER_SM);
+    mdl_cost c;
+    mdl_kernel_cost(&k, &g, SIM_PREC_FP16, &c);
+    assert_true(rng_ns < 5e6);
+    assert_true(fabs(c.memory_ns - 5e6) < 1e-6); /* 1,000 GB/s: the DRAM is slower */
+    g.mem_bw_gbps = 4000;
+    mdl_kernel_cost(&k, &g, SIM_PREC_FP16, &c);
+    assert_true(rng_ns > 1.25e6);
+    assert_true(fabs(c.memory_ns - rng_ns) < 1e-6);
+    k.rng_elems = 0; /* its backward (the mask's scale) draws nothing */
+    mdl_kernel_cost(&k, &g, SIM_PREC_FP16, &c);
+    assert_true(fabs(c.memory_ns - 1.25e6) < 1e-6);
+}
+
 static void test_cost_non_kernels_and_overhead(void **state)
 {
     (void)state;
@@ -603,6 +632,7 @@ int main(void)
         cmocka_unit_test(test_cost_winograd_when_faster),
         cmocka_unit_test(test_cost_winograd_passes_and_overhead),
         cmocka_unit_test(test_cost_row_rereads_by_l2),
+        cmocka_unit_test(test_cost_dropout_rng_on_the_integer_lanes),
         cmocka_unit_test(test_cost_non_kernels_and_overhead),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -372,6 +372,44 @@ static void test_expand_nvfuser_fuses_score_chain_and_dropout_add(void **state)
     done(&fused);
 }
 
+/* Only dropout forwards draw random numbers, one per output element (cost.h's Philox price):
+ * eager BERT-base has 12 attention dropouts over batch x heads x seq^2 scores, and the
+ * embeddings' and two per layer over batch x seq x hidden; NVFuser draws them inside its fused
+ * score chain and its dropout+add kernels; their backward and inference draw none. */
+static void test_expand_dropout_draws_random_numbers(void **state)
+{
+    (void)state;
+    mdl_options o = opts(4, SIM_PREC_AMP_FP16);
+    run eager, fused, infer;
+    expand("bert-base-nvidia", &o, &eager);
+    o.fuser = MDL_FUSER_NVFUSER;
+    expand("bert-base-nvidia", &o, &fused);
+    o.fuser = MDL_FUSER_NONE;
+    o.inference = true;
+    expand("bert-base-nvidia", &o, &infer);
+    double ss = 4.0 * 12 * 384 * 384, hidden = 4.0 * 384 * 768;
+    const run *runs[] = {&eager, &fused};
+    for (int r = 0; r < 2; r++) {
+        double scores = 0, rest = 0;
+        for (size_t i = 0; i < runs[r]->step.n; i++) {
+            const mdl_kernel *k = &runs[r]->step.k[i];
+            if (k->rng_elems == 0) continue;
+            assert_int_equal(k->phase, MDL_PH_FWD);
+            if (k->rng_elems == ss)
+                scores += k->rng_elems;
+            else
+                rest += k->rng_elems;
+        }
+        assert_true(scores == 12 * ss);
+        assert_true(rest == (1 + 2 * 12) * hidden);
+    }
+    for (size_t i = 0; i < infer.step.n; i++)
+        assert_true(infer.step.k[i].rng_elems == 0);
+    done(&eager);
+    done(&fused);
+    done(&infer);
+}
+
 /* A linear's bias on (batch, tokens, features) input: its own kernel before PyTorch 1.12, a
  * legacy-loop add over the output (pytorch#72728 folded it into addmm); folded from 1.12, and
  * always for 2-D input (BERT-base's pooler and classifier). Per layer: q, k, v, attention output,
@@ -1242,6 +1280,7 @@ int main(void)
         cmocka_unit_test(test_expand_build_program_and_oom),
         cmocka_unit_test(test_expand_rejects_bad_options),
         cmocka_unit_test(test_expand_nvfuser_fuses_score_chain_and_dropout_add),
+        cmocka_unit_test(test_expand_dropout_draws_random_numbers),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
