@@ -196,6 +196,12 @@ double mdl_row_miss(const mdl_kernel *k, const sim_gpu_desc *gpu)
     return miss < 0 ? 0 : miss > 1 ? 1 : miss;
 }
 
+/* *t raised to ns where ns is larger. */
+static void at_least(double *t, double ns)
+{
+    if (ns > *t) *t = ns;
+}
+
 /* One kernel's roofline time (cost.h), the Winograd alternative aside. */
 static void roofline(const mdl_kernel *k, const sim_gpu_desc *gpu, sim_precision p, mdl_cost *o)
 {
@@ -229,25 +235,19 @@ static void roofline(const mdl_kernel *k, const sim_gpu_desc *gpu, sim_precision
         o->eff_memory = mdl_efficiency_at(&gpu->eff_mem, MDL_CURVE_MEMORY, bytes, bw);
         o->memory_ns = bytes / (bw * o->eff_memory) * 1e9;
     }
+    /* Limits of the SMs' issue, whatever the DRAM could give: NCHW batch norm, PyTorch-native
+     * depthwise taps, dropout's random numbers (cost.h); a kernel without one adds 0. */
     double ghz = gpu->boost_mhz / 1000 * (gpu->clock_factor > 0 ? gpu->clock_factor : 1);
-    if (k->chan_elems > 0 && ghz > 0) {
-        double chan_ns = k->chan_elems / (sms * ghz * MDL_NCHW_CHANNEL_ELEMS_PER_CLK);
-        if (chan_ns > o->memory_ns) o->memory_ns = chan_ns;
-    }
-    if (k->native_taps > 0 && ghz > 0) {
-        double taps_ns = k->native_taps * MDL_DW_NATIVE_CLK_PER_TAP / (sms * ghz);
-        if (taps_ns > o->memory_ns) o->memory_ns = taps_ns;
-    }
-    if (k->rng_elems > 0 && ghz > 0) {
-        double rng_ns =
-            k->rng_elems * MDL_PHILOX_INT_OPS_PER_ELEM / (sms * ghz * MDL_INT32_LANES_PER_SM);
-        if (rng_ns > o->memory_ns) o->memory_ns = rng_ns;
+    if (ghz > 0) {
+        at_least(&o->memory_ns, k->chan_elems / (sms * ghz * MDL_NCHW_CHANNEL_ELEMS_PER_CLK));
+        at_least(&o->memory_ns, k->native_taps * MDL_DW_NATIVE_CLK_PER_TAP / (sms * ghz));
+        at_least(&o->memory_ns,
+                 k->rng_elems * MDL_PHILOX_INT_OPS_PER_ELEM / (sms * ghz * MDL_INT32_LANES_PER_SM));
     }
     if (k->vec_elems > 0 && gpu->mem_latency_ns > 0) {
         /* Little's law: each resident thread waits mem_latency_ns for vec_width elements. */
         double in_flight = (double)sms * mdl_threads_per_sm(gpu) * k->vec_width;
-        double vec_ns = k->vec_elems / in_flight * gpu->mem_latency_ns;
-        if (vec_ns > o->memory_ns) o->memory_ns = vec_ns;
+        at_least(&o->memory_ns, k->vec_elems / in_flight * gpu->mem_latency_ns);
     }
     o->overhead_ns = gpu->kernel_overhead_us > 0 ? gpu->kernel_overhead_us * 1e3 : 0;
     if (tensor && k->math == MDL_MATH_GEMM && work > 0) o->overhead_ns += MDL_GEMM_FIXED_US * 1e3;

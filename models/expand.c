@@ -607,10 +607,11 @@ static void head_split_copy(ctx *c, const char *op, const mdl_layer *l, int64_t 
     elem_strided(c, op, n, c->act * n * 2, 0, dispatch_ns);
 }
 
-/* A dropout forward draws a random number per element (MDL_PHILOX_INT_OPS_PER_ELEM). */
-static void dropout_kernel(mdl_kernel *k)
+/* A dropout forward draws a random number for each of its `elems` elements
+ * (MDL_PHILOX_INT_OPS_PER_ELEM in cost.h). */
+static void draws_random(mdl_kernel *k, double elems)
 {
-    if (k) k->rng_elems = k->vec_elems;
+    if (k) k->rng_elems = elems;
 }
 
 /* Whether a layer with these flags drops out: not in eval mode (F.dropout returns its input). */
@@ -644,8 +645,8 @@ static void eager_score_chain_fwd(ctx *c, const mdl_layer *l)
     mdl_kernel softmax = mdl_softmax_fwd_kernel(Bh * s, s, sm);
     rowk_of(c, "softmax_fwd", &softmax, D->py_op_ns);
     if (dropping(c, l->flags))
-        dropout_kernel(
-            elem(c, "attention_dropout_fwd", ss, ss * (2 * sm + 1), 2 * ss, D->elem_module_ns));
+        draws_random(
+            elem(c, "attention_dropout_fwd", ss, ss * (2 * sm + 1), 2 * ss, D->elem_module_ns), ss);
     if (c->amp) elem(c, "autocast_input_cast", ss, ss * (sm + c->act), 0, D->aten_op_ns);
 }
 
@@ -665,7 +666,7 @@ static void fused_score_chain_fwd(ctx *c, const mdl_layer *l)
     double flops = ss * (6 + ((l->flags & MDL_F_MASK) ? 1 : 0) + (drop ? 2 : 0));
     mdl_kernel *k =
         rowk(c, "fused_attention_softmax_fwd", B * l->heads * s, bytes, flops, c->d->py_op_ns);
-    if (k && drop) k->rng_elems = ss; /* NVFuser's dropout draws Philox numbers too */
+    if (drop) draws_random(k, ss); /* NVFuser's dropout draws Philox numbers too */
 }
 
 static void fwd_attention(ctx *c, const mdl_layer *l)
@@ -949,12 +950,14 @@ static void fwd_layer(ctx *c, const mdl_layer *l)
         if (fused_dropout_add(c, l)) {
             const mdl_layer *add = l + 1;
             double res = c->B * telems(c, add->in2) * tbytes(c, add->in2);
-            dropout_kernel(elem(c, "fused_dropout_add_fwd", out,
-                                in * ib + res + out * (tbytes(c, add->out) + 1), 3 * out,
-                                D->elem_module_ns));
+            draws_random(elem(c, "fused_dropout_add_fwd", out,
+                              in * ib + res + out * (tbytes(c, add->out) + 1), 3 * out,
+                              D->elem_module_ns),
+                         out);
         } else {
-            dropout_kernel(
-                elem(c, "dropout_fwd", out, in * ib + out * (ob + 1), 2 * out, D->elem_module_ns));
+            draws_random(
+                elem(c, "dropout_fwd", out, in * ib + out * (ob + 1), 2 * out, D->elem_module_ns),
+                out);
         }
         break;
     case MDL_L_ROPE:

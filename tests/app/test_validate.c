@@ -45,6 +45,13 @@ static sim_val_table read_predicted(void)
     return t;
 }
 
+/* A row validate refused: no prediction, and an error that names why. */
+static void assert_refused(const sim_val_row *r, const char *why)
+{
+    assert_true(isnan(r->predicted));
+    assert_non_null(strstr(r->error, why));
+}
+
 /* Reads the table file and gives its n rows these predictions and GPU architectures, as
  * sim_val_predict would, so that the statistics have closed forms. */
 static sim_val_table read_given(const double *predicted, const char *const *arch, size_t n)
@@ -238,8 +245,7 @@ static void test_validate_busbw_closed_form(void **state)
     double us = 8.4 + 14 * 3.4 + s / (240e3 * 8 / 14);
     double want = s / (us * 1e3) * 14 / 8;
     assert_true(fabs(t.rows[0].predicted - want) < 1e-9 * want); /* rounding only */
-    assert_true(isnan(t.rows[1].predicted));                     /* one GPU has no all-reduce */
-    assert_non_null(strstr(t.rows[1].error, "gpus of 2 or more"));
+    assert_refused(&t.rows[1], "gpus of 2 or more");             /* one GPU has no all-reduce */
     sim_val_table_free(&t);
     unlink(path);
 }
@@ -266,8 +272,7 @@ static void test_validate_membw_elements_in_flight(void **state)
     assert_true(t.rows[1].predicted == t.rows[2].predicted);
     assert_true(t.rows[1].predicted > 1.5 * want);
     for (int i = 3; i < 6; i++) { /* 0, a fraction, more than 16: not a width, refused */
-        assert_true(isnan(t.rows[i].predicted));
-        assert_non_null(strstr(t.rows[i].error, "vec="));
+        assert_refused(&t.rows[i], "vec=");
     }
     sim_val_table_free(&t);
     unlink(path);
@@ -291,8 +296,7 @@ static void test_validate_gemm_batch(void **state)
     assert_true(t.rows[0].predicted > 0);
     assert_true(t.rows[1].predicted == t.rows[0].predicted);
     for (int i = 2; i < 4; i++) {
-        assert_true(isnan(t.rows[i].predicted));
-        assert_non_null(strstr(t.rows[i].error, "b= is the number of GEMMs"));
+        assert_refused(&t.rows[i], "b= is the number of GEMMs");
     }
     sim_val_table_free(&t);
     unlink(path);
@@ -327,12 +331,9 @@ static void test_validate_conv_rows(void **state)
     assert_true(fabs(t.rows[0].predicted * t.rows[1].predicted * 1e6 / flops_1x1 - 1) < 1e-9);
     assert_true(t.rows[2].predicted < flops_3x3 / (t.rows[3].predicted * 1e6));
     assert_true(fabs(t.rows[4].predicted * t.rows[3].predicted * 1e6 / flops_3x3 - 1) < 1e-9);
-    assert_true(isnan(t.rows[5].predicted));
-    assert_non_null(strstr(t.rows[5].error, "pass=fwd|dgrad|wgrad"));
-    assert_true(isnan(t.rows[6].predicted));
-    assert_non_null(strstr(t.rows[6].error, "'pass=bwd'"));
-    assert_true(isnan(t.rows[7].predicted));
-    assert_non_null(strstr(t.rows[7].error, "whole numbers"));
+    assert_refused(&t.rows[5], "pass=fwd|dgrad|wgrad");
+    assert_refused(&t.rows[6], "'pass=bwd'");
+    assert_refused(&t.rows[7], "whole numbers");
     sim_val_table_free(&t);
     unlink(path);
 }
@@ -360,12 +361,9 @@ static void test_validate_rowwise_rows(void **state)
     assert_int_equal(t.n, 5);
     assert_true(t.rows[0].predicted > 100);
     assert_true(fabs(t.rows[1].predicted / t.rows[0].predicted - 2) < 0.04);
-    assert_true(isnan(t.rows[2].predicted));
-    assert_non_null(strstr(t.rows[2].error, "op=softmax|layernorm"));
-    assert_true(isnan(t.rows[3].predicted));
-    assert_non_null(strstr(t.rows[3].error, "'op=rmsnorm'"));
-    assert_true(isnan(t.rows[4].predicted));
-    assert_non_null(strstr(t.rows[4].error, "whole numbers"));
+    assert_refused(&t.rows[2], "op=softmax|layernorm");
+    assert_refused(&t.rows[3], "'op=rmsnorm'");
+    assert_refused(&t.rows[4], "whole numbers");
     sim_val_table_free(&t);
     unlink(path);
 }
@@ -394,8 +392,7 @@ static void test_validate_counted_and_timed_steps(void **state)
     assert_true(fabs(t.rows[3].predicted - t.rows[2].predicted * 101 / 100) <
                 1e-12 * t.rows[2].predicted);
     for (int i = 4; i < 7; i++) {
-        assert_true(isnan(t.rows[i].predicted));
-        assert_non_null(strstr(t.rows[i].error, "counted= and timed="));
+        assert_refused(&t.rows[i], "counted= and timed=");
     }
     assert_true(fabs(t.rows[7].predicted - t.rows[0].predicted * 100 / 70) <
                 1e-12 * t.rows[0].predicted);
