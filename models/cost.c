@@ -95,8 +95,11 @@ double mdl_efficiency(const sim_curve *gpu_curve, mdl_curve_id fallback, double 
  * in work: filling the pipeline at DRAM latency, the epilogue, the last partial wave, block
  * launch. So on another GPU (or another unit) a kernel sits where its ideal time would put it on
  * the A100: the same FLOPs on an H100's 989 TFLOPS take a third of the time, and reach only the
- * efficiency a third of the work reaches on the A100. A GPU's own curve (fitted on that GPU) is
- * read at the kernel's plain work. */
+ * efficiency a third of the work reaches on the A100. A tensor-core kernel is placed by the GPU's
+ * half-precision rate in every precision (tensor_ramp_rate): XLA's H100 table runs TF32 and bf16
+ * dots of one shape at the same fraction of their peaks (median ratio 0.99 over its 125 unbatched
+ * shapes), where placing TF32 by its own half rate gave it the ramp of twice the work. A GPU's own
+ * curve (fitted on that GPU) is read at the kernel's plain work. */
 static const double ref_rate[] = {
     [MDL_CURVE_TENSOR] = 312e12, [MDL_CURVE_CUDA] = 19.5e12, [MDL_CURVE_MEMORY] = 1797e9};
 
@@ -196,6 +199,15 @@ double mdl_row_miss(const mdl_kernel *k, const sim_gpu_desc *gpu)
     return miss < 0 ? 0 : miss > 1 ? 1 : miss;
 }
 
+/* The rate a tensor-core kernel's ramp is read at: the GPU's half-precision tensor rate, whatever
+ * the precision. A TF32 GEMM is a half-precision one with every operand and output byte doubled
+ * and the math rate halved, so its whole timeline stretches alike and a shape reaches the same
+ * fraction of its peak in both (mdl_efficiency_at's ref_rate comment; docs/kernel-cost.md). */
+static double tensor_ramp_rate(const sim_gpu_desc *gpu, mdl_math math)
+{
+    return mdl_peak_flops(gpu, SIM_PREC_FP16, math, NULL);
+}
+
 /* *t raised to ns where ns is larger. */
 static void at_least(double *t, double ns)
 {
@@ -223,7 +235,8 @@ static void roofline(const mdl_kernel *k, const sim_gpu_desc *gpu, sim_precision
     double work = k->flops * o->wave_factor;
     if (work > 0 && o->peak_flops > 0) {
         o->eff_compute =
-            tensor ? mdl_efficiency_at(&gpu->eff_tensor, MDL_CURVE_TENSOR, work, o->peak_flops)
+            tensor ? mdl_efficiency_at(&gpu->eff_tensor, MDL_CURVE_TENSOR, work,
+                                       tensor_ramp_rate(gpu, (mdl_math)k->math))
                    : mdl_efficiency_at(&gpu->eff_cuda, MDL_CURVE_CUDA, work, o->peak_flops);
         if (!tensor && gpu->eff_cuda.n == 0 && mdl_fp32_lanes_per_sm(gpu) > 96)
             o->eff_compute *= MDL_WIDE_FP32_EFF;

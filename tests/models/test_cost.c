@@ -1,7 +1,8 @@
 /* test_cost.c — the kernel roofline in its limit cases: compute-bound and memory-bound kernels,
  * wave quantization (one block, a partial last wave), efficiency interpolation and clamping,
- * PyTorch's TF32 defaults, AMP helping tensor-bound kernels only, a convolution's nonfused
- * Winograd alternative taken only when it is faster, and a row kernel's re-reads by L2 size. */
+ * PyTorch's TF32 defaults and TF32's ramp, AMP helping tensor-bound kernels only, a convolution's
+ * nonfused Winograd alternative taken only when it is faster, and a row kernel's re-reads by L2
+ * size. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -388,6 +389,27 @@ static void test_cost_default_curves_scale_with_the_unit(void **state)
     assert_false(mdl_conv_tensor_cores(&g, SIM_PREC_FP32));
 }
 
+/* A tensor-core GEMM's ramp is read at the half-precision rate in every precision: on the default
+ * curve a TF32 GEMM of one shape reaches the fp16 GEMM's efficiency (4096^3: 1024 tiles fill the
+ * 200 slots, so both take the same wave factor), not that of twice the work. */
+static void test_cost_tf32_ramp_at_the_half_precision_rate(void **state)
+{
+    (void)state;
+    sim_gpu_desc g = flat_gpu(1.0);
+    g.eff_tensor = (sim_curve){0};
+    mdl_kernel k = gemm_kernel(4096, 4096, 4096, 100e6);
+    mdl_cost half, tf32;
+    mdl_kernel_cost(&k, &g, SIM_PREC_FP16, &half);
+    mdl_kernel_cost(&k, &g, SIM_PREC_TF32, &tf32);
+    assert_true(tf32.peak_flops == 100e12 && half.peak_flops == 200e12);
+    assert_true(tf32.wave_factor == half.wave_factor);
+    double work = k.flops * half.wave_factor;
+    double at_half = mdl_efficiency(NULL, MDL_CURVE_TENSOR, log10(work * 312e12 / 200e12));
+    assert_true(fabs(half.eff_compute - at_half) < 1e-12);
+    assert_true(fabs(tf32.eff_compute - at_half) < 1e-12);
+    assert_true(at_half < mdl_efficiency(NULL, MDL_CURVE_TENSOR, log10(work * 312e12 / 100e12)));
+}
+
 /* PyTorch >= 1.12: fp32 convolutions run on TF32 tensor cores (cudnn.allow_tf32 = True), fp32
  * matmuls do not (cuda.matmul.allow_tf32 = False); precision tf32 turns both on; a GPU without
  * TF32 (V100) runs both on CUDA cores; bf16 on a GPU without bf16 tensor cores too. */
@@ -627,6 +649,7 @@ int main(void)
         cmocka_unit_test(test_cost_curve_interpolates_and_clamps),
         cmocka_unit_test(test_cost_default_curves_are_monotone),
         cmocka_unit_test(test_cost_default_curves_scale_with_the_unit),
+        cmocka_unit_test(test_cost_tf32_ramp_at_the_half_precision_rate),
         cmocka_unit_test(test_cost_tf32_follows_pytorch_defaults),
         cmocka_unit_test(test_cost_amp_speeds_tensor_bound_not_memory_bound),
         cmocka_unit_test(test_cost_winograd_when_faster),
