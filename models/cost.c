@@ -240,6 +240,8 @@ static void roofline(const mdl_kernel *k, const sim_gpu_desc *gpu, sim_precision
                    : mdl_efficiency_at(&gpu->eff_cuda, MDL_CURVE_CUDA, work, o->peak_flops);
         if (!tensor && gpu->eff_cuda.n == 0 && mdl_fp32_lanes_per_sm(gpu) > 96)
             o->eff_compute *= MDL_WIDE_FP32_EFF;
+        if (!tensor && gpu->eff_cuda.n == 0 && k->math == MDL_MATH_CONV)
+            o->eff_compute *= MDL_CUDNN_SIMT_CONV_EFF;
         o->compute_ns = work / (o->peak_flops * o->eff_compute) * 1e9;
     }
     double bw = gpu->mem_bw_gbps * 1e9;
@@ -293,11 +295,12 @@ static mdl_kernel wino_transform(double in, double out)
                         .blocks = ceil(out / 512)};
 }
 
-/* The 36 batched GEMMs of the transformed operands, on the convolution's unit. */
-static mdl_kernel wino_gemm(const mdl_kernel *conv, double m, double n, double k)
+/* The 36 batched GEMMs of the transformed operands: cuBLAS-class SGEMM kernels (volta_sgemm_* in
+ * the V100 trace), so priced as a GEMM, on the CUDA cores this path runs on. */
+static mdl_kernel wino_gemm(double m, double n, double k)
 {
     return (mdl_kernel){.kind = SIM_OP_KERNEL,
-                        .math = conv->math,
+                        .math = MDL_MATH_GEMM,
                         .flops = 2 * WINO_TILE * m * n * k,
                         .bytes = WINO_TILE * (m * k + k * n + m * n) * WINO_ELEM_BYTES,
                         .gemm_m = m,
@@ -316,7 +319,7 @@ static int wino_conv(const mdl_kernel *k, double in_elems, double ci, double co,
     double t = k->wino.tiles;
     part[0] = wino_transform(in_elems, WINO_TILE * t * ci);
     part[1] = wino_transform(WINO_FILTER * ci * co, WINO_TILE * ci * co);
-    part[2] = wino_gemm(k, t, co, ci);
+    part[2] = wino_gemm(t, co, ci);
     part[3] = wino_transform(WINO_TILE * t * co, out_elems);
     return 4;
 }
@@ -336,7 +339,7 @@ static int wino_kernels(const mdl_kernel *k, mdl_kernel part[4])
     case MDL_WINO_WGRAD:
         part[0] = wino_transform(w->x_elems, WINO_TILE * t * ci);
         part[1] = wino_transform(w->y_elems, WINO_TILE * t * co);
-        part[2] = wino_gemm(k, ci, co, t);
+        part[2] = wino_gemm(ci, co, t);
         part[3] = wino_transform(WINO_TILE * ci * co, WINO_FILTER * ci * co);
         return 4;
     }

@@ -201,6 +201,15 @@ double mdl_fp32_lanes_per_sm(const sim_gpu_desc *gpu);
  * only; a GPU's own eff_cuda curve is its measurement. */
 #define MDL_WIDE_FP32_EFF 0.79
 
+/* What cuDNN's own CUDA-core convolution kernels (implicit_convolve_sgemm, volta_scudnn_*,
+ * dgrad_engine, wgrad_alg0_engine: implicit GEMMs that gather their operands through the
+ * convolution's index arithmetic) reach, as a fraction of the default CUDA-core curve, which is
+ * cuBLAS SGEMM's. Fitted on the V100 FP32 trace's forward direct convolutions (conv.csv, fit
+ * rows: 19 shapes, 1x1 and strided; time-weighted per step); its data and filter gradients are
+ * the check rows (docs/kernel-cost.md). Its nonfused Winograd GEMMs are volta_sgemm kernels and
+ * do not take it. */
+#define MDL_CUDNN_SIMT_CONV_EFF 0.737
+
 /* GPU time a tensor-core GEMM kernel takes beyond the roofline work and the kernel_overhead_us
  * every kernel pays: each CTA waits a DRAM round trip for its first A and B tiles before the
  * first MMA, and the kernel ends only when the epilogue's C stores have drained. Fitted to the

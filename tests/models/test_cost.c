@@ -1,8 +1,8 @@
 /* test_cost.c — the kernel roofline in its limit cases: compute-bound and memory-bound kernels,
  * wave quantization (one block, a partial last wave), efficiency interpolation and clamping,
- * PyTorch's TF32 defaults and TF32's ramp, AMP helping tensor-bound kernels only, a convolution's
- * nonfused Winograd alternative taken only when it is faster, and a row kernel's re-reads by L2
- * size. */
+ * PyTorch's TF32 defaults and TF32's ramp, cuDNN's CUDA-core convolutions against SGEMM, AMP
+ * helping tensor-bound kernels only, a convolution's nonfused Winograd alternative taken only when
+ * it is faster, and a row kernel's re-reads by L2 size. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -410,6 +410,35 @@ static void test_cost_tf32_ramp_at_the_half_precision_rate(void **state)
     assert_true(at_half < mdl_efficiency(NULL, MDL_CURVE_TENSOR, log10(work * 312e12 / 100e12)));
 }
 
+/* cuDNN's own CUDA-core convolution kernels run at MDL_CUDNN_SIMT_CONV_EFF of the default curve
+ * (cuBLAS SGEMM's): the same GEMM-shaped work takes 1/0.737 the compute time as a convolution,
+ * the same time when the GPU carries its own curve (its measurement), and a TF32 convolution on
+ * the tensor cores is not touched. */
+static void test_cost_cudnn_simt_conv_below_sgemm(void **state)
+{
+    (void)state;
+    sim_gpu_desc g = flat_gpu(1.0);
+    g.tf32_tflops = 0; /* a V100: fp32 convolutions on the CUDA cores */
+    g.eff_cuda = (sim_curve){0};
+    mdl_kernel gemm = gemm_kernel(6272, 1024, 256, 1e6);
+    mdl_kernel conv = gemm;
+    conv.math = MDL_MATH_CONV;
+    mdl_cost cg, cc;
+    mdl_kernel_cost(&gemm, &g, SIM_PREC_FP32, &cg);
+    mdl_kernel_cost(&conv, &g, SIM_PREC_FP32, &cc);
+    assert_true(cc.unit == SIM_UNIT_CUDA && cg.unit == SIM_UNIT_CUDA);
+    assert_true(fabs(cc.compute_ns * MDL_CUDNN_SIMT_CONV_EFF - cg.compute_ns) <
+                1e-6 * cg.compute_ns);
+    g.eff_cuda = (sim_curve){1, {0}, {0.5}};
+    mdl_kernel_cost(&gemm, &g, SIM_PREC_FP32, &cg);
+    mdl_kernel_cost(&conv, &g, SIM_PREC_FP32, &cc);
+    assert_true(fabs(cc.compute_ns - cg.compute_ns) < 1e-6 * cg.compute_ns);
+    g.tf32_tflops = 100;
+    mdl_kernel_cost(&conv, &g, SIM_PREC_FP32, &cc);
+    assert_true(cc.unit == SIM_UNIT_TENSOR);
+    assert_true(cc.eff_compute == 1.0); /* the flat tensor curve, unscaled */
+}
+
 /* PyTorch >= 1.12: fp32 convolutions run on TF32 tensor cores (cudnn.allow_tf32 = True), fp32
  * matmuls do not (cuda.matmul.allow_tf32 = False); precision tf32 turns both on; a GPU without
  * TF32 (V100) runs both on CUDA cores; bf16 on a GPU without bf16 tensor cores too. */
@@ -650,6 +679,7 @@ int main(void)
         cmocka_unit_test(test_cost_default_curves_are_monotone),
         cmocka_unit_test(test_cost_default_curves_scale_with_the_unit),
         cmocka_unit_test(test_cost_tf32_ramp_at_the_half_precision_rate),
+        cmocka_unit_test(test_cost_cudnn_simt_conv_below_sgemm),
         cmocka_unit_test(test_cost_tf32_follows_pytorch_defaults),
         cmocka_unit_test(test_cost_amp_speeds_tensor_bound_not_memory_bound),
         cmocka_unit_test(test_cost_winograd_when_faster),
