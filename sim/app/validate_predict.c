@@ -43,13 +43,15 @@ static void row_fail(sim_val_row *r, const char *fmt, ...)
 }
 
 /* Microbenchmark parameters: the settings without a dot (m=, n=, k=, b= the GEMMs of one batched
- * call, bytes=, pinned=, copies=, vec=, counted=, timed=), and how jobs share a GPU (the
- * experiment's system.gpu_sharing keys).
+ * call, bytes=, pinned=, copies=, vec=, counted=, timed=, startup_s=), and how jobs share a GPU
+ * (the experiment's system.gpu_sharing keys).
  * counted= and timed=: the source's rate counts the samples of `counted` optimizer steps over the
  * time of `timed` steps (run_squad.py with --max_steps=100 times 101 steps and counts 100; when
- * its two epochs end first it times fewer than it counts). */
+ * its two epochs end first it times fewer than it counts). startup_s=: seconds of the run's
+ * one-time start-up inside that time (first iterations: lazy kernel loading, allocator growth,
+ * library set-up), read from the run's own log; the model prices steady-state steps. */
 typedef struct bench_params {
-    double m, n, k, b, bytes, copies, vec, counted, timed;
+    double m, n, k, b, bytes, copies, vec, counted, timed, startup_s;
     double cin, hw, cout, filter, stride, pad; /* a convolution (conv_us) */
     double rows, cols;                         /* a row kernel (rowwise_us) */
     const char *pass;                          /* fwd, dgrad or wgrad; borrowed */
@@ -83,12 +85,12 @@ static int bench_param(sim_val_row *r, const char *item, bench_params *b)
         return 0;
     } else if (eq && end != eq + 1 && !*end && v > 0) {
         size_t len = (size_t)(eq - item);
-        static const char *const names[] = {"m",      "n",       "k",     "b",   "bytes", "copies",
-                                            "vec",    "counted", "timed", "cin", "hw",    "cout",
-                                            "filter", "stride",  "rows",  "cols"};
-        double *slots[] = {&b->m,      &b->n,       &b->k,     &b->b,   &b->bytes, &b->copies,
-                           &b->vec,    &b->counted, &b->timed, &b->cin, &b->hw,    &b->cout,
-                           &b->filter, &b->stride,  &b->rows,  &b->cols};
+        static const char *const names[] = {
+            "m",   "n",  "k",    "b",      "bytes",  "copies", "vec",  "counted",  "timed",
+            "cin", "hw", "cout", "filter", "stride", "rows",   "cols", "startup_s"};
+        double *slots[] = {&b->m,      &b->n,       &b->k,     &b->b,    &b->bytes,    &b->copies,
+                           &b->vec,    &b->counted, &b->timed, &b->cin,  &b->hw,       &b->cout,
+                           &b->filter, &b->stride,  &b->rows,  &b->cols, &b->startup_s};
         for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
             if (strlen(names[i]) == len && !strncmp(item, names[i], len)) {
                 *slots[i] = v;
@@ -97,8 +99,8 @@ static int bench_param(sim_val_row *r, const char *item, bench_params *b)
     }
     row_fail(r,
              "settings: '%s' is neither an experiment key nor m=, n=, k=, b=, bytes=, pinned=, "
-             "copies=, vec=, counted=, timed=, cin=, hw=, cout=, filter=, stride=, pad=, "
-             "pass=fwd|dgrad|wgrad, op=softmax|layernorm, rows=, cols=",
+             "copies=, vec=, counted=, timed=, startup_s=, cin=, hw=, cout=, filter=, stride=, "
+             "pad=, pass=fwd|dgrad|wgrad, op=softmax|layernorm, rows=, cols=",
              item);
     return -1;
 }
@@ -203,11 +205,16 @@ static double counted_share(sim_val_row *r, const bench_params *b)
 }
 
 /* Training figures from a simulated run: samples per second from the p50 optimizer step, counted
- * as the source counts them (counted_share). */
+ * as the source counts them (counted_share), its timed steps carrying the start-up
+ * (startup_s over timed, each). */
 static void predict_run(sim_val_row *r, const sim_scenario *sc, const bench_params *b)
 {
     double share = counted_share(r, b);
     if (share < 0) return;
+    if (b->startup_s > 0 && !(b->timed >= 1 && r->metric == SIM_VAL_SAMPLES_PER_S)) {
+        row_fail(r, "startup_s= needs counted= and timed= on a samples_per_s row");
+        return;
+    }
     sim_result res;
     sim_err err;
     sim_err_clear(&err);
@@ -216,6 +223,7 @@ static void predict_run(sim_val_row *r, const sim_scenario *sc, const bench_para
         return;
     }
     double step_ms = res.mean.step_time_ms_p50;
+    if (b->startup_s > 0) step_ms += b->startup_s * 1e3 / b->timed;
     double samples = (double)sc->loader.batch_size * sim_program_batches_per_step(&sc->program);
     if (r->metric == SIM_VAL_SAMPLES_PER_S)
         r->predicted = step_ms > 0 ? share * samples / (step_ms / 1e3) : NAN;

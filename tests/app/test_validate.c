@@ -408,6 +408,32 @@ static void test_validate_counted_and_timed_steps(void **state)
     unlink(path);
 }
 
+/* startup_s=: a source whose timed window also holds the run's one-time start-up gets, for 100
+ * steps counted over 101 timed and 5 s of start-up, 100 x batch over (101 p50 steps + 5 s): from
+ * the same run without it, rate r = 100/101 x batch / step, so step = 100/101 x 8 / r. Without
+ * counted= and timed=, or on a step_ms row, it is refused with the reason. */
+static void test_validate_startup_in_the_timed_window(void **state)
+{
+    (void)state;
+    write_file(
+        HEADER
+        "a,g,check,samples_per_s,100,a10,1,resnet50,fp16,8,counted=100;timed=101,sw,src,\n"
+        "b,g,check,samples_per_s,100,a10,1,resnet50,fp16,8,counted=100;timed=101;startup_s=5,"
+        "sw,src,\n"
+        "c,g,check,samples_per_s,100,a10,1,resnet50,fp16,8,startup_s=5,sw,src,\n"
+        "d,g,check,step_ms,100,a10,1,resnet50,fp16,8,counted=100;timed=101;startup_s=5,sw,"
+        "src,\n");
+    sim_val_table t = read_predicted();
+    double step_s = 100.0 / 101 * 8 / t.rows[0].predicted;
+    double expect = 100.0 * 8 / (101 * step_s + 5);
+    assert_true(t.rows[1].predicted < t.rows[0].predicted);
+    assert_true(fabs(t.rows[1].predicted - expect) < 1e-9 * expect);
+    assert_refused(&t.rows[2], "startup_s= needs counted= and timed=");
+    assert_refused(&t.rows[3], "startup_s= needs counted= and timed=");
+    sim_val_table_free(&t);
+    unlink(path);
+}
+
 /* An inference_ms row runs the model in eval mode under no_grad (validate sets workload.mode):
  * ResNet-50's forward alone, well under half of the training step of the same row as step_ms
  * (forward ~1/3 of the GEMM work, no optimizer), and above nothing. */
@@ -470,6 +496,7 @@ int main(void)
         cmocka_unit_test(test_validate_conv_rows),
         cmocka_unit_test(test_validate_rowwise_rows),
         cmocka_unit_test(test_validate_counted_and_timed_steps),
+        cmocka_unit_test(test_validate_startup_in_the_timed_window),
         cmocka_unit_test(test_validate_published_errors_do_not_grow),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
