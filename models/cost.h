@@ -205,9 +205,9 @@ double mdl_fp32_lanes_per_sm(const sim_gpu_desc *gpu);
  * dgrad_engine, wgrad_alg0_engine: implicit GEMMs that gather their operands through the
  * convolution's index arithmetic) reach, as a fraction of the default CUDA-core curve, which is
  * cuBLAS SGEMM's. Fitted on the V100 FP32 trace's forward direct convolutions (conv.csv, fit
- * rows: 19 shapes, 1x1 and strided; time-weighted per step); its data and filter gradients are
- * the check rows (docs/kernel-cost.md). Its nonfused Winograd GEMMs are volta_sgemm kernels and
- * do not take it. */
+ * rows: 19 shapes, the 1x1s, the strided 3x3s and the 7x7 stem; time-weighted per step); its data
+ * and filter gradients are the check rows (docs/kernel-cost.md). Its nonfused Winograd GEMMs are
+ * volta_sgemm kernels and do not take it. */
 #define MDL_CUDNN_SIMT_CONV_EFF 0.737
 
 /* GPU time a tensor-core GEMM kernel takes beyond the roofline work and the kernel_overhead_us
