@@ -208,6 +208,23 @@ static double tensor_ramp_rate(const sim_gpu_desc *gpu, mdl_math math)
     return mdl_peak_flops(gpu, SIM_PREC_FP16, math, NULL);
 }
 
+/* A kernel's compute efficiency at its work: the tensor curve read at the half-precision rate, or
+ * the CUDA-core curve. The default CUDA-core curve is cuBLAS SGEMM's on a 64-lane SM, so a 128-lane
+ * SM reaches MDL_WIDE_FP32_EFF of it and cuDNN's own convolution kernels MDL_CUDNN_SIMT_CONV_EFF
+ * (cost.h); a GPU's own curve is its measurement and is read as it is. */
+static double compute_efficiency(const mdl_kernel *k, const sim_gpu_desc *gpu, int tensor,
+                                 double work, double peak)
+{
+    if (tensor)
+        return mdl_efficiency_at(&gpu->eff_tensor, MDL_CURVE_TENSOR, work,
+                                 tensor_ramp_rate(gpu, (mdl_math)k->math));
+    double e = mdl_efficiency_at(&gpu->eff_cuda, MDL_CURVE_CUDA, work, peak);
+    if (gpu->eff_cuda.n != 0) return e;
+    if (mdl_fp32_lanes_per_sm(gpu) > 96) e *= MDL_WIDE_FP32_EFF;
+    if (k->math == MDL_MATH_CONV) e *= MDL_CUDNN_SIMT_CONV_EFF;
+    return e;
+}
+
 /* *t raised to ns where ns is larger. */
 static void at_least(double *t, double ns)
 {
@@ -234,14 +251,7 @@ static void roofline(const mdl_kernel *k, const sim_gpu_desc *gpu, sim_precision
     }
     double work = k->flops * o->wave_factor;
     if (work > 0 && o->peak_flops > 0) {
-        o->eff_compute =
-            tensor ? mdl_efficiency_at(&gpu->eff_tensor, MDL_CURVE_TENSOR, work,
-                                       tensor_ramp_rate(gpu, (mdl_math)k->math))
-                   : mdl_efficiency_at(&gpu->eff_cuda, MDL_CURVE_CUDA, work, o->peak_flops);
-        if (!tensor && gpu->eff_cuda.n == 0 && mdl_fp32_lanes_per_sm(gpu) > 96)
-            o->eff_compute *= MDL_WIDE_FP32_EFF;
-        if (!tensor && gpu->eff_cuda.n == 0 && k->math == MDL_MATH_CONV)
-            o->eff_compute *= MDL_CUDNN_SIMT_CONV_EFF;
+        o->eff_compute = compute_efficiency(k, gpu, tensor, work, o->peak_flops);
         o->compute_ns = work / (o->peak_flops * o->eff_compute) * 1e9;
     }
     double bw = gpu->mem_bw_gbps * 1e9;
