@@ -6,6 +6,27 @@
 
 #include <string.h>
 
+/* The step of net under o; with a sequence mix, the model is built again at each group's padded
+ * length and each group's micro-batches run on their own net (mdl_expand_mix). */
+static int expand(const char *model, const mdl_net *net, const mdl_options *o,
+                  const mdl_dispatch *d, mdl_step *step, sim_err *err)
+{
+    if (!o->seq_mix.n) return mdl_expand(net, o, d, step, err);
+    mdl_net nets[MDL_SEQ_MIX_MAX];
+    const mdl_net *use[MDL_SEQ_MIX_MAX] = {0};
+    int built = 0, rc = SIM_OK;
+    for (; built < o->seq_mix.n && !rc; built++) {
+        mdl_options at = *o;
+        at.shape.seq = o->seq_mix.seq[built];
+        rc = mdl_build_net(model, &at, &nets[built], err);
+        use[built] = &nets[built];
+    }
+    if (!rc) rc = mdl_expand_mix(use, o, d, step, err);
+    for (int g = 0; g < built; g++)
+        mdl_net_free(&nets[g]);
+    return rc;
+}
+
 int mdl_build_program(const char *model, const mdl_options *opt, const mdl_dispatch *d,
                       const sim_gpu_desc *gpu, sim_program *prog, mdl_memory *mem, sim_err *err)
 {
@@ -31,7 +52,7 @@ int mdl_build_program(const char *model, const mdl_options *opt, const mdl_dispa
     }
     mdl_options o = mdl_options_on(opt, gpu);
     mdl_step step;
-    rc = mdl_expand(&net, &o, d, &step, err);
+    rc = expand(model, &net, &o, d, &step, err);
     if (rc) goto out;
     rc = mdl_step_program(&step, gpu, prog, err);
     mdl_step_free(&step);

@@ -201,6 +201,20 @@ int mdl_options_check(const mdl_options *o, sim_err *err)
     if (o->optimizer == MDL_OPT_NONE && o->grad_clip != MDL_CLIP_NONE)
         return sim_err_set(err, SIM_EINVAL, NULL, 0, 0,
                            "gradient clipping needs an optimizer step (optimizer none has none)");
+    if (o->seq_mix.n < 0 || o->seq_mix.n > MDL_SEQ_MIX_MAX)
+        return sim_err_set(err, SIM_EINVAL, NULL, 0, 0, "sequence mix of %d lengths", o->seq_mix.n);
+    int micro = 0;
+    for (int g = 0; g < o->seq_mix.n; g++) {
+        if (o->seq_mix.seq[g] < 1 || o->seq_mix.micro[g] < 1)
+            return sim_err_set(err, SIM_EINVAL, NULL, 0, 0,
+                               "sequence mix: group %d has length %d and %d micro-batches", g,
+                               o->seq_mix.seq[g], o->seq_mix.micro[g]);
+        micro += o->seq_mix.micro[g];
+    }
+    if (o->seq_mix.n && micro != o->accum_steps)
+        return sim_err_set(err, SIM_EINVAL, NULL, 0, 0,
+                           "sequence mix: %d micro-batches for a step of %d", micro,
+                           o->accum_steps);
     if (!(o->ddp_bucket_mb > 0 && o->ddp_bucket_mb <= MDL_DDP_BUCKET_MB_MAX))
         return sim_err_set(err, SIM_EINVAL, NULL, 0, 0,
                            "DDP bucket size %g MiB out of range (0..%g]", o->ddp_bucket_mb,
@@ -1731,11 +1745,34 @@ static int ddp_buckets(const mdl_net *net, double wb, double cap_bytes, mdl_step
 int mdl_expand(const mdl_net *net, const mdl_options *opt, const mdl_dispatch *d, mdl_step *step,
                sim_err *err)
 {
+    if (opt->seq_mix.n) {
+        memset(step, 0, sizeof *step);
+        return sim_err_set(err, SIM_EINVAL, NULL, 0, 0,
+                           "a step of several sequence lengths needs one net per length "
+                           "(mdl_expand_mix)");
+    }
+    return mdl_expand_mix(&net, opt, d, step, err);
+}
+
+/* The net micro-batch m runs on: its group's under opt->seq_mix, else the one net. */
+static const mdl_net *micro_net(const mdl_net *const *nets, const mdl_options *opt, int m)
+{
+    for (int g = 0, end = 0; g < opt->seq_mix.n; g++)
+        if (m < (end += opt->seq_mix.micro[g])) return nets[g];
+    return nets[0];
+}
+
+int mdl_expand_mix(const mdl_net *const *nets, const mdl_options *opt, const mdl_dispatch *d,
+                   mdl_step *step, sim_err *err)
+{
     memset(step, 0, sizeof *step);
     int rc = mdl_options_check(opt, err);
     if (rc) return rc;
-    if (!net || net->error || net->n_layers == 0)
-        return sim_err_set(err, SIM_EINVAL, NULL, 0, 0, "expanding an empty or broken net");
+    const mdl_net *net = nets[0];
+    for (int g = 0; g < (opt->seq_mix.n ? opt->seq_mix.n : 1); g++)
+        if (!nets[g] || nets[g]->error || nets[g]->n_layers == 0 ||
+            nets[g]->n_layers != net->n_layers)
+            return sim_err_set(err, SIM_EINVAL, NULL, 0, 0, "expanding an empty or broken net");
     sim_precision p = opt->precision;
     ctx c = {.net = net,
              .o = opt,
@@ -1782,8 +1819,10 @@ int mdl_expand(const mdl_net *net, const mdl_options *opt, const mdl_dispatch *d
     zero_grad(&c, &pl, step->param_tensors);
     for (int m = 0; m < opt->accum_steps; m++) {
         c.micro = (uint16_t)m;
+        c.net = micro_net(nets, opt, m);
         micro_step(&c, segments);
     }
+    c.net = net;
     c.micro = (uint16_t)(opt->accum_steps - 1);
     if (steps) optimizer(&c, &pl, step->param_tensors);
     free(pl.size);

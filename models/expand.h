@@ -8,6 +8,7 @@
 
 #include "models/cost.h"
 #include "models/net.h"
+#include "models/seqmix.h"
 #include "models/zoo.h"
 #include "sim/base/err.h"
 #include "sim/core/hw.h"
@@ -102,6 +103,8 @@ typedef struct mdl_options {
     bool inference;         /* model.eval() under torch.no_grad(): the forward alone, without the
                                loss; dropout and stochastic depth pass their input through, batch
                                norm applies its running statistics; nothing is kept for backward */
+    mdl_seq_mix seq_mix;    /* the padded length of each micro-batch when batches are padded to
+                               their longest sequence (seqmix.h); n = 0: all at shape.seq */
 } mdl_options;
 
 /* DDP's defaults (torch/csrc/distributed/c10d/reducer.hpp): kDefaultBucketBytesCap = 25 MiB
@@ -186,6 +189,11 @@ typedef struct mdl_step {
  * options) or SIM_ENOMEM. */
 int mdl_expand(const mdl_net *net, const mdl_options *opt, const mdl_dispatch *d, mdl_step *step,
                sim_err *err);
+/* mdl_expand for a step whose micro-batches run at opt->seq_mix's lengths: nets[g] is the model
+ * built at opt->seq_mix.seq[g] (the same layers and parameters at another sequence length), and
+ * the micro-batches of group g run on it, groups in order. opt->seq_mix.n = 0: nets[0] for all. */
+int mdl_expand_mix(const mdl_net *const *nets, const mdl_options *opt, const mdl_dispatch *d,
+                   mdl_step *step, sim_err *err);
 void mdl_step_free(mdl_step *step);
 
 /* PyTorch's forward row kernels as expand.c emits them (validate prices the same records):

@@ -215,6 +215,18 @@ int sim_report_json(const char *path, const sim_scenario *sc, const sim_result *
         sim_json_key(g, "trace_batch");
         yajl_gen_integer(g, sc->workload.trace_batch);
     }
+    if (sc->workload.seq_lengths) { /* batches padded to their longest sequence */
+        sim_json_key(g, "seq_lengths");
+        yajl_gen_integer(g, sc->workload.seq_lengths);
+        sim_json_key(g, "seq_min");
+        yajl_gen_integer(g, sc->workload.seq_min);
+        sim_json_key(g, "seq_max");
+        yajl_gen_integer(g, sc->workload.seq_max);
+        sim_json_key(g, "seq_mean");
+        yajl_gen_double(g, sc->workload.seq_mean);
+        sim_json_key(g, "seq_averaged");
+        yajl_gen_bool(g, sc->workload.seq_averaged);
+    }
     sim_json_key(g, "batch_size");
     yajl_gen_integer(g, sc->loader.batch_size);
     sim_json_key(g, "num_workers");
@@ -265,6 +277,17 @@ static void text_advice(FILE *out, const sim_result *res, const sim_report_advic
 }
 
 /* Closes the epoch-time line: how a sampled run got it. */
+/* The padded lengths of the micro-batches, when batches are padded to their longest sequence. */
+static void text_seq_lengths(FILE *out, const sim_workload_desc *w)
+{
+    if (!w->seq_lengths) return;
+    fprintf(out, "sequences: padded to %.1f tokens a sample on average", w->seq_mean);
+    if (w->seq_lengths > 1)
+        fprintf(out, " (%d lengths, %d to %d)", w->seq_lengths, w->seq_min, w->seq_max);
+    if (w->seq_averaged) fprintf(out, ", one mean length: fewer micro-batches a step than bins");
+    fprintf(out, "\n");
+}
+
 static void text_sampled(FILE *out, const sim_result *res)
 {
     if (res->window_steps == 0) {
@@ -307,11 +330,13 @@ void sim_report_text(FILE *out, const sim_scenario *sc, const sim_result *res,
     if (sc->workload.trace[0])
         fprintf(out, "trace:    %s (recorded on %s, %s, batch %d)\n", sc->workload.trace,
                 sc->workload.trace_gpu, sc->workload.trace_cpu, sc->workload.trace_batch);
-    fprintf(out, "workload: %s, batch %d, %d workers, %s%s, %d epoch%s, %lld steps\n\n",
+    fprintf(out, "workload: %s, batch %d, %d workers, %s%s, %d epoch%s, %lld steps\n",
             sc->workload.model, sc->loader.batch_size, sc->loader.num_workers,
             sc->loader.pin_memory ? "pinned" : "pageable",
             sc->loader.non_blocking ? " non_blocking" : "", res->n_epochs,
             res->n_epochs == 1 ? "" : "s", (long long)res->steps);
+    text_seq_lengths(out, &sc->workload);
+    fprintf(out, "\n");
     fprintf(out, "  epoch time             %9.2f s   (mean of %d", m->time_s, res->n_epochs);
     text_sampled(out, res);
     fprintf(out, "  throughput             %9.0f samples/s\n", m->samples_per_s);

@@ -64,6 +64,12 @@ typedef struct sim_workload_desc {
     char trace_cpu[SIM_NAME_MAX];
     int trace_batch;
     sim_precision precision;
+    /* batches padded to their longest sequence (workload.seq_lengths): the lengths a step's
+     * micro-batches run at; seq_lengths = 0 when every batch has the model's length */
+    int seq_lengths;      /* distinct padded lengths in a step */
+    int seq_min, seq_max; /* the shortest and longest of them, tokens */
+    double seq_mean;      /* tokens per sample, padding included, over the step */
+    bool seq_averaged;    /* fewer micro-batches than bins: all at the mean length */
 } sim_workload_desc;
 
 /* The hardware of a run, after catalog look-ups and overrides. */

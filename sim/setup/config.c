@@ -140,6 +140,14 @@ static const cfg_field fields[] = {
       "model zoo: image height = width, pixels (0 = the model's default)"),
     F("workload.seq_len", CFG_T_INT, workload.seq_len, 0, 1 << 24,
       "model zoo: sequence length, tokens (0 = the model's default)"),
+    S("workload.seq_lengths", workload.seq_lengths,
+      "model zoo: CSV of the dataset's sequence lengths (columns length, count); each batch is "
+      "padded to its longest sequence (docs/sequence-lengths.md); relative to the experiment file"),
+    F("workload.seq_bin", CFG_T_INT, workload.seq_bin, 0, 1 << 24,
+      "with seq_lengths: batches drawn from length bins of this many tokens, as NVIDIA LDDL's "
+      "--bin-size (0 = no bins)"),
+    F("workload.seq_align", CFG_T_INT, workload.seq_align, 1, 4096,
+      "with seq_lengths: a padded batch length is rounded up to a multiple of this (LDDL: 8)"),
     F("workload.features", CFG_T_INT, workload.features, 0, 1 << 30,
       "model zoo: input features of vector models (0 = the model's default)"),
     /* 2^32 - 1: sample indices are 32-bit; memory is checked against the budget too */
@@ -244,6 +252,7 @@ void sim_experiment_defaults(sim_experiment *x)
     x->workload.optimizer_impl = 0; /* foreach, torch.optim's default on CUDA since 2.0 */
     x->workload.weight_decay = true;
     x->workload.accum_steps = 1;
+    x->workload.seq_align = 8;   /* NVIDIA LDDL's sequence_length_alignment */
     x->workload.grad_scaler = 0; /* auto */
     x->workload.pytorch = mdl_name_index(mdl_pytorch_names, "2.9");
     x->dataset.samples = 1281167;
@@ -267,7 +276,12 @@ void sim_experiment_defaults(sim_experiment *x)
     x->ddp_bucket_mb = MDL_DDP_BUCKET_MB;
 }
 
-/* A relative path key (workload.trace, system.catalog_overlay) given in a file is relative to
+/* The keys whose values are file paths, in load_resolved's order. */
+static const char *const path_keys[] = {"workload.trace", "system.catalog_overlay",
+                                        "workload.seq_lengths", NULL};
+
+/* A relative path key (workload.trace, system.catalog_overlay, workload.seq_lengths) given in a
+ * file is relative to
  * that file's folder; on the command line, --set KEY=P stays relative to the working directory.
  * `before` is the key's value before the file was read: unchanged means the file did not give it.
  */
@@ -294,22 +308,30 @@ static int load_resolved(const char *path, yaml_document_t *doc, yaml_node_t *ma
                          const char *const *extra_keys, sim_experiment *x, cfg_experiment_set *set,
                          sim_err *err)
 {
-    char trace[sizeof x->workload.trace], overlay[sizeof x->system.catalog_overlay];
-    memcpy(trace, x->workload.trace, sizeof trace);
-    memcpy(overlay, x->system.catalog_overlay, sizeof overlay);
+    char *value[] = {x->workload.trace, x->system.catalog_overlay, x->workload.seq_lengths};
+    const size_t size[] = {sizeof x->workload.trace, sizeof x->system.catalog_overlay,
+                           sizeof x->workload.seq_lengths};
+    enum { N = sizeof value / sizeof value[0] };
+    _Static_assert(N == sizeof path_keys / sizeof path_keys[0] - 1, "path_keys");
+    char before[N][SIM_PATH_MAX];
+    for (int i = 0; i < N; i++)
+        snprintf(before[i], sizeof before[i], "%s", value[i]);
     cfg_table t = table;
     t.extra_keys = extra_keys;
     bool *flags = set ? set->flag : NULL;
     cfg_mark *marks = set ? set->mark : NULL;
     int rc = map ? cfg_table_load_node(&t, doc, map, path, x, flags, marks, err)
                  : cfg_table_load_file(&t, path, x, flags, marks, err);
-    if (!rc)
-        rc = resolve_path(path, "workload.trace", x->workload.trace, sizeof x->workload.trace,
-                          trace, err);
-    if (!rc)
-        rc = resolve_path(path, "system.catalog_overlay", x->system.catalog_overlay,
-                          sizeof x->system.catalog_overlay, overlay, err);
+    for (int i = 0; i < N && !rc; i++)
+        rc = resolve_path(path, path_keys[i], value[i], size[i], before[i], err);
     return rc;
+}
+
+bool cfg_experiment_path_key(const char *key)
+{
+    for (const char *const *k = path_keys; *k; k++)
+        if (!strcmp(*k, key)) return true;
+    return false;
 }
 
 int cfg_experiment_load_with(const char *path, const char *const *extra_keys, sim_experiment *x,

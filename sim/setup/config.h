@@ -30,6 +30,9 @@ int cfg_experiment_load_with(const char *path, const char *const *extra_keys, si
 int cfg_experiment_load_node(const char *path, yaml_document_t *doc, yaml_node_t *map,
                              const char *const *extra_keys, sim_experiment *x,
                              cfg_experiment_set *set, sim_err *err);
+/* Whether key's value is a file path (workload.trace, system.catalog_overlay,
+ * workload.seq_lengths): given in a file, a relative one is relative to the file's folder. */
+bool cfg_experiment_path_key(const char *key);
 /* Applies `key.path=value`. */
 int cfg_experiment_apply(const char *assignment, sim_experiment *x, cfg_experiment_set *set,
                          sim_err *err);

@@ -61,7 +61,12 @@ typedef struct sim_experiment {
         int pytorch;        /* index into mdl_pytorch_names (models/expand.h) */
         int image_size;     /* images: height = width; 0 = the model's default */
         int seq_len;        /* tokens; 0 = the model's default */
-        int features;       /* vectors; 0 = the model's default */
+        char seq_lengths[SIM_PATH_MAX]; /* a CSV histogram of the dataset's sequence lengths:
+                                           batches padded to their longest (seqmix.h); "" =
+                                           every batch at seq_len */
+        int seq_bin;                    /* length bins of that many tokens (LDDL); 0 = none */
+        int seq_align;                  /* a padded batch length is a multiple of this */
+        int features;                   /* vectors; 0 = the model's default */
         /* trace replay (sim/setup/replay_workload.h) */
         char trace_gpu[SIM_NAME_MAX]; /* catalog GPU the trace was recorded on; "" = match the
                                          trace's GPU name */

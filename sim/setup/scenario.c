@@ -299,6 +299,16 @@ static int check_host_memory(const sim_scenario *sc, const cfg_experiment_set *s
         err);
 }
 
+/* A model-zoo workload: its micro-batches' sequence lengths, then its program. */
+static int zoo(const sim_experiment *x, const cfg_experiment_set *set, sim_scenario *sc,
+               sim_err *err)
+{
+    mdl_seq_mix mix;
+    int rc = sim_zoo_seq_mix(x, &mix, err);
+    if (rc) return named(rc, "workload.seq_lengths", set, err);
+    return named(sim_zoo_workload(x, &mix, set, sc, err), "workload.model", set, err);
+}
+
 /* sim_scenario_build_gpu up to the workload, which settles the per-sample defaults. */
 static int build(const sim_experiment *x_in, const cfg_experiment_set *set, const char *dir,
                  const sim_gpu_desc *gpu, sim_scenario *sc, sim_err *err)
@@ -354,8 +364,7 @@ static int build(const sim_experiment *x_in, const cfg_experiment_set *set, cons
     resolve_job(x, sc);
     if (x->workload.trace[0]) /* trace replay (replay_workload.c); its errors start with the key */
         return locate_by_key(trc_replay_scenario(x, set, dir, sc, err), set, err);
-    if (strcmp(x->workload.model, "synthetic") != 0)
-        return named(sim_zoo_workload(x, set, sc, err), "workload.model", set, err);
+    if (strcmp(x->workload.model, "synthetic") != 0) return zoo(x, set, sc, err);
     if ((rc = sim_synthetic_program(x, &sc->program)))
         return sim_err_set(err, rc, NULL, 0, 0, "out of memory");
     return SIM_OK;
@@ -384,7 +393,7 @@ int sim_scenario_reprice(const sim_experiment *x_in, const cfg_experiment_set *s
     sim_program_free(&sc->program);
     sc->hw.gpu = *gpu;
     topology_of_gpu(&sc->hw);
-    return named(sim_zoo_workload(&xs, set, sc, err), "workload.model", set, err);
+    return zoo(&xs, set, sc, err);
 }
 
 void sim_scenario_free(sim_scenario *sc)

@@ -3,12 +3,13 @@
 
 #include "models/build.h"
 #include "models/zoo.h"
+#include "sim/setup/seqlen.h"
 
 #include <string.h>
 
 #define GIB 1073741824.0
 
-static void options_from(const sim_experiment *x, mdl_options *o)
+static void options_from(const sim_experiment *x, const mdl_seq_mix *mix, mdl_options *o)
 {
     static const int scaler[] = {-1, 0, 1}; /* auto, off, on: config.c's scaler_names */
     mdl_options_defaults(o);
@@ -36,6 +37,7 @@ static void options_from(const sim_experiment *x, mdl_options *o)
     o->shape.h = o->shape.w = x->workload.image_size;
     o->shape.seq = x->workload.seq_len;
     o->shape.features = x->workload.features;
+    o->seq_mix = *mix;
 }
 
 /* Bytes per sample of what the loader hands to `.to("cuda")`: float32 images after ToTensor +
@@ -115,12 +117,39 @@ static void fill_memory(const mdl_memory *m, sim_memory_info *out)
     out->n_parts = (int)(sizeof parts / sizeof parts[0]);
 }
 
-int sim_zoo_workload(const sim_experiment *x, const cfg_experiment_set *set, sim_scenario *sc,
-                     sim_err *err)
+/* What the report says of the micro-batches' lengths. */
+static void describe_mix(const mdl_seq_mix *mix, sim_workload_desc *w)
+{
+    w->seq_lengths = mix->n;
+    if (!mix->n) return;
+    w->seq_min = mix->seq[0];
+    w->seq_max = mix->seq[mix->n - 1];
+    w->seq_mean = mdl_seq_mix_mean(mix);
+    w->seq_averaged = mix->averaged;
+}
+
+int sim_zoo_seq_mix(const sim_experiment *x, mdl_seq_mix *mix, sim_err *err)
+{
+    memset(mix, 0, sizeof *mix);
+    if (!x->workload.seq_lengths[0]) return SIM_OK;
+    const mdl_zoo_entry *e = mdl_zoo_find(x->workload.model);
+    if (!e) return SIM_OK; /* the unknown model is reported by its own key */
+    if (e->input != MDL_IN_TOKENS)
+        return sim_err_set(err, SIM_EINVAL, NULL, 0, 0,
+                           "%s takes no token sequences; sequence lengths apply to language "
+                           "models",
+                           e->name);
+    mdl_shape shape = {.seq = x->workload.seq_len};
+    mdl_zoo_resolve_shape(e, &shape);
+    return cfg_seq_mix(x, shape.seq, mix, err);
+}
+
+int sim_zoo_workload(const sim_experiment *x, const mdl_seq_mix *mix, const cfg_experiment_set *set,
+                     sim_scenario *sc, sim_err *err)
 {
     const mdl_zoo_entry *e = mdl_zoo_find(x->workload.model);
     mdl_options o;
-    options_from(x, &o);
+    options_from(x, mix, &o);
     mdl_memory mem;
     int rc = mdl_build_program(x->workload.model, &o, NULL, &sc->hw.gpu, &sc->program, &mem, err);
     if (rc == SIM_OK || rc == SIM_EOOM) fill_memory(&mem, &sc->memory);
@@ -129,6 +158,7 @@ int sim_zoo_workload(const sim_experiment *x, const cfg_experiment_set *set, sim
         snprintf(err->msg + n, sizeof err->msg - n, " (on its MIG %s instance)", sc->hw.mig);
     }
     if (rc) return rc;
+    describe_mix(mix, &sc->workload);
     if (e) {
         mdl_shape shape = o.shape;
         mdl_zoo_resolve_shape(e, &shape);

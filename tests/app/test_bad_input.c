@@ -270,6 +270,14 @@ static const bad_case cases[] = {
      "missing.trace: error: cannot open the trace: No such file or directory"},
     {"r.trace", "garbage", "run x.yaml", NULL, NULL, 1,
      "error: workload.trace: not an epochsim trace"},
+    /* sequence-length histograms (workload.seq_lengths) */
+    {"h.csv", "length,count\n1,2\n0,3\n",
+     "run --set workload.model=bert-base --set workload.seq_lengths=h.csv", NULL, NULL, 1,
+     "h.csv:3: error: workload.seq_lengths: column length: not a whole number"},
+    {"h.csv", "length,count\n600,3\n",
+     "run --set workload.model=bert-base --set workload.seq_lengths=h.csv", NULL, NULL, 1,
+     "h.csv: error: workload.seq_lengths: holds sequences of 600 tokens, longer than the model's "
+     "128"},
     /* Kineto JSON */
     KINETO("not json", "k.json:1:2: at byte 1: error: not valid JSON"),
     KINETO("{\"a\": 1}",

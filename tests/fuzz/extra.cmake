@@ -1,4 +1,5 @@
-# Fuzzing the three parsers (experiment YAML, native msgpack trace, Kineto JSON).
+# Fuzzing the four parsers (experiment YAML, native msgpack trace, Kineto JSON, sequence-length
+# CSV).
 # - Always: each harness is linked with fuzz_replay.c and run as an ordinary test over its seed
 #   corpus and over tests/fuzz/regressions/<parser>/ (every input that ever crashed), so the
 #   normal and the sanitizer builds replay them.
@@ -10,7 +11,8 @@ set(EPOCHSIM_FUZZ_SEEDS_experiment
   ${CMAKE_SOURCE_DIR}/tests/data/catalog/gpus)
 set(EPOCHSIM_FUZZ_SEEDS_trace ${EPOCHSIM_FUZZ_DIR}/corpus/trace)
 set(EPOCHSIM_FUZZ_SEEDS_kineto ${CMAKE_SOURCE_DIR}/tests/data/kineto)
-foreach(parser experiment trace kineto)
+set(EPOCHSIM_FUZZ_SEEDS_seqlen ${CMAKE_SOURCE_DIR}/configs/datasets ${EPOCHSIM_FUZZ_DIR}/corpus/seqlen)
+foreach(parser experiment trace kineto seqlen)
   set(sources ${EPOCHSIM_FUZZ_DIR}/fuzz_${parser}.c ${EPOCHSIM_FUZZ_DIR}/fuzz_input.c)
   if(EPOCHSIM_FUZZ)
     add_executable(fuzz_${parser} ${sources})

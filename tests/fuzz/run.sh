@@ -1,9 +1,10 @@
 #!/bin/sh
 # Fuzzes each parser for SECONDS (default 60) with libFuzzer: experiment YAML, native msgpack
-# trace, Kineto JSON. Builds its own tree (build-fuzz/, clang, -DEPOCHSIM_FUZZ=ON) and starts each
-# fuzzer from a copy of its seed corpus plus every input that ever crashed. A new crash is copied
-# into tests/fuzz/regressions/<parser>/ (commit it: it then runs as an ordinary test) and the
-# script fails. Needs clang and libclang-rt-14-dev (`sh .ci/setup --test`).
+# trace, Kineto JSON, sequence-length CSV. Builds its own tree (build-fuzz/, clang,
+# -DEPOCHSIM_FUZZ=ON) and starts each fuzzer from a copy of its seed corpus plus every input that
+# ever crashed. A new crash is copied into tests/fuzz/regressions/<parser>/ (commit it: it then
+# runs as an ordinary test) and the script fails. Needs clang and libclang-rt-14-dev
+# (`sh .ci/setup --test`).
 # Usage: sh tests/fuzz/run.sh [SECONDS]
 set -eu
 seconds=${1:-60}
@@ -11,12 +12,13 @@ cd "$(dirname "$0")/../.."
 src=$(pwd)
 command -v clang >/dev/null || { echo "run.sh: clang not found (sh .ci/setup --test)" >&2; exit 1; }
 CC=clang cmake -S . -B build-fuzz -DEPOCHSIM_FUZZ=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
-cmake --build build-fuzz -j2 --target fuzz_experiment fuzz_trace fuzz_kineto >/dev/null
+cmake --build build-fuzz -j2 --target fuzz_experiment fuzz_trace fuzz_kineto fuzz_seqlen >/dev/null
 seeds_experiment="configs/experiments configs/sweeps tests/data/catalog/gpus"
 seeds_trace="tests/fuzz/corpus/trace"
 seeds_kineto="tests/data/kineto"
+seeds_seqlen="configs/datasets tests/fuzz/corpus/seqlen"
 status=0
-for parser in experiment trace kineto; do
+for parser in experiment trace kineto seqlen; do
     corpus=build-fuzz/corpus/$parser
     crashes=build-fuzz/crashes/$parser
     rm -rf "$corpus" "$crashes"

@@ -21,6 +21,7 @@ unset EPOCHSIM_CATALOG
 "$bin" hw list | grep -q a100-sxm4-80gb
 "$bin" run "$share/configs/experiments/hdd-bound.yaml" --set training.max_steps=5 --quiet
 "$bin" run "$share/configs/experiments/replay-resnet50-nw0.yaml" --quiet
+"$bin" run "$share/configs/experiments/bert-pretrain-lddl-bins.yaml" --set training.max_steps=1 --quiet
 # and the compiled-in path really is out of reach: the build-tree binary cannot find a catalog
 if "$work/build/epochsim" run --set training.max_steps=5 >/dev/null 2>&1; then
     echo "FAIL: the build-tree binary found a catalog; the test proves nothing" >&2

@@ -11,19 +11,6 @@
 
 #define CATALOG EPOCHSIM_SOURCE_DIR "/configs/hardware"
 
-/* Writes text to dir/name and returns the path (static buffer per call site is not needed: the
- * caller copies it). */
-static const char *put(const char *name, const char *text)
-{
-    static char path[128];
-    snprintf(path, sizeof path, "%s/%s", dir, name);
-    FILE *f = fopen(path, "w");
-    assert_non_null(f);
-    fputs(text, f);
-    fclose(f);
-    return path;
-}
-
 /* Loads the file's top level and its jobs; returns cfg_jobs_load's code. */
 static int load(const char *path, sim_experiment *top, cfg_experiment_set *set, cfg_jobs *jobs,
                 sim_err *err)
@@ -39,16 +26,16 @@ static int load(const char *path, sim_experiment *top, cfg_experiment_set *set, 
 static void test_jobs_items_take_the_top_level_their_file_and_their_keys(void **state)
 {
     (void)state;
-    put("solo.yaml", "system: {gpu: rtx-4090}\nloader: {batch_size: 16}\n");
-    const char *path = put("list.yaml", "system: {gpu: a100-sxm4-80gb, gpu_count: 2}\n"
-                                        "loader: {batch_size: 64}\n"
-                                        "jobs:\n"
-                                        "  - name: a\n"
-                                        "  - name: b\n"
-                                        "    loader: {batch_size: 32}\n"
-                                        "    placement: {gpus: [1]}\n"
-                                        "  - name: c\n"
-                                        "    experiment: solo.yaml\n");
+    tmpdir_put("solo.yaml", "system: {gpu: rtx-4090}\nloader: {batch_size: 16}\n");
+    const char *path = tmpdir_put("list.yaml", "system: {gpu: a100-sxm4-80gb, gpu_count: 2}\n"
+                                               "loader: {batch_size: 64}\n"
+                                               "jobs:\n"
+                                               "  - name: a\n"
+                                               "  - name: b\n"
+                                               "    loader: {batch_size: 32}\n"
+                                               "    placement: {gpus: [1]}\n"
+                                               "  - name: c\n"
+                                               "    experiment: solo.yaml\n");
     sim_experiment top;
     cfg_experiment_set set;
     cfg_jobs jobs;
@@ -81,7 +68,7 @@ static void test_jobs_bad_items_name_file_and_line(void **state)
         {"jobs: 3\n", "expected a list", 1},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        const char *path = put("bad.yaml", cases[i].yaml);
+        const char *path = tmpdir_put("bad.yaml", cases[i].yaml);
         sim_experiment top;
         cfg_experiment_set set;
         cfg_jobs jobs;
@@ -96,7 +83,7 @@ static void test_jobs_bad_items_name_file_and_line(void **state)
 /* Builds the jobs of the file's text; returns sim_jobs_build's code. */
 static int build(const char *yaml, sim_jobs_setup *js, sim_err *err)
 {
-    const char *path = put("build.yaml", yaml);
+    const char *path = tmpdir_put("build.yaml", yaml);
     sim_experiment top;
     cfg_experiment_set set;
     cfg_jobs jobs;
