@@ -20,6 +20,7 @@
 
 #define CATALOG EPOCHSIM_SOURCE_DIR "/configs/hardware"
 #define WIKIPEDIA EPOCHSIM_SOURCE_DIR "/configs/datasets/wikipedia-512.csv"
+#define SQUAD EPOCHSIM_SOURCE_DIR "/configs/datasets/squad-1.1-384.csv"
 
 static int setup(void **state)
 {
@@ -91,6 +92,24 @@ static void test_wikipedia_histogram_is_its_source(void **state)
     assert_true(n == 16279552);
     double padding = 1 - tokens / (n * 512);
     assert_true(padding > 0.500 && padding < 0.501);
+}
+
+/* The SQuAD v1.1 histogram at 384 holds 88,641 features: the count DLE's run_squad.py makes of
+ * the training set (the protocol of the Lambda rows, docs/accuracy.md), an independent check that
+ * it counts what it says. */
+static void test_squad_histogram_is_its_source(void **state)
+{
+    (void)state;
+    double *count;
+    int max_len;
+    sim_err err;
+    assert_int_equal(cfg_seq_hist_read(SQUAD, &count, &max_len, &err), SIM_OK);
+    assert_int_equal(max_len, 384);
+    double n = 0;
+    for (int l = 1; l <= max_len; l++)
+        n += count[l - 1];
+    free(count);
+    assert_true(n == 88641);
 }
 
 static int build(const char *const *sets, sim_scenario *sc, sim_err *err)
@@ -180,6 +199,7 @@ int main(void)
         cmocka_unit_test(test_reads_columns_in_any_order),
         cmocka_unit_test(test_bad_cells_name_line_and_column),
         cmocka_unit_test(test_wikipedia_histogram_is_its_source),
+        cmocka_unit_test(test_squad_histogram_is_its_source),
         cmocka_unit_test(test_too_long_and_not_a_language_model_refused),
         cmocka_unit_test(test_one_length_is_the_plain_run),
         cmocka_unit_test(test_lddl_bins_shorten_bert_large),
