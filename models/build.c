@@ -6,10 +6,8 @@
 
 #include <string.h>
 
-/* The step of net under o; with a sequence mix, the model is built again at each group's padded
- * length and each group's micro-batches run on their own net (mdl_expand_mix). */
-static int expand(const char *model, const mdl_net *net, const mdl_options *o,
-                  const mdl_dispatch *d, mdl_step *step, sim_err *err)
+int mdl_build_step(const char *model, const mdl_net *net, const mdl_options *o,
+                   const mdl_dispatch *d, mdl_step *step, sim_err *err)
 {
     if (!o->seq_mix.n) return mdl_expand(net, o, d, step, err);
     mdl_net nets[MDL_SEQ_MIX_MAX];
@@ -52,7 +50,7 @@ int mdl_build_program(const char *model, const mdl_options *opt, const mdl_dispa
     }
     mdl_options o = mdl_options_on(opt, gpu);
     mdl_step step;
-    rc = expand(model, &net, &o, d, &step, err);
+    rc = mdl_build_step(model, &net, &o, d, &step, err);
     if (rc) goto out;
     rc = mdl_step_program(&step, gpu, prog, err);
     mdl_step_free(&step);

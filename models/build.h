@@ -21,6 +21,12 @@
 int mdl_build_program(const char *model, const mdl_options *opt, const mdl_dispatch *d,
                       const sim_gpu_desc *gpu, sim_program *prog, mdl_memory *mem, sim_err *err);
 
+/* The step of net (model `model` as mdl_build_net made it) under o: mdl_expand, or with a
+ * sequence mix (o->seq_mix.n > 0) the model built again at each group's padded length and each
+ * group's micro-batches run on their own net (mdl_expand_mix). Free with mdl_step_free. */
+int mdl_build_step(const char *model, const mdl_net *net, const mdl_options *o,
+                   const mdl_dispatch *d, mdl_step *step, sim_err *err);
+
 /* The zoo network of `model` as opt runs it: mdl_zoo_build, then opt->attention applied. Free
  * with mdl_net_free (also after an error). */
 int mdl_build_net(const char *model, const mdl_options *opt, mdl_net *net, sim_err *err);

@@ -10,6 +10,7 @@
 #include "models/memory.h"
 #include "models/zoo.h"
 #include "sim/setup/catalog.h"
+#include "sim/setup/seqlen.h"
 #include "sim/app/app.h"
 
 #include <errno.h>
@@ -35,6 +36,10 @@ static void usage(FILE *out)
             "  --image HxW | --image N  input image size (vision models; default 224)\n"
             "  --seq N                sequence length (text models)\n"
             "  --features N           input features (vector models)\n"
+            "  --seq-lengths FILE     text models: the dataset's sequence-length histogram\n"
+            "                         (CSV: length,count); each batch padded to its longest\n"
+            "  --seq-bin N            with --seq-lengths: length bins of N tokens (LDDL)\n"
+            "  --seq-align N          with --seq-lengths: pad to a multiple of N (default 8)\n"
             "  --optimizer O          sgd (with momentum, default), adam (AdamW), bertadam\n"
             "                         (NVIDIA BERT's per-parameter loop, clips each gradient)\n"
             "                         or none (forward and backward only: no step, gradients\n"
@@ -178,6 +183,8 @@ typedef struct show_args {
     const char *catalog;
     double capacity_gb;
     int ecc; /* SIM_ECC_*: the GPU's memory as it ships, or with ECC on or off (--gpu only) */
+    const char *seq_lengths; /* a sequence-length histogram (docs/sequence-lengths.md) */
+    int seq_bin, seq_align;  /* its bins and padding multiple */
     bool kernels, json;
 } show_args;
 
@@ -254,6 +261,17 @@ static int shape_option(const char *f, const char *v, show_args *a)
         NEED_VALUE(f, v);
         if (parse_long(f, v, 1, 1L << 20, &n)) return SIM_EXIT_USAGE;
         a->opt.shape.seq = (int)n;
+    } else if (!strcmp(f, "--seq-lengths")) {
+        NEED_VALUE(f, v);
+        a->seq_lengths = v;
+    } else if (!strcmp(f, "--seq-bin")) {
+        NEED_VALUE(f, v);
+        if (parse_long(f, v, 0, 1L << 24, &n)) return SIM_EXIT_USAGE;
+        a->seq_bin = (int)n;
+    } else if (!strcmp(f, "--seq-align")) {
+        NEED_VALUE(f, v);
+        if (parse_long(f, v, 1, 4096, &n)) return SIM_EXIT_USAGE;
+        a->seq_align = (int)n;
     } else if (!strcmp(f, "--features")) {
         NEED_VALUE(f, v);
         if (parse_long(f, v, 1, 1L << 24, &n)) return SIM_EXIT_USAGE;
@@ -388,6 +406,7 @@ static int parse_show(int argc, char **argv, show_args *a)
 {
     memset(a, 0, sizeof *a);
     mdl_options_defaults(&a->opt);
+    a->seq_align = 8; /* as workload.seq_align */
     for (int i = 1; i < argc; i++) {
         const char *f = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -483,6 +502,7 @@ typedef struct show_report {
     double params, macs;           /* macs: forward, per sample */
     int64_t gpu_ns, dispatch_ns;   /* per step */
     char shape_txt[48];
+    mdl_seq_mix mix; /* the micro-batches' padded lengths (--seq-lengths; n = 0 without) */
     mem_row rows[12];
     int nrows;
 } show_report;
@@ -496,7 +516,15 @@ static int build_report(show_report *r, sim_err *err)
     r->e = mdl_zoo_find(a->model);
     mdl_shape shape = a->opt.shape;
     mdl_zoo_resolve_shape(r->e, &shape);
-    if (mdl_expand(&r->net, &o, NULL, &r->step, err) ||
+    if (a->seq_lengths && (r->e->input != MDL_IN_TOKENS ||
+                           cfg_seq_mix_file(a->seq_lengths, shape.seq, a->seq_bin, a->seq_align,
+                                            a->opt.batch, a->opt.accum_steps, &r->mix, err)))
+        return r->e->input == MDL_IN_TOKENS
+                   ? -1
+                   : sim_err_set(err, SIM_EINVAL, NULL, 0, 0,
+                                 "--seq-lengths: %s takes no token sequences", r->e->name);
+    o.seq_mix = r->mix;
+    if (mdl_build_step(a->model, &r->net, &o, NULL, &r->step, err) ||
         mdl_memory_estimate(&r->net, &o, r->capacity, &r->mem, err))
         return -1;
     mdl_step_totals_get(&r->step, &r->t);
@@ -526,6 +554,19 @@ static void json_summary(yajl_gen g, const show_report *r)
     sim_json_str(g, "label", r->e->label);
     sim_json_str(g, "source", r->e->source);
     sim_json_str(g, "input", r->shape_txt);
+    if (r->mix.n) { /* --seq-lengths: the micro-batches' padded lengths */
+        sim_json_num(g, "seq_mean", mdl_seq_mix_mean(&r->mix));
+        sim_json_bool(g, "seq_averaged", r->mix.averaged);
+        js(g, "seq_groups");
+        yajl_gen_array_open(g);
+        for (int i = 0; i < r->mix.n; i++) {
+            yajl_gen_map_open(g);
+            sim_json_int(g, "tokens", r->mix.seq[i]);
+            sim_json_int(g, "micro_batches", r->mix.micro[i]);
+            yajl_gen_map_close(g);
+        }
+        yajl_gen_array_close(g);
+    }
     sim_json_int(g, "batch", a->opt.batch);
     sim_json_str(g, "precision", sim_precision_name(a->opt.precision));
     sim_json_str(g, "optimizer", mdl_optimizer_name(a->opt.optimizer));
@@ -635,6 +676,14 @@ static void text_summary(const show_report *r)
     printf("model          %s - %s\n", r->e->name, r->e->label);
     printf("source         %s\n", r->e->source);
     printf("input          %s\n", r->shape_txt);
+    if (r->mix.n) {
+        printf("sequences      padded to %.1f tokens a sample on average:",
+               mdl_seq_mix_mean(&r->mix));
+        for (int i = 0; i < r->mix.n; i++)
+            printf(" %d x %d", r->mix.micro[i], r->mix.seq[i]);
+        printf(" (micro-batches x tokens)%s\n",
+               r->mix.averaged ? "; one mean length: fewer micro-batches than bins" : "");
+    }
     printf("parameters     %.2f M in %d tensors\n", r->params / 1e6,
            mdl_net_param_tensors(&r->net));
     printf("forward        %.3f GMAC per sample (conv/linear/attention matmuls)\n", r->macs / 1e9);
@@ -746,7 +795,9 @@ static int cmd_show(int argc, char **argv)
     r.capacity = r.have_gpu ? mdl_gpu_capacity_bytes(&r.gpu) : a.capacity_gb * GIB;
     int exit_code = SIM_EXIT_ERROR;
     if (build_report(&r, &err) || (a.json ? show_json(&r) : show_text(&r))) {
-        fprintf(stderr, "epochsim model show: %s\n", err.msg[0] ? err.msg : "out of memory");
+        if (!err.msg[0]) sim_err_set(&err, SIM_ENOMEM, NULL, 0, 0, "out of memory");
+        fprintf(stderr, "epochsim model show: ");
+        sim_err_print(&err, stderr); /* file:line where the error is in a file */
     } else {
         if (r.mem.oom)
             fprintf(stderr,

@@ -98,23 +98,30 @@ int cfg_seq_hist_read(const char *path, double **count, int *max_len, sim_err *e
     return rc;
 }
 
-int cfg_seq_mix(const sim_experiment *x, int seq_len, mdl_seq_mix *mix, sim_err *err)
+int cfg_seq_mix_file(const char *path, int seq_len, int bin, int align, int batch, int accum_steps,
+                     mdl_seq_mix *mix, sim_err *err)
 {
     memset(mix, 0, sizeof *mix);
-    const char *path = x->workload.seq_lengths;
-    if (!path[0]) return SIM_OK;
     double *count;
     int max_len;
     int rc = cfg_seq_hist_read(path, &count, &max_len, err);
     if (rc) return rc;
     if (max_len > seq_len)
         rc = sim_err_set(err, SIM_EINVAL, path, 0, 0,
-                         "holds sequences of %d tokens, longer than the model's %d "
-                         "(workload.seq_len): lengths are counted after truncation",
+                         "holds sequences of %d tokens, longer than the model's %d: lengths are "
+                         "counted after truncation to the model's sequence length",
                          max_len, seq_len);
     else
-        rc = mdl_seq_mix_plan(count, max_len, x->workload.seq_bin, x->workload.seq_align,
-                              x->loader.batch_size, x->workload.accum_steps, mix, err);
+        rc = mdl_seq_mix_plan(count, max_len, bin, align, batch, accum_steps, mix, err);
     free(count);
     return rc;
+}
+
+int cfg_seq_mix(const sim_experiment *x, int seq_len, mdl_seq_mix *mix, sim_err *err)
+{
+    memset(mix, 0, sizeof *mix);
+    if (!x->workload.seq_lengths[0]) return SIM_OK;
+    return cfg_seq_mix_file(x->workload.seq_lengths, seq_len, x->workload.seq_bin,
+                            x->workload.seq_align, x->loader.batch_size, x->workload.accum_steps,
+                            mix, err);
 }

@@ -15,6 +15,11 @@
  * file, its line and the column. Returns 0, SIM_ENOENT/SIM_EIO, SIM_EFORMAT or SIM_ENOMEM. */
 int cfg_seq_hist_read(const char *path, double **count, int *max_len, sim_err *err);
 
+/* Reads the histogram at path and plans it (mdl_seq_mix_plan) for a model of seq_len tokens: a
+ * longer sequence in the file is an error (see cfg_seq_mix). */
+int cfg_seq_mix_file(const char *path, int seq_len, int bin, int align, int batch, int accum_steps,
+                     mdl_seq_mix *mix, sim_err *err);
+
 /* The micro-batch lengths of x's step: none (mix->n = 0) when workload.seq_lengths is unset;
  * else the histogram is read and planned for the loader's batch, the accumulation steps, bins
  * and alignment. seq_len is the model's sequence length (its default when workload.seq_len is

@@ -131,6 +131,27 @@ static void test_cli_model_show_inference_and_no_step(void **state)
 
 /* Seed 004 from the command line: full Adam fine-tuning of a 7B model on 24 GB is OOM, and not
  * even batch 1 fits. The report is still data (exit 0); the verdict is in the JSON. */
+/* --seq-lengths: SQuAD v1.1's features at 384 padded to the longest of a batch of 32 run at 344
+ * tokens (docs/sequence-lengths.md: E[max of 32] = 342.8, to the nearest multiple of 8), one group
+ * without bins; a model of 128 tokens refuses the file, naming it. */
+static void test_cli_model_show_sequence_lengths(void **state)
+{
+    (void)state;
+    assert_int_equal(
+        run("model show bert-base --seq 384 --batch 32 --json --seq-lengths " EPOCHSIM_SOURCE_DIR
+            "/configs/datasets/squad-1.1-384.csv"),
+        0);
+    yajl_val root = parse();
+    yajl_val mean = get(root, "seq_mean", NULL), groups = get(root, "seq_groups", NULL);
+    assert_true(mean && YAJL_IS_NUMBER(mean) && YAJL_GET_DOUBLE(mean) == 344);
+    assert_true(groups && YAJL_IS_ARRAY(groups) && groups->u.array.len == 1);
+    yajl_tree_free(root);
+    assert_int_equal(run("model show bert-base --seq-lengths " EPOCHSIM_SOURCE_DIR
+                         "/configs/datasets/squad-1.1-384.csv"),
+                     1);
+    assert_int_equal(run("model show bert-base --seq-bin -1"), 2);
+}
+
 static void test_cli_model_show_oom_verdict(void **state)
 {
     (void)state;
@@ -223,6 +244,7 @@ int main(void)
         cmocka_unit_test(test_cli_model_list),
         cmocka_unit_test(test_cli_model_show_json),
         cmocka_unit_test(test_cli_model_show_oom_verdict),
+        cmocka_unit_test(test_cli_model_show_sequence_lengths),
         cmocka_unit_test(test_cli_model_show_with_catalog_gpu),
         cmocka_unit_test(test_cli_model_kernel_listing),
         cmocka_unit_test(test_cli_model_bad_input),
