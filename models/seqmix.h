@@ -10,9 +10,9 @@
  *   rounded to the nearest multiple of `align`;
  * - the step's accum_steps micro-batches are shared out over the bins by their shares (largest
  *   remainder), in ascending length;
- * - with fewer micro-batches than occupied bins that cannot represent the mix, so every
- *   micro-batch runs at the share-weighted mean of the bins' padded lengths (rounded up to a
- *   multiple of align), and `averaged` says so.
+ * - a step of fewer micro-batches than occupied bins cannot hold the mix, so every micro-batch
+ *   then runs at the share-weighted mean of the bins' padded lengths (rounded up to a multiple of
+ *   align), and `averaged` says so.
  * No bins (bin = 0) is one bin over every length: Hugging Face's DataCollatorWithPadding. */
 #ifndef MDL_SEQMIX_H
 #define MDL_SEQMIX_H
