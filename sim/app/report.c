@@ -216,16 +216,11 @@ int sim_report_json(const char *path, const sim_scenario *sc, const sim_result *
         yajl_gen_integer(g, sc->workload.trace_batch);
     }
     if (sc->workload.seq_lengths) { /* batches padded to their longest sequence */
-        sim_json_key(g, "seq_lengths");
-        yajl_gen_integer(g, sc->workload.seq_lengths);
-        sim_json_key(g, "seq_min");
-        yajl_gen_integer(g, sc->workload.seq_min);
-        sim_json_key(g, "seq_max");
-        yajl_gen_integer(g, sc->workload.seq_max);
-        sim_json_key(g, "seq_mean");
-        yajl_gen_double(g, sc->workload.seq_mean);
-        sim_json_key(g, "seq_averaged");
-        yajl_gen_bool(g, sc->workload.seq_averaged);
+        sim_json_int(g, "seq_lengths", sc->workload.seq_lengths);
+        sim_json_int(g, "seq_min", sc->workload.seq_min);
+        sim_json_int(g, "seq_max", sc->workload.seq_max);
+        sim_json_num(g, "seq_mean", sc->workload.seq_mean);
+        sim_json_bool(g, "seq_averaged", sc->workload.seq_averaged);
     }
     sim_json_key(g, "batch_size");
     yajl_gen_integer(g, sc->loader.batch_size);
@@ -276,7 +271,6 @@ static void text_advice(FILE *out, const sim_result *res, const sim_report_advic
                 advice->adv[i].samples_per_s, advice->adv[i].gain_pct);
 }
 
-/* Closes the epoch-time line: how a sampled run got it. */
 /* The padded lengths of the micro-batches, when batches are padded to their longest sequence. */
 static void text_seq_lengths(FILE *out, const sim_workload_desc *w)
 {
@@ -288,6 +282,7 @@ static void text_seq_lengths(FILE *out, const sim_workload_desc *w)
     fprintf(out, "\n");
 }
 
+/* Closes the epoch-time line: how a sampled run got it. */
 static void text_sampled(FILE *out, const sim_result *res)
 {
     if (res->window_steps == 0) {

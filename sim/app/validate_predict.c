@@ -117,12 +117,11 @@ static int apply(sim_val_row *r, const char *assignment, sim_experiment *x, cfg_
 /* A path key's relative value is relative to the row's table file, as an experiment file's
  * are to its folder: `key=P` becomes `key=DIR/P` in buf. Other assignments come back as they are.
  */
-static const char *beside_table(const sim_val_row *r, const char *item, size_t key_len, char *buf,
+static const char *beside_table(const sim_val_row *r, const char *item, const char *key, char *buf,
                                 size_t size)
 {
-    char key[256];
-    snprintf(key, sizeof key, "%.*s", (int)key_len, item);
-    const char *value = item + key_len + (item[key_len] == '=');
+    const char *value = item + strlen(key);
+    if (*value == '=') value++;
     const char *slash = strrchr(r->file, '/');
     if (!cfg_experiment_path_key(key) || !value[0] || value[0] == '/' || !slash) return item;
     snprintf(buf, size, "%s=%.*s%s", key, (int)(slash - r->file + 1), r->file, value);
@@ -143,7 +142,7 @@ static int apply_settings(sim_val_row *r, sim_experiment *x, cfg_experiment_set 
         if (!strchr(key, '.')) {
             if (bench_param(r, item, b)) return -1;
         } else if (cfg_table_find(cfg_experiment_table(), key, NULL)) {
-            if (apply(r, beside_table(r, item, key_len, path, sizeof path), x, set)) return -1;
+            if (apply(r, beside_table(r, item, key, path, sizeof path), x, set)) return -1;
         } else {
             row_fail(r, "settings: unknown experiment key '%s'", key);
             return -1;

@@ -35,46 +35,44 @@ static int parse_count(const char *s, double *out)
     return 0;
 }
 
-/* Fills count[] (LEN_MAX zeroed entries would be 128 MiB, so two passes: the longest length
- * first, then the table). */
+/* Parses and checks every row, then fills count[] up to the longest length with a count above 0
+ * (a zero count past it needs no entry). */
 static int fill(const plt_csv *t, const char *path, int lc, int cc, double **count, int *max_len,
                 sim_err *err)
 {
+    long *len = malloc((t->n_rows + 1) * sizeof *len);
+    double *n = malloc((t->n_rows + 1) * sizeof *n);
+    double *v = NULL;
+    bool *seen = NULL;
+    int rc = len && n ? SIM_OK : sim_err_set(err, SIM_ENOMEM, path, 0, 0, "out of memory");
     long longest = 0;
-    for (size_t r = 0; r < t->n_rows; r++) {
-        long l;
-        double c;
-        if (parse_length(plt_csv_cell(t, r, lc), &l))
-            return bad_cell(path, r, "length", "not a whole number from 1 to 16777216", err);
-        if (parse_count(plt_csv_cell(t, r, cc), &c))
-            return bad_cell(path, r, "count", "not a finite number >= 0", err);
-        if (c > 0 && l > longest) longest = l;
+    for (size_t r = 0; r < t->n_rows && !rc; r++) {
+        if (parse_length(plt_csv_cell(t, r, lc), &len[r]))
+            rc = bad_cell(path, r, "length", "not a whole number from 1 to 16777216", err);
+        else if (parse_count(plt_csv_cell(t, r, cc), &n[r]))
+            rc = bad_cell(path, r, "count", "not a finite number >= 0", err);
+        else if (n[r] > 0 && len[r] > longest)
+            longest = len[r];
     }
-    if (!longest)
-        return sim_err_set(err, SIM_EFORMAT, path, 0, 0,
-                           "no length has a count above 0: the histogram holds no sequences");
-    double *v = calloc((size_t)longest, sizeof *v);
-    bool *seen = calloc((size_t)longest, sizeof *seen);
-    if (!v || !seen) {
-        free(v);
-        free(seen);
-        return sim_err_set(err, SIM_ENOMEM, path, 0, 0, "out of memory");
+    if (!rc && !longest)
+        rc = sim_err_set(err, SIM_EFORMAT, path, 0, 0,
+                         "no length has a count above 0: the histogram holds no sequences");
+    if (!rc && (!(v = calloc((size_t)longest, sizeof *v)) ||
+                !(seen = calloc((size_t)longest, sizeof *seen))))
+        rc = sim_err_set(err, SIM_ENOMEM, path, 0, 0, "out of memory");
+    for (size_t r = 0; r < t->n_rows && !rc; r++) {
+        if (len[r] > longest) continue;
+        if (seen[len[r] - 1]) rc = bad_cell(path, r, "length", "given twice", err);
+        seen[len[r] - 1] = true;
+        v[len[r] - 1] = n[r];
     }
-    for (size_t r = 0; r < t->n_rows; r++) { /* every cell parsed in the first pass */
-        long l = 0;
-        double c = 0;
-        parse_length(plt_csv_cell(t, r, lc), &l);
-        parse_count(plt_csv_cell(t, r, cc), &c);
-        if (l > longest) continue; /* a zero count past the longest */
-        if (seen[l - 1]) {
-            free(v);
-            free(seen);
-            return bad_cell(path, r, "length", "given twice", err);
-        }
-        seen[l - 1] = true;
-        v[l - 1] = c;
-    }
+    free(len);
+    free(n);
     free(seen);
+    if (rc) {
+        free(v);
+        return rc;
+    }
     *count = v;
     *max_len = (int)longest;
     return SIM_OK;
@@ -115,13 +113,4 @@ int cfg_seq_mix_file(const char *path, int seq_len, int bin, int align, int batc
         rc = mdl_seq_mix_plan(count, max_len, bin, align, batch, accum_steps, mix, err);
     free(count);
     return rc;
-}
-
-int cfg_seq_mix(const sim_experiment *x, int seq_len, mdl_seq_mix *mix, sim_err *err)
-{
-    memset(mix, 0, sizeof *mix);
-    if (!x->workload.seq_lengths[0]) return SIM_OK;
-    return cfg_seq_mix_file(x->workload.seq_lengths, seq_len, x->workload.seq_bin,
-                            x->workload.seq_align, x->loader.batch_size, x->workload.accum_steps,
-                            mix, err);
 }

@@ -141,7 +141,9 @@ int sim_zoo_seq_mix(const sim_experiment *x, mdl_seq_mix *mix, sim_err *err)
                            e->name);
     mdl_shape shape = {.seq = x->workload.seq_len};
     mdl_zoo_resolve_shape(e, &shape);
-    return cfg_seq_mix(x, shape.seq, mix, err);
+    return cfg_seq_mix_file(x->workload.seq_lengths, shape.seq, x->workload.seq_bin,
+                            x->workload.seq_align, x->loader.batch_size, x->workload.accum_steps,
+                            mix, err);
 }
 
 int sim_zoo_workload(const sim_experiment *x, const mdl_seq_mix *mix, const cfg_experiment_set *set,
