@@ -130,6 +130,17 @@ int mdl_threads_per_sm(const sim_gpu_desc *gpu)
     return 2048;
 }
 
+/* Elements per input a thread of PyTorch's vectorized loop holds in flight on this GPU. The
+ * 16-byte vectors of 2-byte types (vec_width 8) are launched on compute capability 9.0 and 10.0
+ * only; launch_vectorized_kernel (aten/src/ATen/native/cuda/CUDALoops.cuh, from PyTorch 2.7)
+ * caps every other GPU at 4. */
+static double vec_in_flight(const mdl_kernel *k, const sim_gpu_desc *gpu)
+{
+    int cc = (int)lround(gpu->compute_capability * 10);
+    bool sixteen_byte = cc == 90 || cc == 100;
+    return k->vec_width > 4 && !sixteen_byte ? 4 : k->vec_width;
+}
+
 double mdl_kernel_blocks(const mdl_kernel *k, double slots, bool split_k)
 {
     if (!(k->gemm_m > 0)) return k->blocks > 1 ? k->blocks : 1;
@@ -270,8 +281,8 @@ static void roofline(const mdl_kernel *k, const sim_gpu_desc *gpu, sim_precision
                  k->rng_elems * MDL_PHILOX_INT_OPS_PER_ELEM / (sms * ghz * MDL_INT32_LANES_PER_SM));
     }
     if (k->vec_elems > 0 && gpu->mem_latency_ns > 0) {
-        /* Little's law: each resident thread waits mem_latency_ns for vec_width elements. */
-        double in_flight = (double)sms * mdl_threads_per_sm(gpu) * k->vec_width;
+        /* Little's law: each resident thread waits mem_latency_ns for its elements. */
+        double in_flight = (double)sms * mdl_threads_per_sm(gpu) * vec_in_flight(k, gpu);
         at_least(&o->memory_ns, k->vec_elems / in_flight * gpu->mem_latency_ns);
     }
     o->overhead_ns = gpu->kernel_overhead_us > 0 ? gpu->kernel_overhead_us * 1e3 : 0;

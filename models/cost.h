@@ -125,7 +125,8 @@ typedef struct mdl_kernel {
     uint8_t math;      /* mdl_math */
     uint16_t micro;    /* micro-batch index under gradient accumulation (< 1024) */
     uint8_t vec_width; /* elements per input each thread of a vectorized elementwise kernel
-                          holds in flight (PyTorch: 4, or 8 for 2-byte types from 2.7) */
+                          holds in flight (PyTorch: 4, or 8 for 2-byte types from 2.7, which
+                          mdl_kernel_cost caps at 4 below compute capability 9.0 and on 12.x) */
     double flops;      /* floating-point operations (a multiply-add counts 2) */
     double bytes;      /* DRAM bytes read + written, each operand once */
     double blocks;     /* thread blocks of a non-GEMM kernel (elementwise: 512 elements each) */

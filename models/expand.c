@@ -1787,7 +1787,8 @@ int mdl_expand_mix(const mdl_net *const *nets, const mdl_options *opt, const mdl
     c.wb = half ? 2 : 4;
     c.cb = c.act;
     /* PyTorch's vectorized elementwise loop: 4 elements per thread, 8 (16 bytes) for 2-byte
-     * types from 2.7 (pytorch#145746, "Implement 128 bit vectorization"). */
+     * types from 2.7 (pytorch#145746, "Implement 128 bit vectorization") on the GPUs that launch
+     * them, which mdl_kernel_cost checks. */
     c.vec = opt->pytorch >= 207 && c.act == 2 ? 8 : 4;
     c.zero_grad = mdl_zero_grad_mode(opt);
     c.scaler = !opt->inference &&

@@ -193,8 +193,9 @@ static void test_cost_gemm_fixed_time(void **state)
  * on the flat GPU with 2048 threads per SM and a 1 us loaded latency. With 4 elements per thread
  * the SMs hold 100 x 2048 x 4 = 819,200 elements: 1000 latencies, 1 ms, where the 1000 GB/s
  * DRAM needs 3.28 ms, so the bandwidth is the limit. With the DRAM ten times faster (10 TB/s:
- * 0.328 ms) the 1 ms floor wins; 8 elements per thread halve it; without a latency (0: not
- * known) the kernel is bandwidth-bound again. */
+ * 0.328 ms) the 1 ms floor wins; 8 elements per thread halve it on compute capability 9.0 (the
+ * 16-byte vectors PyTorch launches there and on 10.0 only); without a latency (0: not known) the
+ * kernel is bandwidth-bound again. */
 static double memory_ns(const mdl_kernel *k, const sim_gpu_desc *g)
 {
     mdl_cost c;
@@ -218,11 +219,17 @@ static void test_cost_bytes_in_flight_limit(void **state)
     assert_true(fabs(memory_ns(&k, &g) - 0.5e6) <= 1.0);
     g.mem_latency_ns = 0;
     assert_true(fabs(memory_ns(&k, &g) - 0.32768e6) <= 1.0);
-    /* 1536 resident threads per SM on compute capability 8.9 */
+    /* 1536 resident threads per SM on compute capability 8.9, where PyTorch launches no 16-byte
+     * vectors of a 2-byte type: 8 elements per thread are held as 4 */
     g.mem_latency_ns = 1000;
     g.compute_capability = 8.9;
     assert_int_equal(mdl_threads_per_sm(&g), 1536);
-    assert_true(fabs(memory_ns(&k, &g) - 819.2e6 / (100 * 1536 * 8.0) * 1000) <= 1.0);
+    assert_true(fabs(memory_ns(&k, &g) - 819.2e6 / (100 * 1536 * 4.0) * 1000) <= 1.0);
+    /* 2048 threads on 8.0 (A100), still 4 elements; 10.0 (B200) keeps all 8 */
+    g.compute_capability = 8.0;
+    assert_true(fabs(memory_ns(&k, &g) - 1e6) <= 1.0);
+    g.compute_capability = 10.0;
+    assert_true(fabs(memory_ns(&k, &g) - 0.5e6) <= 1.0);
 }
 
 /* Few blocks: a 128x128x256 GEMM is 4 blocks of 64x64 in 200 slots (K too short to split), so
