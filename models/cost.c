@@ -122,9 +122,15 @@ double mdl_fp32_lanes_per_sm(const sim_gpu_desc *gpu)
     return per_sm_ghz > 0 ? gpu->fp32_tflops * 1e12 / per_sm_ghz : 0;
 }
 
+/* The compute capability in tenths: 8.9 -> 89, 10.0 -> 100. */
+static int cc_tenths(const sim_gpu_desc *gpu)
+{
+    return (int)lround(gpu->compute_capability * 10);
+}
+
 int mdl_threads_per_sm(const sim_gpu_desc *gpu)
 {
-    int cc = (int)lround(gpu->compute_capability * 10);
+    int cc = cc_tenths(gpu);
     if (cc == 75) return 1024;
     if (cc == 86 || cc == 87 || cc == 89 || cc / 10 == 12) return 1536;
     return 2048;
@@ -136,7 +142,7 @@ int mdl_threads_per_sm(const sim_gpu_desc *gpu)
  * caps every other GPU at 4. */
 static double vec_in_flight(const mdl_kernel *k, const sim_gpu_desc *gpu)
 {
-    int cc = (int)lround(gpu->compute_capability * 10);
+    int cc = cc_tenths(gpu);
     bool sixteen_byte = cc == 90 || cc == 100;
     return k->vec_width > 4 && !sixteen_byte ? 4 : k->vec_width;
 }

@@ -72,23 +72,33 @@ static void test_bad_cells_name_line_and_column(void **state)
     }
 }
 
+/* Reads a shipped histogram, checks its longest length and returns its sequences; *tokens gets
+ * their tokens unpadded. */
+static double hist_sums(const char *path, int want_max_len, double *tokens)
+{
+    double *count;
+    int max_len;
+    sim_err err;
+    assert_int_equal(cfg_seq_hist_read(path, &count, &max_len, &err), SIM_OK);
+    assert_int_equal(max_len, want_max_len);
+    double n = 0;
+    *tokens = 0;
+    for (int l = 1; l <= max_len; l++) {
+        n += count[l - 1];
+        *tokens += l * count[l - 1];
+    }
+    free(count);
+    return n;
+}
+
 /* Graphcore's histogram of the MLPerf Wikipedia set at 512 (configs/datasets/README.md): over
  * 16 M sequences, and padding to 512 makes "in excess of 50 %" of the tokens padding (Krell et
  * al. 2021, abstract). Exact sums of the file. */
 static void test_wikipedia_histogram_is_its_source(void **state)
 {
     (void)state;
-    double *count;
-    int max_len;
-    sim_err err;
-    assert_int_equal(cfg_seq_hist_read(WIKIPEDIA, &count, &max_len, &err), SIM_OK);
-    assert_int_equal(max_len, 512);
-    double n = 0, tokens = 0;
-    for (int l = 1; l <= max_len; l++) {
-        n += count[l - 1];
-        tokens += l * count[l - 1];
-    }
-    free(count);
+    double tokens;
+    double n = hist_sums(WIKIPEDIA, 512, &tokens);
     assert_true(n == 16279552);
     double padding = 1 - tokens / (n * 512);
     assert_true(padding > 0.500 && padding < 0.501);
@@ -100,16 +110,8 @@ static void test_wikipedia_histogram_is_its_source(void **state)
 static void test_squad_histogram_is_its_source(void **state)
 {
     (void)state;
-    double *count;
-    int max_len;
-    sim_err err;
-    assert_int_equal(cfg_seq_hist_read(SQUAD, &count, &max_len, &err), SIM_OK);
-    assert_int_equal(max_len, 384);
-    double n = 0;
-    for (int l = 1; l <= max_len; l++)
-        n += count[l - 1];
-    free(count);
-    assert_true(n == 88641);
+    double tokens;
+    assert_true(hist_sums(SQUAD, 384, &tokens) == 88641);
 }
 
 static int build(const char *const *sets, sim_scenario *sc, sim_err *err)
