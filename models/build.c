@@ -59,11 +59,22 @@ out:
     return rc;
 }
 
+/* The model's own attention, as the release runs it: a model that calls
+ * torch.nn.functional.scaled_dot_product_attention (nn.MultiheadAttention does from 2.0; nanoGPT
+ * when it exists) computes the scores as plain ops before PyTorch 2.0, which added it. */
+static bool own_attention_sdpa(const mdl_options *opt)
+{
+    return opt->pytorch >= 200;
+}
+
 int mdl_build_net(const char *model, const mdl_options *opt, mdl_net *net, sim_err *err)
 {
     int rc = mdl_zoo_build(model, &opt->shape, net, err);
-    if (rc == SIM_OK && opt->attention != MDL_ATTN_MODEL)
+    if (rc != SIM_OK) return rc;
+    if (opt->attention != MDL_ATTN_MODEL)
         mdl_net_set_attention(net, opt->attention == MDL_ATTN_SDPA);
+    else if (!own_attention_sdpa(opt))
+        mdl_net_set_attention(net, false);
     return rc;
 }
 

@@ -27,8 +27,9 @@ int mdl_build_program(const char *model, const mdl_options *opt, const mdl_dispa
 int mdl_build_step(const char *model, const mdl_net *net, const mdl_options *o,
                    const mdl_dispatch *d, mdl_step *step, sim_err *err);
 
-/* The zoo network of `model` as opt runs it: mdl_zoo_build, then opt->attention applied. Free
- * with mdl_net_free (also after an error). */
+/* The zoo network of `model` as opt runs it: mdl_zoo_build, then opt->attention applied (the
+ * model's own attention runs SDPA only from PyTorch 2.0, which added it). Free with mdl_net_free
+ * (also after an error). */
 int mdl_build_net(const char *model, const mdl_options *opt, mdl_net *net, sim_err *err);
 
 /* opt as it runs on gpu (NULL: no GPU named): whether its convolutions use tensor cores

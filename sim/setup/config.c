@@ -125,8 +125,8 @@ static const cfg_field fields[] = {
     E("workload.memory_format", workload.memory_format, mdl_memory_format_names,
       "model zoo: activation layout, contiguous (NCHW, PyTorch's default) | channels_last"),
     E("workload.attention", workload.attention, mdl_attention_names,
-      "model zoo: default (the model's own) | eager (matmul-softmax-matmul) | sdpa "
-      "(F.scaled_dot_product_attention)"),
+      "model zoo: default (the model's own; SDPA-based code runs eager before PyTorch 2.0) | "
+      "eager (matmul-softmax-matmul) | sdpa (F.scaled_dot_product_attention)"),
     E("workload.fuser", workload.fuser, mdl_fuser_names,
       "model zoo: none (eager, one kernel per op) | nvfuser (torch.jit.script with NVFuser: "
       "attention's scale-mask-softmax-dropout and dropout+residual add fused)"),
