@@ -935,6 +935,11 @@ static void fwd_layer(ctx *c, const mdl_layer *l)
              D->elem_module_ns);
         break;
     case MDL_L_AVGPOOL:
+        if (l->kh > 0) { /* nn.AvgPool2d over windows: avg_pool2d_out_cuda_frame */
+            elem(c, "avgpool_window_fwd", out, in * ib + out * ob, out * l->kh * l->kw,
+                 D->elem_module_ns);
+            break;
+        }
         rowk(c, "avgpool_fwd", out, in * ib + out * ob, in, D->elem_module_ns);
         cpu(c, "flatten_view", D->view_op_ns);
         break;
@@ -982,6 +987,12 @@ static void fwd_layer(ctx *c, const mdl_layer *l)
             elem_strided(c, "copy", out, in * ib + out * ob, 0, D->py_op_ns);
         else
             elem(c, "copy", out, in * ib + out * ob, 0, D->py_op_ns);
+        break;
+    case MDL_L_CAT: /* CatArrayBatchedCopy: reads every input once, writes the output */
+        elem(c, "cat", out, out * (ib + ob), 0, D->py_op_ns);
+        break;
+    case MDL_L_SLICE: /* a channel slice of NCHW is strided across the batch */
+        elem_strided(c, "slice_contiguous", out, out * (ib + ob), 0, D->aten_op_ns);
         break;
     case MDL_L_STOCHDEPTH:
         if (c->o->inference) /* StochasticDepth in eval returns its input */
@@ -1171,6 +1182,18 @@ static void bwd_attention(ctx *c, const mdl_layer *l)
              D->bwd_op_ns);
 }
 
+/* The gradient sums of a concatenation whose inputs a later one read too: one add per input, the
+ * first of l->aux elements per sample, the others splitting the rest alike (DenseNet's layers
+ * each add growth-rate channels). */
+static void bwd_cat_accumulate(ctx *c, const mdl_layer *l, double out, double ob)
+{
+    double first = c->B * l->aux, rest = l->n > 1 ? (out - first) / (double)(l->n - 1) : 0;
+    for (int64_t i = 0; i < l->n; i++) {
+        double e = i == 0 ? first : rest;
+        elem_strided(c, "grad_accumulate", e, 3 * e * ob, e, c->d->aten_op_ns);
+    }
+}
+
 static void bwd_layernorm(ctx *c, const mdl_layer *l, layer_io x)
 {
     const mdl_dispatch *D = c->d;
@@ -1322,7 +1345,8 @@ static void bwd_layer(ctx *c, const mdl_layer *l)
         elem(c, "maxpool_bwd_scatter", out, out * (ob + 8) + out * ib, out, D->extra_launch_ns);
         break;
     case MDL_L_AVGPOOL:
-        elem(c, "avgpool_bwd", in, in * ib + out * ob, in, D->bwd_op_ns);
+        elem(c, l->kh > 0 ? "avgpool_window_bwd" : "avgpool_bwd", in, in * ib + out * ob, in,
+             D->bwd_op_ns);
         break;
     case MDL_L_ADD:
         /* The two gradients of the forked input meet here. */
@@ -1350,6 +1374,15 @@ static void bwd_layer(ctx *c, const mdl_layer *l)
     case MDL_L_COPY:
         /* cat/permute backward are views of the gradient; only extra parameters cost. */
         param_grad_reduce(c, l, x, D->bwd_op_ns);
+        break;
+    case MDL_L_CAT:
+        /* CatBackward hands each input a narrowed view of the gradient; an input that already
+         * holds a gradient adds the view into it (autograd's InputBuffer), through the legacy
+         * loop since the view is strided across the batch. */
+        if (l->flags & MDL_F_ACCUM) bwd_cat_accumulate(c, l, out, ob);
+        break;
+    case MDL_L_SLICE: /* SplitBackward: torch.cat of the parts' gradients */
+        elem(c, "split_bwd_cat", in, 2 * in * ib, 0, D->bwd_op_ns);
         break;
     case MDL_L_STOCHDEPTH:
         elem_strided(c, "stochastic_depth_bwd", in, in * 2 * ib + c->B * 4, in, D->bwd_op_ns);

@@ -182,6 +182,8 @@ static void layer_saved(const mdl_net *net, const mdl_layer *l, sim_precision p,
     case MDL_L_ADD:
     case MDL_L_ROPE:
     case MDL_L_COPY:
+    case MDL_L_CAT:   /* CatBackward keeps the sizes only */
+    case MDL_L_SLICE: /* as does SplitBackward */
     case MDL_L_KIND_COUNT:
         break;
     }

@@ -204,24 +204,98 @@ mdl_val mdl_act_layer(mdl_net *net, const char *name, mdl_val x, mdl_act act, bo
     return out_val(net, l, x.c, x.h, x.w, dtype_of(net, x));
 }
 
-mdl_val mdl_maxpool(mdl_net *net, const char *name, mdl_val x, int k, int stride, int pad)
+/* Output size of a pooling window over n inputs: PyTorch's pooling_output_shape (with ceil_mode,
+ * the last window must start inside the input or its left padding). */
+static int pool_out(int n, int k, int stride, int pad, bool ceil_mode)
 {
-    if (!check_in(net, name, x)) return bad();
-    int ho = (x.h + 2 * pad - k) / stride + 1, wo = (x.w + 2 * pad - k) / stride + 1;
-    if (x.h + 2 * pad < k || x.w + 2 * pad < k || ho < 1 || wo < 1) {
+    int span = n + 2 * pad - k;
+    int out = (ceil_mode ? (span + stride - 1) / stride : span / stride) + 1;
+    if (ceil_mode && (out - 1) * stride >= n + pad) out--;
+    return out;
+}
+
+/* A window pooling layer of `kind` reading x; NULL (and the net failed) when x is too small. */
+static mdl_layer *pool_layer(mdl_net *net, const char *name, mdl_val x, mdl_layer_kind kind, int k,
+                             int stride, int pad, bool ceil_mode, int *ho, int *wo)
+{
+    if (!check_in(net, name, x)) return NULL;
+    if (stride < 1 || k < 1 || x.h + 2 * pad < k || x.w + 2 * pad < k) {
         fail(net, SIM_EINVAL, "%s: input %dx%d is too small for a %dx%d pool", name, x.h, x.w, k,
              k);
-        return bad();
+        return NULL;
     }
-    mdl_layer *l = new_layer(net, name, MDL_L_MAXPOOL);
-    if (!l) return bad();
+    *ho = pool_out(x.h, k, stride, pad, ceil_mode);
+    *wo = pool_out(x.w, k, stride, pad, ceil_mode);
+    mdl_layer *l = new_layer(net, name, kind);
+    if (!l) return NULL;
     l->in = x.t;
     l->kh = l->kw = k;
     l->stride = stride;
     l->in_h = x.h;
     l->in_w = x.w;
-    l->rows = (double)ho * wo;
+    l->rows = (double)*ho * *wo;
+    return l;
+}
+
+static mdl_val maxpool(mdl_net *net, const char *name, mdl_val x, int k, int stride, int pad,
+                       bool ceil_mode)
+{
+    int ho, wo;
+    mdl_layer *l = pool_layer(net, name, x, MDL_L_MAXPOOL, k, stride, pad, ceil_mode, &ho, &wo);
+    if (!l) return bad();
     return out_val(net, l, x.c, ho, wo, dtype_of(net, x));
+}
+
+mdl_val mdl_maxpool(mdl_net *net, const char *name, mdl_val x, int k, int stride, int pad)
+{
+    return maxpool(net, name, x, k, stride, pad, false);
+}
+
+mdl_val mdl_maxpool_ceil(mdl_net *net, const char *name, mdl_val x, int k, int stride)
+{
+    return maxpool(net, name, x, k, stride, 0, true);
+}
+
+mdl_val mdl_avgpool_window(mdl_net *net, const char *name, mdl_val x, int k, int stride)
+{
+    int ho, wo;
+    mdl_layer *l = pool_layer(net, name, x, MDL_L_AVGPOOL, k, stride, 0, false, &ho, &wo);
+    if (!l) return bad();
+    return out_val(net, l, x.c, ho, wo, dtype_of(net, x));
+}
+
+mdl_val mdl_cat(mdl_net *net, const char *name, const mdl_val *xs, int n, bool accum)
+{
+    if (n < 1 || !check_in(net, name, xs[0])) return bad();
+    int c = 0;
+    for (int i = 0; i < n; i++) {
+        if (!check_in(net, name, xs[i])) return bad();
+        if (xs[i].h != xs[0].h || xs[i].w != xs[0].w) {
+            fail(net, SIM_EINVAL, "%s: input %d is %dx%d, input 0 %dx%d", name, i, xs[i].h, xs[i].w,
+                 xs[0].h, xs[0].w);
+            return bad();
+        }
+        c += xs[i].c;
+    }
+    mdl_layer *l = layer_on(net, name, xs[0], MDL_L_CAT);
+    if (!l) return bad();
+    l->n = n;
+    l->aux = elems(xs[0]);
+    if (accum) l->flags |= MDL_F_ACCUM;
+    return out_val(net, l, c, xs[0].h, xs[0].w, dtype_of(net, xs[0]));
+}
+
+mdl_val mdl_chunk_copy(mdl_net *net, const char *name, mdl_val x, int parts, int index)
+{
+    if (!check_in(net, name, x)) return bad();
+    if (parts < 1 || x.c % parts || index < 0 || index >= parts) {
+        fail(net, SIM_EINVAL, "%s: part %d of %d of %d channels", name, index, parts, x.c);
+        return bad();
+    }
+    mdl_layer *l = layer_on(net, name, x, MDL_L_SLICE);
+    if (!l) return bad();
+    l->n = parts;
+    return out_val(net, l, x.c / parts, x.h, x.w, dtype_of(net, x));
 }
 
 mdl_val mdl_avgpool(mdl_net *net, const char *name, mdl_val x)

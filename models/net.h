@@ -22,7 +22,7 @@ typedef enum mdl_layer_kind {
     MDL_L_RMSNORM,   /* Llama-style RMSNorm written in Python: a chain of elementwise kernels */
     MDL_L_ACT,       /* elementwise activation, see mdl_act */
     MDL_L_MAXPOOL,   /* window max pooling (saves int64 indices) */
-    MDL_L_AVGPOOL,   /* global average pooling to 1x1 (a reduction) */
+    MDL_L_AVGPOOL,   /* average pooling: global to 1x1 (a reduction), or over a kh x kw window */
     MDL_L_ADD,       /* residual add; in backward, the gradient sum at the fork */
     MDL_L_MUL,       /* elementwise product; BROADCAST = SE scale (x * s[c]) */
     MDL_L_EMBED,     /* embedding gather; aux = vocabulary size */
@@ -31,6 +31,9 @@ typedef enum mdl_layer_kind {
     MDL_L_ROPE,         /* rotary embedding of q and k, HF Python: neg/cat/mul/mul/add per tensor */
     MDL_L_COPY,         /* a layout copy: permute().contiguous(), cat of a class token */
     MDL_L_STOCHDEPTH,   /* torchvision stochastic depth: bernoulli_, div_, mul */
+    MDL_L_CAT,          /* torch.cat of n (`n`) images along channels: one copy kernel; aux = the
+                           first input's elements per sample */
+    MDL_L_SLICE,        /* one part of x.chunk(k, dim=1) made contiguous for its consumer */
     MDL_L_LOSS_CE,      /* cross-entropy over aux classes per row (log_softmax + nll_loss) */
     MDL_L_LOSS_TRIPLET, /* triplet margin loss: distance/dot, square, margin compare */
     MDL_L_LOSS_INBATCH, /* in-batch similarity loss over a b x b matrix (batch-hard triplet, or
@@ -82,6 +85,8 @@ enum {
                                  after the mask add (Hugging Face OPT) */
     MDL_F_ADDMM = 1 << 14,    /* LINEAR: torch.addmm on a 2-D view (Hugging Face's Conv1D): the
                                  bias is added inside the GEMM in any PyTorch release */
+    MDL_F_ACCUM = 1 << 15,    /* CAT: each input already has a gradient from a later consumer,
+                                 so backward adds into it (DenseNet's growing concatenations) */
 };
 
 typedef struct mdl_tensor {
@@ -153,6 +158,18 @@ mdl_val mdl_bn(mdl_net *net, const char *name, mdl_val x);
 mdl_val mdl_act_layer(mdl_net *net, const char *name, mdl_val x, mdl_act act, bool inplace);
 mdl_val mdl_maxpool(mdl_net *net, const char *name, mdl_val x, int k, int stride, int pad);
 mdl_val mdl_avgpool(mdl_net *net, const char *name, mdl_val x); /* to c x 1 x 1 */
+/* nn.MaxPool2d(k, stride, 0, ceil_mode=True): a last window may start inside the input and run
+ * past it. */
+mdl_val mdl_maxpool_ceil(mdl_net *net, const char *name, mdl_val x, int k, int stride);
+/* nn.AvgPool2d(k, stride) over windows, no padding. */
+mdl_val mdl_avgpool_window(mdl_net *net, const char *name, mdl_val x, int k, int stride);
+/* torch.cat(xs[0..n-1], dim=1) of images of one spatial size; accum: see MDL_F_ACCUM. An input
+ * may be a channel view of a larger tensor (mdl_view), as x.chunk's first part. */
+mdl_val mdl_cat(mdl_net *net, const char *name, const mdl_val *xs, int n, bool accum);
+/* Part `index` of x.chunk(parts, dim=1), copied to a contiguous tensor as the convolution that
+ * reads it does (cudnn_convolution's input.contiguous()); its backward joins the parts' gradients
+ * (SplitBackward's cat), so a chunk takes one such part. */
+mdl_val mdl_chunk_copy(mdl_net *net, const char *name, mdl_val x, int parts, int index);
 mdl_val mdl_add(mdl_net *net, const char *name, mdl_val a, mdl_val b, bool inplace);
 mdl_val mdl_mul(mdl_net *net, const char *name, mdl_val a, mdl_val b); /* b may be c x 1 x 1 */
 mdl_val mdl_linear(mdl_net *net, const char *name, mdl_val x, int out, bool bias);

@@ -46,9 +46,11 @@ static mdl_val basic_block(mdl_net *net, const char *p, mdl_val x, int width, in
     return y;
 }
 
-/* torchvision's Bottleneck: 1x1 to `width`, 3x3 at the stride, 1x1 to `out` (4 x planes;
- * width = planes x width_per_group / 64, so wide_resnet50_2's is twice ResNet-50's). */
-static mdl_val bottleneck(mdl_net *net, const char *p, mdl_val x, int width, int out, int stride)
+/* torchvision's Bottleneck: 1x1 to `width`, 3x3 at the stride in `groups` groups, 1x1 to `out`
+ * (4 x planes; width = planes x width_per_group / 64 x groups, so wide_resnet50_2's is twice
+ * ResNet-50's and resnext50_32x4d's is too, split into 32 groups). */
+static mdl_val bottleneck(mdl_net *net, const char *p, mdl_val x, int width, int out, int stride,
+                          int groups)
 {
     char b[96];
     mdl_net_begin_block(net);
@@ -56,7 +58,7 @@ static mdl_val bottleneck(mdl_net *net, const char *p, mdl_val x, int width, int
     mdl_val y = mdl_conv(net, NM(b, "%s.conv1", p), x, width, 1, 1, 0, 1, false);
     y = mdl_bn(net, NM(b, "%s.bn1", p), y);
     y = mdl_act_layer(net, NM(b, "%s.relu", p), y, MDL_ACT_RELU, true);
-    y = mdl_conv(net, NM(b, "%s.conv2", p), y, width, 3, stride, 1, 1, false);
+    y = mdl_conv(net, NM(b, "%s.conv2", p), y, width, 3, stride, 1, groups, false);
     y = mdl_bn(net, NM(b, "%s.bn2", p), y);
     y = mdl_act_layer(net, NM(b, "%s.relu", p), y, MDL_ACT_RELU, true);
     y = mdl_conv(net, NM(b, "%s.conv3", p), y, out, 1, 1, 0, 1, false);
@@ -72,9 +74,9 @@ static mdl_val bottleneck(mdl_net *net, const char *p, mdl_val x, int width, int
 }
 
 /* deep: Bottleneck blocks (else BasicBlock); width_mult: the bottleneck's inner width over
- * ResNet-50's (torchvision's width_per_group / 64). */
+ * ResNet-50's (torchvision's width_per_group / 64 x groups); groups: its 3x3's groups. */
 static int resnet(mdl_net *net, const mdl_shape *s, const char *name, const int layers[4],
-                  bool deep, int width_mult)
+                  bool deep, int width_mult, int groups)
 {
     char b[96];
     mdl_val x;
@@ -88,8 +90,9 @@ static int resnet(mdl_net *net, const mdl_shape *s, const char *name, const int 
         for (int i = 0; i < layers[st]; i++) {
             int stride = (i == 0 && st > 0) ? 2 : 1;
             NM(b, "layer%d.%d", st + 1, i);
-            x = deep ? bottleneck(net, b, x, widths[st] * width_mult, widths[st] * 4, stride)
-                     : basic_block(net, b, x, widths[st], stride);
+            x = deep
+                    ? bottleneck(net, b, x, widths[st] * width_mult, widths[st] * 4, stride, groups)
+                    : basic_block(net, b, x, widths[st], stride);
         }
     x = mdl_avgpool(net, "avgpool", x);
     x = mdl_linear(net, "fc", mdl_view(x, x.c, 1, 1), 1000, true);
@@ -97,59 +100,50 @@ static int resnet(mdl_net *net, const mdl_shape *s, const char *name, const int 
     return net->error;
 }
 
-static int build_resnet18(mdl_net *net, const mdl_shape *s)
-{
-    static const int layers[4] = {2, 2, 2, 2};
-    return resnet(net, s, "resnet18", layers, false, 1);
-}
+/* depth: the four stages' block counts; width: the bottleneck's inner width over ResNet-50's
+ * (wide: 2; ResNeXt 32x4d: 32 groups x 4 channels per 64 planes = 2, 32x8d: 4). */
+#define RESNET_BUILD(fn, name, b1, b2, b3, b4, deep, width, groups)                                \
+    static int fn(mdl_net *net, const mdl_shape *s)                                                \
+    {                                                                                              \
+        static const int layers[4] = {b1, b2, b3, b4};                                             \
+        return resnet(net, s, name, layers, deep, width, groups);                                  \
+    }
+RESNET_BUILD(build_resnet18, "resnet18", 2, 2, 2, 2, false, 1, 1)
+RESNET_BUILD(build_resnet34, "resnet34", 3, 4, 6, 3, false, 1, 1)
+RESNET_BUILD(build_resnet50, "resnet50", 3, 4, 6, 3, true, 1, 1)
+RESNET_BUILD(build_resnet101, "resnet101", 3, 4, 23, 3, true, 1, 1)
+RESNET_BUILD(build_resnet152, "resnet152", 3, 8, 36, 3, true, 1, 1)
+RESNET_BUILD(build_wide_resnet50_2, "wide_resnet50_2", 3, 4, 6, 3, true, 2, 1)
+RESNET_BUILD(build_wide_resnet101_2, "wide_resnet101_2", 3, 4, 23, 3, true, 2, 1)
+RESNET_BUILD(build_resnext50_32x4d, "resnext50_32x4d", 3, 4, 6, 3, true, 2, 32)
+RESNET_BUILD(build_resnext101_32x8d, "resnext101_32x8d", 3, 4, 23, 3, true, 4, 32)
 
-static int build_resnet34(mdl_net *net, const mdl_shape *s)
-{
-    static const int layers[4] = {3, 4, 6, 3};
-    return resnet(net, s, "resnet34", layers, false, 1);
-}
+/* ---- VGG (torchvision.models.vgg: configurations A, B, D, E; batch norm or not) ---- */
 
-static int build_resnet50(mdl_net *net, const mdl_shape *s)
-{
-    static const int layers[4] = {3, 4, 6, 3};
-    return resnet(net, s, "resnet50", layers, true, 1);
-}
+/* Output channels of each 3x3 convolution; 0 is a 2x2 max pool of stride 2; -1 ends the list
+ * (torchvision's cfgs "A", "B", "D", "E"). */
+static const int vgg_a[] = {64, 0, 128, 0, 256, 256, 0, 512, 512, 0, 512, 512, 0, -1};
+static const int vgg_b[] = {64, 64, 0, 128, 128, 0, 256, 256, 0, 512, 512, 0, 512, 512, 0, -1};
+static const int vgg_d[] = {64,  64,  0,   128, 128, 0,   256, 256, 256, 0,
+                            512, 512, 512, 0,   512, 512, 512, 0,   -1};
+static const int vgg_e[] = {64,  64,  0,   128, 128, 0,   256, 256, 256, 256, 0,
+                            512, 512, 512, 512, 0,   512, 512, 512, 512, 0,   -1};
 
-static int build_resnet101(mdl_net *net, const mdl_shape *s)
+/* make_layers: each convolution (with bias) is followed by BatchNorm2d when bn, then
+ * ReLU(inplace=True); names carry the index in nn.Sequential features. */
+static int vgg(mdl_net *net, const mdl_shape *s, const char *name, const int *cfg, bool bn)
 {
-    static const int layers[4] = {3, 4, 23, 3};
-    return resnet(net, s, "resnet101", layers, true, 1);
-}
-
-static int build_resnet152(mdl_net *net, const mdl_shape *s)
-{
-    static const int layers[4] = {3, 8, 36, 3};
-    return resnet(net, s, "resnet152", layers, true, 1);
-}
-
-static int build_wide_resnet50_2(mdl_net *net, const mdl_shape *s)
-{
-    static const int layers[4] = {3, 4, 6, 3};
-    return resnet(net, s, "wide_resnet50_2", layers, true, 2);
-}
-
-/* ---- VGG-16 (torchvision.models.vgg16, configuration "D", no batch norm) ---- */
-
-static int build_vgg16(mdl_net *net, const mdl_shape *s)
-{
-    /* Output channels of each 3x3 convolution; 0 is a 2x2 max pool of stride 2. */
-    static const int cfg[] = {64, 64,  0,   128, 128, 0,   256, 256, 256,
-                              0,  512, 512, 512, 0,   512, 512, 512, 0};
     char b[96];
     mdl_val x;
-    mdl_net_init(net, "vgg16", 3, s->h, s->w, MDL_DT_ACT32, &x);
-    for (size_t i = 0; i < sizeof cfg / sizeof cfg[0]; i++) {
+    mdl_net_init(net, name, 3, s->h, s->w, MDL_DT_ACT32, &x);
+    for (int i = 0, f = 0; cfg[i] >= 0; i++) {
         if (cfg[i] == 0) {
-            x = mdl_maxpool(net, NM(b, "features.%zu", i), x, 2, 2, 0);
+            x = mdl_maxpool(net, NM(b, "features.%d", f++), x, 2, 2, 0);
             continue;
         }
-        x = mdl_conv(net, NM(b, "features.%zu", i), x, cfg[i], 3, 1, 1, 1, true);
-        x = mdl_act_layer(net, NM(b, "features.%zu.relu", i), x, MDL_ACT_RELU, true);
+        x = mdl_conv(net, NM(b, "features.%d", f++), x, cfg[i], 3, 1, 1, 1, true);
+        if (bn) x = mdl_bn(net, NM(b, "features.%d", f++), x);
+        x = mdl_act_layer(net, NM(b, "features.%d", f++), x, MDL_ACT_RELU, true);
     }
     /* AdaptiveAvgPool2d((7, 7)): on a 224 input its input is already 7x7, and it still runs a
      * kernel that reads and writes the feature map. */
@@ -165,6 +159,20 @@ static int build_vgg16(mdl_net *net, const mdl_shape *s)
     mdl_loss_ce(net, "loss", x, 1000);
     return net->error;
 }
+
+#define VGG_BUILD(fn, name, cfg, bn)                                                               \
+    static int fn(mdl_net *net, const mdl_shape *s)                                                \
+    {                                                                                              \
+        return vgg(net, s, name, cfg, bn);                                                         \
+    }
+VGG_BUILD(build_vgg11, "vgg11", vgg_a, false)
+VGG_BUILD(build_vgg13, "vgg13", vgg_b, false)
+VGG_BUILD(build_vgg16, "vgg16", vgg_d, false)
+VGG_BUILD(build_vgg19, "vgg19", vgg_e, false)
+VGG_BUILD(build_vgg11_bn, "vgg11_bn", vgg_a, true)
+VGG_BUILD(build_vgg13_bn, "vgg13_bn", vgg_b, true)
+VGG_BUILD(build_vgg16_bn, "vgg16_bn", vgg_d, true)
+VGG_BUILD(build_vgg19_bn, "vgg19_bn", vgg_e, true)
 
 /* ---- EfficientNet-B0 (torchvision.models.efficientnet_b0) ---- */
 
@@ -276,6 +284,275 @@ static int build_mobilenet_v2(mdl_net *net, const mdl_shape *s)
     mdl_loss_ce(net, "loss", x, 1000);
     return net->error;
 }
+
+/* ---- MNASNet (torchvision.models.mnasnet: the B1 search result, depth multiplier alpha) ---- */
+
+/* torchvision's _round_to_multiple_of(val, 8, 0.9): the nearest multiple of 8, at least 8, and
+ * one step up if that fell below 90 % of val. */
+static int mnas_round8(double val)
+{
+    int v = (int)(val + 4) / 8 * 8;
+    if (v < 8) v = 8;
+    return v >= 0.9 * val ? v : v + 8;
+}
+
+/* _InvertedResidual: 1x1 expand, BN, ReLU, depthwise k x k at the stride, BN, ReLU, 1x1
+ * project, BN; the input added back when the shape is kept. */
+static mdl_val mnas_block(mdl_net *net, const char *p, mdl_val x, int out, int k, int stride,
+                          int expand)
+{
+    char b[96];
+    int mid = x.c * expand;
+    mdl_net_begin_block(net);
+    mdl_val y = mdl_conv(net, NM(b, "%s.layers.0", p), x, mid, 1, 1, 0, 1, false);
+    y = mdl_bn(net, NM(b, "%s.layers.1", p), y);
+    y = mdl_act_layer(net, NM(b, "%s.layers.2", p), y, MDL_ACT_RELU, true);
+    y = mdl_conv(net, NM(b, "%s.layers.3", p), y, mid, k, stride, k / 2, mid, false);
+    y = mdl_bn(net, NM(b, "%s.layers.4", p), y);
+    y = mdl_act_layer(net, NM(b, "%s.layers.5", p), y, MDL_ACT_RELU, true);
+    y = mdl_conv(net, NM(b, "%s.layers.6", p), y, out, 1, 1, 0, 1, false);
+    y = mdl_bn(net, NM(b, "%s.layers.7", p), y);
+    if (stride == 1 && x.c == out) y = mdl_add(net, NM(b, "%s.add", p), y, x, false);
+    mdl_net_end_block(net);
+    return y;
+}
+
+static int mnasnet(mdl_net *net, const mdl_shape *s, const char *name, double alpha)
+{
+    /* out-channel index into depths, kernel, first stride, expansion, repeats: _stack calls */
+    static const int stacks[6][5] = {{2, 3, 2, 3, 3}, {3, 5, 2, 3, 3}, {4, 5, 2, 6, 3},
+                                     {5, 3, 1, 6, 2}, {6, 5, 2, 6, 4}, {7, 3, 1, 6, 1}};
+    static const int base[8] = {32, 16, 24, 40, 80, 96, 192, 320};
+    int d[8];
+    for (int i = 0; i < 8; i++)
+        d[i] = mnas_round8(base[i] * alpha);
+    char b[96];
+    mdl_val x;
+    mdl_net_init(net, name, 3, s->h, s->w, MDL_DT_ACT32, &x);
+    x = mdl_conv(net, "layers.0", x, d[0], 3, 2, 1, 1, false);
+    x = mdl_bn(net, "layers.1", x);
+    x = mdl_act_layer(net, "layers.2", x, MDL_ACT_RELU, true);
+    x = mdl_conv(net, "layers.3", x, d[0], 3, 1, 1, d[0], false); /* depthwise */
+    x = mdl_bn(net, "layers.4", x);
+    x = mdl_act_layer(net, "layers.5", x, MDL_ACT_RELU, true);
+    x = mdl_conv(net, "layers.6", x, d[1], 1, 1, 0, 1, false);
+    x = mdl_bn(net, "layers.7", x);
+    for (int st = 0; st < 6; st++)
+        for (int i = 0; i < stacks[st][4]; i++)
+            x = mnas_block(net, NM(b, "layers.%d.%d", 8 + st, i), x, d[stacks[st][0]],
+                           stacks[st][1], i == 0 ? stacks[st][2] : 1, stacks[st][3]);
+    x = mdl_conv(net, "layers.14", x, 1280, 1, 1, 0, 1, false);
+    x = mdl_bn(net, "layers.15", x);
+    x = mdl_act_layer(net, "layers.16", x, MDL_ACT_RELU, true);
+    x = mdl_avgpool(net, "mean", x); /* x.mean([2, 3]) */
+    x = mdl_dropout(net, "classifier.0", mdl_view(x, x.c, 1, 1));
+    x = mdl_linear(net, "classifier.1", x, 1000, true);
+    mdl_loss_ce(net, "loss", x, 1000);
+    return net->error;
+}
+
+#define MNAS_BUILD(fn, name, alpha)                                                                \
+    static int fn(mdl_net *net, const mdl_shape *s)                                                \
+    {                                                                                              \
+        return mnasnet(net, s, name, alpha);                                                       \
+    }
+MNAS_BUILD(build_mnasnet0_5, "mnasnet0_5", 0.5)
+MNAS_BUILD(build_mnasnet0_75, "mnasnet0_75", 0.75)
+MNAS_BUILD(build_mnasnet1_0, "mnasnet1_0", 1.0)
+MNAS_BUILD(build_mnasnet1_3, "mnasnet1_3", 1.3)
+
+/* ---- SqueezeNet (torchvision.models.squeezenet1_0 and 1_1) ---- */
+
+/* Fire: 1x1 squeeze, then 1x1 and 3x3 expands side by side, each convolution with bias and an
+ * in-place ReLU, the two expands concatenated. */
+static mdl_val fire(mdl_net *net, const char *p, mdl_val x, int sq, int e1, int e3)
+{
+    char b[96];
+    mdl_net_begin_block(net);
+    x = mdl_conv(net, NM(b, "%s.squeeze", p), x, sq, 1, 1, 0, 1, true);
+    x = mdl_act_layer(net, NM(b, "%s.squeeze_activation", p), x, MDL_ACT_RELU, true);
+    mdl_val ys[2];
+    ys[0] = mdl_conv(net, NM(b, "%s.expand1x1", p), x, e1, 1, 1, 0, 1, true);
+    ys[0] = mdl_act_layer(net, NM(b, "%s.expand1x1_activation", p), ys[0], MDL_ACT_RELU, true);
+    ys[1] = mdl_conv(net, NM(b, "%s.expand3x3", p), x, e3, 3, 1, 1, 1, true);
+    ys[1] = mdl_act_layer(net, NM(b, "%s.expand3x3_activation", p), ys[1], MDL_ACT_RELU, true);
+    x = mdl_cat(net, NM(b, "%s.cat", p), ys, 2, false);
+    mdl_net_end_block(net);
+    return x;
+}
+
+/* version 0: squeezenet1_0 (7x7 stem of 96, pools after Fire 3 and 7); 1: squeezenet1_1 (3x3
+ * stem of 64, pools after Fire 2 and 4). Each Fire row: squeeze, expand channels; 0 = a 3x3
+ * max pool of stride 2 with ceil_mode. */
+static int squeezenet(mdl_net *net, const mdl_shape *s, const char *name, int version)
+{
+    static const int v0[][2] = {{0, 0},    {16, 64},  {16, 64},  {32, 128}, {0, 0},   {32, 128},
+                                {48, 192}, {48, 192}, {64, 256}, {0, 0},    {64, 256}};
+    static const int v1[][2] = {{0, 0}, {16, 64},  {16, 64},  {0, 0},    {32, 128}, {32, 128},
+                                {0, 0}, {48, 192}, {48, 192}, {64, 256}, {64, 256}};
+    const int(*cfg)[2] = version ? v1 : v0;
+    char b[96];
+    mdl_val x;
+    mdl_net_init(net, name, 3, s->h, s->w, MDL_DT_ACT32, &x);
+    x = version ? mdl_conv(net, "features.0", x, 64, 3, 2, 0, 1, true)
+                : mdl_conv(net, "features.0", x, 96, 7, 2, 0, 1, true);
+    x = mdl_act_layer(net, "features.1", x, MDL_ACT_RELU, true);
+    for (int i = 0; i < 11; i++) {
+        if (cfg[i][0] == 0)
+            x = mdl_maxpool_ceil(net, NM(b, "features.%d", i + 2), x, 3, 2);
+        else
+            x = fire(net, NM(b, "features.%d", i + 2), x, cfg[i][0], cfg[i][1], cfg[i][1]);
+    }
+    x = mdl_dropout(net, "classifier.0", x);
+    x = mdl_conv(net, "classifier.1", x, 1000, 1, 1, 0, 1, true);
+    x = mdl_act_layer(net, "classifier.2", x, MDL_ACT_RELU, true);
+    x = mdl_avgpool(net, "classifier.3", x); /* AdaptiveAvgPool2d((1, 1)), then flatten */
+    mdl_loss_ce(net, "loss", x, 1000);
+    return net->error;
+}
+
+static int build_squeezenet1_0(mdl_net *net, const mdl_shape *s)
+{
+    return squeezenet(net, s, "squeezenet1_0", 0);
+}
+
+static int build_squeezenet1_1(mdl_net *net, const mdl_shape *s)
+{
+    return squeezenet(net, s, "squeezenet1_1", 1);
+}
+
+/* ---- ShuffleNet V2 (torchvision.models.shufflenet_v2_x0_5 .. x2_0) ---- */
+
+/* torchvision's InvertedResidual: at stride 1 the input's first half passes and its second half
+ * goes through branch2 (1x1, depthwise 3x3, 1x1, with batch norms, ReLU after the 1x1s); at
+ * stride 2 branch1 (depthwise 3x3, 1x1) takes the whole input beside branch2. The halves are
+ * concatenated and channel_shuffle'd (view, transpose, contiguous: a strided copy). */
+static mdl_val shuffle_block(mdl_net *net, const char *p, mdl_val x, int oup, int stride)
+{
+    char b[96];
+    int bf = oup / 2;
+    mdl_net_begin_block(net);
+    mdl_val ys[2], in2 = x;
+    if (stride > 1) {
+        mdl_val y = mdl_conv(net, NM(b, "%s.branch1.0", p), x, x.c, 3, stride, 1, x.c, false);
+        y = mdl_bn(net, NM(b, "%s.branch1.1", p), y);
+        y = mdl_conv(net, NM(b, "%s.branch1.2", p), y, bf, 1, 1, 0, 1, false);
+        y = mdl_bn(net, NM(b, "%s.branch1.3", p), y);
+        ys[0] = mdl_act_layer(net, NM(b, "%s.branch1.4", p), y, MDL_ACT_RELU, true);
+    } else {
+        ys[0] = mdl_view(x, x.c / 2, x.h, x.w); /* x.chunk(2, dim=1)[0], read in place by cat */
+        in2 = mdl_chunk_copy(net, NM(b, "%s.chunk", p), x, 2, 1);
+    }
+    mdl_val y = mdl_conv(net, NM(b, "%s.branch2.0", p), in2, bf, 1, 1, 0, 1, false);
+    y = mdl_bn(net, NM(b, "%s.branch2.1", p), y);
+    y = mdl_act_layer(net, NM(b, "%s.branch2.2", p), y, MDL_ACT_RELU, true);
+    y = mdl_conv(net, NM(b, "%s.branch2.3", p), y, bf, 3, stride, 1, bf, false);
+    y = mdl_bn(net, NM(b, "%s.branch2.4", p), y);
+    y = mdl_conv(net, NM(b, "%s.branch2.5", p), y, bf, 1, 1, 0, 1, false);
+    y = mdl_bn(net, NM(b, "%s.branch2.6", p), y);
+    ys[1] = mdl_act_layer(net, NM(b, "%s.branch2.7", p), y, MDL_ACT_RELU, true);
+    y = mdl_cat(net, NM(b, "%s.cat", p), ys, 2, false);
+    y = mdl_permute(net, NM(b, "%s.channel_shuffle", p), y);
+    mdl_net_end_block(net);
+    return y;
+}
+
+static int shufflenet_v2(mdl_net *net, const mdl_shape *s, const char *name, const int ch[5])
+{
+    static const int repeats[3] = {4, 8, 4};
+    char b[96];
+    mdl_val x;
+    mdl_net_init(net, name, 3, s->h, s->w, MDL_DT_ACT32, &x);
+    x = mdl_conv(net, "conv1.0", x, ch[0], 3, 2, 1, 1, false);
+    x = mdl_bn(net, "conv1.1", x);
+    x = mdl_act_layer(net, "conv1.2", x, MDL_ACT_RELU, true);
+    x = mdl_maxpool(net, "maxpool", x, 3, 2, 1);
+    for (int st = 0; st < 3; st++)
+        for (int i = 0; i < repeats[st]; i++)
+            x = shuffle_block(net, NM(b, "stage%d.%d", st + 2, i), x, ch[st + 1], i ? 1 : 2);
+    x = mdl_conv(net, "conv5.0", x, ch[4], 1, 1, 0, 1, false);
+    x = mdl_bn(net, "conv5.1", x);
+    x = mdl_act_layer(net, "conv5.2", x, MDL_ACT_RELU, true);
+    x = mdl_avgpool(net, "mean", x); /* x.mean([2, 3]) */
+    x = mdl_linear(net, "fc", mdl_view(x, x.c, 1, 1), 1000, true);
+    mdl_loss_ce(net, "loss", x, 1000);
+    return net->error;
+}
+
+#define SHUFFLE_BUILD(fn, name, c1, c2, c3, c4)                                                    \
+    static int fn(mdl_net *net, const mdl_shape *s)                                                \
+    {                                                                                              \
+        static const int ch[5] = {24, c1, c2, c3, c4};                                             \
+        return shufflenet_v2(net, s, name, ch);                                                    \
+    }
+SHUFFLE_BUILD(build_shufflenet_v2_x0_5, "shufflenet_v2_x0_5", 48, 96, 192, 1024)
+SHUFFLE_BUILD(build_shufflenet_v2_x1_0, "shufflenet_v2_x1_0", 116, 232, 464, 1024)
+SHUFFLE_BUILD(build_shufflenet_v2_x1_5, "shufflenet_v2_x1_5", 176, 352, 704, 1024)
+SHUFFLE_BUILD(build_shufflenet_v2_x2_0, "shufflenet_v2_x2_0", 244, 488, 976, 2048)
+
+/* ---- DenseNet (torchvision.models.densenet121 .. 201, memory_efficient=False) ---- */
+
+#define DENSE_MAX_LAYERS 48
+
+/* _DenseLayer: torch.cat of every earlier feature map of the block, BN, ReLU, 1x1 to 4 x growth,
+ * BN, ReLU, 3x3 to growth (no bias, drop rate 0). All but the block's last concatenation (the
+ * one _DenseBlock returns) read tensors that a later one reads again, so their gradients add. */
+static mdl_val dense_block(mdl_net *net, const char *p, mdl_val x, int layers, int growth)
+{
+    char b[96];
+    mdl_val feats[DENSE_MAX_LAYERS + 1];
+    feats[0] = x;
+    for (int i = 0; i < layers; i++) {
+        mdl_val y = mdl_cat(net, NM(b, "%s.denselayer%d.cat", p, i + 1), feats, i + 1, true);
+        y = mdl_bn(net, NM(b, "%s.denselayer%d.norm1", p, i + 1), y);
+        y = mdl_act_layer(net, NM(b, "%s.denselayer%d.relu1", p, i + 1), y, MDL_ACT_RELU, true);
+        y = mdl_conv(net, NM(b, "%s.denselayer%d.conv1", p, i + 1), y, 4 * growth, 1, 1, 0, 1,
+                     false);
+        y = mdl_bn(net, NM(b, "%s.denselayer%d.norm2", p, i + 1), y);
+        y = mdl_act_layer(net, NM(b, "%s.denselayer%d.relu2", p, i + 1), y, MDL_ACT_RELU, true);
+        feats[i + 1] =
+            mdl_conv(net, NM(b, "%s.denselayer%d.conv2", p, i + 1), y, growth, 3, 1, 1, 1, false);
+    }
+    return mdl_cat(net, NM(b, "%s.cat", p), feats, layers + 1, false);
+}
+
+static int densenet(mdl_net *net, const mdl_shape *s, const char *name, int growth,
+                    const int blocks[4], int init)
+{
+    char b[96];
+    mdl_val x;
+    mdl_net_init(net, name, 3, s->h, s->w, MDL_DT_ACT32, &x);
+    x = mdl_conv(net, "features.conv0", x, init, 7, 2, 3, 1, false);
+    x = mdl_bn(net, "features.norm0", x);
+    x = mdl_act_layer(net, "features.relu0", x, MDL_ACT_RELU, true);
+    x = mdl_maxpool(net, "features.pool0", x, 3, 2, 1);
+    for (int i = 0; i < 4; i++) {
+        x = dense_block(net, NM(b, "features.denseblock%d", i + 1), x, blocks[i], growth);
+        if (i == 3) break;
+        x = mdl_bn(net, NM(b, "features.transition%d.norm", i + 1), x);
+        x = mdl_act_layer(net, NM(b, "features.transition%d.relu", i + 1), x, MDL_ACT_RELU, true);
+        x = mdl_conv(net, NM(b, "features.transition%d.conv", i + 1), x, x.c / 2, 1, 1, 0, 1,
+                     false);
+        x = mdl_avgpool_window(net, NM(b, "features.transition%d.pool", i + 1), x, 2, 2);
+    }
+    x = mdl_bn(net, "features.norm5", x);
+    x = mdl_act_layer(net, "relu", x, MDL_ACT_RELU, true); /* F.relu(features, inplace=True) */
+    x = mdl_avgpool(net, "adaptive_avg_pool2d", x);
+    x = mdl_linear(net, "classifier", mdl_view(x, x.c, 1, 1), 1000, true);
+    mdl_loss_ce(net, "loss", x, 1000);
+    return net->error;
+}
+
+#define DENSE_BUILD(fn, name, growth, b1, b2, b3, b4, init)                                        \
+    static int fn(mdl_net *net, const mdl_shape *s)                                                \
+    {                                                                                              \
+        static const int blocks[4] = {b1, b2, b3, b4};                                             \
+        return densenet(net, s, name, growth, blocks, init);                                       \
+    }
+DENSE_BUILD(build_densenet121, "densenet121", 32, 6, 12, 24, 16, 64)
+DENSE_BUILD(build_densenet161, "densenet161", 48, 6, 12, 36, 24, 96)
+DENSE_BUILD(build_densenet169, "densenet169", 32, 6, 12, 32, 32, 64)
+DENSE_BUILD(build_densenet201, "densenet201", 32, 6, 12, 48, 32, 64)
 
 /* ---- ViT-B/16 (torchvision.models.vit_b_16; dropout 0, so no dropout kernels) ---- */
 
@@ -705,6 +982,21 @@ static int build_infonce(mdl_net *net, const mdl_shape *s)
     "Hugging Face BertForPreTraining, eager attention: masked-LM head (dense, GELU, LayerNorm, "   \
     "decoder tied to the word embeddings) over every token; NSP head left out"
 
+/* What the VGG and MNASNet entries run. */
+#define VGG_SOURCE(fn, convs, bn)                                                                  \
+    "torchvision.models." fn " (" convs " 3x3 convolutions with bias" bn                           \
+    "; classifier 25088-4096-4096-1000 with dropout 0.5)"
+#define MNAS_SOURCE(fn, alpha)                                                                     \
+    "torchvision.models." fn                                                                       \
+    " (inverted residuals with ReLU, depthwise 3x3 and 5x5, depth x" alpha ", dropout 0.2)"
+
+#define SHUFFLE_SOURCE(fn, ch)                                                                     \
+    "torchvision.models." fn " (stages [4,8,4] of " ch "; chunk, cat and channel shuffle per "     \
+    "block)"
+#define DENSE_SOURCE(fn, blocks)                                                                   \
+    "torchvision.models." fn " (dense blocks " blocks ", bottleneck 4 x growth, transitions "      \
+    "halving; a torch.cat per layer)"
+
 static const mdl_zoo_entry zoo[] = {
     {"resnet18", "ResNet-18", MDL_IN_IMAGE, 224, 224, 0, 0, 0,
      "torchvision.models.resnet18 (BasicBlock [2,2,2,2])", build_resnet18, 0},
@@ -722,10 +1014,33 @@ static const mdl_zoo_entry zoo[] = {
     {"wide_resnet50_2", "Wide ResNet-50-2", MDL_IN_IMAGE, 224, 224, 0, 0, 0,
      "torchvision.models.wide_resnet50_2 (Bottleneck [3,4,6,3], inner width x2)",
      build_wide_resnet50_2, 0},
+    {"wide_resnet101_2", "Wide ResNet-101-2", MDL_IN_IMAGE, 224, 224, 0, 0, 0,
+     "torchvision.models.wide_resnet101_2 (Bottleneck [3,4,23,3], inner width x2)",
+     build_wide_resnet101_2, 0},
+    {"resnext50_32x4d", "ResNeXt-50 32x4d", MDL_IN_IMAGE, 224, 224, 0, 0, 0,
+     "torchvision.models.resnext50_32x4d (Bottleneck [3,4,6,3], 3x3 in 32 groups, inner width "
+     "x2)",
+     build_resnext50_32x4d, 0},
+    {"resnext101_32x8d", "ResNeXt-101 32x8d", MDL_IN_IMAGE, 224, 224, 0, 0, 0,
+     "torchvision.models.resnext101_32x8d (Bottleneck [3,4,23,3], 3x3 in 32 groups, inner "
+     "width x4)",
+     build_resnext101_32x8d, 0},
+    {"vgg11", "VGG-11", MDL_IN_IMAGE, 224, 224, 0, 0, 0,
+     VGG_SOURCE("vgg11", "8", ", no batch norm"), build_vgg11, 0},
+    {"vgg13", "VGG-13", MDL_IN_IMAGE, 224, 224, 0, 0, 0,
+     VGG_SOURCE("vgg13", "10", ", no batch norm"), build_vgg13, 0},
     {"vgg16", "VGG-16", MDL_IN_IMAGE, 224, 224, 0, 0, 0,
-     "torchvision.models.vgg16 (13 3x3 convolutions with bias, no batch norm; classifier "
-     "25088-4096-4096-1000 with dropout 0.5)",
-     build_vgg16, 0},
+     VGG_SOURCE("vgg16", "13", ", no batch norm"), build_vgg16, 0},
+    {"vgg19", "VGG-19", MDL_IN_IMAGE, 224, 224, 0, 0, 0,
+     VGG_SOURCE("vgg19", "16", ", no batch norm"), build_vgg19, 0},
+    {"vgg11_bn", "VGG-11 with batch norm", MDL_IN_IMAGE, 224, 224, 0, 0, 0,
+     VGG_SOURCE("vgg11_bn", "8", ", each followed by BatchNorm2d"), build_vgg11_bn, 0},
+    {"vgg13_bn", "VGG-13 with batch norm", MDL_IN_IMAGE, 224, 224, 0, 0, 0,
+     VGG_SOURCE("vgg13_bn", "10", ", each followed by BatchNorm2d"), build_vgg13_bn, 0},
+    {"vgg16_bn", "VGG-16 with batch norm", MDL_IN_IMAGE, 224, 224, 0, 0, 0,
+     VGG_SOURCE("vgg16_bn", "13", ", each followed by BatchNorm2d"), build_vgg16_bn, 0},
+    {"vgg19_bn", "VGG-19 with batch norm", MDL_IN_IMAGE, 224, 224, 0, 0, 0,
+     VGG_SOURCE("vgg19_bn", "16", ", each followed by BatchNorm2d"), build_vgg19_bn, 0},
     {"efficientnet_b0", "EfficientNet-B0", MDL_IN_IMAGE, 224, 224, 0, 0, 0,
      "torchvision.models.efficientnet_b0 (MBConv + SE, stochastic depth 0.2)",
      build_efficientnet_b0, 0},
@@ -733,6 +1048,38 @@ static const mdl_zoo_entry zoo[] = {
      "torchvision.models.mobilenet_v2 (inverted residuals with ReLU6, depthwise 3x3, dropout "
      "0.2)",
      build_mobilenet_v2, 0},
+    {"squeezenet1_0", "SqueezeNet 1.0", MDL_IN_IMAGE, 224, 224, 0, 0, 0,
+     "torchvision.models.squeezenet1_0 (Fire modules, 7x7 stem of 96, ceil-mode pools, 1x1 conv "
+     "classifier with dropout 0.5)",
+     build_squeezenet1_0, 0},
+    {"squeezenet1_1", "SqueezeNet 1.1", MDL_IN_IMAGE, 224, 224, 0, 0, 0,
+     "torchvision.models.squeezenet1_1 (Fire modules, 3x3 stem of 64, earlier pools, 1x1 conv "
+     "classifier with dropout 0.5)",
+     build_squeezenet1_1, 0},
+    {"shufflenet_v2_x0_5", "ShuffleNet V2 x0.5", MDL_IN_IMAGE, 224, 224, 0, 0, 0,
+     SHUFFLE_SOURCE("shufflenet_v2_x0_5", "48-96-192, conv5 1024"), build_shufflenet_v2_x0_5, 0},
+    {"shufflenet_v2_x1_0", "ShuffleNet V2 x1.0", MDL_IN_IMAGE, 224, 224, 0, 0, 0,
+     SHUFFLE_SOURCE("shufflenet_v2_x1_0", "116-232-464, conv5 1024"), build_shufflenet_v2_x1_0, 0},
+    {"shufflenet_v2_x1_5", "ShuffleNet V2 x1.5", MDL_IN_IMAGE, 224, 224, 0, 0, 0,
+     SHUFFLE_SOURCE("shufflenet_v2_x1_5", "176-352-704, conv5 1024"), build_shufflenet_v2_x1_5, 0},
+    {"shufflenet_v2_x2_0", "ShuffleNet V2 x2.0", MDL_IN_IMAGE, 224, 224, 0, 0, 0,
+     SHUFFLE_SOURCE("shufflenet_v2_x2_0", "244-488-976, conv5 2048"), build_shufflenet_v2_x2_0, 0},
+    {"densenet121", "DenseNet-121", MDL_IN_IMAGE, 224, 224, 0, 0, 0,
+     DENSE_SOURCE("densenet121", "[6,12,24,16], growth 32"), build_densenet121, 0},
+    {"densenet161", "DenseNet-161", MDL_IN_IMAGE, 224, 224, 0, 0, 0,
+     DENSE_SOURCE("densenet161", "[6,12,36,24], growth 48"), build_densenet161, 0},
+    {"densenet169", "DenseNet-169", MDL_IN_IMAGE, 224, 224, 0, 0, 0,
+     DENSE_SOURCE("densenet169", "[6,12,32,32], growth 32"), build_densenet169, 0},
+    {"densenet201", "DenseNet-201", MDL_IN_IMAGE, 224, 224, 0, 0, 0,
+     DENSE_SOURCE("densenet201", "[6,12,48,32], growth 32"), build_densenet201, 0},
+    {"mnasnet0_5", "MNASNet 0.5", MDL_IN_IMAGE, 224, 224, 0, 0, 0, MNAS_SOURCE("mnasnet0_5", "0.5"),
+     build_mnasnet0_5, 0},
+    {"mnasnet0_75", "MNASNet 0.75", MDL_IN_IMAGE, 224, 224, 0, 0, 0,
+     MNAS_SOURCE("mnasnet0_75", "0.75"), build_mnasnet0_75, 0},
+    {"mnasnet1_0", "MNASNet 1.0", MDL_IN_IMAGE, 224, 224, 0, 0, 0, MNAS_SOURCE("mnasnet1_0", "1.0"),
+     build_mnasnet1_0, 0},
+    {"mnasnet1_3", "MNASNet 1.3", MDL_IN_IMAGE, 224, 224, 0, 0, 0, MNAS_SOURCE("mnasnet1_3", "1.3"),
+     build_mnasnet1_3, 0},
     {"vit_b_16", "ViT-B/16", MDL_IN_IMAGE, 224, 224, 0, 0, 0,
      "torchvision.models.vit_b_16 (nn.MultiheadAttention -> SDPA flash, dropout 0)", build_vit_b16,
      0},
@@ -819,7 +1166,7 @@ int mdl_zoo_build(const char *name, const mdl_shape *shape, mdl_net *net, sim_er
     memset(net, 0, sizeof *net);
     const mdl_zoo_entry *e = mdl_zoo_find(name);
     if (!e) {
-        char known[512] = "";
+        char known[1024] = "";
         const char *names[64];
         size_t n = 0;
         for (size_t i = 0; i < mdl_zoo_count() && n < 64; i++) {

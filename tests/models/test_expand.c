@@ -487,6 +487,42 @@ static void test_expand_addmm_last(void **state)
     mdl_net_free(&net);
 }
 
+/* torch.cat is one copy kernel of its output forward; backward it is free unless its inputs
+ * already hold gradients (DenseNet), then one strided add per input: DenseNet-121's blocks of
+ * 6, 12, 24 and 16 layers each end in a cat that does not add, and layer i's cat adds i inputs. */
+static void test_expand_concatenation(void **state)
+{
+    (void)state;
+    run r;
+    mdl_options o = opts(4, SIM_PREC_FP32);
+    expand("densenet121", &o, &r);
+    assert_int_equal(count_op(&r.step, "cat"), 6 + 12 + 24 + 16 + 4);
+    size_t adds = 0;
+    static const int blocks[4] = {6, 12, 24, 16};
+    for (int b = 0; b < 4; b++)
+        adds += (size_t)blocks[b] * (blocks[b] + 1) / 2;
+    assert_int_equal(count_op(&r.step, "grad_accumulate"), adds);
+    assert_int_equal(count_op(&r.step, "avgpool_window_fwd"), 3); /* the transitions */
+    assert_int_equal(count_op(&r.step, "avgpool_window_bwd"), 3);
+    /* a cat's bytes are its output read and written once: the first dense layer's cat copies
+     * the 64 x 56 x 56 stem output of 4 samples */
+    for (size_t i = 0; i < r.step.n; i++)
+        if (!strcmp(r.step.k[i].op, "cat")) {
+            assert_float_equal(r.step.k[i].bytes, 4.0 * 64 * 56 * 56 * 8, 1e-6);
+            break;
+        }
+    done(&r);
+
+    /* ShuffleNet V2's stride-1 blocks copy the chunk's second half forward and join the halves'
+     * gradients backward; its 13 of 16 blocks at stride 1 */
+    expand("shufflenet_v2_x1_0", &o, &r);
+    assert_int_equal(count_op(&r.step, "slice_contiguous"), 13);
+    assert_int_equal(count_op(&r.step, "split_bwd_cat"), 13);
+    assert_int_equal(count_op(&r.step, "cat"), 16);
+    assert_int_equal(count_op(&r.step, "grad_accumulate"), 0);
+    done(&r);
+}
+
 /* Elementwise kernels carry their elements and the vector width PyTorch gives them: 8 per thread
  * for 2-byte activations from 2.7 (pytorch#145746), 4 before and for fp32; row kernels and GEMMs
  * carry none. */
@@ -1262,6 +1298,7 @@ int main(void)
         cmocka_unit_test(test_expand_amp_casts_and_grad_scaler),
         cmocka_unit_test(test_expand_linear_bias_add),
         cmocka_unit_test(test_expand_addmm_last),
+        cmocka_unit_test(test_expand_concatenation),
         cmocka_unit_test(test_expand_gradient_accumulation),
         cmocka_unit_test(test_expand_accumulation_past_256),
         cmocka_unit_test(test_expand_optimizer_none),

@@ -36,19 +36,43 @@ static void check_params(const char *name, double expect)
 static void test_zoo_param_counts_match_references(void **state)
 {
     (void)state;
-    check_params("resnet18", 11689512);        /* torchvision: 11,689,512 */
-    check_params("resnet34", 21797672);        /* torchvision: 21,797,672 */
-    check_params("resnet50", 25557032);        /* torchvision: 25,557,032 */
-    check_params("resnet101", 44549160);       /* torchvision: 44,549,160 */
-    check_params("resnet152", 60192808);       /* torchvision: 60,192,808 */
-    check_params("wide_resnet50_2", 68883240); /* torchvision: 68,883,240 */
-    check_params("vgg16", 138357544);
-    check_params("mobilenet_v2", 3504872);    /* torchvision: 138,357,544 */
-    check_params("efficientnet_b0", 5288548); /* torchvision: 5,288,548 */
-    check_params("vit_b_16", 86567656);       /* torchvision: 86,567,656 */
-    check_params("gpt2", 124439808);          /* HF gpt2: 124,439,808 (tied lm_head) */
-    check_params("gpt2-large", 774030080);    /* HF gpt2-large: 774,030,080 */
-    check_params("opt-1.3b", 1315758080);     /* HF facebook/opt-1.3b: 1,315,758,080 */
+    check_params("resnet18", 11689512);          /* torchvision: 11,689,512 */
+    check_params("resnet34", 21797672);          /* torchvision: 21,797,672 */
+    check_params("resnet50", 25557032);          /* torchvision: 25,557,032 */
+    check_params("resnet101", 44549160);         /* torchvision: 44,549,160 */
+    check_params("resnet152", 60192808);         /* torchvision: 60,192,808 */
+    check_params("wide_resnet50_2", 68883240);   /* torchvision: 68,883,240 */
+    check_params("wide_resnet101_2", 126886696); /* torchvision: 126,886,696 */
+    check_params("resnext50_32x4d", 25028904);   /* torchvision: 25,028,904 */
+    check_params("resnext101_32x8d", 88791336);  /* torchvision: 88,791,336 */
+    check_params("vgg11", 132863336);            /* torchvision: 132,863,336 */
+    check_params("vgg13", 133047848);            /* torchvision: 133,047,848 */
+    check_params("vgg16", 138357544);            /* torchvision: 138,357,544 */
+    check_params("vgg19", 143667240);            /* torchvision: 143,667,240 */
+    check_params("vgg11_bn", 132868840);         /* torchvision: 132,868,840 */
+    check_params("vgg13_bn", 133053736);         /* torchvision: 133,053,736 */
+    check_params("vgg16_bn", 138365992);         /* torchvision: 138,365,992 */
+    check_params("vgg19_bn", 143678248);         /* torchvision: 143,678,248 */
+    check_params("mobilenet_v2", 3504872);       /* torchvision: 3,504,872 */
+    check_params("mnasnet0_5", 2218512);         /* torchvision: 2,218,512 */
+    check_params("mnasnet0_75", 3170208);        /* torchvision: 3,170,208 */
+    check_params("mnasnet1_0", 4383312);         /* torchvision: 4,383,312 */
+    check_params("mnasnet1_3", 6282256);         /* torchvision: 6,282,256 */
+    check_params("squeezenet1_0", 1248424);      /* torchvision: 1,248,424 */
+    check_params("squeezenet1_1", 1235496);      /* torchvision: 1,235,496 */
+    check_params("shufflenet_v2_x0_5", 1366792); /* torchvision: 1,366,792 */
+    check_params("shufflenet_v2_x1_0", 2278604); /* torchvision: 2,278,604 */
+    check_params("shufflenet_v2_x1_5", 3503624); /* torchvision: 3,503,624 */
+    check_params("shufflenet_v2_x2_0", 7393996); /* torchvision: 7,393,996 */
+    check_params("densenet121", 7978856);        /* torchvision: 7,978,856 */
+    check_params("densenet161", 28681000);       /* torchvision: 28,681,000 */
+    check_params("densenet169", 14149480);       /* torchvision: 14,149,480 */
+    check_params("densenet201", 20013928);       /* torchvision: 20,013,928 */
+    check_params("efficientnet_b0", 5288548);    /* torchvision: 5,288,548 */
+    check_params("vit_b_16", 86567656);          /* torchvision: 86,567,656 */
+    check_params("gpt2", 124439808);             /* HF gpt2: 124,439,808 (tied lm_head) */
+    check_params("gpt2-large", 774030080);       /* HF gpt2-large: 774,030,080 */
+    check_params("opt-1.3b", 1315758080);        /* HF facebook/opt-1.3b: 1,315,758,080 */
     /* HF GPT2LMHeadModel configs of NeuSight's gpt3_27 and gpt3_xl: (12 d^2 + 13 d) per layer,
      * vocab and 2048 positions of d, ln_f 2 d, tied lm_head. */
     check_params("gpt3-2.7b", 2651553280.0);    /* d 2560, 32 layers */
@@ -69,8 +93,11 @@ static void test_zoo_param_counts_match_references(void **state)
 /* Forward MACs at the default shape. torchvision's model cards quote "GFLOPS" that are
  * multiply-accumulates of conv/linear layers: resnet50 4.09, resnet18 1.81, resnet34 3.66,
  * resnet101 7.8, resnet152 11.51, wide_resnet50_2 11.4, vgg16 15.47, efficientnet_b0 0.39,
- * mobilenet_v2 0.3, vit_b_16 17.56. They are rounded to 2-3 digits, hence 1.5 % (0.39 and 0.3
- * are rounded to 2 and 1 digits: 2 %). */
+ * mobilenet_v2 0.3, vit_b_16 17.56, wide_resnet101_2 22.75, resnext50_32x4d 4.23,
+ * resnext101_32x8d 16.41, vgg11 7.61, vgg13 11.31, vgg19 19.63 (the _bn variants the same),
+ * mnasnet0_5 0.1, 0_75 0.21, 1_0 0.31, 1_3 0.53, squeezenet1_0 0.82, 1_1 0.35,
+ * shufflenet_v2_x1_0 0.14, x1_5 0.3, x2_0 0.58, densenet121 2.83, 161 7.73, 169 3.36, 201 4.29.
+ * They are rounded to 2-3 digits, hence 1.5 % (two-digit figures 2-5 %, the one-digit 0.1 5 %). */
 static void check_macs(const char *name, double expect, double rel)
 {
     double macs;
@@ -92,6 +119,27 @@ static void test_zoo_forward_macs_match_model_cards(void **state)
     check_macs("mobilenet_v2", 0.30e9, 0.02);
     check_macs("vit_b_16", 17.56e9, 0.015);
     check_macs("efficientnet_b0", 0.39e9, 0.02);
+    check_macs("wide_resnet101_2", 22.75e9, 0.015);
+    check_macs("resnext50_32x4d", 4.23e9, 0.015);
+    check_macs("resnext101_32x8d", 16.41e9, 0.015);
+    check_macs("vgg11", 7.61e9, 0.015);
+    check_macs("vgg13", 11.31e9, 0.015);
+    check_macs("vgg19", 19.63e9, 0.015);
+    check_macs("vgg11_bn", 7.61e9, 0.015); /* batch norm adds no MACs */
+    check_macs("vgg19_bn", 19.63e9, 0.015);
+    check_macs("mnasnet0_75", 0.21e9, 0.03); /* rounded to 2 digits */
+    check_macs("mnasnet1_0", 0.31e9, 0.03);
+    check_macs("mnasnet1_3", 0.53e9, 0.03);
+    check_macs("mnasnet0_5", 0.10e9, 0.05); /* torchvision's card: 0.1 (one digit) */
+    check_macs("squeezenet1_0", 0.82e9, 0.02);
+    check_macs("squeezenet1_1", 0.35e9, 0.02);
+    check_macs("shufflenet_v2_x1_0", 0.14e9, 0.05); /* the card shows 0.145 as 0.14 */
+    check_macs("shufflenet_v2_x1_5", 0.30e9, 0.02);
+    check_macs("shufflenet_v2_x2_0", 0.58e9, 0.02);
+    check_macs("densenet121", 2.83e9, 0.015);
+    check_macs("densenet161", 7.73e9, 0.015);
+    check_macs("densenet169", 3.36e9, 0.015);
+    check_macs("densenet201", 4.29e9, 0.015);
 }
 
 /* Transformer MACs follow the closed form: per token 12 h^2 per layer (qkv, out, 4h MLP x 2)
@@ -183,6 +231,39 @@ static void test_zoo_bad_shapes_are_errors(void **state)
     mdl_net_free(&net);
 }
 
+/* Pooling and concatenation shapes follow PyTorch: MaxPool2d(3, 2, ceil_mode=True) maps 109 to
+ * 54 and 13 to 6 (SqueezeNet 1.0's pools), AvgPool2d(2, 2) halves; torch.cat adds channels and
+ * refuses mismatched images; x.chunk(2) takes half the channels and refuses an odd count. */
+static void test_zoo_pool_and_cat_shapes(void **state)
+{
+    (void)state;
+    mdl_net net;
+    mdl_val x;
+    mdl_net_init(&net, "t", 8, 109, 109, MDL_DT_ACT32, &x);
+    mdl_val p = mdl_maxpool_ceil(&net, "pool", x, 3, 2);
+    assert_int_equal(p.h, 54);
+    mdl_val q = mdl_maxpool_ceil(&net, "pool13", mdl_view(x, 8, 13, 13), 3, 2);
+    assert_int_equal(q.h, 6);
+    mdl_val a = mdl_avgpool_window(&net, "avg", p, 2, 2);
+    assert_int_equal(a.h, 27);
+    mdl_val parts[2] = {p, mdl_conv(&net, "c", p, 4, 1, 1, 0, 1, false)};
+    mdl_val c = mdl_cat(&net, "cat", parts, 2, false);
+    assert_int_equal(c.c, 12);
+    assert_int_equal(c.h, 54);
+    mdl_val h = mdl_chunk_copy(&net, "half", c, 2, 1);
+    assert_int_equal(h.c, 6);
+    assert_int_equal(net.error, SIM_OK);
+    mdl_val bad[2] = {p, a};
+    mdl_cat(&net, "mismatch", bad, 2, false);
+    assert_int_equal(net.error, SIM_EINVAL);
+    assert_non_null(strstr(net.error_msg, "mismatch"));
+    mdl_net_free(&net);
+    mdl_net_init(&net, "t", 7, 4, 4, MDL_DT_ACT32, &x);
+    mdl_chunk_copy(&net, "odd", x, 2, 0);
+    assert_int_equal(net.error, SIM_EINVAL);
+    mdl_net_free(&net);
+}
+
 /* The seed-003 net: three encoder passes share one set of weights, and the loss is one layer. */
 static void test_zoo_contrastive_shares_encoder(void **state)
 {
@@ -264,6 +345,7 @@ int main(void)
         cmocka_unit_test(test_zoo_image_shape_scales_macs),
         cmocka_unit_test(test_zoo_unknown_model_lists_known),
         cmocka_unit_test(test_zoo_bad_shapes_are_errors),
+        cmocka_unit_test(test_zoo_pool_and_cat_shapes),
         cmocka_unit_test(test_zoo_contrastive_shares_encoder),
         cmocka_unit_test(test_zoo_inbatch_loss_checks_its_inputs),
         cmocka_unit_test(test_zoo_every_entry_builds),
