@@ -434,16 +434,69 @@ static bool depthwise(const mdl_layer *l)
     return l->groups > 1 && l->groups == conv_cin(l) && l->n == conv_cin(l);
 }
 
-/* A depthwise kernel of `taps` multiply-adds: cuDNN's for channels_last or fp16 activations,
- * else PyTorch's own, bound by its per-tap instruction issue (cost.h). */
-static void depthwise_kernel(ctx *c, const char *op, double taps, double flops, double bytes,
-                             double out, int64_t ns)
+/* PyTorch's check_cudnn_depthwise_workload (aten/src/ATen/native/Convolution.cpp, from
+ * pytorch#22302, PyTorch 1.2; kept for cuDNN before 8.2): the shapes of a 3x3 or 1x1 fp16 NCHW
+ * depthwise convolution whose cuDNN kernels beat PyTorch's own on a V100, by batch bs, channels
+ * ch and input width w. */
+static bool cudnn_dw_workload(double bs, int ch, int w, int stride)
+{
+    if (w < 7) return false;
+    if (stride == 1) {
+        if (w >= 112 || (ch >= 1024 && (w >= 56 || bs >= 32))) return true;
+        if (bs >= 128) return ch >= 512 || (ch >= 64 && w >= 14) || (ch >= 32 && w >= 28);
+        if (bs >= 64) return (ch >= 256 && w >= 14) || (ch >= 32 && w >= 28);
+        if (bs >= 32)
+            return (ch >= 256 && w >= 14) || (ch >= 128 && w >= 28) || (ch >= 32 && w >= 56);
+        if (bs >= 16)
+            return (ch >= 1024 && w >= 14) || (ch >= 256 && w >= 28) || (ch >= 32 && w >= 56);
+        if (bs >= 8) return (ch >= 512 && w >= 28) || (ch >= 64 && w >= 56);
+        return false;
+    }
+    if (stride != 2 || ch < 256) return false;
+    if (bs >= 128) return ch >= 1024 || (ch >= 512 && w >= 14) || w >= 28;
+    if (bs >= 64) return (ch >= 512 && w >= 14) || w >= 28;
+    if (bs >= 32) return (ch >= 1024 && w >= 14) || w >= 28;
+    if (bs >= 16) return (ch >= 512 && w >= 28) || w >= 56;
+    if (bs >= 8) return (ch >= 1024 && w >= 28) || w >= 56;
+    return ch >= 512 && w >= 112;
+}
+
+/* check_cudnn_depthwise_workload_with_filter, its simplified form for cuDNN 8.2 and later
+ * (pytorch#58749, PyTorch 1.11): 1x1, 3x3 and 5x5 filters, every stride-1 convolution, stride 2
+ * only where cuDNN's kernels won its benchmark. */
+static bool cudnn_dw_workload_82(double bs, int ch, int w, int k, int stride)
+{
+    if ((k != 1 && k != 3 && k != 5) || w < 7) return false;
+    if (stride == 1) return true;
+    if (stride != 2) return false;
+    if (bs == 1) return k != 1 || w <= 28;
+    if (k == 1) return bs <= 16 && ch >= 128 && w <= 7;
+    return ch >= 512 || (ch >= 256 && w >= 28);
+}
+
+/* Whether PyTorch runs a depthwise convolution (forward and both gradients alike) on cuDNN or on
+ * its own kernels (use_cudnn_depthwise): cuDNN for channels_last, and for fp16 NCHW (the
+ * autocast type under AMP; not bf16) of at least 32 channels with square filters where the
+ * workload check of its release passes (cuDNN 7.6 or later, as every supported release ships:
+ * 3x3 and 1x1 filters only before 1.11). */
+static bool cudnn_depthwise(const ctx *c, const mdl_layer *l)
+{
+    if (c->o->channels_last) return true;
+    sim_precision p = c->o->precision;
+    int ch = conv_cin(l);
+    if (!(p == SIM_PREC_FP16 || p == SIM_PREC_AMP_FP16) || ch < 32 || l->kh != l->kw) return false;
+    if (c->o->pytorch >= 111) return cudnn_dw_workload_82(c->B, ch, l->in_w, l->kw, l->stride);
+    return (l->kw == 3 || l->kw == 1) && cudnn_dw_workload(c->B, ch, l->in_w, l->stride);
+}
+
+/* A depthwise kernel of `taps` multiply-adds: cuDNN's, or PyTorch's own, bound by its per-tap
+ * instruction issue (cost.h), as cudnn_depthwise chooses for layer l. */
+static void depthwise_kernel(ctx *c, const mdl_layer *l, const char *op, double taps, double flops,
+                             double bytes, double out, int64_t ns)
 {
     mdl_kernel *k =
         push(c, op, SIM_OP_KERNEL, MDL_MATH_SIMT, flops, bytes, ceil(out / ELEMS_PER_BLOCK), ns);
-    sim_precision p = c->o->precision;
-    bool half = p == SIM_PREC_FP16 || p == SIM_PREC_AMP_FP16;
-    if (k && !c->o->channels_last && !half) k->native_taps = taps;
+    if (k && !cudnn_depthwise(c, l)) k->native_taps = taps;
 }
 
 /* Output rows of a stride-1 3x3 convolution: the padding (0 to 2) whose output has the layer's
@@ -559,7 +612,7 @@ static void fwd_conv(ctx *c, const mdl_layer *l)
     int64_t ns = c->d->gemm_module_ns;
     if (tr) ns = transposes_in(c, B * in, "nchw_to_nhwc_filter", l->params, c->cb, ns);
     if (depthwise(l))
-        depthwise_kernel(c, "conv_depthwise_fwd", flops / 2, flops, bytes, B * out, ns);
+        depthwise_kernel(c, l, "conv_depthwise_fwd", flops / 2, flops, bytes, B * out, ns);
     else
         winograd_pass(
             c, l,
@@ -1066,10 +1119,10 @@ static void bwd_conv(ctx *c, const mdl_layer *l)
     double bytes = c->act * B * (in + out) + c->cb * l->params;
     if (depthwise(l)) {
         if (!(l->flags & MDL_F_NO_DGRAD)) {
-            depthwise_kernel(c, "conv_depthwise_dgrad", flops / 2, flops, bytes, B * in, ns);
+            depthwise_kernel(c, l, "conv_depthwise_dgrad", flops / 2, flops, bytes, B * in, ns);
             ns = D->extra_launch_ns;
         }
-        depthwise_kernel(c, "conv_depthwise_wgrad", flops / 2, flops, bytes, B * out, ns);
+        depthwise_kernel(c, l, "conv_depthwise_wgrad", flops / 2, flops, bytes, B * out, ns);
     } else {
         bool tr = nchw_transposes(c, l);
         if (!(l->flags & MDL_F_NO_DGRAD)) {

@@ -190,22 +190,30 @@ static void test_expand_nchw_batchnorm_channel_limit(void **state)
     }
 }
 
-/* EfficientNet-B0's 16 depthwise convolutions: PyTorch runs its own kernels (taps = multiply-adds,
- * half the FLOPs) for NCHW in fp32, tf32 and bf16, and cuDNN's (no taps) for fp16 or
- * channels_last (Convolution.cpp, use_cudnn_depthwise). Three kernels each: forward, input and
- * weight gradient (the stem's input needs no gradient, but it is not depthwise). */
+/* EfficientNet-B0's 16 depthwise convolutions at batch 8: PyTorch runs its own kernels (taps =
+ * multiply-adds, half the FLOPs) for NCHW in fp32, tf32 and bf16, cuDNN's (no taps) for
+ * channels_last, and for fp16 NCHW where its release's workload check passes (Convolution.cpp,
+ * use_cudnn_depthwise): from 1.11 every stride-1 one and no stride-2 one below 256 channels (the
+ * 96-, 144- and 240-channel ones: 13 of 16 on cuDNN); before 1.11 3x3 and 1x1 filters only and
+ * by a batch and size table, which at batch 8 passes the 112x112 first one and the stride-1
+ * 3x3 of 144 channels at 56x56 (64 channels and 56 wide at least). Three kernels
+ * each: forward, input and weight gradient (the stem's input needs no gradient, but it is not
+ * depthwise). */
 static void test_expand_native_depthwise_taps(void **state)
 {
     (void)state;
     static const struct {
         sim_precision p;
-        bool channels_last, native;
-    } cases[] = {{SIM_PREC_FP32, false, true},     {SIM_PREC_TF32, false, true},
-                 {SIM_PREC_AMP_BF16, false, true}, {SIM_PREC_AMP_FP16, false, false},
-                 {SIM_PREC_FP32, true, false},     {SIM_PREC_AMP_FP16, true, false}};
+        bool channels_last;
+        int pytorch, native;
+    } cases[] = {{SIM_PREC_FP32, false, 209, 16},     {SIM_PREC_TF32, false, 209, 16},
+                 {SIM_PREC_AMP_BF16, false, 209, 16}, {SIM_PREC_AMP_FP16, false, 209, 3},
+                 {SIM_PREC_AMP_FP16, false, 110, 14}, {SIM_PREC_FP32, true, 209, 0},
+                 {SIM_PREC_AMP_FP16, true, 110, 0}};
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         mdl_options o = opts(8, cases[i].p);
         o.channels_last = cases[i].channels_last;
+        o.pytorch = cases[i].pytorch;
         run r;
         expand("efficientnet_b0", &o, &r);
         size_t depthwise = 0, native = 0;
@@ -222,7 +230,7 @@ static void test_expand_native_depthwise_taps(void **state)
             }
         }
         assert_int_equal(depthwise, 16 * 3);
-        assert_int_equal(native, cases[i].native ? 16 * 3 : 0);
+        assert_int_equal(native, (size_t)cases[i].native * 3);
         done(&r);
     }
 }
