@@ -24,6 +24,16 @@ static const char *nm(char *buf, size_t n, const char *fmt, ...)
 }
 #define NM(buf, ...) nm((buf), sizeof(buf), __VA_ARGS__)
 
+/* torchvision's _make_divisible(v, 8) (EfficientNet, MobileNet) and MNASNet's
+ * _round_to_multiple_of(v, 8, 0.9), the same rule: the nearest multiple of 8, at least 8, and
+ * one step up if that fell below 90 % of v. */
+static int round8(double v)
+{
+    int r = (int)(v + 4) / 8 * 8;
+    if (r < 8) r = 8;
+    return r >= 0.9 * v ? r : r + 8;
+}
+
 /* ---- ResNet (torchvision.models.resnet, v1.5: stride in the 3x3 conv) ---- */
 
 static mdl_val basic_block(mdl_net *net, const char *p, mdl_val x, int width, int stride)
@@ -117,6 +127,8 @@ RESNET_BUILD(build_wide_resnet50_2, "wide_resnet50_2", 3, 4, 6, 3, true, 2, 1)
 RESNET_BUILD(build_wide_resnet101_2, "wide_resnet101_2", 3, 4, 23, 3, true, 2, 1)
 RESNET_BUILD(build_resnext50_32x4d, "resnext50_32x4d", 3, 4, 6, 3, true, 2, 32)
 RESNET_BUILD(build_resnext101_32x8d, "resnext101_32x8d", 3, 4, 23, 3, true, 4, 32)
+RESNET_BUILD(build_resnext101_32x4d, "resnext101_32x4d", 3, 4, 23, 3, true, 2, 32)
+RESNET_BUILD(build_resnext101_64x4d, "resnext101_64x4d", 3, 4, 23, 3, true, 4, 64)
 
 /* ---- VGG (torchvision.models.vgg: configurations A, B, D, E; batch norm or not) ---- */
 
@@ -188,24 +200,31 @@ static mdl_val conv_bn_act(mdl_net *net, const char *p, mdl_val x, int c_out, in
     return x;
 }
 
-static int build_efficientnet_b0(mdl_net *net, const mdl_shape *s)
+/* torchvision's EfficientNet at (width, depth) multipliers: each stage's channels by round8 of
+ * width x, its blocks by ceil(depth x); the head 4 x the last stage's channels; stochastic depth
+ * 0.2 growing with the block's index, dropout before the classifier. */
+static int efficientnet(mdl_net *net, const mdl_shape *s, const char *name, double width,
+                        double depth)
 {
-    /* expand ratio, kernel, stride, in, out, layers: torchvision _efficientnet_conf("b0") */
+    /* expand ratio, kernel, stride, in, out, layers: torchvision _efficientnet_conf at b0 */
     static const int cfg[7][6] = {
         {1, 3, 1, 32, 16, 1},  {6, 3, 2, 16, 24, 2},   {6, 5, 2, 24, 40, 2},   {6, 3, 2, 40, 80, 3},
         {6, 5, 1, 80, 112, 3}, {6, 5, 2, 112, 192, 4}, {6, 3, 1, 192, 320, 1},
     };
+    int layers[7], total = 0, id = 0;
+    for (int st = 0; st < 7; st++) {
+        layers[st] = (int)ceil(cfg[st][5] * depth);
+        total += layers[st];
+    }
     char b[96], p[64];
     mdl_val x;
-    mdl_net_init(net, "efficientnet_b0", 3, s->h, s->w, MDL_DT_ACT32, &x);
-    x = conv_bn_act(net, "features.0", x, 32, 3, 2, 1, true);
-    int total = 0, id = 0;
+    mdl_net_init(net, name, 3, s->h, s->w, MDL_DT_ACT32, &x);
+    x = conv_bn_act(net, "features.0", x, round8(32 * width), 3, 2, 1, true);
     for (int st = 0; st < 7; st++)
-        total += cfg[st][5];
-    for (int st = 0; st < 7; st++)
-        for (int i = 0; i < cfg[st][5]; i++, id++) {
+        for (int i = 0; i < layers[st]; i++, id++) {
             int e = cfg[st][0], k = cfg[st][1], stride = i == 0 ? cfg[st][2] : 1;
-            int c_in = i == 0 ? cfg[st][3] : cfg[st][4], c_out = cfg[st][4];
+            int c_in = round8((i == 0 ? cfg[st][3] : cfg[st][4]) * width);
+            int c_out = round8(cfg[st][4] * width);
             int exp = c_in * e, sq = c_in / 4 > 1 ? c_in / 4 : 1;
             double sd_prob = 0.2 * id / total;
             NM(p, "features.%d.%d", st + 1, i);
@@ -230,13 +249,24 @@ static int build_efficientnet_b0(mdl_net *net, const mdl_shape *s)
             mdl_net_end_block(net);
             x = y;
         }
-    x = conv_bn_act(net, "features.8", x, 1280, 1, 1, 1, true);
+    x = conv_bn_act(net, "features.8", x, 4 * round8(320 * width), 1, 1, 1, true);
     x = mdl_avgpool(net, "avgpool", x);
     x = mdl_dropout(net, "classifier.0", mdl_view(x, x.c, 1, 1));
     x = mdl_linear(net, "classifier.1", x, 1000, true);
     mdl_loss_ce(net, "loss", x, 1000);
     return net->error;
 }
+
+#define EFFNET_BUILD(fn, name, width, depth)                                                       \
+    static int fn(mdl_net *net, const mdl_shape *s)                                                \
+    {                                                                                              \
+        return efficientnet(net, s, name, width, depth);                                           \
+    }
+EFFNET_BUILD(build_efficientnet_b0, "efficientnet_b0", 1.0, 1.0)
+EFFNET_BUILD(build_efficientnet_b1, "efficientnet_b1", 1.0, 1.1)
+EFFNET_BUILD(build_efficientnet_b2, "efficientnet_b2", 1.1, 1.2)
+EFFNET_BUILD(build_efficientnet_b3, "efficientnet_b3", 1.2, 1.4)
+EFFNET_BUILD(build_efficientnet_b4, "efficientnet_b4", 1.4, 1.8)
 
 /* ---- MobileNetV2 (torchvision.models.mobilenet_v2, width 1.0) ---- */
 
@@ -287,15 +317,6 @@ static int build_mobilenet_v2(mdl_net *net, const mdl_shape *s)
 
 /* ---- MNASNet (torchvision.models.mnasnet: the B1 search result, depth multiplier alpha) ---- */
 
-/* torchvision's _round_to_multiple_of(val, 8, 0.9): the nearest multiple of 8, at least 8, and
- * one step up if that fell below 90 % of val. */
-static int mnas_round8(double val)
-{
-    int v = (int)(val + 4) / 8 * 8;
-    if (v < 8) v = 8;
-    return v >= 0.9 * val ? v : v + 8;
-}
-
 /* _InvertedResidual: 1x1 expand, BN, ReLU, depthwise k x k at the stride, BN, ReLU, 1x1
  * project, BN; the input added back when the shape is kept. */
 static mdl_val mnas_block(mdl_net *net, const char *p, mdl_val x, int out, int k, int stride,
@@ -325,7 +346,7 @@ static int mnasnet(mdl_net *net, const mdl_shape *s, const char *name, double al
     static const int base[8] = {32, 16, 24, 40, 80, 96, 192, 320};
     int d[8];
     for (int i = 0; i < 8; i++)
-        d[i] = mnas_round8(base[i] * alpha);
+        d[i] = round8(base[i] * alpha);
     char b[96];
     mdl_val x;
     mdl_net_init(net, name, 3, s->h, s->w, MDL_DT_ACT32, &x);
@@ -1044,6 +1065,26 @@ static const mdl_zoo_entry zoo[] = {
     {"efficientnet_b0", "EfficientNet-B0", MDL_IN_IMAGE, 224, 224, 0, 0, 0,
      "torchvision.models.efficientnet_b0 (MBConv + SE, stochastic depth 0.2)",
      build_efficientnet_b0, 0},
+    {"efficientnet_b1", "EfficientNet-B1", MDL_IN_IMAGE, 240, 240, 0, 0, 0,
+     "torchvision.models.efficientnet_b1 (B0 x1.1 deep; its weights' 240 crop)",
+     build_efficientnet_b1, 0},
+    {"efficientnet_b2", "EfficientNet-B2", MDL_IN_IMAGE, 288, 288, 0, 0, 0,
+     "torchvision.models.efficientnet_b2 (B0 x1.1 wide, x1.2 deep; its weights' 288 crop)",
+     build_efficientnet_b2, 0},
+    {"efficientnet_b3", "EfficientNet-B3", MDL_IN_IMAGE, 300, 300, 0, 0, 0,
+     "torchvision.models.efficientnet_b3 (B0 x1.2 wide, x1.4 deep; its weights' 300 crop)",
+     build_efficientnet_b3, 0},
+    {"efficientnet_b4", "EfficientNet-B4", MDL_IN_IMAGE, 380, 380, 0, 0, 0,
+     "torchvision.models.efficientnet_b4 (B0 x1.4 wide, x1.8 deep; its weights' 380 crop)",
+     build_efficientnet_b4, 0},
+    {"resnext101_32x4d", "ResNeXt-101 32x4d", MDL_IN_IMAGE, 224, 224, 0, 0, 0,
+     "ResNeXt-101 32x4d as timm and NVIDIA DeepLearningExamples build it (torchvision's "
+     "Bottleneck [3,4,23,3], 3x3 in 32 groups, inner width x2)",
+     build_resnext101_32x4d, 0},
+    {"resnext101_64x4d", "ResNeXt-101 64x4d", MDL_IN_IMAGE, 224, 224, 0, 0, 0,
+     "torchvision.models.resnext101_64x4d (Bottleneck [3,4,23,3], 3x3 in 64 groups, inner "
+     "width x4)",
+     build_resnext101_64x4d, 0},
     {"mobilenet_v2", "MobileNetV2", MDL_IN_IMAGE, 224, 224, 0, 0, 0,
      "torchvision.models.mobilenet_v2 (inverted residuals with ReLU6, depthwise 3x3, dropout "
      "0.2)",

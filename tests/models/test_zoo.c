@@ -69,6 +69,12 @@ static void test_zoo_param_counts_match_references(void **state)
     check_params("densenet169", 14149480);       /* torchvision: 14,149,480 */
     check_params("densenet201", 20013928);       /* torchvision: 20,013,928 */
     check_params("efficientnet_b0", 5288548);    /* torchvision: 5,288,548 */
+    check_params("efficientnet_b1", 7794184);    /* torchvision: 7,794,184 */
+    check_params("efficientnet_b2", 9109994);    /* torchvision: 9,109,994 */
+    check_params("efficientnet_b3", 12233232);   /* torchvision: 12,233,232 */
+    check_params("efficientnet_b4", 19341616);   /* torchvision: 19,341,616 */
+    check_params("resnext101_64x4d", 83455272);  /* torchvision: 83,455,272 */
+    check_params("resnext101_32x4d", 44177704);  /* timm: 44.18 M */
     check_params("vit_b_16", 86567656);          /* torchvision: 86,567,656 */
     check_params("gpt2", 124439808);             /* HF gpt2: 124,439,808 (tied lm_head) */
     check_params("gpt2-large", 774030080);       /* HF gpt2-large: 774,030,080 */
@@ -96,7 +102,9 @@ static void test_zoo_param_counts_match_references(void **state)
  * mobilenet_v2 0.3, vit_b_16 17.56, wide_resnet101_2 22.75, resnext50_32x4d 4.23,
  * resnext101_32x8d 16.41, vgg11 7.61, vgg13 11.31, vgg19 19.63 (the _bn variants the same),
  * mnasnet0_5 0.1, 0_75 0.21, 1_0 0.31, 1_3 0.53, squeezenet1_0 0.82, 1_1 0.35,
- * shufflenet_v2_x1_0 0.14, x1_5 0.3, x2_0 0.58, densenet121 2.83, 161 7.73, 169 3.36, 201 4.29.
+ * shufflenet_v2_x1_0 0.14, x1_5 0.3, x2_0 0.58, densenet121 2.83, 161 7.73, 169 3.36, 201 4.29,
+ * efficientnet_b1 0.69, b2 1.09, b3 1.83, b4 4.39 (each at its weights' crop), resnext101_64x4d
+ * 15.46.
  * They are rounded to 2-3 digits, hence 1.5 % (two-digit figures 2-5 %, the one-digit 0.1 5 %). */
 static void check_macs(const char *name, double expect, double rel)
 {
@@ -140,6 +148,11 @@ static void test_zoo_forward_macs_match_model_cards(void **state)
     check_macs("densenet161", 7.73e9, 0.015);
     check_macs("densenet169", 3.36e9, 0.015);
     check_macs("densenet201", 4.29e9, 0.015);
+    check_macs("efficientnet_b1", 0.69e9, 0.02);  /* at its default 240 */
+    check_macs("efficientnet_b2", 1.09e9, 0.02);  /* 288 */
+    check_macs("efficientnet_b3", 1.83e9, 0.015); /* 300 */
+    check_macs("efficientnet_b4", 4.39e9, 0.015); /* 380 */
+    check_macs("resnext101_64x4d", 15.46e9, 0.015);
 }
 
 /* Transformer MACs follow the closed form: per token 12 h^2 per layer (qkv, out, 4h MLP x 2)
