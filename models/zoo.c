@@ -575,17 +575,17 @@ DENSE_BUILD(build_densenet161, "densenet161", 48, 6, 12, 36, 24, 96)
 DENSE_BUILD(build_densenet169, "densenet169", 32, 6, 12, 32, 32, 64)
 DENSE_BUILD(build_densenet201, "densenet201", 32, 6, 12, 48, 32, 64)
 
-/* ---- ViT-B/16 (torchvision.models.vit_b_16; dropout 0, so no dropout kernels) ---- */
+/* ---- ViT (torchvision.models.vit_b_16 .. vit_h_14; dropout 0, so no dropout kernels) ---- */
 
-static int build_vit_b16(mdl_net *net, const mdl_shape *s)
+static int vit(mdl_net *net, const mdl_shape *s, const char *name, int patch, int dim, int layers,
+               int heads, int mlp)
 {
-    const int dim = 768, heads = 12, mlp = 3072, layers = 12, patch = 16;
     mdl_val x;
-    mdl_net_init(net, "vit_b_16", 3, s->h, s->w, MDL_DT_ACT32, &x);
+    mdl_net_init(net, name, 3, s->h, s->w, MDL_DT_ACT32, &x);
     if (s->h % patch || s->w % patch) {
         net->error = SIM_EINVAL;
         snprintf(net->error_msg, sizeof net->error_msg,
-                 "vit_b_16 needs an image size divisible by %d (got %dx%d)", patch, s->h, s->w);
+                 "%s needs an image size divisible by %d (got %dx%d)", name, patch, s->h, s->w);
         return net->error;
     }
     char b[96];
@@ -617,6 +617,17 @@ static int build_vit_b16(mdl_net *net, const mdl_shape *s)
     mdl_loss_ce(net, "loss", x, 1000);
     return net->error;
 }
+
+#define VIT_BUILD(fn, name, patch, dim, layers, heads, mlp)                                        \
+    static int fn(mdl_net *net, const mdl_shape *s)                                                \
+    {                                                                                              \
+        return vit(net, s, name, patch, dim, layers, heads, mlp);                                  \
+    }
+VIT_BUILD(build_vit_b16, "vit_b_16", 16, 768, 12, 12, 3072)
+VIT_BUILD(build_vit_b32, "vit_b_32", 32, 768, 12, 12, 3072)
+VIT_BUILD(build_vit_l16, "vit_l_16", 16, 1024, 24, 16, 4096)
+VIT_BUILD(build_vit_l32, "vit_l_32", 32, 1024, 24, 16, 4096)
+VIT_BUILD(build_vit_h14, "vit_h_14", 14, 1280, 32, 16, 5120)
 
 /* ---- BERT: Hugging Face BertModel with pooler + a 2-way classifier, eager attention; or NVIDIA
  * DeepLearningExamples' modeling.py (seq-first layout, torch.bmm attention) with the SQuAD
@@ -1124,6 +1135,18 @@ static const mdl_zoo_entry zoo[] = {
     {"vit_b_16", "ViT-B/16", MDL_IN_IMAGE, 224, 224, 0, 0, 0,
      "torchvision.models.vit_b_16 (nn.MultiheadAttention -> SDPA flash, dropout 0)", build_vit_b16,
      0},
+    {"vit_b_32", "ViT-B/32", MDL_IN_IMAGE, 224, 224, 0, 0, 0,
+     "torchvision.models.vit_b_32 (12 layers of 768, 32x32 patches; SDPA, dropout 0)",
+     build_vit_b32, 0},
+    {"vit_l_16", "ViT-L/16", MDL_IN_IMAGE, 224, 224, 0, 0, 0,
+     "torchvision.models.vit_l_16 (24 layers of 1024, 16 heads; SDPA, dropout 0)", build_vit_l16,
+     0},
+    {"vit_l_32", "ViT-L/32", MDL_IN_IMAGE, 224, 224, 0, 0, 0,
+     "torchvision.models.vit_l_32 (24 layers of 1024, 32x32 patches; SDPA, dropout 0)",
+     build_vit_l32, 0},
+    {"vit_h_14", "ViT-H/14", MDL_IN_IMAGE, 224, 224, 0, 0, 0,
+     "torchvision.models.vit_h_14 (32 layers of 1280, 14x14 patches; SDPA, dropout 0)",
+     build_vit_h14, 0},
     {"bert-base", "BERT-base (uncased) + classifier", MDL_IN_TOKENS, 0, 0, 128, 0, 512,
      "Hugging Face BertModel with pooler, eager attention, + Linear(768, 2)", build_bert_base, 0},
     {"bert-large", "BERT-large (uncased) + classifier", MDL_IN_TOKENS, 0, 0, 128, 0, 512,

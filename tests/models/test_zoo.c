@@ -76,6 +76,10 @@ static void test_zoo_param_counts_match_references(void **state)
     check_params("resnext101_64x4d", 83455272);  /* torchvision: 83,455,272 */
     check_params("resnext101_32x4d", 44177704);  /* timm: 44.18 M */
     check_params("vit_b_16", 86567656);          /* torchvision: 86,567,656 */
+    check_params("vit_b_32", 88224232);          /* torchvision: 88,224,232 */
+    check_params("vit_l_16", 304326632);         /* torchvision: 304,326,632 */
+    check_params("vit_l_32", 306535400);         /* torchvision: 306,535,400 */
+    check_params("vit_h_14", 632045800);         /* torchvision: 632,045,800 */
     check_params("gpt2", 124439808);             /* HF gpt2: 124,439,808 (tied lm_head) */
     check_params("gpt2-large", 774030080);       /* HF gpt2-large: 774,030,080 */
     check_params("opt-1.3b", 1315758080);        /* HF facebook/opt-1.3b: 1,315,758,080 */
@@ -104,7 +108,7 @@ static void test_zoo_param_counts_match_references(void **state)
  * mnasnet0_5 0.1, 0_75 0.21, 1_0 0.31, 1_3 0.53, squeezenet1_0 0.82, 1_1 0.35,
  * shufflenet_v2_x1_0 0.14, x1_5 0.3, x2_0 0.58, densenet121 2.83, 161 7.73, 169 3.36, 201 4.29,
  * efficientnet_b1 0.69, b2 1.09, b3 1.83, b4 4.39 (each at its weights' crop), resnext101_64x4d
- * 15.46.
+ * 15.46, vit_b_32 4.41, vit_l_16 61.55, vit_l_32 15.38, vit_h_14 167.29 (at 224).
  * They are rounded to 2-3 digits, hence 1.5 % (two-digit figures 2-5 %, the one-digit 0.1 5 %). */
 static void check_macs(const char *name, double expect, double rel)
 {
@@ -153,6 +157,10 @@ static void test_zoo_forward_macs_match_model_cards(void **state)
     check_macs("efficientnet_b3", 1.83e9, 0.015); /* 300 */
     check_macs("efficientnet_b4", 4.39e9, 0.015); /* 380 */
     check_macs("resnext101_64x4d", 15.46e9, 0.015);
+    check_macs("vit_b_32", 4.41e9, 0.015);
+    check_macs("vit_l_16", 61.55e9, 0.015);
+    check_macs("vit_l_32", 15.38e9, 0.015);
+    check_macs("vit_h_14", 167.29e9, 0.015);
 }
 
 /* Transformer MACs follow the closed form: per token 12 h^2 per layer (qkv, out, 4h MLP x 2)
