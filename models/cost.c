@@ -225,16 +225,21 @@ static double tensor_ramp_rate(const sim_gpu_desc *gpu, mdl_math math)
     return mdl_peak_flops(gpu, SIM_PREC_FP16, math, NULL);
 }
 
-/* A kernel's compute efficiency at its work: the tensor curve read at the half-precision rate, or
- * the CUDA-core curve. The default CUDA-core curve is cuBLAS SGEMM's on a 64-lane SM, so a 128-lane
+/* A kernel's compute efficiency at its work: the tensor curve read at the half-precision rate
+ * (MDL_HALF_RATE_TENSOR_EFF of it on a GPU with half-rate FP32 accumulation), or the CUDA-core
+ * curve. The default CUDA-core curve is cuBLAS SGEMM's on a 64-lane SM, so a 128-lane
  * SM reaches MDL_WIDE_FP32_EFF of it and cuDNN's own convolution kernels MDL_CUDNN_SIMT_CONV_EFF
  * (cost.h); a GPU's own curve is its measurement and is read as it is. */
 static double compute_efficiency(const mdl_kernel *k, const sim_gpu_desc *gpu, int tensor,
                                  double work, double peak)
 {
-    if (tensor)
-        return mdl_efficiency_at(&gpu->eff_tensor, MDL_CURVE_TENSOR, work,
-                                 tensor_ramp_rate(gpu, (mdl_math)k->math));
+    if (tensor) {
+        double e = mdl_efficiency_at(&gpu->eff_tensor, MDL_CURVE_TENSOR, work,
+                                     tensor_ramp_rate(gpu, (mdl_math)k->math));
+        if (gpu->eff_tensor.n == 0 && gpu->fp16_acc16_tflops > 1.5 * gpu->fp16_tflops)
+            e *= MDL_HALF_RATE_TENSOR_EFF;
+        return e;
+    }
     double e = mdl_efficiency_at(&gpu->eff_cuda, MDL_CURVE_CUDA, work, peak);
     if (gpu->eff_cuda.n != 0) return e;
     if (mdl_fp32_lanes_per_sm(gpu) > 96) e *= MDL_WIDE_FP32_EFF;

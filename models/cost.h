@@ -51,6 +51,19 @@ typedef enum mdl_math {
  * bytes per clock (an assumption: the kernels load one element per thread in either type). */
 #define MDL_NCHW_CHANNEL_ELEMS_PER_CLK 1.52
 
+/* Fraction of the default tensor curve's efficiency a GPU reaches whose FP32-accumulate tensor
+ * rate is half its FP16-accumulate one (sim_gpu_desc.fp16_acc16_tflops: the GeForce cards), of
+ * its rated-boost FP32-accumulate peak. The curve was set on data-centre parts, whose large
+ * GEMMs run at 0.72-0.85 of their rated peaks; the GeForce cards' run at 0.97-1.16 of theirs
+ * (torch.mm bursts of zzc0721/torch-performance-test-data): their tensor pipes do half the work
+ * per clock on the same operand path, so a tile keeps them busier, and with the power that
+ * frees they hold clocks above the rated boost. Fitted: the median of measured over modelled
+ * large-GEMM rate over the eleven GeForce fit rows of tests/data/published/microbench.csv
+ * (group gemm, ids zzc-*: RTX 2080 1.25, 3070 1.47, 3090 1.37-1.37, 4090 1.26-1.33, 5090
+ * 1.48-1.57), 1.37; both causes are in the one figure, applied to tensor-core kernels only
+ * (docs/kernel-cost.md). */
+#define MDL_HALF_RATE_TENSOR_EFF 1.37
+
 /* SM clocks per multiply-add ("tap": one output or input-gradient element times one filter
  * weight) of PyTorch's own depthwise kernels (aten/src/ATen/native/cuda/DepthwiseConv2d.cu), which
  * PyTorch runs instead of cuDNN's for an NCHW depthwise convolution in any type but fp16

@@ -53,6 +53,10 @@ typedef struct sim_gpu_desc {
     double bf16_tflops; /* tensor, bf16 in, fp32 accumulate */
     double tf32_tflops; /* tensor, tf32 */
     double fp8_tflops;  /* tensor, fp8 */
+    /* Dense FP16 tensor rate with FP16 accumulation where it differs from fp16_tflops (FP32
+     * accumulation): a GeForce card runs FP32-accumulate tensor math at half its FP16-accumulate
+     * rate (0 = not stated: the same rate). */
+    double fp16_acc16_tflops;
     double mem_gb;
     double mem_bw_gbps; /* peak DRAM bandwidth */
     double l2_mb;

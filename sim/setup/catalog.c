@@ -54,6 +54,7 @@ static const cfg_field gpu_fields[] = {
     NUM(sim_gpu_desc, bf16_tflops, 0, BIG),
     NUM(sim_gpu_desc, tf32_tflops, 0, BIG),
     NUM(sim_gpu_desc, fp8_tflops, 0, BIG),
+    NUM(sim_gpu_desc, fp16_acc16_tflops, 0, BIG),
     NUM(sim_gpu_desc, mem_gb, 0.1, BIG),
     NUM(sim_gpu_desc, mem_bw_gbps, 1, BIG),
     NUM(sim_gpu_desc, l2_mb, 0, BIG),
@@ -170,11 +171,12 @@ static bool valid_name(const char *name)
 
 /* Keys an entry of any kind may leave out: its label, its architecture, and the GPU keys whose
  * absence has a meaning (no power reference or measured clock: boost clock; no ECC keys: no
- * inline ECC). */
+ * inline ECC; no FP16-accumulate rate: the FP32-accumulate one). */
 static bool optional_key(const char *key)
 {
-    static const char *const keys[] = {"label",         "arch",        "power_ref",
-                                       "sustained_mhz", "ecc_reserve", "ecc_default"};
+    static const char *const keys[] = {
+        "label",       "arch",        "power_ref",        "sustained_mhz",
+        "ecc_reserve", "ecc_default", "fp16_acc16_tflops"};
     for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
         if (!strcmp(key, keys[i])) return true;
     return false;
