@@ -266,7 +266,11 @@ mdl_val mdl_avgpool_window(mdl_net *net, const char *name, mdl_val x, int k, int
 
 mdl_val mdl_cat(mdl_net *net, const char *name, const mdl_val *xs, int n, bool accum)
 {
-    if (n < 1 || !check_in(net, name, xs[0])) return bad();
+    if (net->error) return bad();
+    if (n < 1) {
+        fail(net, SIM_EINVAL, "%s: a concatenation of no inputs", name);
+        return bad();
+    }
     int c = 0;
     for (int i = 0; i < n; i++) {
         if (!check_in(net, name, xs[i])) return bad();
@@ -285,16 +289,15 @@ mdl_val mdl_cat(mdl_net *net, const char *name, const mdl_val *xs, int n, bool a
     return out_val(net, l, c, xs[0].h, xs[0].w, dtype_of(net, xs[0]));
 }
 
-mdl_val mdl_chunk_copy(mdl_net *net, const char *name, mdl_val x, int parts, int index)
+mdl_val mdl_chunk_copy(mdl_net *net, const char *name, mdl_val x, int parts)
 {
     if (!check_in(net, name, x)) return bad();
-    if (parts < 1 || x.c % parts || index < 0 || index >= parts) {
-        fail(net, SIM_EINVAL, "%s: part %d of %d of %d channels", name, index, parts, x.c);
+    if (parts < 1 || x.c % parts) {
+        fail(net, SIM_EINVAL, "%s: %d channels in %d parts", name, x.c, parts);
         return bad();
     }
     mdl_layer *l = layer_on(net, name, x, MDL_L_SLICE);
     if (!l) return bad();
-    l->n = parts;
     return out_val(net, l, x.c / parts, x.h, x.w, dtype_of(net, x));
 }
 

@@ -166,10 +166,10 @@ mdl_val mdl_avgpool_window(mdl_net *net, const char *name, mdl_val x, int k, int
 /* torch.cat(xs[0..n-1], dim=1) of images of one spatial size; accum: see MDL_F_ACCUM. An input
  * may be a channel view of a larger tensor (mdl_view), as x.chunk's first part. */
 mdl_val mdl_cat(mdl_net *net, const char *name, const mdl_val *xs, int n, bool accum);
-/* Part `index` of x.chunk(parts, dim=1), copied to a contiguous tensor as the convolution that
- * reads it does (cudnn_convolution's input.contiguous()); its backward joins the parts' gradients
- * (SplitBackward's cat), so a chunk takes one such part. */
-mdl_val mdl_chunk_copy(mdl_net *net, const char *name, mdl_val x, int parts, int index);
+/* One part of x.chunk(parts, dim=1) (all parts cost alike), copied to a contiguous tensor as the
+ * convolution that reads it does (cudnn_convolution's input.contiguous()); its backward joins the
+ * parts' gradients (SplitBackward's cat), so a chunk takes one such part. */
+mdl_val mdl_chunk_copy(mdl_net *net, const char *name, mdl_val x, int parts);
 mdl_val mdl_add(mdl_net *net, const char *name, mdl_val a, mdl_val b, bool inplace);
 mdl_val mdl_mul(mdl_net *net, const char *name, mdl_val a, mdl_val b); /* b may be c x 1 x 1 */
 mdl_val mdl_linear(mdl_net *net, const char *name, mdl_val x, int out, bool bias);

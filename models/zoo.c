@@ -462,7 +462,7 @@ static mdl_val shuffle_block(mdl_net *net, const char *p, mdl_val x, int oup, in
         ys[0] = mdl_act_layer(net, NM(b, "%s.branch1.4", p), y, MDL_ACT_RELU, true);
     } else {
         ys[0] = mdl_view(x, x.c / 2, x.h, x.w); /* x.chunk(2, dim=1)[0], read in place by cat */
-        in2 = mdl_chunk_copy(net, NM(b, "%s.chunk", p), x, 2, 1);
+        in2 = mdl_chunk_copy(net, NM(b, "%s.chunk", p), x, 2);
     }
     mdl_val y = mdl_conv(net, NM(b, "%s.branch2.0", p), in2, bf, 1, 1, 0, 1, false);
     y = mdl_bn(net, NM(b, "%s.branch2.1", p), y);

@@ -271,7 +271,7 @@ static void test_zoo_pool_and_cat_shapes(void **state)
     mdl_val c = mdl_cat(&net, "cat", parts, 2, false);
     assert_int_equal(c.c, 12);
     assert_int_equal(c.h, 54);
-    mdl_val h = mdl_chunk_copy(&net, "half", c, 2, 1);
+    mdl_val h = mdl_chunk_copy(&net, "half", c, 2);
     assert_int_equal(h.c, 6);
     assert_int_equal(net.error, SIM_OK);
     mdl_val bad[2] = {p, a};
@@ -280,7 +280,7 @@ static void test_zoo_pool_and_cat_shapes(void **state)
     assert_non_null(strstr(net.error_msg, "mismatch"));
     mdl_net_free(&net);
     mdl_net_init(&net, "t", 7, 4, 4, MDL_DT_ACT32, &x);
-    mdl_chunk_copy(&net, "odd", x, 2, 0);
+    mdl_chunk_copy(&net, "odd", x, 2);
     assert_int_equal(net.error, SIM_EINVAL);
     mdl_net_free(&net);
 }
