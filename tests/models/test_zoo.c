@@ -254,7 +254,8 @@ static void test_zoo_bad_shapes_are_errors(void **state)
 
 /* Pooling and concatenation shapes follow PyTorch: MaxPool2d(3, 2, ceil_mode=True) maps 109 to
  * 54 and 13 to 6 (SqueezeNet 1.0's pools), AvgPool2d(2, 2) halves; torch.cat adds channels and
- * refuses mismatched images; x.chunk(2) takes half the channels and refuses an odd count. */
+ * refuses mismatched images or no inputs; x.chunk(2) takes half the channels and refuses an odd
+ * count. */
 static void test_zoo_pool_and_cat_shapes(void **state)
 {
     (void)state;
@@ -274,6 +275,15 @@ static void test_zoo_pool_and_cat_shapes(void **state)
     mdl_val h = mdl_chunk_copy(&net, "half", c, 2);
     assert_int_equal(h.c, 6);
     assert_int_equal(net.error, SIM_OK);
+    mdl_net_free(&net);
+    mdl_net_init(&net, "t", 8, 4, 4, MDL_DT_ACT32, &x);
+    mdl_cat(&net, "none", &x, 0, false);
+    assert_int_equal(net.error, SIM_EINVAL);
+    assert_non_null(strstr(net.error_msg, "none"));
+    mdl_net_free(&net);
+    mdl_net_init(&net, "t", 8, 109, 109, MDL_DT_ACT32, &x);
+    p = mdl_maxpool_ceil(&net, "pool", x, 3, 2);
+    a = mdl_avgpool_window(&net, "avg", p, 2, 2);
     mdl_val bad[2] = {p, a};
     mdl_cat(&net, "mismatch", bad, 2, false);
     assert_int_equal(net.error, SIM_EINVAL);
