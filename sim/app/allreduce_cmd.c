@@ -34,7 +34,9 @@ static void usage(FILE *out)
             "\n"
             "Prints what nccl-tests' all_reduce_perf would print on SYSTEM (float, sum): time,\n"
             "algbw = size / time, busbw = algbw x 2 (n - 1) / n, and the algorithm and protocol\n"
-            "NCCL's cost model picks, from the model the runs' DDP all-reduce uses.\n"
+            "NCCL's cost model picks, from the model the runs' DDP all-reduce uses. On an\n"
+            "NVSwitch box of Hopper or later GPUs with PyTorch 2.1+ (NCCL 2.18+) the switches\n"
+            "reduce (NVLS): busbw is then nccl-tests' figure, not what a wire carries.\n"
             "\n"
             "options:\n"
             "  --gpus N          GPUs taking part (default: the system's)\n"
@@ -47,7 +49,8 @@ static void usage(FILE *out)
             "examples:\n"
             "  epochsim hw allreduce dgx-a100 --bytes 4G\n"
             "  epochsim hw allreduce server-4x-a100-pcie --gpus 2 --set system.nvlink=bridge \\\n"
-            "      --set system.nvlink_links=12\n");
+            "      --set system.nvlink_links=12\n"
+            "  epochsim hw allreduce dgx-h100 --bytes 4G --set workload.pytorch=2.0  (no NVLS)\n");
 }
 
 /* "8", "64K", "1G": bytes; -1 when not a size in [1, MAX_BYTES]. */
@@ -154,6 +157,8 @@ static void print_table(const ar_args *a, const sim_hardware *hw, const sim_ring
                                       : "yes");
     for (int i = 0; i < r->n; i++)
         printf(" x%d", sim_topo_gpu_lanes(hw, i));
+    if (r->nvls_eff > 0)
+        printf("\n# NVLS: the NVSwitches reduce, at n/(n+1) x %.2f of the link rate", r->nvls_eff);
     printf("\n#\n#%12s %13s %9s %7s %10s %8s %8s %6s %7s\n", "size", "count", "type", "redop",
            "time", "algbw", "busbw", "algo", "proto");
     printf("#%12s %13s %9s %7s %10s %8s %8s\n", "(B)", "(elements)", "", "", "(us)", "(GB/s)",
@@ -186,6 +191,7 @@ static int write_json(const ar_args *a, const sim_hardware *hw, const sim_ring *
     yajl_gen_array_close(g);
     sim_json_str(g, "ring_path", sim_path_name(r->path));
     sim_json_num(g, "ring_bw_gbps", r->bw_gbps);
+    sim_json_num(g, "nvls_eff", r->nvls_eff);
     sim_json_key(g, "results");
     yajl_gen_array_open(g);
     for (double b = a->min_bytes; b <= a->max_bytes; b *= 2) {

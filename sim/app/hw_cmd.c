@@ -669,6 +669,9 @@ static int show_links(const char *dir, const char *name, FILE *out)
     if (hw->topo.nvlink != SIM_NVLINK_NONE)
         fprintf(out, ", %d links per GPU at %.1f GB/s per direction (NCCL's rate)",
                 hw->topo.nvlink_links, hw->topo.nvlink_link_gbps);
+    if (hw->topo.nvlink == SIM_NVLINK_NVSWITCH && hw->topo.nvls_eff > 0)
+        fprintf(out, "; the switches reduce (NVLS all-reduce at %.2f of the link rate)",
+                hw->topo.nvls_eff);
     if (!hw->topo.p2p)
         fprintf(out, "\n  P2P      no: peer traffic bounces through host memory\n");
     else if (hw->topo.p2p_cpu_max_gpus >= hw->gpu_count)
@@ -713,6 +716,8 @@ static int json_links(yajl_gen g, const char *dir, const char *name)
     yajl_gen_bool(g, hw->topo.p2p);
     json_str(g, "p2p_cpu_max_gpus");
     yajl_gen_integer(g, hw->topo.p2p_cpu_max_gpus);
+    json_str(g, "nvls_eff");
+    yajl_gen_double(g, hw->topo.nvlink == SIM_NVLINK_NVSWITCH ? hw->topo.nvls_eff : 0);
     sim_ring r = sim_topo_ring(hw, NULL, hw->gpu_count);
     json_str(g, "ring_path");
     if (hw->gpu_count > 1)

@@ -187,6 +187,8 @@ typedef struct sim_topology {
                                        (NCCL's P2P level, sim/core/topo.h) */
     int sockets;                    /* CPU sockets; the GPUs' slots are split evenly, in order */
     double socket_link_gbps; /* the link between sockets as NCCL rates it (0 = not limiting) */
+    double nvls_eff;         /* share of the NVLink rate an NVLink SHARP all-reduce reaches
+                                through the NVSwitches (0 = no NVLS; sim/core/topo.h) */
 } sim_topology;
 
 /* Name of a precision as the config spells it ("amp_bf16"); NULL for an invalid value. */

@@ -70,6 +70,12 @@ int sim_topo_p2p_cpu_max_gpus(bool amd_x86, int pytorch_version)
     return pytorch_version >= SIM_TOPO_NCCL_PAIRS_ONLY_PYTORCH ? 2 : SIM_MAX_GPUS;
 }
 
+double sim_topo_nvls_efficiency(double cc, int pytorch_version)
+{
+    if (pytorch_version < SIM_TOPO_NVLS_PYTORCH) return 0;
+    return cc >= 10 ? 0.74 : cc >= 9 ? 0.85 : 0;
+}
+
 int sim_topo_socket_of(const sim_hardware *hw, int i)
 {
     int n = hw->gpu_count > 0 ? hw->gpu_count : 1;
@@ -103,7 +109,7 @@ static int ring_gpu(const int *gpus, int i)
 
 sim_ring sim_topo_ring(const sim_hardware *hw, const int *gpus, int n)
 {
-    sim_ring r = {.n = n, .bw_gbps = 0, .path = SIM_PATH_NVLINK};
+    sim_ring r = {.n = n, .bw_gbps = 0, .path = SIM_PATH_NVLINK, .nvls_eff = 0};
     if (n < 2) return r;
     const sim_topology *t = &hw->topo;
     double nvlink = t->nvlink_links * t->nvlink_link_gbps;
@@ -112,6 +118,7 @@ sim_ring sim_topo_ring(const sim_hardware *hw, const int *gpus, int n)
                       (t->nvlink == SIM_NVLINK_BRIDGE && one_pair);
     if (all_linked && nvlink > 0) {
         r.bw_gbps = nvlink;
+        if (t->nvlink == SIM_NVLINK_NVSWITCH) r.nvls_eff = t->nvls_eff;
         return r;
     }
     /* Some hop crosses PCIe (with bridged pairs, the hops between pairs), and on a ring every
@@ -142,12 +149,14 @@ sim_ring sim_topo_ring(const sim_hardware *hw, const int *gpus, int n)
 
 /* NCCL's latency tables (src/graph/tuning.cc, baseLat and hwLat), us: a fixed cost per
  * collective and a cost per hop, by algorithm and protocol; PCIe rows also serve the host
- * bounce. Single node: NCCL's intra-node tree is a chain, so both take 2 (n - 1) hops. */
-static const double base_lat_us[SIM_ALGO_COUNT][SIM_PROTO_COUNT] = {
+ * bounce. Single node: NCCL's intra-node tree is a chain, so both take 2 (n - 1) hops. NVLS has
+ * no hops: one latency of 25 us (hwLat NVLink NVLS Simple, NCCL 2.19 on; 23 in 2.18). */
+static const double base_lat_us[SIM_ALGO_NVLS][SIM_PROTO_COUNT] = {
     [SIM_ALGO_TREE] = {6.8, 14.0, 8.4},
     [SIM_ALGO_RING] = {6.6, 14.0, 8.4},
 };
-static const double hop_lat_us[2][SIM_ALGO_COUNT][SIM_PROTO_COUNT] = {
+#define NVLS_LAT_US 25.0
+static const double hop_lat_us[2][SIM_ALGO_NVLS][SIM_PROTO_COUNT] = {
     /* NVLink */ {[SIM_ALGO_TREE] = {0.6, 1.25, 4.0}, [SIM_ALGO_RING] = {0.6, 1.9, 3.4}},
     /* PCIe */ {[SIM_ALGO_TREE] = {1.0, 1.9, 4.0}, [SIM_ALGO_RING] = {1.0, 2.5, 5.7}},
 };
@@ -167,7 +176,7 @@ void sim_topo_allreduce(const sim_ring *r, double bytes, sim_allreduce *out)
     int hops = 2 * (r->n - 1);
     int hw = r->path == SIM_PATH_NVLINK ? 0 : 1;
     double best = INFINITY;
-    for (int a = 0; a < SIM_ALGO_COUNT; a++)
+    for (int a = 0; a < SIM_ALGO_NVLS; a++)
         for (int p = 0; p < SIM_PROTO_COUNT; p++) {
             if (p == SIM_PROTO_LL128 && r->path != SIM_PATH_NVLINK) continue;
             double algbw = a == SIM_ALGO_RING ? r->bw_gbps * proto_eff[p] * r->n / hops
@@ -179,6 +188,15 @@ void sim_topo_allreduce(const sim_ring *r, double bytes, sim_allreduce *out)
                 out->proto = (sim_coll_proto)p;
             }
         }
+    if (r->nvls_eff > 0) {
+        double algbw = r->bw_gbps * r->nvls_eff * r->n / (r->n + 1);
+        double t = NVLS_LAT_US + bytes / (algbw * 1e3);
+        if (t < best) {
+            best = t;
+            out->algo = SIM_ALGO_NVLS;
+            out->proto = SIM_PROTO_SIMPLE;
+        }
+    }
     out->time_us = best;
     out->algbw_gbps = bytes / (best * 1e3);
     out->busbw_gbps = out->algbw_gbps * hops / r->n;
@@ -202,7 +220,7 @@ const char *const sim_nvlink_names[] = {"none", "bridge", "nvswitch", "mesh", NU
 
 const char *sim_coll_algo_name(sim_coll_algo a)
 {
-    static const char *const names[SIM_ALGO_COUNT] = {"tree", "ring"};
+    static const char *const names[SIM_ALGO_COUNT] = {"tree", "ring", "nvls"};
     return (unsigned)a < SIM_ALGO_COUNT ? names[a] : NULL;
 }
 

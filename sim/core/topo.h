@@ -58,6 +58,19 @@ int sim_topo_p2p_cpu_max_gpus(bool amd_x86, int pytorch_version);
  * (src/graph/topo.h: SM60 18, SM70/SM80 20, SM86 12, SM90 20.6, SM100 40.1); 0 below SM60. */
 double sim_topo_nvlink_link_gbps(double compute_capability);
 
+/* NVLink SHARP (NVLS): on third-generation NVSwitch systems (Hopper HGX and later) NCCL reduces
+ * inside the switches, from NCCL 2.17.1 and by default where the driver supports it. Each GPU
+ * sends its whole buffer into the switch (multimem.ld_reduce of every slice) and gets its reduced
+ * slice back, then sends that slice once (multimem.st) and receives every slice: S (1 + 1/n)
+ * bytes each way for S bytes, so the all-reduce moves at n / (n + 1) of the link rate, times the
+ * efficiency NCCL's tuning model gives NVLS (src/graph/tuning.cc, nvlsEfficiency: Hopper 0.85,
+ * Blackwell 0.74; 0 before Hopper). PyTorch's wheels bundle NCCL 2.18.1 from PyTorch 2.1 (2.14.3 in
+ * 2.0), so the release picks whether NVLS exists. docs/DESIGN.md "Interconnect" has the checks. */
+#define SIM_TOPO_NVLS_PYTORCH 201
+/* The NVLS efficiency for a GPU of this compute capability under this PyTorch release (100 x
+ * major + minor); 0 where NCCL has no NVLS. Only an NVSwitch box uses it (sim_topo_ring). */
+double sim_topo_nvls_efficiency(double compute_capability, int pytorch_version);
+
 /* The kind of the slowest hop of the ring, which sets the per-hop latency. */
 typedef enum sim_path {
     SIM_PATH_NVLINK, /* every hop is NVLink */
@@ -65,11 +78,13 @@ typedef enum sim_path {
     SIM_PATH_HOST,   /* some hop bounces through host memory (no P2P) */
 } sim_path;
 
-/* A ring over the job's GPUs: n GPUs, the bandwidth of its slowest hop (one direction, GB/s). */
+/* A ring over the job's GPUs: n GPUs, the bandwidth of its slowest hop (one direction, GB/s),
+ * and the NVLS efficiency where the GPUs meet in NVSwitches that reduce (0 otherwise). */
 typedef struct sim_ring {
     int n;
     double bw_gbps;
     sim_path path;
+    double nvls_eff;
 } sim_ring;
 
 /* Share of the slower GPU's pinned H2D rate that a hop through host memory reaches (NCCL's SHM
@@ -88,7 +103,12 @@ typedef struct sim_ring {
  * (bw 0). */
 sim_ring sim_topo_ring(const sim_hardware *hw, const int *gpus, int n);
 
-typedef enum sim_coll_algo { SIM_ALGO_TREE, SIM_ALGO_RING, SIM_ALGO_COUNT } sim_coll_algo;
+typedef enum sim_coll_algo {
+    SIM_ALGO_TREE,
+    SIM_ALGO_RING,
+    SIM_ALGO_NVLS,
+    SIM_ALGO_COUNT
+} sim_coll_algo;
 typedef enum sim_coll_proto {
     SIM_PROTO_LL,
     SIM_PROTO_LL128,
@@ -107,7 +127,9 @@ typedef struct sim_allreduce {
 
 /* The all-reduce of `bytes` per GPU on the ring: for each algorithm and protocol NCCL's time
  * model (base latency + hops x per-hop latency + bytes / (ring bandwidth x protocol efficiency x
- * algorithm ratio)), the fastest kept, as NCCL picks. One GPU or no bytes: all zero. */
+ * algorithm ratio)), and on a ring with NVLS its NVLS time (NCCL's 25 us latency + bytes at
+ * n / (n + 1) of the link rate x efficiency, Simple protocol only), the fastest kept, as NCCL
+ * picks. One GPU or no bytes: all zero. */
 void sim_topo_allreduce(const sim_ring *r, double bytes, sim_allreduce *out);
 
 /* Channels (CUDA blocks, one SM each) NCCL runs an all-reduce of the ring with: NCCL uses the
@@ -116,7 +138,7 @@ void sim_topo_allreduce(const sim_ring *r, double bytes, sim_allreduce *out);
  * NCCL's MAXCHANNELS of 32 (NVIDIA/nccl#455). 0 for a ring with no hop. */
 int sim_topo_nccl_channels(const sim_ring *r);
 
-/* Names for reports: "none", "bridge", "nvswitch", "mesh"; "tree", "ring"; "LL", "LL128",
+/* Names for reports: "none", "bridge", "nvswitch", "mesh"; "tree", "ring", "nvls"; "LL", "LL128",
  * "Simple"; "nvlink", "pcie", "host". NULL for an invalid value (names: the NULL-terminated list
  * the config tables take). */
 extern const char *const sim_nvlink_names[];

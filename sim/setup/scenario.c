@@ -214,7 +214,8 @@ static int allocate_lanes(const sim_experiment *x, const cfg_experiment_set *set
 }
 
 /* The box's interconnect: NVLink as the system or experiment says, P2P and the NVLink rate from
- * the GPU, the PCIe lanes and switches, the sockets, and how far NCCL lets P2P cross the CPU. */
+ * the GPU, the PCIe lanes and switches, the sockets, how far NCCL lets P2P cross the CPU and
+ * whether its NVSwitches reduce (NVLS). */
 static int resolve_topology(const sim_experiment *x, const cfg_experiment_set *set, int sockets,
                             sim_hardware *hw, sim_err *err)
 {
@@ -222,8 +223,9 @@ static int resolve_topology(const sim_experiment *x, const cfg_experiment_set *s
     t->nvlink = (sim_nvlink)x->system.nvlink;
     t->nvlink_links = t->nvlink == SIM_NVLINK_NONE ? 0 : x->system.nvlink_links;
     topology_of_gpu(hw);
-    t->p2p_cpu_max_gpus = sim_topo_p2p_cpu_max_gpus(sim_topo_amd_x86(hw->cpu.arch),
-                                                    mdl_pytorch_version(x->workload.pytorch));
+    int pytorch = mdl_pytorch_version(x->workload.pytorch);
+    t->p2p_cpu_max_gpus = sim_topo_p2p_cpu_max_gpus(sim_topo_amd_x86(hw->cpu.arch), pytorch);
+    t->nvls_eff = sim_topo_nvls_efficiency(hw->gpu.compute_capability, pytorch);
     t->sockets = sockets;
     t->socket_link_gbps = sim_topo_socket_link_gbps(hw->cpu.arch);
     if (t->nvlink != SIM_NVLINK_NONE && check_nvlink(hw, set, err)) return SIM_EINVAL;

@@ -1,7 +1,8 @@
 /* test_topo.c — the interconnect models against closed forms: how a board splits the CPU's lanes,
  * the ring's slowest hop, and the all-reduce time of NCCL's model (latency + bytes / (ring
  * bandwidth x protocol share x n / (2 (n - 1)))), whose bus bandwidth never passes the slowest
- * link of the ring. */
+ * link of the ring; and the NVLink SHARP all-reduce of NVSwitch boxes that reduce in the switch
+ * (25 us + bytes / (link x efficiency x n / (n + 1))). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -253,6 +254,52 @@ static void test_topo_small_sizes_pick_low_latency(void **state)
     assert_true(ar.time_us == 0);
 }
 
+static void test_topo_nvls_only_where_nccl_has_it(void **state)
+{
+    (void)state;
+    /* Hopper 0.85 and Blackwell 0.74 (NCCL's nvlsEfficiency) from PyTorch 2.1 (NCCL 2.18.1);
+     * nothing on Ampere or under PyTorch 2.0 (NCCL 2.14.3). */
+    assert_true(sim_topo_nvls_efficiency(9.0, 201) == 0.85);
+    assert_true(sim_topo_nvls_efficiency(10.0, 208) == 0.74);
+    assert_true(sim_topo_nvls_efficiency(9.0, 200) == 0);
+    assert_true(sim_topo_nvls_efficiency(8.0, 208) == 0);
+    /* Only GPUs that meet in NVSwitches get it: not a mesh, a bridge or PCIe. */
+    sim_hardware *hw = box(SIM_NVLINK_NVSWITCH, 18, true, 8);
+    hw->topo.nvls_eff = 0.85;
+    assert_true(sim_topo_ring(hw, NULL, 8).nvls_eff == 0.85);
+    hw->topo.nvlink = SIM_NVLINK_MESH;
+    assert_true(sim_topo_ring(hw, NULL, 8).nvls_eff == 0);
+    hw->topo.nvlink = SIM_NVLINK_NONE;
+    assert_true(sim_topo_ring(hw, NULL, 8).nvls_eff == 0);
+    free(hw);
+}
+
+static void test_topo_nvls_allreduce_closed_form(void **state)
+{
+    (void)state;
+    /* 4 GiB on 8 H100s (18 links x 20.6 GB/s): each GPU moves S (1 + 1/8) each way, so
+     * time = 25 us + S / (370.8 GB/s x 0.85 x 8 / 9), and nccl-tests' busbw is algbw x 14 / 8:
+     * about 489 GB/s, where NVIDIA/nccl-tests#212 expects ~480 and #272 measured 475 on H200. */
+    sim_ring r = {.n = 8, .bw_gbps = 370.8, .path = SIM_PATH_NVLINK, .nvls_eff = 0.85};
+    double bytes = 4294967296.0;
+    sim_allreduce ar;
+    sim_topo_allreduce(&r, bytes, &ar);
+    assert_int_equal(ar.algo, SIM_ALGO_NVLS);
+    assert_int_equal(ar.proto, SIM_PROTO_SIMPLE);
+    double want_us = 25 + bytes / (370.8e3 * 0.85 * 8 / 9);
+    assert_true(fabs(ar.time_us - want_us) < 1e-9 * want_us); /* rounding only */
+    assert_true(fabs(ar.busbw_gbps - ar.algbw_gbps * 14 / 8) < 1e-9);
+    /* Two GPUs: n / (n + 1) x 0.85 = 0.57 of the link against the ring's whole link: ring. */
+    r.n = 2;
+    sim_topo_allreduce(&r, bytes, &ar);
+    assert_int_equal(ar.algo, SIM_ALGO_RING);
+    /* Small sizes keep the ring's LL: 25 us is more than its 6.6 + 14 x 0.6 us. */
+    r.n = 8;
+    sim_topo_allreduce(&r, 8, &ar);
+    assert_int_equal(ar.proto, SIM_PROTO_LL);
+    assert_string_equal(sim_coll_algo_name(SIM_ALGO_NVLS), "nvls");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -267,6 +314,8 @@ int main(void)
         cmocka_unit_test(test_topo_allreduce_ring_closed_form),
         cmocka_unit_test(test_topo_busbw_never_exceeds_slowest_link),
         cmocka_unit_test(test_topo_small_sizes_pick_low_latency),
+        cmocka_unit_test(test_topo_nvls_only_where_nccl_has_it),
+        cmocka_unit_test(test_topo_nvls_allreduce_closed_form),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
