@@ -77,16 +77,19 @@ static size_t source_len(const char *s)
     return strcspn(s, " \t");
 }
 
-/* Rows a and b are measured alike: same source URL, software, group, metric and precision,
- * other GPU. One table can hold runs of several releases (Lambda's older table spans NGC 20.01
- * to 21.07); a ratio across releases carries the software's difference as well as the GPUs'. */
+/* Rows a and b are the same job measured alike on another GPU: same source URL, software,
+ * group, metric, model, precision and GPU count. One table can hold runs of several releases
+ * (Lambda's older table spans NGC 20.01 to 21.07); a ratio across releases carries the
+ * software's difference as well as the GPUs', and one across models or GPU counts (Lambda's
+ * multi-GPU table holds BERT-large and BERT-base on 2, 4 and 8 GPUs in one group) the
+ * workloads'. */
 static bool comparable(const sim_val_row *a, const sim_val_row *b)
 {
     size_t la = source_len(a->source);
     return a->role == b->role && la == source_len(b->source) &&
            !strncmp(a->source, b->source, la) && !strcmp(a->software, b->software) &&
-           !strcmp(a->group, b->group) && a->metric == b->metric &&
-           !strcmp(a->precision, b->precision) && strcmp(a->gpu, b->gpu);
+           !strcmp(a->group, b->group) && a->metric == b->metric && !strcmp(a->model, b->model) &&
+           !strcmp(a->precision, b->precision) && a->gpus == b->gpus && strcmp(a->gpu, b->gpu);
 }
 
 static int ratio_stat(const sim_val_table *t, sim_val_summary *s, sim_val_role role)

@@ -139,20 +139,23 @@ static void test_validate_mape_and_ratio_closed_form(void **state)
     unlink(path);
 }
 
-/* Ratios pair rows measured alike: same source, and same software. A third row of the same
- * source run in another release (sw2) on a third GPU forms no pair, so the ratio stays the one
- * pair of the closed form above, |(11/18)/0.5 - 1| = 22.2 %; were software ignored it would pair
- * with both other rows (3 pairs). */
+/* Ratios pair the same job measured alike on two GPUs: same source, software, model and GPU
+ * count. A third row of the same source run in another release (sw2) on a third GPU forms no
+ * pair, nor does a fourth of another model (bert-base) or a fifth on two GPUs, so the ratio stays
+ * the one pair of the closed form above, |(11/18)/0.5 - 1| = 22.2 %; were model and GPU count
+ * ignored there would be 6 pairs, and 9 with software ignored too (d and e share a GPU). */
 static void test_validate_ratio_same_software(void **state)
 {
     (void)state;
     write_file(HEADER
                "a,g,check,samples_per_s,100,a10,1,resnet50,fp16,8,,sw,http://s x,\n"
                "b,g,check,samples_per_s,200,h100-sxm5-80gb,1,resnet50,fp16,8,,sw,http://s y,\n"
-               "d,g,check,samples_per_s,100,l4,1,resnet50,fp16,8,,sw2,http://s z,\n");
-    const double predicted[] = {110, 180, 90};
-    const char *const arch[] = {"ampere", "hopper", "ampere"};
-    sim_val_table t = read_given(predicted, arch, 3);
+               "d,g,check,samples_per_s,100,l4,1,resnet50,fp16,8,,sw2,http://s z,\n"
+               "e,g,check,samples_per_s,50,l4,1,bert-base,fp16,8,,sw,http://s w,\n"
+               "f,g,check,samples_per_s,300,t4,2,resnet50,fp16,8,,sw,http://s v,\n");
+    const double predicted[] = {110, 180, 90, 40, 200};
+    const char *const arch[] = {"ampere", "hopper", "ampere", "ada", "turing"};
+    sim_val_table t = read_given(predicted, arch, 5);
     sim_val_summary s;
     assert_int_equal(sim_val_summarize(&t, &s), 0);
     int ratios = 0;
