@@ -50,7 +50,7 @@ static void usage(FILE *out)
             "  epochsim hw allreduce dgx-a100 --bytes 4G\n"
             "  epochsim hw allreduce server-4x-a100-pcie --gpus 2 --set system.nvlink=bridge \\\n"
             "      --set system.nvlink_links=12\n"
-            "  epochsim hw allreduce dgx-h100 --bytes 4G --set workload.pytorch=2.0  (no NVLS)\n");
+            "  epochsim hw allreduce dgx-h100 --bytes 4G --set system.nvls=off\n");
 }
 
 /* "8", "64K", "1G": bytes; -1 when not a size in [1, MAX_BYTES]. */

@@ -217,6 +217,7 @@ int sim_topo_nccl_channels(const sim_ring *r)
 }
 
 const char *const sim_nvlink_names[] = {"none", "bridge", "nvswitch", "mesh", NULL};
+const char *const sim_nvls_names[] = {"auto", "off", NULL};
 
 const char *sim_coll_algo_name(sim_coll_algo a)
 {

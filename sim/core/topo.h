@@ -67,6 +67,9 @@ double sim_topo_nvlink_link_gbps(double compute_capability);
  * Blackwell 0.74; 0 before Hopper). PyTorch's wheels bundle NCCL 2.18.1 from PyTorch 2.1 (2.14.3 in
  * 2.0), so the release picks whether NVLS exists. docs/DESIGN.md "Interconnect" has the checks. */
 #define SIM_TOPO_NVLS_PYTORCH 201
+/* system.nvls: auto as NCCL does it (NCCL_NVLS_ENABLE's default), off as NCCL_NVLS_ENABLE=0. */
+typedef enum sim_nvls { SIM_NVLS_AUTO, SIM_NVLS_OFF } sim_nvls;
+extern const char *const sim_nvls_names[]; /* "auto", "off", NULL */
 /* The NVLS efficiency for a GPU of this compute capability under this PyTorch release (100 x
  * major + minor); 0 where NCCL has no NVLS. Only an NVSwitch box uses it (sim_topo_ring). */
 double sim_topo_nvls_efficiency(double compute_capability, int pytorch_version);

@@ -55,6 +55,9 @@ static const cfg_field fields[] = {
     /* 18: NVLink 4/5 per GPU; 64 leaves room without letting a typo through */
     F("system.nvlink_links", CFG_T_INT, system.nvlink_links, 0, 64,
       "NVLink links per GPU (to the switch, or to its bridge partner)"),
+    E("system.nvls", system.nvls, sim_nvls_names,
+      "NVLink SHARP all-reduce on NVSwitch boxes of Hopper and later: auto (as NCCL 2.18+ picks "
+      "it) | off (NCCL_NVLS_ENABLE=0)"),
     F("system.pcie_switch_gpus", CFG_T_INT, system.pcie_switch_gpus, 0, SIM_MAX_GPUS,
       "GPUs behind each PCIe switch, which has one x16 uplink to the CPU (0 = no switches)"),
     F("system.page_cache_gb", CFG_T_DOUBLE, system.page_cache_gb, -1, 65536,

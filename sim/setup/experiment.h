@@ -26,6 +26,7 @@ typedef struct sim_experiment {
         int pcie_gen;         /* 0 = the lower of the GPU's and the CPU's */
         int nvlink;           /* sim_nvlink (sim/core/hw.h); a named system's unless given */
         int nvlink_links;     /* NVLink links per GPU; a named system's unless given */
+        int nvls;             /* sim_nvls: NVLink SHARP as NCCL picks it, or off */
         int pcie_switch_gpus; /* GPUs per PCIe switch, 0 = none; a named system's unless given */
         double page_cache_gb; /* RAM the page cache may use; < 0 = estimate from host memory */
         double mem_copy_efficiency;         /* share of the DRAM peak a many-thread copy reaches */

@@ -225,7 +225,9 @@ static int resolve_topology(const sim_experiment *x, const cfg_experiment_set *s
     topology_of_gpu(hw);
     int pytorch = mdl_pytorch_version(x->workload.pytorch);
     t->p2p_cpu_max_gpus = sim_topo_p2p_cpu_max_gpus(sim_topo_amd_x86(hw->cpu.arch), pytorch);
-    t->nvls_eff = sim_topo_nvls_efficiency(hw->gpu.compute_capability, pytorch);
+    t->nvls_eff = x->system.nvls == SIM_NVLS_OFF
+                      ? 0
+                      : sim_topo_nvls_efficiency(hw->gpu.compute_capability, pytorch);
     t->sockets = sockets;
     t->socket_link_gbps = sim_topo_socket_link_gbps(hw->cpu.arch);
     if (t->nvlink != SIM_NVLINK_NONE && check_nvlink(hw, set, err)) return SIM_EINVAL;

@@ -279,6 +279,31 @@ static void test_hw_cmd_allreduce_table_and_json(void **state)
     yajl_tree_free(root);
 }
 
+/* 8 H100s on NVSwitch with the default PyTorch (NCCL 2.18+): NVLink SHARP at 4 GiB,
+ * busbw = 370.8 GB/s x 0.85 x 8/9 x 14/8 = 490 less the 25 us latency (the closed form is
+ * tests/core/test_topo.c's); system.nvls=off (NCCL_NVLS_ENABLE=0) leaves the ring's 370. */
+static void test_hw_cmd_allreduce_nvls(void **state)
+{
+    (void)state;
+    run_result r = run("hw allreduce dgx-h100 --bytes 4G");
+    assert_int_equal(r.status, 0);
+    assert_contains(r.out, "NVLS: the NVSwitches reduce");
+    assert_contains(r.out, "nvls  Simple");
+    double bus = table_busbw(r.out, "4294967296");
+    assert_true(bus > 488 && bus < 490);
+    free(r.out);
+    r = run("hw allreduce dgx-h100 --bytes 4G --set system.nvls=off");
+    assert_int_equal(r.status, 0);
+    assert_true(strstr(r.out, "NVLS") == NULL);
+    bus = table_busbw(r.out, "4294967296");
+    assert_true(bus > 369 && bus < 370.8); /* the ring, below its 18 x 20.6 GB/s */
+    free(r.out);
+    r = run("hw allreduce dgx-h100 --set system.nvls=maybe 2>&1"); /* a config error */
+    assert_int_equal(r.status, 1);
+    assert_contains(r.out, "system.nvls");
+    free(r.out);
+}
+
 static void test_hw_cmd_allreduce_bad_input(void **state)
 {
     (void)state;
@@ -402,6 +427,7 @@ int main(void)
         cmocka_unit_test(test_hw_cmd_show_system_resolves_parts),
         cmocka_unit_test(test_hw_cmd_show_system_links),
         cmocka_unit_test(test_hw_cmd_allreduce_table_and_json),
+        cmocka_unit_test(test_hw_cmd_allreduce_nvls),
         cmocka_unit_test(test_hw_cmd_allreduce_bad_input),
         cmocka_unit_test(test_hw_cmd_catalog_flag_overrides_env),
         cmocka_unit_test(test_hw_cmd_unknown_name_is_error),
