@@ -189,6 +189,7 @@ typedef struct sim_topology {
     double socket_link_gbps; /* the link between sockets as NCCL rates it (0 = not limiting) */
     double nvls_eff;         /* share of the NVLink rate an NVLink SHARP all-reduce reaches
                                 through the NVSwitches (0 = no NVLS; sim/core/topo.h) */
+    int nvls_channels;       /* the SMs (one per channel) NCCL's NVLS kernels take */
 } sim_topology;
 
 /* Name of a precision as the config spells it ("amp_bf16"); NULL for an invalid value. */

@@ -76,6 +76,11 @@ double sim_topo_nvls_efficiency(double cc, int pytorch_version)
     return cc >= 10 ? 0.74 : cc >= 9 ? 0.85 : 0;
 }
 
+int sim_topo_nvls_channels(double cc)
+{
+    return cc >= 10 ? 24 : 16;
+}
+
 int sim_topo_socket_of(const sim_hardware *hw, int i)
 {
     int n = hw->gpu_count > 0 ? hw->gpu_count : 1;
@@ -109,7 +114,7 @@ static int ring_gpu(const int *gpus, int i)
 
 sim_ring sim_topo_ring(const sim_hardware *hw, const int *gpus, int n)
 {
-    sim_ring r = {.n = n, .bw_gbps = 0, .path = SIM_PATH_NVLINK, .nvls_eff = 0};
+    sim_ring r = {.n = n, .bw_gbps = 0, .path = SIM_PATH_NVLINK, .nvls_eff = 0, .nvls_channels = 0};
     if (n < 2) return r;
     const sim_topology *t = &hw->topo;
     double nvlink = t->nvlink_links * t->nvlink_link_gbps;
@@ -118,7 +123,10 @@ sim_ring sim_topo_ring(const sim_hardware *hw, const int *gpus, int n)
                       (t->nvlink == SIM_NVLINK_BRIDGE && one_pair);
     if (all_linked && nvlink > 0) {
         r.bw_gbps = nvlink;
-        if (t->nvlink == SIM_NVLINK_NVSWITCH) r.nvls_eff = t->nvls_eff;
+        if (t->nvlink == SIM_NVLINK_NVSWITCH) {
+            r.nvls_eff = t->nvls_eff;
+            r.nvls_channels = t->nvls_channels;
+        }
         return r;
     }
     /* Some hop crosses PCIe (with bridged pairs, the hops between pairs), and on a ring every
@@ -210,6 +218,7 @@ void sim_topo_allreduce(const sim_ring *r, double bytes, sim_allreduce *out)
 int sim_topo_nccl_channels(const sim_ring *r)
 {
     if (r->n < 2 || r->bw_gbps <= 0) return 0;
+    if (r->nvls_eff > 0 && r->nvls_eff * 2 * (r->n - 1) > r->n + 1) return r->nvls_channels;
     int ch = (int)ceil(r->bw_gbps / NCCL_CHANNEL_GBPS);
     return ch < NCCL_MIN_CHANNELS   ? NCCL_MIN_CHANNELS
            : ch > NCCL_MAX_CHANNELS ? NCCL_MAX_CHANNELS

@@ -73,6 +73,9 @@ extern const char *const sim_nvls_names[]; /* "auto", "off", NULL */
 /* The NVLS efficiency for a GPU of this compute capability under this PyTorch release (100 x
  * major + minor); 0 where NCCL has no NVLS. Only an NVSwitch box uses it (sim_topo_ring). */
 double sim_topo_nvls_efficiency(double compute_capability, int pytorch_version);
+/* The channels NCCL runs NVLS with in one node (src/transport/nvls.cc, NVLS_NCHANNELS_SM90 16,
+ * NVLS_NCHANNELS_SM100_NVL 24; NCCL 2.18's NCCL_NVLS_NCHANNELS default was 16 too). */
+int sim_topo_nvls_channels(double compute_capability);
 
 /* The kind of the slowest hop of the ring, which sets the per-hop latency. */
 typedef enum sim_path {
@@ -88,6 +91,7 @@ typedef struct sim_ring {
     double bw_gbps;
     sim_path path;
     double nvls_eff;
+    int nvls_channels;
 } sim_ring;
 
 /* Share of the slower GPU's pinned H2D rate that a hop through host memory reaches (NCCL's SHM
@@ -138,7 +142,9 @@ void sim_topo_allreduce(const sim_ring *r, double bytes, sim_allreduce *out);
 /* Channels (CUDA blocks, one SM each) NCCL runs an all-reduce of the ring with: NCCL uses the
  * fewest SMs that reach the platform's bandwidth, "2 SMs" on a PCIe system moving 12-24 GB/s and
  * "16 SMs" for 190 GB/s on a DGX (NVIDIA/nccl#689), about one per 12 GB/s; at least 2, at most
- * NCCL's MAXCHANNELS of 32 (NVIDIA/nccl#455). 0 for a ring with no hop. */
+ * NCCL's MAXCHANNELS of 32 (NVIDIA/nccl#455). Where NVLS moves large messages faster than the
+ * ring (efficiency x n / (n + 1) above the ring's n / (2 (n - 1)): 4 GPUs and up on Hopper, 8
+ * on Blackwell), NVLS's own channel count. 0 for a ring with no hop. */
 int sim_topo_nccl_channels(const sim_ring *r);
 
 /* Names for reports: "none", "bridge", "nvswitch", "mesh"; "tree", "ring", "nvls"; "LL", "LL128",

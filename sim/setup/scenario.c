@@ -228,6 +228,7 @@ static int resolve_topology(const sim_experiment *x, const cfg_experiment_set *s
     t->nvls_eff = x->system.nvls == SIM_NVLS_OFF
                       ? 0
                       : sim_topo_nvls_efficiency(hw->gpu.compute_capability, pytorch);
+    t->nvls_channels = sim_topo_nvls_channels(hw->gpu.compute_capability);
     t->sockets = sockets;
     t->socket_link_gbps = sim_topo_socket_link_gbps(hw->cpu.arch);
     if (t->nvlink != SIM_NVLINK_NONE && check_nvlink(hw, set, err)) return SIM_EINVAL;

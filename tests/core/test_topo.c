@@ -300,6 +300,26 @@ static void test_topo_nvls_allreduce_closed_form(void **state)
     assert_string_equal(sim_coll_algo_name(SIM_ALGO_NVLS), "nvls");
 }
 
+static void test_topo_nvls_channels(void **state)
+{
+    (void)state;
+    /* NVLS runs 16 channels on Hopper, 24 on Blackwell in one node (NCCL's nvls.cc), where it
+     * beats the ring on large messages: 0.85 x 2 (n - 1) > n + 1 from 4 Hopper GPUs, 0.74 x
+     * 2 (n - 1) > n + 1 from 8 Blackwell ones; else the ring's one channel per 12 GB/s. */
+    assert_int_equal(sim_topo_nvls_channels(9.0), 16);
+    assert_int_equal(sim_topo_nvls_channels(10.0), 24);
+    sim_ring r = {
+        .n = 8, .bw_gbps = 370.8, .path = SIM_PATH_NVLINK, .nvls_eff = 0.85, .nvls_channels = 16};
+    assert_int_equal(sim_topo_nccl_channels(&r), 16);
+    r.n = 2;
+    assert_int_equal(sim_topo_nccl_channels(&r), 31); /* ceil(370.8 / 12) */
+    r = (sim_ring){
+        .n = 4, .bw_gbps = 721.8, .path = SIM_PATH_NVLINK, .nvls_eff = 0.74, .nvls_channels = 24};
+    assert_int_equal(sim_topo_nccl_channels(&r), 32); /* the ring, at NCCL's 32 at most */
+    r.n = 8;
+    assert_int_equal(sim_topo_nccl_channels(&r), 24);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -316,6 +336,7 @@ int main(void)
         cmocka_unit_test(test_topo_small_sizes_pick_low_latency),
         cmocka_unit_test(test_topo_nvls_only_where_nccl_has_it),
         cmocka_unit_test(test_topo_nvls_allreduce_closed_form),
+        cmocka_unit_test(test_topo_nvls_channels),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
