@@ -158,7 +158,7 @@ sim_ring sim_topo_ring(const sim_hardware *hw, const int *gpus, int n)
 /* NCCL's latency tables (src/graph/tuning.cc, baseLat and hwLat), us: a fixed cost per
  * collective and a cost per hop, by algorithm and protocol; PCIe rows also serve the host
  * bounce. Single node: NCCL's intra-node tree is a chain, so both take 2 (n - 1) hops. NVLS has
- * no hops: one latency of 25 us (hwLat NVLink NVLS Simple, NCCL 2.19 on; 23 in 2.18). */
+ * no hops: one latency of 25 us (NVLink NVLS Simple, NCCL 2.21 on; 23 in 2.18 to 2.20). */
 static const double base_lat_us[SIM_ALGO_NVLS][SIM_PROTO_COUNT] = {
     [SIM_ALGO_TREE] = {6.8, 14.0, 8.4},
     [SIM_ALGO_RING] = {6.6, 14.0, 8.4},
