@@ -316,7 +316,9 @@ void sim_report_text(FILE *out, const sim_scenario *sc, const sim_result *res,
             hw->storage.label[0] ? hw->storage.label : hw->storage.name, hw->link.name,
             hw->link.lanes);
     if (hw->gpu_count > 1) {
-        fprintf(out, "links:    NVLink %s, P2P %s, PCIe slots", sim_nvlink_names[hw->topo.nvlink],
+        bool nvls = hw->topo.nvlink == SIM_NVLINK_NVSWITCH && hw->topo.nvls_eff > 0;
+        fprintf(out, "links:    NVLink %s%s, P2P %s, PCIe slots", sim_nvlink_names[hw->topo.nvlink],
+                nvls ? " (the switches reduce: NVLS)" : "",
                 hw->topo.p2p ? "yes" : "no (through host memory)");
         for (int i = 0; i < hw->gpu_count && i < 16; i++)
             fprintf(out, " x%d", sim_topo_gpu_lanes(hw, i));
