@@ -39,27 +39,39 @@ typedef struct saved {
     double aux_bytes; /* per sample, outside the tensor table (masks, indices, stats, casts) */
 } saved;
 
-/* Per-sample sizes of the allocations kept for backward, to round them at a given batch. */
+/* Per-sample sizes of the allocations kept for backward, to round them at a given batch, and
+ * for each the layer whose backward is the last to read it: the allocation is freed once
+ * backward has gone below that layer. */
 typedef struct alloc_list {
     double *bytes;
+    int *layer;
     int n, cap;
     int err;
 } alloc_list;
 
-static void alloc_add(alloc_list *a, double bytes)
+static void alloc_add(alloc_list *a, double bytes, int layer)
 {
     if (!a || bytes <= 0 || a->err) return;
     if (a->n == a->cap) {
         int cap = a->cap ? 2 * a->cap : 64;
         double *b = realloc(a->bytes, (size_t)cap * sizeof *b);
-        if (!b) {
+        if (b) a->bytes = b;
+        int *l = b ? realloc(a->layer, (size_t)cap * sizeof *l) : NULL;
+        if (!l) {
             a->err = SIM_ENOMEM;
             return;
         }
-        a->bytes = b;
+        a->layer = l;
         a->cap = cap;
     }
-    a->bytes[a->n++] = bytes;
+    a->bytes[a->n] = bytes;
+    a->layer[a->n++] = layer;
+}
+
+static void alloc_free(alloc_list *a)
+{
+    free(a->bytes);
+    free(a->layer);
 }
 
 /* Bytes the caching allocator adds to a request of `bytes` (see the file comment). */
@@ -197,7 +209,10 @@ static int segment_of(int block, int n_blocks, int segments)
 
 /* Saved bytes per sample of the layers in checkpoint segment `seg` (-1: layers outside any
  * checkpointed segment, i.e. all of them without checkpointing), counting each tensor once;
- * tensors already marked in `seen` are skipped, and newly counted ones are marked. */
+ * tensors already marked in `seen` are skipped, and newly counted ones are marked. Layers run
+ * in forward order, so a tensor is counted at the first layer that keeps it, the last whose
+ * backward reads it; with checkpointing every allocation is taken as live through the whole of
+ * backward (layer 0), as the recomputed segments make their lifetimes no simpler to follow. */
 static double saved_bytes(const mdl_net *net, sim_precision p, unsigned char *seen, int seg,
                           int segments, alloc_list *allocs)
 {
@@ -208,15 +223,16 @@ static double saved_bytes(const mdl_net *net, sim_precision p, unsigned char *se
         if (my != seg) continue;
         saved s;
         layer_saved(net, l, p, &s);
+        int freed_after = segments ? 0 : i;
         sum += s.aux_bytes;
-        alloc_add(allocs, s.aux_bytes); /* a layer's extras rounded as one allocation */
+        alloc_add(allocs, s.aux_bytes, freed_after); /* a layer's extras: one allocation */
         for (int j = 0; j < s.n; j++)
             if (!seen[s.ids[j]]) {
                 seen[s.ids[j]] = 1;
                 const mdl_tensor *t = &net->tensors[s.ids[j]];
                 double b = t->elems * mdl_dtype_bytes((mdl_dtype)t->dtype, p);
                 sum += b;
-                alloc_add(allocs, b);
+                alloc_add(allocs, b, freed_after);
             }
     }
     return sum;
@@ -255,7 +271,7 @@ static double activations_per_sample(const mdl_net *net, const mdl_options *o, a
                 const mdl_tensor *t = &net->tensors[l->in];
                 double b = t->elems * mdl_dtype_bytes((mdl_dtype)t->dtype, p);
                 sum += b;
-                alloc_add(allocs, b);
+                alloc_add(allocs, b, 0);
             }
             last = sg;
         }
@@ -277,9 +293,10 @@ static double activations_per_sample(const mdl_net *net, const mdl_options *o, a
     return sum;
 }
 
-/* Largest per-sample working set of one layer in backward: gradients of its input and output
- * (eager attention: of the score matrix). */
-static double transient_per_sample(const mdl_net *net, sim_precision p)
+/* Per-sample working set of each layer in backward, into per_layer[i] (when not NULL):
+ * gradients of its input and output (eager attention: of the score matrix); returns the
+ * largest. */
+static double transient_per_sample(const mdl_net *net, sim_precision p, double *per_layer)
 {
     double worst = 0;
     for (int i = 0; i < net->n_layers; i++) {
@@ -294,6 +311,7 @@ static double transient_per_sample(const mdl_net *net, sim_precision p)
         if (l->kind == MDL_L_ATTN && !(l->flags & MDL_F_FLASH))
             b = 2.0 * l->heads * l->seq * l->seq * 4;
         if (l->kind == MDL_L_LOSS_CE) b = 2.0 * l->rows * l->aux * 4;
+        if (per_layer) per_layer[i] = b;
         if (b > worst) worst = b;
     }
     return worst;
@@ -340,8 +358,41 @@ typedef struct fixed {
     alloc_list act_allocs;          /* per-sample sizes of the saved allocations */
     double param_rounding; /* of every parameter-shaped tensor: weights, grads, states, copies */
     bool grads_kept;       /* gradients live through forward and backward */
+    /* Per layer, training only (backward_peak): the working set per sample, the gradient bytes
+     * backward has allocated once it reaches the layer (its parameters' and the later layers'),
+     * and scratch for the saved bytes freed after it at one batch, as stored and as rounded. */
+    int n_layers;
+    double *transient, *grads_from, *freed, *freed_rounding;
     mdl_memory base;
 } fixed;
+
+static void fixed_free(fixed *f)
+{
+    alloc_free(&f->act_allocs);
+    free(f->transient);
+    free(f->grads_from);
+    free(f->freed);
+    free(f->freed_rounding);
+}
+
+/* Per-layer arrays of a training step's backward (fixed's comment); grads_bytes is the total. */
+static int layer_arrays(const mdl_net *net, sim_precision p, double grads_bytes, fixed *f)
+{
+    int n = net->n_layers;
+    f->n_layers = n;
+    f->transient = calloc((size_t)n, sizeof *f->transient);
+    f->grads_from = calloc((size_t)n, sizeof *f->grads_from);
+    f->freed = calloc((size_t)n, sizeof *f->freed);
+    f->freed_rounding = calloc((size_t)n, sizeof *f->freed_rounding);
+    if (!f->transient || !f->grads_from || !f->freed || !f->freed_rounding) return SIM_ENOMEM;
+    transient_per_sample(net, p, f->transient);
+    double params = mdl_net_params(net), after = 0;
+    for (int i = n - 1; i >= 0; i--) {
+        after += net->layers[i].params;
+        f->grads_from[i] = params > 0 ? grads_bytes * after / params : 0;
+    }
+    return SIM_OK;
+}
 
 /* Rounding of the parameter-shaped tensors: each layer's parameters taken as equal tensors,
  * each stored `copies` times at `bytes` per element (and AMP's half copies). */
@@ -381,7 +432,8 @@ static int compute_fixed(const mdl_net *net, const mdl_options *o, fixed *f)
     memset(f, 0, sizeof *f);
     /* accumulation keeps the earlier micro-batches' gradients; without an optimizer nothing
      * clears them between steps */
-    f->grads_kept = o->accum_steps > 1 || o->optimizer == MDL_OPT_NONE;
+    f->grads_kept =
+        o->accum_steps > 1 || o->optimizer == MDL_OPT_NONE || mdl_zero_grad_mode(o) == MDL_ZG_ZERO;
     sim_precision p = o->precision;
     bool amp = p == SIM_PREC_AMP_FP16 || p == SIM_PREC_AMP_BF16;
     bool half = p == SIM_PREC_FP16 || p == SIM_PREC_BF16;
@@ -392,7 +444,7 @@ static int compute_fixed(const mdl_net *net, const mdl_options *o, fixed *f)
     m->workspace_bytes =
         MDL_CUBLAS_WORKSPACE_BYTES + (has_conv(net) ? MDL_CUDNN_WORKSPACE_BYTES : 0);
     m->context_bytes = MDL_CUDA_CONTEXT_BYTES;
-    f->per_sample_transient = transient_per_sample(net, p);
+    f->per_sample_transient = transient_per_sample(net, p, NULL);
     if (o->inference) { /* no_grad: no gradients, no optimizer, nothing kept for backward */
         f->param_rounding = param_rounding(net, 1, wb, amp);
         return SIM_OK;
@@ -403,10 +455,46 @@ static int compute_fixed(const mdl_net *net, const mdl_options *o, fixed *f)
     int err = 0;
     f->per_sample_act = activations_per_sample(net, o, &f->act_allocs, &err);
     f->pair_saved = pair_matrices(net, &f->pair_transient);
-    return err ? err : f->act_allocs.err;
+    if (err || f->act_allocs.err) return err ? err : f->act_allocs.err;
+    return layer_arrays(net, p, m->grads_bytes, f);
 }
 
-static void fill(const fixed *f, int batch, mdl_memory *m)
+/* The peak of backward at this batch, walking it from the last layer to the first: at layer i
+ * the saved allocations of layers 0..i are live (those only later layers read are freed), with
+ * layer i's working set and the gradients allocated so far (all of them when they are kept:
+ * accumulation, no optimizer, or zero_grad() that zeroes them in place instead of freeing
+ * them). *rounding gets the allocator's rounding of what is live there, *transient the
+ * working set. Returns the bytes, rounding apart. */
+static double backward_peak(fixed *f, int batch, double base, double grads, double *rounding,
+                            double *transient)
+{
+    double pair = MDL_PAIR_BYTES * batch * batch, pair_transient = f->pair_transient * pair;
+    for (int i = 0; i < f->n_layers; i++)
+        f->freed[i] = f->freed_rounding[i] = 0;
+    for (int j = 0; j < f->act_allocs.n; j++) {
+        double b = f->act_allocs.bytes[j] * batch;
+        f->freed[f->act_allocs.layer[j]] += b;
+        f->freed_rounding[f->act_allocs.layer[j]] += rounding_of(b);
+    }
+    double live = base + f->pair_saved * pair, live_rounding = f->pair_saved * rounding_of(pair);
+    double best = -1, best_total = -1;
+    for (int i = 0; i < f->n_layers; i++) {
+        live += f->freed[i];
+        live_rounding += f->freed_rounding[i];
+        double t = f->transient[i] * batch;
+        if (pair_transient > t) t = pair_transient;
+        double bytes = live + t + (f->grads_kept ? grads : f->grads_from[i]);
+        if (bytes + live_rounding > best_total) {
+            best_total = bytes + live_rounding;
+            best = bytes;
+            *rounding = live_rounding;
+            *transient = t;
+        }
+    }
+    return best;
+}
+
+static void fill(fixed *f, int batch, mdl_memory *m)
 {
     *m = f->base;
     m->batch = batch;
@@ -414,27 +502,23 @@ static void fill(const fixed *f, int batch, mdl_memory *m)
     m->activations_bytes = f->per_sample_act * batch + f->pair_saved * pair;
     m->transient_bytes = f->per_sample_transient * batch;
     if (pair_transient > m->transient_bytes) m->transient_bytes = pair_transient;
-    double acts = m->weight_copies_bytes + m->activations_bytes + m->transient_bytes;
-    /* zero_grad(set_to_none=True) frees the gradients before forward; backward allocates them
-     * layer by layer while it frees that layer's activations, so the two trade places and their
-     * sum peaks at one end: max(activations, gradients). With accumulation (or no optimizer)
-     * the gradients are already there during the whole pass. */
-    double bwd =
-        f->grads_kept ? acts + m->grads_bytes : (acts > m->grads_bytes ? acts : m->grads_bytes);
-    double opt = m->grads_bytes + m->optimizer_temp_bytes;
-    double dynamic = bwd > opt ? bwd : opt;
     m->rounding_bytes = f->param_rounding;
-    if (bwd >= opt) /* the saved activations are live at the peak */
-    {
-        for (int i = 0; i < f->act_allocs.n; i++)
-            m->rounding_bytes += rounding_of(f->act_allocs.bytes[i] * batch);
-        m->rounding_bytes += f->pair_saved * rounding_of(pair);
+    double bwd = m->weight_copies_bytes + m->transient_bytes, bwd_rounding = 0;
+    if (f->n_layers > 0) /* training: else the forward alone, its largest layer */
+        bwd = backward_peak(f, batch, m->weight_copies_bytes, m->grads_bytes, &bwd_rounding,
+                            &m->transient_bytes);
+    double opt = m->grads_bytes + m->optimizer_temp_bytes;
+    if (bwd + bwd_rounding >= opt) { /* the peak is in backward, with what is live there */
+        m->peak_bytes = bwd;
+        m->rounding_bytes += bwd_rounding;
+    } else {
+        m->peak_bytes = opt;
     }
-    m->peak_bytes = m->weights_bytes + m->optimizer_bytes + dynamic + m->workspace_bytes +
-                    m->context_bytes + m->rounding_bytes;
+    m->peak_bytes += m->weights_bytes + m->optimizer_bytes + m->workspace_bytes + m->context_bytes +
+                     m->rounding_bytes;
 }
 
-static int search_max_batch(const fixed *f, double cap)
+static int search_max_batch(fixed *f, double cap)
 {
     mdl_memory m;
     fill(f, 1, &m);
@@ -469,7 +553,7 @@ int mdl_memory_estimate(const mdl_net *net, const mdl_options *opt, double capac
         return sim_err_set(err, SIM_EINVAL, NULL, 0, 0, "memory of an empty or broken net");
     fixed f;
     if (compute_fixed(net, opt, &f)) {
-        free(f.act_allocs.bytes);
+        fixed_free(&f);
         return sim_err_set(err, SIM_ENOMEM, NULL, 0, 0, "out of memory");
     }
     fill(&f, opt->batch, out);
@@ -479,7 +563,7 @@ int mdl_memory_estimate(const mdl_net *net, const mdl_options *opt, double capac
         out->oom = out->peak_bytes > capacity_bytes;
         out->max_batch = search_max_batch(&f, capacity_bytes);
     }
-    free(f.act_allocs.bytes);
+    fixed_free(&f);
     return SIM_OK;
 }
 

@@ -1,8 +1,10 @@
 /* memory.h — GPU memory footprint of a training step, the OOM verdict, and the largest batch.
  * Peak = weights + optimizer state
- *        + max(backward: AMP weight copies + activations saved for backward + backward working
- *                  set, traded against the gradients as backward frees one and allocates the
- *                  other (summed when gradient accumulation keeps gradients alive),
+ *        + max(backward: the largest, over its layers from the last to the first, of AMP
+ *                  weight copies + the activations still saved (those only later layers read
+ *                  are freed) + the layer's working set + the gradients allocated so far (all
+ *                  of them when accumulation, no optimizer or an in-place zero_grad keeps
+ *                  them),
  *              optimizer step: gradients + optimizer temporaries)
  *        + cuBLAS/cuDNN workspace + CUDA context + the caching allocator's rounding of each
  *          allocation (memory.c says why reserved-but-free memory is not counted).
@@ -31,8 +33,9 @@ typedef struct mdl_memory {
     double optimizer_bytes;      /* SGD momentum: 1 x params; Adam: exp_avg + exp_avg_sq */
     double activations_bytes;    /* saved for backward, x batch (checkpointing: segment inputs
                                     + the largest segment), + in-batch losses' b x b matrices */
-    double transient_bytes;      /* largest backward working set (gradients in and out; an
-                                    in-batch loss: two b x b gradients) */
+    double transient_bytes;      /* backward working set at the peak (gradients in and out of
+                                    that layer; an in-batch loss: two b x b gradients); in
+                                    inference the largest layer's input and output */
     double optimizer_temp_bytes; /* foreach temporaries (SGD weight decay list, Adam sqrt list) */
     double workspace_bytes;      /* cuBLAS (+ cuDNN for conv nets) */
     double context_bytes;        /* CUDA context, kernels and library handles */

@@ -204,6 +204,55 @@ static void test_memory_batches_that_ran_fit(void **state)
     assert_false(estimate("bert-base", &o, 180).oom);
 }
 
+/* timm's training benchmark on the 24 GiB RTX 3090 (AMP, SGD for-loop, PyTorch 1.12; session 21,
+ * docs/accuracy.md "No max_batch row"): VGG-13 ran at 512 in NCHW and EfficientNet-B0 at 512 in
+ * channels_last. Counting every saved activation live beside the largest layer's working set
+ * called both out of memory (444 and 505); backward frees the later layers' activations before
+ * it reaches the 224x224 layers whose gradients are the largest. */
+static void test_memory_timm_batches_that_ran_fit(void **state)
+{
+    (void)state;
+    mdl_options o = opts(512, SIM_PREC_AMP_FP16, MDL_OPT_SGD);
+    o.opt_impl = MDL_IMPL_FORLOOP;
+    o.pytorch = 112;
+    assert_false(estimate("vgg13", &o, 24).oom);
+    o.channels_last = true;
+    assert_false(estimate("efficientnet_b0", &o, 24).oom);
+}
+
+/* The backward peak is the largest sum along backward, not the sum of the largest parts: VGG-13's
+ * 224x224 layers have the largest working set, and backward reaches them after freeing most of
+ * what the later layers kept, so the peak holds less than all the activations plus that working
+ * set, and at least all the activations (live when backward starts). */
+static void test_memory_backward_frees_later_layers(void **state)
+{
+    (void)state;
+    mdl_options o = opts(256, SIM_PREC_AMP_FP16, MDL_OPT_SGD);
+    mdl_memory m = estimate("vgg13", &o, 0), in = m;
+    o.inference = true;
+    in = estimate("vgg13", &o, 0); /* its working set: the largest layer's */
+    double fixed_parts = m.weights_bytes + m.optimizer_bytes + m.weight_copies_bytes +
+                         m.workspace_bytes + m.context_bytes + m.rounding_bytes;
+    assert_true(m.transient_bytes < in.transient_bytes);
+    assert_true(m.peak_bytes < fixed_parts + m.activations_bytes + in.transient_bytes);
+    assert_true(m.peak_bytes > fixed_parts + m.activations_bytes);
+}
+
+/* zero_grad() before PyTorch 2.0 zeroes the gradients in place (set_to_none=False), so they are
+ * live through forward and backward; set_to_none frees them, and backward allocates them as it
+ * goes, fewer at the peak. The difference is at most the gradients. */
+static void test_memory_zeroed_gradients_stay(void **state)
+{
+    (void)state;
+    mdl_options o = opts(64, SIM_PREC_FP32, MDL_OPT_SGD);
+    o.zero_grad = MDL_ZG_ZERO;
+    mdl_memory zero = estimate("resnet50", &o, 0);
+    o.zero_grad = MDL_ZG_SET_TO_NONE;
+    mdl_memory none = estimate("resnet50", &o, 0);
+    assert_true(zero.peak_bytes > none.peak_bytes);
+    assert_true(zero.peak_bytes - none.peak_bytes <= zero.grads_bytes);
+}
+
 /* The caching allocator rounds requests to 512 B, and those over 10 MiB to 2 MiB: the
  * rounding is never negative, at most 2 MiB per allocation, and nil when every large tensor is a
  * multiple of 2 MiB (BERT-base at sequence 384, batch 320: 384 x 768 x 2 B x 320 = 90 x 2 MiB),
@@ -260,6 +309,9 @@ int main(void)
         cmocka_unit_test(test_memory_max_batch_monotone),
         cmocka_unit_test(test_memory_verdict),
         cmocka_unit_test(test_memory_batches_that_ran_fit),
+        cmocka_unit_test(test_memory_timm_batches_that_ran_fit),
+        cmocka_unit_test(test_memory_backward_frees_later_layers),
+        cmocka_unit_test(test_memory_zeroed_gradients_stay),
         cmocka_unit_test(test_memory_allocator_rounding),
         cmocka_unit_test(test_memory_inbatch_matrices_are_b_squared),
     };
