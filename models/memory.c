@@ -39,12 +39,17 @@ typedef struct saved {
     double aux_bytes; /* per sample, outside the tensor table (masks, indices, stats, casts) */
 } saved;
 
-/* Per-sample sizes of the allocations kept for backward, to round them at a given batch, and
- * for each the layer whose backward is the last to read it: the allocation is freed once
- * backward has gone below that layer. */
+/* An allocation kept for backward: its size per sample, rounded at a given batch, and the layer
+ * whose backward is the last to read it, after which it is freed. */
+typedef struct alloc {
+    double bytes;
+    int layer;
+} alloc;
+
+/* The saved allocations in the order they are added, which is by layer, never decreasing
+ * (saved_bytes): backward_peak reads them in one pass. */
 typedef struct alloc_list {
-    double *bytes;
-    int *layer;
+    alloc *a;
     int n, cap;
     int err;
 } alloc_list;
@@ -52,26 +57,18 @@ typedef struct alloc_list {
 static void alloc_add(alloc_list *a, double bytes, int layer)
 {
     if (!a || bytes <= 0 || a->err) return;
+    SIM_ASSERT(a->n == 0 || layer >= a->a[a->n - 1].layer);
     if (a->n == a->cap) {
         int cap = a->cap ? 2 * a->cap : 64;
-        double *b = realloc(a->bytes, (size_t)cap * sizeof *b);
-        if (b) a->bytes = b;
-        int *l = b ? realloc(a->layer, (size_t)cap * sizeof *l) : NULL;
-        if (!l) {
+        alloc *b = realloc(a->a, (size_t)cap * sizeof *b);
+        if (!b) {
             a->err = SIM_ENOMEM;
             return;
         }
-        a->layer = l;
+        a->a = b;
         a->cap = cap;
     }
-    a->bytes[a->n] = bytes;
-    a->layer[a->n++] = layer;
-}
-
-static void alloc_free(alloc_list *a)
-{
-    free(a->bytes);
-    free(a->layer);
+    a->a[a->n++] = (alloc){bytes, layer};
 }
 
 /* Bytes the caching allocator adds to a request of `bytes` (see the file comment). */
@@ -358,21 +355,19 @@ typedef struct fixed {
     alloc_list act_allocs;          /* per-sample sizes of the saved allocations */
     double param_rounding; /* of every parameter-shaped tensor: weights, grads, states, copies */
     bool grads_kept;       /* gradients live through forward and backward */
-    /* Per layer, training only (backward_peak): the working set per sample, the gradient bytes
-     * backward has allocated once it reaches the layer (its parameters' and the later layers'),
-     * and scratch for the saved bytes freed after it at one batch, as stored and as rounded. */
+    /* Per layer, training only (backward_peak): the working set per sample, and the gradient
+     * bytes backward has allocated once it reaches the layer (its parameters' and the later
+     * layers'). */
     int n_layers;
-    double *transient, *grads_from, *freed, *freed_rounding;
+    double *transient, *grads_from;
     mdl_memory base;
 } fixed;
 
 static void fixed_free(fixed *f)
 {
-    alloc_free(&f->act_allocs);
+    free(f->act_allocs.a);
     free(f->transient);
     free(f->grads_from);
-    free(f->freed);
-    free(f->freed_rounding);
 }
 
 /* Per-layer arrays of a training step's backward (fixed's comment); grads_bytes is the total. */
@@ -382,9 +377,7 @@ static int layer_arrays(const mdl_net *net, sim_precision p, double grads_bytes,
     f->n_layers = n;
     f->transient = calloc((size_t)n, sizeof *f->transient);
     f->grads_from = calloc((size_t)n, sizeof *f->grads_from);
-    f->freed = calloc((size_t)n, sizeof *f->freed);
-    f->freed_rounding = calloc((size_t)n, sizeof *f->freed_rounding);
-    if (!f->transient || !f->grads_from || !f->freed || !f->freed_rounding) return SIM_ENOMEM;
+    if (!f->transient || !f->grads_from) return SIM_ENOMEM;
     transient_per_sample(net, p, f->transient);
     double params = mdl_net_params(net), after = 0;
     for (int i = n - 1; i >= 0; i--) {
@@ -465,22 +458,20 @@ static int compute_fixed(const mdl_net *net, const mdl_options *o, fixed *f)
  * accumulation, no optimizer, or zero_grad() that zeroes them in place instead of freeing
  * them). *rounding gets the allocator's rounding of what is live there, *transient the
  * working set. Returns the bytes, rounding apart. */
-static double backward_peak(fixed *f, int batch, double base, double grads, double *rounding,
+static double backward_peak(const fixed *f, int batch, double base, double grads, double *rounding,
                             double *transient)
 {
     double pair = MDL_PAIR_BYTES * batch * batch, pair_transient = f->pair_transient * pair;
-    for (int i = 0; i < f->n_layers; i++)
-        f->freed[i] = f->freed_rounding[i] = 0;
-    for (int j = 0; j < f->act_allocs.n; j++) {
-        double b = f->act_allocs.bytes[j] * batch;
-        f->freed[f->act_allocs.layer[j]] += b;
-        f->freed_rounding[f->act_allocs.layer[j]] += rounding_of(b);
-    }
     double live = base + f->pair_saved * pair, live_rounding = f->pair_saved * rounding_of(pair);
     double best = -1, best_total = -1;
+    const alloc_list *s = &f->act_allocs;
+    int j = 0;
     for (int i = 0; i < f->n_layers; i++) {
-        live += f->freed[i];
-        live_rounding += f->freed_rounding[i];
+        for (; j < s->n && s->a[j].layer <= i; j++) { /* live from layer i down */
+            double b = s->a[j].bytes * batch;
+            live += b;
+            live_rounding += rounding_of(b);
+        }
         double t = f->transient[i] * batch;
         if (pair_transient > t) t = pair_transient;
         double bytes = live + t + (f->grads_kept ? grads : f->grads_from[i]);
@@ -494,7 +485,7 @@ static double backward_peak(fixed *f, int batch, double base, double grads, doub
     return best;
 }
 
-static void fill(fixed *f, int batch, mdl_memory *m)
+static void fill(const fixed *f, int batch, mdl_memory *m)
 {
     *m = f->base;
     m->batch = batch;
@@ -518,7 +509,7 @@ static void fill(fixed *f, int batch, mdl_memory *m)
                      m->rounding_bytes;
 }
 
-static int search_max_batch(fixed *f, double cap)
+static int search_max_batch(const fixed *f, double cap)
 {
     mdl_memory m;
     fill(f, 1, &m);
