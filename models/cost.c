@@ -243,7 +243,7 @@ static double compute_efficiency(const mdl_kernel *k, const sim_gpu_desc *gpu, i
     double e = mdl_efficiency_at(&gpu->eff_cuda, MDL_CURVE_CUDA, work, peak);
     if (gpu->eff_cuda.n != 0) return e;
     if (mdl_fp32_lanes_per_sm(gpu) > 96) e *= MDL_WIDE_FP32_EFF;
-    if (k->math == MDL_MATH_CONV) e *= MDL_CUDNN_SIMT_CONV_EFF;
+    if (k->math == MDL_MATH_CONV || k->math == MDL_MATH_CONV_DIRECT) e *= MDL_CUDNN_SIMT_CONV_EFF;
     return e;
 }
 

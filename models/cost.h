@@ -30,11 +30,12 @@
 
 /* Which arithmetic a kernel does; together with the precision it picks the unit and the peak. */
 typedef enum mdl_math {
-    MDL_MATH_NONE, /* not a kernel: CPU-only op or a sync */
-    MDL_MATH_GEMM, /* cuBLAS matmul: tensor cores in fp16/bf16 (and tf32 when asked) */
-    MDL_MATH_CONV, /* cuDNN convolution: like GEMM, but fp32 runs as TF32 by default */
-    MDL_MATH_ATTN, /* fused attention (SDPA flash): tensor cores in half precision */
-    MDL_MATH_SIMT, /* CUDA-core arithmetic: elementwise, reductions, depthwise conv */
+    MDL_MATH_NONE,        /* not a kernel: CPU-only op or a sync */
+    MDL_MATH_GEMM,        /* cuBLAS matmul: tensor cores in fp16/bf16 (and tf32 when asked) */
+    MDL_MATH_CONV,        /* cuDNN convolution: like GEMM, but fp32 runs as TF32 by default */
+    MDL_MATH_CONV_DIRECT, /* cuDNN's grouped direct convolution: CUDA cores at any precision */
+    MDL_MATH_ATTN,        /* fused attention (SDPA flash): tensor cores in half precision */
+    MDL_MATH_SIMT,        /* CUDA-core arithmetic: elementwise, reductions, depthwise conv */
 } mdl_math;
 
 /* Elements per SM clock that cuDNN's NCHW batch-norm kernels (bn_fw_tr_1C11_kernel_NCHW,

@@ -434,6 +434,20 @@ static bool depthwise(const mdl_layer *l)
     return l->groups > 1 && l->groups == conv_cin(l) && l->n == conv_cin(l);
 }
 
+/* How cuDNN runs a convolution's passes. A grouped one that is not depthwise (ResNeXt's 3x3s:
+ * 32 or 64 groups of 4 to 64 channels) goes to cuDNN's grouped direct kernel,
+ * cudnn::cnn::conv2d_grouped_direct_kernel, on the CUDA cores at any precision: an nsys profile
+ * of a ResNeXt grouped 3x3 in fp16 on an H200 (PyTorch 2.9) shows that kernel and the bias add,
+ * no tensor-core implicit GEMM (tile-ai/TileOPs#1568, 0.72 TFLOP/s there). It is priced like
+ * cuDNN's other CUDA-core convolution kernels (cost.h, MDL_CUDNN_SIMT_CONV_EFF); its FLOPs are
+ * the grouped ones. The NCHW layout transposes stay (nchw_transposes): that profile does not say
+ * the layout, and without them timm's NCHW ResNeXt rows run faster than measured. Every other
+ * convolution is an implicit GEMM, on tensor cores where the precision has them. */
+static uint8_t conv_math(const mdl_layer *l)
+{
+    return l->groups > 1 && !depthwise(l) ? MDL_MATH_CONV_DIRECT : MDL_MATH_CONV;
+}
+
 /* PyTorch's check_cudnn_depthwise_workload (aten/src/ATen/native/Convolution.cpp, from
  * pytorch#22302, PyTorch 1.2; kept for cuDNN before 8.2): the shapes of a 3x3 or 1x1 fp16 NCHW
  * depthwise convolution whose cuDNN kernels beat PyTorch's own on a V100, by batch bs, channels
@@ -616,7 +630,7 @@ static void fwd_conv(ctx *c, const mdl_layer *l)
     else
         winograd_pass(
             c, l,
-            gemm(c, "conv_fwd", MDL_MATH_CONV, B * l->m, (double)l->n, (double)l->k, 1, bytes, ns),
+            gemm(c, "conv_fwd", conv_math(l), B * l->m, (double)l->n, (double)l->k, 1, bytes, ns),
             MDL_WINO_FWD);
     if (tr) transpose(c, "nhwc_to_nchw", B * out, c->act, c->d->extra_launch_ns);
     if (l->flags & MDL_F_BIAS)
@@ -1130,16 +1144,16 @@ static void bwd_conv(ctx *c, const mdl_layer *l)
             if (tr) ns = transposes_in(c, B * out, "nchw_to_nhwc_filter", l->params, c->cb, ns);
             winograd_pass(
                 c, l,
-                gemm(c, "conv_dgrad", MDL_MATH_CONV, M, cin, flops / (2 * M * cin), 1, bytes, ns),
+                gemm(c, "conv_dgrad", conv_math(l), M, cin, flops / (2 * M * cin), 1, bytes, ns),
                 MDL_WINO_DGRAD);
             ns = D->extra_launch_ns;
             if (tr) transpose(c, "nhwc_to_nchw", B * in, c->act, ns);
         }
         if (tr) ns = transposes_in(c, B * in, "nchw_to_nhwc", B * out, c->act, ns);
-        winograd_pass(c, l,
-                      gemm(c, "conv_wgrad", MDL_MATH_CONV, (double)l->n, (double)l->k, B * l->m, 1,
-                           bytes, ns),
-                      MDL_WINO_WGRAD);
+        winograd_pass(
+            c, l,
+            gemm(c, "conv_wgrad", conv_math(l), (double)l->n, (double)l->k, B * l->m, 1, bytes, ns),
+            MDL_WINO_WGRAD);
         if (tr) transpose(c, "nhwc_to_nchw_filter", l->params, c->cb, D->extra_launch_ns);
     }
     if (casts_input(c, l)) elem(c, "input_grad_cast", B * in, B * in * (2 + 4), 0, D->bwd_op_ns);

@@ -235,6 +235,35 @@ static void test_expand_native_depthwise_taps(void **state)
     }
 }
 
+/* ResNeXt-50 32x4d's 16 grouped 3x3 convolutions run on cuDNN's grouped direct kernel (CUDA
+ * cores, MDL_MATH_CONV_DIRECT) in all three passes, in half precision too; its ungrouped ones
+ * stay implicit GEMMs; ResNet-50, without groups, has none. */
+static void test_expand_grouped_conv_direct(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *model;
+        size_t direct;
+    } cases[] = {{"resnext50_32x4d", 16 * 3}, {"resnet50", 0}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        mdl_options o = opts(8, SIM_PREC_AMP_FP16);
+        run r;
+        expand(cases[i].model, &o, &r);
+        size_t direct = 0, gemm = 0;
+        for (size_t j = 0; j < r.step.n; j++) {
+            const mdl_kernel *k = &r.step.k[j];
+            if (k->math == MDL_MATH_CONV_DIRECT) {
+                assert_true(strncmp(k->op, "conv_", 5) == 0);
+                direct++;
+            }
+            if (k->math == MDL_MATH_CONV) gemm++;
+        }
+        assert_int_equal(direct, cases[i].direct);
+        assert_true(gemm > 0);
+        done(&r);
+    }
+}
+
 /* Eager attention copies Q, K^T and V to fold (batch, heads) into bmm's batch, and in backward
  * the context's gradient and the three projections' gradients: 3 + 4 copies of a
  * (batch x seq x hidden) tensor per layer, 12 layers in BERT-base; SDPA reads the strided views
@@ -1295,6 +1324,7 @@ int main(void)
         cmocka_unit_test(test_expand_winograd_candidates),
         cmocka_unit_test(test_expand_nchw_batchnorm_channel_limit),
         cmocka_unit_test(test_expand_native_depthwise_taps),
+        cmocka_unit_test(test_expand_grouped_conv_direct),
         cmocka_unit_test(test_expand_row_kernel_passes),
         cmocka_unit_test(test_expand_eager_attention_head_split_copies),
         cmocka_unit_test(test_expand_nvidia_bert_copies_only_the_gradients),
