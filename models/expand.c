@@ -76,6 +76,9 @@ static const int mta_max_tensors[5] = {110, 64, 48, 36, 30};
 
 /* PyTorch's vectorized elementwise kernels: 128 threads x 4 elements per block. */
 #define ELEMS_PER_BLOCK 512.0
+/* Layers from a squeeze-and-excitation's pool to its scale: pool, two 1x1 convolutions with
+ * their activations, the multiply (mdl_addcmul's and EfficientNet's SE blocks take six). */
+#define SE_MAX_LAYERS 8
 
 static const char *const phase_names[MDL_PH_COUNT] = {
     [MDL_PH_STEP] = "step",    [MDL_PH_FWD] = "forward",         [MDL_PH_LOSS] = "loss",
@@ -951,6 +954,27 @@ static bool fused_dropout_add(const ctx *c, const mdl_layer *l)
     return next->kind == MDL_L_ADD && next->in == l->out && next->in2 >= 0;
 }
 
+/* A global average pool that squeezes its input for a squeeze-and-excitation whose broadcast
+ * multiply (within the next few layers) scales that same input: the input then has two
+ * consumers, and in backward autograd adds their gradients in one more kernel. */
+static bool squeezes_for_scale(const ctx *c, const mdl_layer *l)
+{
+    if (l->kind != MDL_L_AVGPOOL || l->kh > 0) return false;
+    const mdl_layer *end = c->net->layers + c->net->n_layers;
+    for (const mdl_layer *n = l + 1; n < end && n <= l + SE_MAX_LAYERS; n++)
+        if (n->kind == MDL_L_MUL && (n->flags & MDL_F_BROADCAST) && n->in == l->in) return true;
+    return false;
+}
+
+/* The broadcast multiply whose product the next layer, a torch.addcmul, adds to its residual in
+ * the same kernel (mdl_addcmul). */
+static const mdl_layer *addcmul_of(const ctx *c, const mdl_layer *l)
+{
+    if (l->kind != MDL_L_MUL || l + 1 >= c->net->layers + c->net->n_layers) return NULL;
+    const mdl_layer *next = l + 1;
+    return (next->flags & MDL_F_ADDCMUL) && next->in == l->out ? next : NULL;
+}
+
 /* The add that fused_dropout_add folded into the dropout before it. */
 static bool fused_into_dropout(const ctx *c, const mdl_layer *l)
 {
@@ -1011,12 +1035,18 @@ static void fwd_layer(ctx *c, const mdl_layer *l)
         cpu(c, "flatten_view", D->view_op_ns);
         break;
     case MDL_L_ADD:
-        if (!fused_into_dropout(c, l))
+        if (!fused_into_dropout(c, l) && !(l->flags & MDL_F_ADDCMUL))
             elem(c, "add", out, in * (ib + tbytes(c, l->in2)) + out * ob, out, D->py_op_ns);
         break;
     case MDL_L_MUL: {
         double n2 = c->B * telems(c, l->in2), b2 = tbytes(c, l->in2);
-        if (l->flags & MDL_F_BROADCAST) /* x * s[c]: s is broadcast over the image */
+        const mdl_layer *addc = addcmul_of(c, l);
+        if (addc) /* residual + x * s[c] in one legacy-loop kernel (s is broadcast) */
+            elem_strided(c, "addcmul", out,
+                         in * ib + n2 * b2 + c->B * telems(c, addc->in2) * tbytes(c, addc->in2) +
+                             out * ob,
+                         2 * out, D->py_op_ns);
+        else if (l->flags & MDL_F_BROADCAST) /* x * s[c]: s is broadcast over the image */
             elem_strided(c, "mul", out, in * ib + n2 * b2 + out * ob, out, D->py_op_ns);
         else
             elem(c, "mul", out, in * ib + n2 * b2 + out * ob, out, D->py_op_ns);
@@ -1414,10 +1444,14 @@ static void bwd_layer(ctx *c, const mdl_layer *l)
     case MDL_L_AVGPOOL:
         elem(c, l->kh > 0 ? "avgpool_window_bwd" : "avgpool_bwd", in, in * ib + out * ob, in,
              D->bwd_op_ns);
+        if (squeezes_for_scale(c, l)) /* autograd's InputBuffer adds the scale's gradient */
+            elem(c, "grad_sum_fork", in, 3 * in * ib, in, D->extra_launch_ns);
         break;
     case MDL_L_ADD:
-        /* The two gradients of the forked input meet here. */
-        elem(c, "grad_sum_fork", out, out * ob * 3, out, D->bwd_op_ns);
+        /* The two gradients of the forked input meet here; under addcmul the autograd node is
+         * the multiply's (AddcmulBackward0), which passes the residual its gradient as it is. */
+        elem(c, "grad_sum_fork", out, out * ob * 3, out,
+             (l->flags & MDL_F_ADDCMUL) ? D->extra_launch_ns : D->bwd_op_ns);
         param_grad_reduce(c, l, x, D->extra_launch_ns);
         break;
     case MDL_L_MUL:

@@ -352,6 +352,20 @@ mdl_val mdl_mul(mdl_net *net, const char *name, mdl_val a, mdl_val b)
     return out_val(net, l, a.c, a.h, a.w, dtype_of(net, a));
 }
 
+mdl_val mdl_addcmul(mdl_net *net, const char *name, mdl_val residual, mdl_val x, mdl_val s)
+{
+    char mul[MDL_LAYER_NAME_MAX + 8];
+    snprintf(mul, sizeof mul, "%s.mul", name);
+    if (net->error) return bad();
+    if (s.c != x.c || s.h != 1 || s.w != 1) {
+        fail(net, SIM_EINVAL, "%s: addcmul's scale must be %dx1x1", name, x.c);
+        return bad();
+    }
+    mdl_val y = mdl_add(net, name, mdl_mul(net, mul, x, s), residual, true);
+    if (!net->error) net->layers[net->n_layers - 1].flags |= MDL_F_ADDCMUL;
+    return y;
+}
+
 static mdl_val linear(mdl_net *net, const char *name, mdl_val x, int out, bool bias, bool split3)
 {
     if (!check_in(net, name, x)) return bad();
@@ -460,7 +474,7 @@ mdl_val mdl_stochdepth(mdl_net *net, const char *name, mdl_val x)
 }
 
 static mdl_val copy_layer(mdl_net *net, const char *name, mdl_val x, int c, int h, int w,
-                          uint16_t flags)
+                          uint32_t flags)
 {
     mdl_layer *l = layer_on(net, name, x, MDL_L_COPY);
     if (!l) return bad();

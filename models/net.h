@@ -87,6 +87,8 @@ enum {
                                  bias is added inside the GEMM in any PyTorch release */
     MDL_F_ACCUM = 1 << 15,    /* CAT: each input already has a gradient from a later consumer,
                                  so backward adds into it (DenseNet's growing concatenations) */
+    MDL_F_ADDCMUL = 1 << 16,  /* ADD: torch.addcmul(residual, x, s) with the broadcast MUL before
+                                 it, one kernel forward and one autograd node (mdl_addcmul) */
 };
 
 typedef struct mdl_tensor {
@@ -98,7 +100,7 @@ typedef struct mdl_layer {
     char name[MDL_LAYER_NAME_MAX]; /* e.g. "layer1.0.conv2" */
     uint8_t kind;                  /* mdl_layer_kind */
     uint8_t act;                   /* ACT: mdl_act */
-    uint16_t flags;                /* MDL_F_* */
+    uint32_t flags;                /* MDL_F_* */
     int block;                     /* checkpointable block (residual block, transformer layer);
                                       -1 = stem/head, never checkpointed */
     int in, in2, out;              /* tensor ids (in2 = -1 when unused) */
@@ -172,6 +174,9 @@ mdl_val mdl_cat(mdl_net *net, const char *name, const mdl_val *xs, int n, bool a
 mdl_val mdl_chunk_copy(mdl_net *net, const char *name, mdl_val x, int parts);
 mdl_val mdl_add(mdl_net *net, const char *name, mdl_val a, mdl_val b, bool inplace);
 mdl_val mdl_mul(mdl_net *net, const char *name, mdl_val a, mdl_val b); /* b may be c x 1 x 1 */
+/* torch.addcmul(residual, x, s): residual + x * s, s per channel (c x 1 x 1), as a broadcast MUL
+ * `name`.mul and an in-place ADD `name` flagged MDL_F_ADDCMUL (one kernel, expand.c). */
+mdl_val mdl_addcmul(mdl_net *net, const char *name, mdl_val residual, mdl_val x, mdl_val s);
 mdl_val mdl_linear(mdl_net *net, const char *name, mdl_val x, int out, bool bias);
 mdl_val mdl_linear_qkv(mdl_net *net, const char *name, mdl_val x, int out_each, bool bias);
 mdl_val mdl_layernorm(mdl_net *net, const char *name, mdl_val x);

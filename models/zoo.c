@@ -58,9 +58,12 @@ static mdl_val basic_block(mdl_net *net, const char *p, mdl_val x, int width, in
 
 /* torchvision's Bottleneck: 1x1 to `width`, 3x3 at the stride in `groups` groups, 1x1 to `out`
  * (4 x planes; width = planes x width_per_group / 64 x groups, so wide_resnet50_2's is twice
- * ResNet-50's and resnext50_32x4d's is too, split into 32 groups). */
+ * ResNet-50's and resnext50_32x4d's is too, split into 32 groups). With se > 0 it is NVIDIA
+ * DeepLearningExamples' SEBottleneck (image_classification/models/resnet.py and common.py): a
+ * squeeze-and-excitation of `se` channels on the block's output (adaptive average pool, 1x1
+ * convolutions with bias, ReLU, sigmoid) that torch.addcmul applies while adding the residual. */
 static mdl_val bottleneck(mdl_net *net, const char *p, mdl_val x, int width, int out, int stride,
-                          int groups)
+                          int groups, int se)
 {
     char b[96];
     mdl_net_begin_block(net);
@@ -77,7 +80,16 @@ static mdl_val bottleneck(mdl_net *net, const char *p, mdl_val x, int width, int
         id = mdl_conv(net, NM(b, "%s.downsample.0", p), x, out, 1, stride, 0, 1, false);
         id = mdl_bn(net, NM(b, "%s.downsample.1", p), id);
     }
-    y = mdl_add(net, NM(b, "%s.add", p), y, id, true);
+    if (se > 0) {
+        mdl_val s = mdl_avgpool(net, NM(b, "%s.squeeze.pooling", p), y);
+        s = mdl_conv(net, NM(b, "%s.squeeze.squeeze", p), s, se, 1, 1, 0, 1, true);
+        s = mdl_act_layer(net, NM(b, "%s.squeeze.activation", p), s, MDL_ACT_RELU, true);
+        s = mdl_conv(net, NM(b, "%s.squeeze.expand", p), s, out, 1, 1, 0, 1, true);
+        s = mdl_act_layer(net, NM(b, "%s.squeeze.sigmoid", p), s, MDL_ACT_SIGMOID, false);
+        y = mdl_addcmul(net, NM(b, "%s.addcmul", p), id, y, s);
+    } else {
+        y = mdl_add(net, NM(b, "%s.add", p), y, id, true);
+    }
     y = mdl_act_layer(net, NM(b, "%s.relu", p), y, MDL_ACT_RELU, true);
     mdl_net_end_block(net);
     return y;
@@ -86,7 +98,7 @@ static mdl_val bottleneck(mdl_net *net, const char *p, mdl_val x, int width, int
 /* deep: Bottleneck blocks (else BasicBlock); width_mult: the bottleneck's inner width over
  * ResNet-50's (torchvision's width_per_group / 64 x groups); groups: its 3x3's groups. */
 static int resnet(mdl_net *net, const mdl_shape *s, const char *name, const int layers[4],
-                  bool deep, int width_mult, int groups)
+                  bool deep, int width_mult, int groups, int se)
 {
     char b[96];
     mdl_val x;
@@ -100,9 +112,9 @@ static int resnet(mdl_net *net, const mdl_shape *s, const char *name, const int 
         for (int i = 0; i < layers[st]; i++) {
             int stride = (i == 0 && st > 0) ? 2 : 1;
             NM(b, "layer%d.%d", st + 1, i);
-            x = deep
-                    ? bottleneck(net, b, x, widths[st] * width_mult, widths[st] * 4, stride, groups)
-                    : basic_block(net, b, x, widths[st], stride);
+            x = deep ? bottleneck(net, b, x, widths[st] * width_mult, widths[st] * 4, stride,
+                                  groups, se)
+                     : basic_block(net, b, x, widths[st], stride);
         }
     x = mdl_avgpool(net, "avgpool", x);
     x = mdl_linear(net, "fc", mdl_view(x, x.c, 1, 1), 1000, true);
@@ -111,24 +123,26 @@ static int resnet(mdl_net *net, const mdl_shape *s, const char *name, const int 
 }
 
 /* depth: the four stages' block counts; width: the bottleneck's inner width over ResNet-50's
- * (wide: 2; ResNeXt 32x4d: 32 groups x 4 channels per 64 planes = 2, 32x8d: 4). */
-#define RESNET_BUILD(fn, name, b1, b2, b3, b4, deep, width, groups)                                \
+ * (wide: 2; ResNeXt 32x4d: 32 groups x 4 channels per 64 planes = 2, 32x8d: 4); se: the
+ * squeeze-and-excitation's channels per block, 0 = none (DLE's SE-ResNeXt: 16, se_squeeze). */
+#define RESNET_BUILD(fn, name, b1, b2, b3, b4, deep, width, groups, se)                            \
     static int fn(mdl_net *net, const mdl_shape *s)                                                \
     {                                                                                              \
         static const int layers[4] = {b1, b2, b3, b4};                                             \
-        return resnet(net, s, name, layers, deep, width, groups);                                  \
+        return resnet(net, s, name, layers, deep, width, groups, se);                              \
     }
-RESNET_BUILD(build_resnet18, "resnet18", 2, 2, 2, 2, false, 1, 1)
-RESNET_BUILD(build_resnet34, "resnet34", 3, 4, 6, 3, false, 1, 1)
-RESNET_BUILD(build_resnet50, "resnet50", 3, 4, 6, 3, true, 1, 1)
-RESNET_BUILD(build_resnet101, "resnet101", 3, 4, 23, 3, true, 1, 1)
-RESNET_BUILD(build_resnet152, "resnet152", 3, 8, 36, 3, true, 1, 1)
-RESNET_BUILD(build_wide_resnet50_2, "wide_resnet50_2", 3, 4, 6, 3, true, 2, 1)
-RESNET_BUILD(build_wide_resnet101_2, "wide_resnet101_2", 3, 4, 23, 3, true, 2, 1)
-RESNET_BUILD(build_resnext50_32x4d, "resnext50_32x4d", 3, 4, 6, 3, true, 2, 32)
-RESNET_BUILD(build_resnext101_32x8d, "resnext101_32x8d", 3, 4, 23, 3, true, 4, 32)
-RESNET_BUILD(build_resnext101_32x4d, "resnext101_32x4d", 3, 4, 23, 3, true, 2, 32)
-RESNET_BUILD(build_resnext101_64x4d, "resnext101_64x4d", 3, 4, 23, 3, true, 4, 64)
+RESNET_BUILD(build_resnet18, "resnet18", 2, 2, 2, 2, false, 1, 1, 0)
+RESNET_BUILD(build_resnet34, "resnet34", 3, 4, 6, 3, false, 1, 1, 0)
+RESNET_BUILD(build_resnet50, "resnet50", 3, 4, 6, 3, true, 1, 1, 0)
+RESNET_BUILD(build_resnet101, "resnet101", 3, 4, 23, 3, true, 1, 1, 0)
+RESNET_BUILD(build_resnet152, "resnet152", 3, 8, 36, 3, true, 1, 1, 0)
+RESNET_BUILD(build_wide_resnet50_2, "wide_resnet50_2", 3, 4, 6, 3, true, 2, 1, 0)
+RESNET_BUILD(build_wide_resnet101_2, "wide_resnet101_2", 3, 4, 23, 3, true, 2, 1, 0)
+RESNET_BUILD(build_resnext50_32x4d, "resnext50_32x4d", 3, 4, 6, 3, true, 2, 32, 0)
+RESNET_BUILD(build_resnext101_32x8d, "resnext101_32x8d", 3, 4, 23, 3, true, 4, 32, 0)
+RESNET_BUILD(build_resnext101_32x4d, "resnext101_32x4d", 3, 4, 23, 3, true, 2, 32, 0)
+RESNET_BUILD(build_resnext101_64x4d, "resnext101_64x4d", 3, 4, 23, 3, true, 4, 64, 0)
+RESNET_BUILD(build_se_resnext101_32x4d, "se_resnext101_32x4d", 3, 4, 23, 3, true, 2, 32, 16)
 
 /* ---- VGG (torchvision.models.vgg: configurations A, B, D, E; batch norm or not) ---- */
 
@@ -1092,6 +1106,10 @@ static const mdl_zoo_entry zoo[] = {
      "ResNeXt-101 32x4d as timm and NVIDIA DeepLearningExamples build it (torchvision's "
      "Bottleneck [3,4,23,3], 3x3 in 32 groups, inner width x2)",
      build_resnext101_32x4d, 0},
+    {"se_resnext101_32x4d", "SE-ResNeXt-101 32x4d", MDL_IN_IMAGE, 224, 224, 0, 0, 0,
+     "NVIDIA DeepLearningExamples' se-resnext101-32x4d (ResNeXt-101 32x4d's blocks, each with a "
+     "16-channel squeeze-and-excitation applied by torch.addcmul with the residual)",
+     build_se_resnext101_32x4d, 0},
     {"resnext101_64x4d", "ResNeXt-101 64x4d", MDL_IN_IMAGE, 224, 224, 0, 0, 0,
      "torchvision.models.resnext101_64x4d (Bottleneck [3,4,23,3], 3x3 in 64 groups, inner "
      "width x4)",

@@ -264,6 +264,49 @@ static void test_expand_grouped_conv_direct(void **state)
     }
 }
 
+/* Kernels of `op` in `phase` of an expanded step. */
+static size_t count_ops(const run *r, const char *op, int phase)
+{
+    size_t n = 0;
+    for (size_t j = 0; j < r->step.n; j++)
+        n += r->step.k[j].phase == phase && !strcmp(r->step.k[j].op, op);
+    return n;
+}
+
+/* DLE's SE-ResNeXt adds its residual with torch.addcmul(residual, out, s): one legacy-loop
+ * kernel per block forward (x, the scale, the residual in, the sum out; s is broadcast) where
+ * ResNeXt runs an add, and in backward each block's output gradient has two sources, the scale
+ * and the squeeze's pool, which autograd adds (one more grad_sum_fork per block). EfficientNet's
+ * SE blocks have the same fork. */
+static void test_expand_squeeze_excitation(void **state)
+{
+    (void)state;
+    mdl_options o = opts(8, SIM_PREC_AMP_FP16);
+    run se, plain, eff;
+    expand("se_resnext101_32x4d", &o, &se);
+    expand("resnext101_32x4d", &o, &plain);
+    expand("efficientnet_b0", &o, &eff);
+    size_t blocks = 3 + 4 + 23 + 3;
+    assert_int_equal(count_ops(&plain, "add", MDL_PH_FWD), blocks);
+    assert_int_equal(count_ops(&se, "add", MDL_PH_FWD), 0);
+    assert_int_equal(count_ops(&se, "addcmul", MDL_PH_FWD), blocks);
+    assert_int_equal(count_ops(&plain, "grad_sum_fork", MDL_PH_BWD), blocks);
+    assert_int_equal(count_ops(&se, "grad_sum_fork", MDL_PH_BWD), 2 * blocks);
+    /* torchvision's EfficientNet-B0: 16 MBConv blocks, each with an SE, 9 with a residual */
+    assert_int_equal(count_ops(&eff, "grad_sum_fork", MDL_PH_BWD), 16 + 9);
+    for (size_t j = 0; j < se.step.n; j++) {
+        const mdl_kernel *k = &se.step.k[j];
+        if (strcmp(k->op, "addcmul")) continue;
+        const mdl_layer *l = &se.net.layers[k->layer];
+        double out = 8 * se.net.tensors[l->out].elems, sc = 8 * se.net.tensors[l->in2].elems;
+        assert_true(fabs(k->bytes - (3 * out + sc) * 2) < 1e-9 * k->bytes);
+        assert_int_equal(k->vec_width, 1);
+    }
+    done(&se);
+    done(&plain);
+    done(&eff);
+}
+
 /* Eager attention copies Q, K^T and V to fold (batch, heads) into bmm's batch, and in backward
  * the context's gradient and the three projections' gradients: 3 + 4 copies of a
  * (batch x seq x hidden) tensor per layer, 12 layers in BERT-base; SDPA reads the strided views
@@ -1325,6 +1368,7 @@ int main(void)
         cmocka_unit_test(test_expand_nchw_batchnorm_channel_limit),
         cmocka_unit_test(test_expand_native_depthwise_taps),
         cmocka_unit_test(test_expand_grouped_conv_direct),
+        cmocka_unit_test(test_expand_squeeze_excitation),
         cmocka_unit_test(test_expand_row_kernel_passes),
         cmocka_unit_test(test_expand_eager_attention_head_split_copies),
         cmocka_unit_test(test_expand_nvidia_bert_copies_only_the_gradients),

@@ -83,6 +83,10 @@ static void test_zoo_param_counts_match_references(void **state)
     check_params("gpt2", 124439808);             /* HF gpt2: 124,439,808 (tied lm_head) */
     check_params("gpt2-large", 774030080);       /* HF gpt2-large: 774,030,080 */
     check_params("opt-1.3b", 1315758080);        /* HF facebook/opt-1.3b: 1,315,758,080 */
+    /* DLE's SEBottleneck: 16 squeeze channels whatever the block's c, so each block adds
+     * (c x 16 + 16) + (16 x c + c) to ResNeXt-101 32x4d's: 33 x (3 x 256 + 4 x 512 + 23 x 1024 +
+     * 3 x 2048) + 33 x 16 = 1,073,424 */
+    check_params("se_resnext101_32x4d", 44177704 + 1073424);
     /* HF GPT2LMHeadModel configs of NeuSight's gpt3_27 and gpt3_xl: (12 d^2 + 13 d) per layer,
      * vocab and 2048 positions of d, ln_f 2 d, tied lm_head. */
     check_params("gpt3-2.7b", 2651553280.0);    /* d 2560, 32 layers */
@@ -295,6 +299,36 @@ static void test_zoo_pool_and_cat_shapes(void **state)
     mdl_net_free(&net);
 }
 
+/* mdl_addcmul: a broadcast multiply and the in-place add that carries MDL_F_ADDCMUL, the
+ * residual as the add's second operand; a scale that is not one value per channel is an error
+ * naming the layer. */
+static void test_zoo_addcmul_layers(void **state)
+{
+    (void)state;
+    mdl_net net;
+    mdl_val x;
+    mdl_net_init(&net, "t", 8, 14, 14, MDL_DT_ACT32, &x);
+    mdl_val s = mdl_avgpool(&net, "pool", x);
+    mdl_val y = mdl_addcmul(&net, "se", x, mdl_bn(&net, "bn", x), s);
+    assert_int_equal(net.error, SIM_OK);
+    assert_int_equal(y.c, 8);
+    assert_int_equal(y.h, 14);
+    const mdl_layer *mul = &net.layers[net.n_layers - 2], *add = &net.layers[net.n_layers - 1];
+    assert_int_equal(mul->kind, MDL_L_MUL);
+    assert_true(mul->flags & MDL_F_BROADCAST);
+    assert_string_equal(mul->name, "se.mul");
+    assert_int_equal(add->kind, MDL_L_ADD);
+    assert_true((add->flags & MDL_F_ADDCMUL) && (add->flags & MDL_F_INPLACE));
+    assert_int_equal(add->in, mul->out);
+    assert_int_equal(add->in2, x.t);
+    mdl_net_free(&net);
+    mdl_net_init(&net, "t", 8, 14, 14, MDL_DT_ACT32, &x);
+    mdl_addcmul(&net, "wide", x, x, mdl_view(x, 4, 2, 1));
+    assert_int_equal(net.error, SIM_EINVAL);
+    assert_non_null(strstr(net.error_msg, "wide"));
+    mdl_net_free(&net);
+}
+
 /* The seed-003 net: three encoder passes share one set of weights, and the loss is one layer. */
 static void test_zoo_contrastive_shares_encoder(void **state)
 {
@@ -377,6 +411,7 @@ int main(void)
         cmocka_unit_test(test_zoo_unknown_model_lists_known),
         cmocka_unit_test(test_zoo_bad_shapes_are_errors),
         cmocka_unit_test(test_zoo_pool_and_cat_shapes),
+        cmocka_unit_test(test_zoo_addcmul_layers),
         cmocka_unit_test(test_zoo_contrastive_shares_encoder),
         cmocka_unit_test(test_zoo_inbatch_loss_checks_its_inputs),
         cmocka_unit_test(test_zoo_every_entry_builds),
