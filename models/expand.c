@@ -411,6 +411,12 @@ static double telems(const ctx *c, int t)
     return c->net->tensors[t].elems;
 }
 
+/* Bytes of tensor t over the batch. */
+static double batch_bytes(const ctx *c, int t)
+{
+    return c->B * telems(c, t) * tbytes(c, t);
+}
+
 /* Under autocast a GEMM casts an fp32 (ACT32) input to half precision. */
 static bool casts_input(const ctx *c, const mdl_layer *l)
 {
@@ -1043,9 +1049,8 @@ static void fwd_layer(ctx *c, const mdl_layer *l)
         const mdl_layer *addc = addcmul_of(c, l);
         if (addc) /* residual + x * s[c] in one legacy-loop kernel (s is broadcast) */
             elem_strided(c, "addcmul", out,
-                         in * ib + n2 * b2 + c->B * telems(c, addc->in2) * tbytes(c, addc->in2) +
-                             out * ob,
-                         2 * out, D->py_op_ns);
+                         in * ib + n2 * b2 + batch_bytes(c, addc->in2) + out * ob, 2 * out,
+                         D->py_op_ns);
         else if (l->flags & MDL_F_BROADCAST) /* x * s[c]: s is broadcast over the image */
             elem_strided(c, "mul", out, in * ib + n2 * b2 + out * ob, out, D->py_op_ns);
         else
@@ -1065,7 +1070,7 @@ static void fwd_layer(ctx *c, const mdl_layer *l)
         }
         if (fused_dropout_add(c, l)) {
             const mdl_layer *add = l + 1;
-            double res = c->B * telems(c, add->in2) * tbytes(c, add->in2);
+            double res = batch_bytes(c, add->in2);
             draws_random(elem(c, "fused_dropout_add_fwd", out,
                               in * ib + res + out * (tbytes(c, add->out) + 1), 3 * out,
                               D->elem_module_ns),

@@ -354,13 +354,13 @@ mdl_val mdl_mul(mdl_net *net, const char *name, mdl_val a, mdl_val b)
 
 mdl_val mdl_addcmul(mdl_net *net, const char *name, mdl_val residual, mdl_val x, mdl_val s)
 {
-    char mul[MDL_LAYER_NAME_MAX + 8];
-    snprintf(mul, sizeof mul, "%s.mul", name);
     if (net->error) return bad();
     if (s.c != x.c || s.h != 1 || s.w != 1) {
         fail(net, SIM_EINVAL, "%s: addcmul's scale must be %dx1x1", name, x.c);
         return bad();
     }
+    char mul[MDL_LAYER_NAME_MAX + 8];
+    snprintf(mul, sizeof mul, "%s.mul", name);
     mdl_val y = mdl_add(net, name, mdl_mul(net, mul, x, s), residual, true);
     if (!net->error) net->layers[net->n_layers - 1].flags |= MDL_F_ADDCMUL;
     return y;

@@ -43,12 +43,18 @@ static size_t count_op(const mdl_step *s, const char *op)
     return n;
 }
 
+/* Kernels of `phase` named `op`, or whose name starts with it when `prefix`. */
+static size_t count_in_phase(const mdl_step *s, const char *op, mdl_phase phase, bool prefix)
+{
+    size_t n = 0, len = strlen(op) + !prefix; /* + 1: the terminator too, an exact match */
+    for (size_t i = 0; i < s->n; i++)
+        n += s->k[i].phase == phase && !strncmp(s->k[i].op, op, len);
+    return n;
+}
+
 static size_t count_prefix(const mdl_step *s, const char *prefix, mdl_phase phase)
 {
-    size_t n = 0;
-    for (size_t i = 0; i < s->n; i++)
-        n += s->k[i].phase == phase && !strncmp(s->k[i].op, prefix, strlen(prefix));
-    return n;
+    return count_in_phase(s, prefix, phase, true);
 }
 
 static mdl_options opts(int batch, sim_precision p)
@@ -264,15 +270,6 @@ static void test_expand_grouped_conv_direct(void **state)
     }
 }
 
-/* Kernels of `op` in `phase` of an expanded step. */
-static size_t count_ops(const run *r, const char *op, int phase)
-{
-    size_t n = 0;
-    for (size_t j = 0; j < r->step.n; j++)
-        n += r->step.k[j].phase == phase && !strcmp(r->step.k[j].op, op);
-    return n;
-}
-
 /* DLE's SE-ResNeXt adds its residual with torch.addcmul(residual, out, s): one legacy-loop
  * kernel per block forward (x, the scale, the residual in, the sum out; s is broadcast) where
  * ResNeXt runs an add, and in backward each block's output gradient has two sources, the scale
@@ -287,13 +284,13 @@ static void test_expand_squeeze_excitation(void **state)
     expand("resnext101_32x4d", &o, &plain);
     expand("efficientnet_b0", &o, &eff);
     size_t blocks = 3 + 4 + 23 + 3;
-    assert_int_equal(count_ops(&plain, "add", MDL_PH_FWD), blocks);
-    assert_int_equal(count_ops(&se, "add", MDL_PH_FWD), 0);
-    assert_int_equal(count_ops(&se, "addcmul", MDL_PH_FWD), blocks);
-    assert_int_equal(count_ops(&plain, "grad_sum_fork", MDL_PH_BWD), blocks);
-    assert_int_equal(count_ops(&se, "grad_sum_fork", MDL_PH_BWD), 2 * blocks);
+    assert_int_equal(count_in_phase(&plain.step, "add", MDL_PH_FWD, false), blocks);
+    assert_int_equal(count_in_phase(&se.step, "add", MDL_PH_FWD, false), 0);
+    assert_int_equal(count_in_phase(&se.step, "addcmul", MDL_PH_FWD, false), blocks);
+    assert_int_equal(count_in_phase(&plain.step, "grad_sum_fork", MDL_PH_BWD, false), blocks);
+    assert_int_equal(count_in_phase(&se.step, "grad_sum_fork", MDL_PH_BWD, false), 2 * blocks);
     /* torchvision's EfficientNet-B0: 16 MBConv blocks, each with an SE, 9 with a residual */
-    assert_int_equal(count_ops(&eff, "grad_sum_fork", MDL_PH_BWD), 16 + 9);
+    assert_int_equal(count_in_phase(&eff.step, "grad_sum_fork", MDL_PH_BWD, false), 16 + 9);
     for (size_t j = 0; j < se.step.n; j++) {
         const mdl_kernel *k = &se.step.k[j];
         if (strcmp(k->op, "addcmul")) continue;
