@@ -855,9 +855,10 @@ static int show_text(const char *dir, const char *name, cfg_catalog_kind kind, c
                "are busy (%s; docs/kernel-cost.md)\n",
                e->gpu.clock_factor, e->gpu.clock_factor * e->gpu.boost_mhz,
                e->gpu.clock_factor_tensor, e->gpu.clock_factor_tensor * e->gpu.boost_mhz,
-               e->gpu.sustained_mhz > 0 ? "measured: sustained_mhz"
-               : e->gpu.power_ref[0]    ? "limited by board power, against power_ref"
-                                        : "holds boost: no power_ref");
+               e->gpu.sustained_tensor_mhz > 0 ? "measured: sustained_mhz, sustained_tensor_mhz"
+               : e->gpu.sustained_mhz > 0      ? "measured: sustained_mhz"
+               : e->gpu.power_ref[0]           ? "limited by board power, against power_ref"
+                                               : "holds boost: no power_ref");
     if (kind == CFG_CAT_GPU) exit_code |= show_mig(dir, &e->gpu, stdout);
     if (fi->notes) {
         printf("\nnotes:\n");

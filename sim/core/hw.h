@@ -86,6 +86,10 @@ typedef struct sim_gpu_desc {
      * board power holds it far below its chip's other cards, where the power law above does
      * not reach (70-72 W inference parts), states what it holds instead. */
     double sustained_mhz;
+    /* And the clock measured under tensor-core GEMM load, MHz (0 = the same as sustained_mhz;
+     * only beside it): on such a card the two differ, SIMT FP32 at full rate drawing more power
+     * per clock than the tensor cores' half-precision math (docs/kernel-cost.md). */
+    double sustained_tensor_mhz;
     double clock_factor;
     /* The same while the tensor cores run flat out: a card whose tensor cores do more work per
      * SM clock than the reference's (a workstation part's full-rate FP32 accumulate against a

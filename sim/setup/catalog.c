@@ -74,6 +74,7 @@ static const cfg_field gpu_fields[] = {
     NUM(sim_gpu_desc, mem_latency_ns, 0, 100000),
     STR(sim_gpu_desc, power_ref),
     NUM(sim_gpu_desc, sustained_mhz, 0, 10000),
+    NUM(sim_gpu_desc, sustained_tensor_mhz, 0, 10000),
     NUM(sim_gpu_desc, ecc_reserve, 0, 0.5),
     BOOL(sim_gpu_desc, ecc_default),
 };
@@ -175,7 +176,7 @@ static bool valid_name(const char *name)
 static bool optional_key(const char *key)
 {
     static const char *const keys[] = {
-        "label",       "arch",        "power_ref",        "sustained_mhz",
+        "label",       "arch",        "power_ref",        "sustained_mhz", "sustained_tensor_mhz",
         "ecc_reserve", "ecc_default", "fp16_acc16_tflops"};
     for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
         if (!strcmp(key, keys[i])) return true;
@@ -268,11 +269,16 @@ static int power_ref_clock(const char *dir, sim_gpu_desc *g, const char *path, s
 /* Or a clock measured under sustained GEMM load (sustained_mhz), for a card the rule does not
  * describe: the 70-72 W inference parts (T4, L4) hold about half of what the cube law gives them
  * against a GeForce card of their chip, as a DVFS curve does once the voltage sits at its floor
- * and power falls only in step with the clock. A card gives one or the other; the measured clock
- * is taken for the tensor cores too (docs/kernel-cost.md). */
-static int resolve_clock(const char *dir, sim_gpu_desc *g, const char *path, sim_err *err)
+ * and power falls only in step with the clock. A card gives one or the other. The tensor cores
+ * hold the same clock unless a second one was measured under tensor-core GEMMs
+ * (sustained_tensor_mhz; docs/kernel-cost.md). */
+int cfg_gpu_resolve_clock(const char *dir, sim_gpu_desc *g, const char *path, sim_err *err)
 {
     g->clock_factor = g->clock_factor_tensor = 1;
+    if (g->sustained_tensor_mhz > 0 && !(g->sustained_mhz > 0))
+        return sim_err_set(err, SIM_EINVAL, path, 0, 0,
+                           "sustained_tensor_mhz without sustained_mhz: the tensor cores' "
+                           "measured clock goes with the measured SIMT one");
     if (g->power_ref[0]) {
         int rc = power_ref_clock(dir, g, path, err);
         if (!rc && g->sustained_mhz > 0)
@@ -283,6 +289,8 @@ static int resolve_clock(const char *dir, sim_gpu_desc *g, const char *path, sim
     }
     if (g->sustained_mhz > 0)
         g->clock_factor = g->clock_factor_tensor = fmin(1, g->sustained_mhz / g->boost_mhz);
+    if (g->sustained_tensor_mhz > 0)
+        g->clock_factor_tensor = fmin(1, g->sustained_tensor_mhz / g->boost_mhz);
     return SIM_OK;
 }
 
@@ -317,7 +325,7 @@ int cfg_catalog_load(const char *dir, cfg_catalog_kind kind, const char *name, v
     if (strcmp((const char *)out, name) != 0) /* `name` is the first field of every desc */
         return sim_err_set(err, SIM_EINVAL, path, 0, 0, "name '%s' does not match the file name",
                            (const char *)out);
-    return kind == CFG_CAT_GPU ? resolve_clock(dir, out, path, err) : SIM_OK;
+    return kind == CFG_CAT_GPU ? cfg_gpu_resolve_clock(dir, out, path, err) : SIM_OK;
 }
 
 static int cmp_str(const void *a, const void *b)

@@ -49,4 +49,9 @@ int cfg_catalog_pcie(const char *dir, int gen, int lanes, sim_link_desc *out, si
  * docs/kernel-cost.md). An HBM part carries them aside: ecc_reserve 0, nothing changes. */
 void cfg_gpu_apply_ecc(sim_gpu_desc *g, int mode);
 
+/* Sets g's clock factors from its power_ref (a card of catalog `dir`) or its measured clocks
+ * (docs/kernel-cost.md), as cfg_catalog_load does; again after a catalog overlay changed them.
+ * `path` names the file in errors. Returns 0 or SIM_EINVAL with *err set. */
+int cfg_gpu_resolve_clock(const char *dir, sim_gpu_desc *g, const char *path, sim_err *err);
+
 #endif

@@ -130,11 +130,13 @@ static int check_memory_budget(const sim_experiment *x, const cfg_experiment_set
         err);
 }
 
-/* A catalog overlay changes the loaded GPU, CPU and storage entries. (The PCIe link is derived
+/* A catalog overlay changes the loaded GPU, CPU and storage entries; the GPU's clock factors are
+ * derived again, from the clocks or power_ref it may have changed. (The PCIe link is derived
  * from a generation and a lane count, so the overlay does not reach it.) */
-static int apply_overlay(const char *path, sim_hardware *hw, sim_err *err)
+static int apply_overlay(const char *dir, const char *path, sim_hardware *hw, sim_err *err)
 {
     int rc = cfg_overlay_apply(path, CFG_CAT_GPU, hw->gpu.name, &hw->gpu, err);
+    if (!rc) rc = cfg_gpu_resolve_clock(dir, &hw->gpu, path, err);
     if (!rc) rc = cfg_overlay_apply(path, CFG_CAT_CPU, hw->cpu.name, &hw->cpu, err);
     if (!rc) rc = cfg_overlay_apply(path, CFG_CAT_STORAGE, hw->storage.name, &hw->storage, err);
     return rc;
@@ -336,7 +338,8 @@ static int build(const sim_experiment *x_in, const cfg_experiment_set *set, cons
         return named(rc, "system.cpu", set, err);
     if ((rc = cfg_catalog_load(dir, CFG_CAT_STORAGE, x->system.storage, &hw->storage, err)))
         return named(rc, "system.storage", set, err);
-    if (x->system.catalog_overlay[0] && (rc = apply_overlay(x->system.catalog_overlay, hw, err)))
+    if (x->system.catalog_overlay[0] &&
+        (rc = apply_overlay(dir, x->system.catalog_overlay, hw, err)))
         return named(rc, "system.catalog_overlay", set, err);
     if (gpu) hw->gpu = *gpu;
     cfg_gpu_apply_ecc(&hw->gpu, x->system.gpu_ecc);

@@ -248,9 +248,9 @@ static const bad_case cases[] = {
     CAT("ecc_reserve: 0.0625", "ecc_reserve: 0.9",
         "/gpus/bad.yaml:15:14: error: system.gpu: 'ecc_reserve' must be between 0 and 0.5"),
     CAT("eff_mem: [[3.25, 0.040], [4.25,", "eff_mem: [[3.25, 0.040], [3.0,",
-        "/gpus/bad.yaml:31:26: error: system.gpu: 'eff_mem': x values must ascend"),
+        "/gpus/bad.yaml:32:26: error: system.gpu: 'eff_mem': x values must ascend"),
     CAT("eff_mem: [[3.25, 0.040]", "eff_mem: [[3.25, 1.5]",
-        "/gpus/bad.yaml:31:11: error: system.gpu: 'eff_mem': efficiency must be in (0, 1]"),
+        "/gpus/bad.yaml:32:11: error: system.gpu: 'eff_mem': efficiency must be in (0, 1]"),
     CAT("sms: 40", "sms: 40\nsms: 41",
         "/gpus/bad.yaml:7:1: error: system.gpu: duplicate key 'sms' (first given on line 6)"),
     CAT("sms: 40", "sms: 40\npower_ref: rtx-4900",
@@ -261,6 +261,9 @@ static const bad_case cases[] = {
     CAT("sms: 40", "sms: 40\npower_ref: rtx-2080-ti",
         "/gpus/bad.yaml: error: system.gpu: sustained_mhz and power_ref both set: give the "
         "measured clock or the card it is derived from, not both"),
+    CAT("sustained_mhz: 799", "sustained_mhz: 0",
+        "/gpus/bad.yaml: error: system.gpu: sustained_tensor_mhz without sustained_mhz: the "
+        "tensor cores' measured clock goes with the measured SIMT one"),
     /* native msgpack traces */
     {"r.trace", "\x93\xa5hello\x01\x02", "trace show r.trace", NULL, NULL, 1,
      "r.trace: at byte 0: error: not an epochsim trace"},

@@ -136,7 +136,7 @@ static void test_hw_cmd_show_gpu_table(void **state)
     assert_contains(r.out, "[S7]"); /* the line's source comment */
     assert_contains(r.out, "sources:");
     assert_contains(r.out, "glennklockwood.com"); /* the citation itself */
-    assert_contains(r.out, "compute_capability  8.0");
+    assert_contains(r.out, "compute_capability    8.0");
     free(r.out);
 }
 
@@ -182,16 +182,16 @@ static void test_hw_cmd_show_json_values(void **state)
     /* and cbrt(0.4880 / 2.005) = 0.624 while its full-rate tensor cores are busy */
     assert_true(fabs(json_number(root, "clock_factor_tensor", NULL, NULL) - 0.6244) < 1e-4);
     yajl_tree_free(root);
-    /* the T4 states its measured clock: 799 of 1,590 MHz on both units, and says where it is from
-     */
+    /* the T4 states its measured clocks: 799 of 1,590 MHz, 1,336 on the tensor cores, and says
+     * where they are from */
     root = run_json("hw show t4 --json");
     assert_true(fabs(json_number(root, "clock_factor", NULL, NULL) - 799.0 / 1590) < 1e-12);
-    assert_true(fabs(json_number(root, "clock_factor_tensor", NULL, NULL) - 799.0 / 1590) < 1e-12);
+    assert_true(fabs(json_number(root, "clock_factor_tensor", NULL, NULL) - 1336.0 / 1590) < 1e-12);
     yajl_tree_free(root);
     run_result r = run("hw show t4");
     assert_int_equal(r.status, 0);
-    assert_contains(r.out, "sustained clock: 0.503 of boost, 799 MHz");
-    assert_contains(r.out, "measured: sustained_mhz");
+    assert_contains(r.out, "sustained clock: 0.503 of boost, 799 MHz; 0.840, 1336 MHz while");
+    assert_contains(r.out, "measured: sustained_mhz, sustained_tensor_mhz");
     free(r.out);
 }
 

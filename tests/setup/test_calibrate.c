@@ -133,6 +133,14 @@ static void test_calibrate_on_one_trace_improves_a_trace_left_out(void **state)
     cal_set_free(&left_out);
 }
 
+/* Creates the empty file `path` names (a mkstemp template, rewritten in place). */
+static void make_temp(char *path)
+{
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    close(fd);
+}
+
 static void write_file(const char *path, const char *text)
 {
     FILE *fp = fopen(path, "w");
@@ -151,9 +159,7 @@ static void test_overlay_round_trip_and_errors(void **state)
     assert_int_equal(cal_add_param(&pr, "kernel_overhead_us", &err), 0);
     mdl_fit_result f = {.theta = {2.75}};
     char path[] = "/tmp/epochsim-test-overlay-XXXXXX";
-    int fd = mkstemp(path);
-    assert_true(fd >= 0);
-    close(fd);
+    make_temp(path);
     assert_int_equal(cal_write_overlay(path, &pr, &f, "a test", &err), 0);
     sim_gpu_desc back = v100();
     assert_int_equal(cfg_overlay_apply(path, CFG_CAT_GPU, back.name, &back, &err), 0);
@@ -179,9 +185,7 @@ static void test_overlay_changes_a_run(void **state)
 {
     (void)state;
     char path[] = "/tmp/epochsim-test-overlay-XXXXXX";
-    int fd = mkstemp(path);
-    assert_true(fd >= 0);
-    close(fd);
+    make_temp(path);
     write_file(path, "gpus:\n  a100-sxm4-80gb:\n    kernel_overhead_us: 42\n");
     int64_t gpu_ns[2];
     for (int i = 0; i < 2; i++) {
@@ -206,6 +210,43 @@ static void test_overlay_changes_a_run(void **state)
     unlink(path);
 }
 
+/* An overlay that changes a card's measured clocks changes its clock factors: they are derived
+ * again after it (scenario.c apply_overlay), and a tensor clock without the SIMT one is refused
+ * there as in the catalog. */
+static void test_overlay_clocks_are_derived_again(void **state)
+{
+    (void)state;
+    char path[] = "/tmp/epochsim-test-overlay-XXXXXX";
+    make_temp(path);
+    static const char *const overlays[] = {
+        "gpus:\n  t4:\n    sustained_mhz: 1200\n    sustained_tensor_mhz: 1500\n",
+        "gpus:\n  t4:\n    sustained_mhz: 0\n"};
+    for (int i = 0; i < 2; i++) {
+        write_file(path, overlays[i]);
+        sim_experiment x;
+        sim_experiment_defaults(&x);
+        cfg_experiment_set set = {0};
+        sim_err err;
+        assert_int_equal(cfg_experiment_apply("system.gpu=t4", &x, &set, &err), 0);
+        char arg[128];
+        snprintf(arg, sizeof arg, "system.catalog_overlay=%s", path);
+        assert_int_equal(cfg_experiment_apply(arg, &x, &set, &err), 0);
+        sim_scenario sc;
+        int rc = sim_scenario_build(&x, &set, CATALOG, &sc, &err);
+        if (i == 0) {
+            assert_int_equal(rc, 0);
+            assert_true(fabs(sc.hw.gpu.clock_factor - 1200.0 / 1590) < 1e-12);
+            assert_true(fabs(sc.hw.gpu.clock_factor_tensor - 1500.0 / 1590) < 1e-12);
+            sim_scenario_free(&sc);
+        } else { /* the catalog's tensor clock is left without its SIMT one */
+            assert_int_equal(rc, SIM_EINVAL);
+            assert_non_null(strstr(err.msg, "sustained_tensor_mhz without sustained_mhz"));
+            assert_non_null(strstr(err.where, path));
+        }
+    }
+    unlink(path);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -214,6 +255,7 @@ int main(void)
         cmocka_unit_test(test_calibrate_on_one_trace_improves_a_trace_left_out),
         cmocka_unit_test(test_overlay_round_trip_and_errors),
         cmocka_unit_test(test_overlay_changes_a_run),
+        cmocka_unit_test(test_overlay_clocks_are_derived_again),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

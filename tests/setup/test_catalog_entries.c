@@ -209,24 +209,28 @@ static void test_catalog_entries_gpu_anchor_figures(void **state)
     assert_close(d.gpu.fp16_tflops, 989.4, 1e-9, "fp16_tflops (dense)", "h100-sxm5-80gb");
 }
 
-/* Power-limited clocks (catalog.c, resolve_clock): a card with a power_ref holds its boost clock
- * x cbrt(its watts per SM-GHz^3 / the reference's). Closed form on one pair: the A10 (150 W, 72
- * SMs, 1.695 GHz) against the RTX 3090 (350 W, 82 SMs, 1.695 GHz), same GA102 chip:
- * cbrt((150 / 72) / (350 / 82)) = 0.787. Cards without one, and every reference, hold boost;
- * no card is ever faster than its boost clock. While the tensor cores are busy a card whose
- * tensor math does more work per SM clock than its reference's holds less
- * (clock_factor_tensor): the A10 runs FP32-accumulate math at 125 TFLOPS on 72 SMs, the 3090 at
- * 71 on 82, both at 1.695 GHz, 2.005x the work per SM clock, so cbrt(0.4880 / 2.005) = 0.624;
- * on a chip whose cards share one rate per SM clock (A100 PCIe against SXM4) the two factors
- * are equal. A card with a measured sustained_mhz holds exactly that share of boost on both. */
+/* Power-limited clocks (catalog.c, cfg_gpu_resolve_clock): a card with a power_ref holds its boost
+ * clock x cbrt(its watts per SM-GHz^3 / the reference's). Closed form on one pair: the A10 (150 W,
+ * 72 SMs, 1.695 GHz) against the RTX 3090 (350 W, 82 SMs, 1.695 GHz), same GA102 chip: cbrt((150 /
+ * 72) / (350 / 82)) = 0.787. Cards without one, and every reference, hold boost; no card is ever
+ * faster than its boost clock. While the tensor cores are busy a card whose tensor math does more
+ * work per SM clock than its reference's holds less (clock_factor_tensor): the A10 runs
+ * FP32-accumulate math at 125 TFLOPS on 72 SMs, the 3090 at 71 on 82, both at 1.695 GHz, 2.005x the
+ * work per SM clock, so cbrt(0.4880 / 2.005) = 0.624; on a chip whose cards share one rate per SM
+ * clock (A100 PCIe against SXM4) the two factors are equal. A card with a measured sustained_mhz
+ * holds exactly that share of boost on both, or on its tensor cores the share of a
+ * sustained_tensor_mhz measured apart. */
 static void check_clock(const char *name, const any_desc *any)
 {
     const sim_gpu_desc *g = &any->gpu;
     if (g->sustained_mhz > 0) {
-        /* measured: any share of boost a 70 W card may hold, both units alike */
+        /* measured: any share of boost a 70 W card may hold, both units alike unless the
+         * tensor cores' clock was measured apart */
+        double tensor_mhz =
+            g->sustained_tensor_mhz > 0 ? g->sustained_tensor_mhz : g->sustained_mhz;
         if (!(g->clock_factor > 0.2 && g->clock_factor <= 1 &&
               g->clock_factor == fmin(1, g->sustained_mhz / g->boost_mhz) &&
-              g->clock_factor_tensor == g->clock_factor))
+              g->clock_factor_tensor == fmin(1, tensor_mhz / g->boost_mhz)))
             fail_msg("%s: sustained_mhz %g gives clock factors %g, %g", name, g->sustained_mhz,
                      g->clock_factor, g->clock_factor_tensor);
         return;
@@ -257,7 +261,13 @@ static void test_catalog_entries_power_limited_clocks(void **state)
     assert_true(d.gpu.clock_factor == 1 && d.gpu.clock_factor_tensor == 1);
     load_or_fail(CFG_CAT_GPU, "t4", &d); /* measured: sustained_mhz over boost_mhz */
     assert_close(d.gpu.clock_factor, d.gpu.sustained_mhz / 1590, 1e-12, "clock_factor", "t4");
-    assert_true(d.gpu.clock_factor < 0.6 && d.gpu.clock_factor_tensor == d.gpu.clock_factor);
+    assert_true(d.gpu.clock_factor < 0.6);
+    /* and its tensor cores' clock apart, higher (configs/hardware/gpus/t4.yaml) */
+    assert_close(d.gpu.clock_factor_tensor, d.gpu.sustained_tensor_mhz / 1590, 1e-12,
+                 "clock_factor_tensor", "t4");
+    assert_true(d.gpu.clock_factor_tensor > d.gpu.clock_factor);
+    load_or_fail(CFG_CAT_GPU, "l4", &d); /* measured once, for both units */
+    assert_true(d.gpu.sustained_tensor_mhz == 0 && d.gpu.clock_factor_tensor == d.gpu.clock_factor);
 }
 
 /* ---------------------------------------------------------------- CPUs */
