@@ -180,6 +180,21 @@ static void test_overlay_round_trip_and_errors(void **state)
     cal_set_free(&data);
 }
 
+/* Builds the default experiment with one `setting` and system.catalog_overlay = `overlay`
+ * ("" = none); returns sim_scenario_build's code. */
+static int build_with_overlay(const char *setting, const char *overlay, sim_scenario *sc,
+                              sim_err *err)
+{
+    sim_experiment x;
+    sim_experiment_defaults(&x);
+    cfg_experiment_set set = {0};
+    assert_int_equal(cfg_experiment_apply(setting, &x, &set, err), 0);
+    char arg[128];
+    snprintf(arg, sizeof arg, "system.catalog_overlay=%s", overlay);
+    assert_int_equal(cfg_experiment_apply(arg, &x, &set, err), 0);
+    return sim_scenario_build(&x, &set, CATALOG, sc, err);
+}
+
 /* A zoo step's time with and without an overlay that makes every kernel 40 us longer. */
 static void test_overlay_changes_a_run(void **state)
 {
@@ -189,16 +204,10 @@ static void test_overlay_changes_a_run(void **state)
     write_file(path, "gpus:\n  a100-sxm4-80gb:\n    kernel_overhead_us: 42\n");
     int64_t gpu_ns[2];
     for (int i = 0; i < 2; i++) {
-        sim_experiment x;
-        sim_experiment_defaults(&x);
-        cfg_experiment_set set = {0};
-        sim_err err;
-        assert_int_equal(cfg_experiment_apply("workload.model=resnet18", &x, &set, &err), 0);
-        char arg[128];
-        snprintf(arg, sizeof arg, "system.catalog_overlay=%s", i ? path : "");
-        assert_int_equal(cfg_experiment_apply(arg, &x, &set, &err), 0);
         sim_scenario sc;
-        assert_int_equal(sim_scenario_build(&x, &set, CATALOG, &sc, &err), 0);
+        sim_err err;
+        assert_int_equal(build_with_overlay("workload.model=resnet18", i ? path : "", &sc, &err),
+                         0);
         gpu_ns[i] = sim_program_gpu_ns(&sc.program);
         if (i) assert_true(fabs(sc.hw.gpu.kernel_overhead_us - 42) < 1e-12);
         size_t kernels = sim_program_kernels(&sc.program);
@@ -223,16 +232,9 @@ static void test_overlay_clocks_are_derived_again(void **state)
         "gpus:\n  t4:\n    sustained_mhz: 0\n"};
     for (int i = 0; i < 2; i++) {
         write_file(path, overlays[i]);
-        sim_experiment x;
-        sim_experiment_defaults(&x);
-        cfg_experiment_set set = {0};
-        sim_err err;
-        assert_int_equal(cfg_experiment_apply("system.gpu=t4", &x, &set, &err), 0);
-        char arg[128];
-        snprintf(arg, sizeof arg, "system.catalog_overlay=%s", path);
-        assert_int_equal(cfg_experiment_apply(arg, &x, &set, &err), 0);
         sim_scenario sc;
-        int rc = sim_scenario_build(&x, &set, CATALOG, &sc, &err);
+        sim_err err;
+        int rc = build_with_overlay("system.gpu=t4", path, &sc, &err);
         if (i == 0) {
             assert_int_equal(rc, 0);
             assert_true(fabs(sc.hw.gpu.clock_factor - 1200.0 / 1590) < 1e-12);
