@@ -1226,6 +1226,12 @@ static void bwd_linear(ctx *c, const mdl_layer *l)
         if (casts_input(c, l))
             elem(c, "input_grad_cast", B * rows * k, B * rows * k * (2 + 4), 0, D->bwd_op_ns);
         bwd_weight_casts(c, l, l->params / parts, l->param_tensors / parts);
+        /* q, k and v read one input: autograd's InputBuffer adds each later gradient of it to the
+         * first, in the input's type (fp32 where autocast cast it for the GEMMs). */
+        if (p < parts - 1 && !(l->flags & MDL_F_NO_DGRAD)) {
+            double g = B * rows * k, gb = casts_input(c, l) ? 4 : c->act;
+            elem(c, "qkv_grad_sum", g, 3 * g * gb, g, D->extra_launch_ns);
+        }
     }
 }
 

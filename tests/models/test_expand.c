@@ -799,6 +799,27 @@ static void test_expand_amp_casts_and_grad_scaler(void **state)
     done(&r);
 }
 
+/* Separate q, k and v projections read one input, so autograd sums three gradients of it: two
+ * adds per BERT layer beside the residual's, in fp32 under AMP (layer_norm's output, cast for
+ * each GEMM). GPT-2's fused c_attn reads it once: no such add. */
+static void test_expand_qkv_gradients_are_summed(void **state)
+{
+    (void)state;
+    mdl_options o = opts(8, SIM_PREC_AMP_FP16);
+    o.shape.seq = 128;
+    run r;
+    expand("bert-base", &o, &r);
+    assert_int_equal(count_op(&r.step, "qkv_grad_sum"), 2 * 12);
+    for (size_t i = 0; i < r.step.n; i++)
+        if (!strcmp(r.step.k[i].op, "qkv_grad_sum"))
+            assert_float_equal(r.step.k[i].bytes, 3.0 * 8 * 128 * 768 * 4, 1);
+    done(&r);
+    o.shape.seq = 64;
+    expand("gpt2-large", &o, &r);
+    assert_int_equal(count_op(&r.step, "qkv_grad_sum"), 0);
+    done(&r);
+}
+
 /* CPU time of the whole step on the reference core. */
 static double dispatch_ms(const run *r)
 {
@@ -1417,6 +1438,7 @@ int main(void)
         cmocka_unit_test(test_expand_grad_clip),
         cmocka_unit_test(test_expand_amp_casts_and_grad_scaler),
         cmocka_unit_test(test_expand_autocast_casts_cost_what_dle_measures),
+        cmocka_unit_test(test_expand_qkv_gradients_are_summed),
         cmocka_unit_test(test_expand_linear_bias_add),
         cmocka_unit_test(test_expand_addmm_last),
         cmocka_unit_test(test_expand_concatenation),
