@@ -427,6 +427,12 @@ static double batch_bytes(const ctx *c, int t)
     return c->B * telems(c, t) * tbytes(c, t);
 }
 
+/* autocast casts n elements of an input, reading and writing bytes_per_elem between them. */
+static void input_cast(ctx *c, double n, double bytes_per_elem)
+{
+    elem(c, "autocast_input_cast", n, n * bytes_per_elem, 0, c->d->autocast_cast_ns);
+}
+
 /* Under autocast a GEMM casts an fp32 (ACT32) input to half precision. */
 static bool casts_input(const ctx *c, const mdl_layer *l)
 {
@@ -637,8 +643,7 @@ static void fwd_conv(ctx *c, const mdl_layer *l)
     int cin = conv_cin(l);
     double in = (double)cin * l->in_h * l->in_w, out = l->m * (double)l->n, B = c->B;
     bool tr = nchw_transposes(c, l);
-    if (casts_input(c, l))
-        elem(c, "autocast_input_cast", B * in, B * in * (4 + 2), 0, c->d->autocast_cast_ns);
+    if (casts_input(c, l)) input_cast(c, B * in, 4 + 2);
     fwd_weight_casts(c, l, l->params, l->param_tensors);
     double bytes = c->act * B * (in + out) + c->cb * l->params;
     double flops = 2.0 * B * l->m * (double)l->n * (double)l->k;
@@ -678,9 +683,7 @@ static void fwd_linear(ctx *c, const mdl_layer *l)
     int parts = (l->flags & MDL_F_SPLIT3) ? 3 : 1;
     double n = (double)l->n / parts, B = c->B, rows = l->m, k = (double)l->k;
     for (int p = 0; p < parts; p++) {
-        if (casts_input(c, l))
-            elem(c, "autocast_input_cast", B * rows * k, B * rows * k * (4 + 2), 0,
-                 c->d->autocast_cast_ns);
+        if (casts_input(c, l)) input_cast(c, B * rows * k, 4 + 2);
         fwd_weight_casts(c, l, l->params / parts, l->param_tensors / parts);
         double bytes = c->act * B * rows * (k + n) + c->cb * l->params / parts;
         gemm(c, "linear_fwd", MDL_MATH_GEMM, B * rows, n, k, 1, bytes, c->d->gemm_module_ns);
@@ -747,7 +750,7 @@ static void eager_score_chain_fwd(ctx *c, const mdl_layer *l)
     if (dropping(c, l->flags))
         draws_random(
             elem(c, "attention_dropout_fwd", ss, ss * (2 * sm + 1), 2 * ss, D->elem_module_ns), ss);
-    if (c->amp) elem(c, "autocast_input_cast", ss, ss * (sm + c->act), 0, D->autocast_cast_ns);
+    if (c->amp) input_cast(c, ss, sm + c->act);
 }
 
 /* The same chain as one NVFuser kernel per row of scores: it reads the scores (and the mask,
@@ -873,7 +876,7 @@ static void fwd_layernorm(ctx *c, const mdl_layer *l, layer_io x)
 {
     const mdl_dispatch *D = c->d;
     if (c->amp && x.ib != 4) {
-        elem(c, "autocast_input_cast", x.in, x.in * (x.ib + 4), 0, D->autocast_cast_ns);
+        input_cast(c, x.in, x.ib + 4);
         x.ib = 4;
     }
     double rows = c->B * l->rows;
@@ -907,7 +910,7 @@ static void fwd_loss_ce(ctx *c, const mdl_layer *l, layer_io x)
     const mdl_dispatch *D = c->d;
     double rows = c->B * l->rows, n = rows * l->aux;
     if (c->amp) {
-        elem(c, "autocast_input_cast", n, n * (x.ib + 4), 0, D->autocast_cast_ns);
+        input_cast(c, n, x.ib + 4);
         x.ib = 4;
     }
     mdl_kernel log_softmax = mdl_softmax_fwd_kernel(rows, l->aux, x.ib);

@@ -134,14 +134,13 @@ int mdl_opt_impl_parse(const char *s, mdl_opt_impl *out);
  * adds extra_launch_ns. See expand.c for the fit to real traces (traces/dispatch.h measures them);
  * tests and sweeps may pass their own. */
 typedef struct mdl_dispatch {
-    int64_t gemm_module_ns; /* nn.Conv2d / nn.Linear call: aten::conv2d, aten::linear */
-    int64_t norm_module_ns; /* nn.BatchNorm2d / nn.LayerNorm call: the norm op itself */
-    int64_t elem_module_ns; /* activation, pool, dropout, embedding, loss module: one op */
-    int64_t py_op_ns;       /* a tensor op written in Python inside forward (x + y, softmax,
-                               batch norm's num_batches_tracked.add_(1)) */
-    int64_t aten_op_ns;     /* an aten op dispatched from C++ (nll_loss, a slice copy) */
-    int64_t
-        autocast_cast_ns; /* autocast's cast of one tensor (Tensor.to: allocation, copy kernel) */
+    int64_t gemm_module_ns;     /* nn.Conv2d / nn.Linear call: aten::conv2d, aten::linear */
+    int64_t norm_module_ns;     /* nn.BatchNorm2d / nn.LayerNorm call: the norm op itself */
+    int64_t elem_module_ns;     /* activation, pool, dropout, embedding, loss module: one op */
+    int64_t py_op_ns;           /* a tensor op written in Python inside forward (x + y, softmax,
+                                   batch norm's num_batches_tracked.add_(1)) */
+    int64_t aten_op_ns;         /* an aten op dispatched from C++ (nll_loss, a slice copy) */
+    int64_t autocast_cast_ns;   /* autocast's cast of one tensor (Tensor.to: alloc + copy kernel) */
     int64_t extra_launch_ns;    /* each further kernel launched by the same op */
     int64_t bwd_gemm_ns;        /* autograd node of a conv/matmul (ConvolutionBackward0, ...) */
     int64_t bwd_norm_ns;        /* autograd node of a normalisation (CudnnBatchNormBackward0) */
