@@ -182,7 +182,13 @@ int mdl_zero_grad_mode(const mdl_options *o)
     if (o->inference) return MDL_ZG_NONE;
     if (o->zero_grad != MDL_ZG_AUTO) return o->zero_grad;
     if (o->optimizer == MDL_OPT_NONE) return MDL_ZG_NONE;
+    if (mdl_master_weights(o)) return MDL_ZG_ZERO;
     return o->pytorch < 200 && o->opt_impl != MDL_IMPL_FUSED ? MDL_ZG_ZERO : MDL_ZG_SET_TO_NONE;
+}
+
+bool mdl_master_weights(const mdl_options *o)
+{
+    return o->precision == SIM_PREC_FP16 && o->optimizer != MDL_OPT_NONE && !o->inference;
 }
 
 int mdl_options_check(const mdl_options *o, sim_err *err)
@@ -264,10 +270,13 @@ typedef struct ctx {
     double B;     /* batch */
     double act;   /* bytes of an activation element */
     double act32; /* bytes of an ACT32 element */
-    double wb;    /* bytes of a stored parameter / gradient / optimizer-state element */
+    double wb;    /* bytes of a stored parameter / gradient element */
+    double ob;    /* bytes of an element the optimizer steps: its state, weights and gradients
+                     (4 behind fp32 master weights, else wb) */
     double cb;    /* bytes of a weight as the GEMM reads it (AMP: the half copy) */
     uint8_t vec;  /* elements per input a thread of an elementwise kernel holds in flight */
     bool amp, scaler;
+    bool master;   /* mdl_master_weights: apex AMP O2 */
     int zero_grad; /* mdl_zero_grad_mode: MDL_ZG_NONE, _SET_TO_NONE or _ZERO */
     uint8_t phase;
     uint16_t micro;
@@ -1146,8 +1155,11 @@ static void accumulate(ctx *c, const mdl_layer *l)
             elem(c, "grad_sum_shared", sz[i], sz[i] * 3 * c->wb, sz[i], D->bwd_op_ns);
     }
     /* AccumulateGrad: after zero_grad(set_to_none) the first micro-batch steals the gradient,
-     * later ones add; a zeroed .grad, or one nothing clears, is added into by every backward. */
-    if ((c->micro > 0 || c->zero_grad != MDL_ZG_SET_TO_NONE) && l->params > 0) {
+     * later ones add; a zeroed .grad, or one nothing clears, is added into by every backward.
+     * apex O2 sets each half .grad to None before every backward (apex_prepare_backward), so
+     * each one steals; micro-batches add up in the fp32 master gradients. */
+    bool adds = !c->master && (c->micro > 0 || c->zero_grad != MDL_ZG_SET_TO_NONE);
+    if (adds && l->params > 0) {
         double sz[8];
         int n = param_sizes(l, sz, 8);
         for (int i = 0; i < n; i++)
@@ -1571,6 +1583,10 @@ static void micro_step(ctx *c, int segments)
     c->phase = MDL_PH_LOSS;
     if (c->scaler) elem(c, "grad_scaler_scale_loss", 1, 8, 1, D->py_op_ns);
     if (c->o->accum_steps > 1) elem(c, "loss_div_accum_steps", 1, 8, 1, D->py_op_ns);
+    /* apex's scale_loss enters with _prepare_amp_backward: a Python loop setting each half
+     * parameter's .grad to None */
+    if (c->master)
+        cpu(c, "apex_prepare_backward", (int64_t)c->s->param_tensors * D->zero_grad_param_ns);
     c->phase = MDL_PH_BWD;
     elem(c, "backward_seed_ones", 1, 4, 0, D->py_op_ns);
     int cur_seg = -1;
@@ -1695,6 +1711,23 @@ static void foreach_op(ctx *c, const plist *p, const char *op, int depth, double
     }
 }
 
+/* apex O2's _post_amp_backward after each micro-batch's backward (apex/amp/_process_optimizer.py,
+ * post_backward_with_master_weights; apex/amp/scaler.py). After the first micro-batch,
+ * torch.empty_like gives each fp32 master parameter a gradient (a Python call per tensor, no
+ * kernel) and multi_tensor_scale writes the half gradients into them divided by the loss scale
+ * (2 bytes in, 4 out); a later micro-batch's gradients are added to them (multi_tensor_axpby:
+ * 2 + 4 in, 4 out). Then update_scale reads the overflow flag with .item(). */
+static void apex_post_backward(ctx *c, const plist *p, int tensors)
+{
+    if (c->micro == 0) {
+        cpu(c, "apex_master_grads_empty_like", (int64_t)tensors * c->d->view_op_ns);
+        foreach_op(c, p, "multi_tensor_scale (unscale to fp32)", 2, 3, 1, 2);
+    } else {
+        foreach_op(c, p, "multi_tensor_axpby (unscale with stash)", 3, 5, 2, 2);
+    }
+    push(c, "apex_overflow_item", SIM_OP_MEMCPY_D2H, MDL_MATH_NONE, 0, 4, 0, c->d->sync_ns);
+}
+
 /* The kernels of torch.nn.utils.clip_grad_norm_ after the norms (torch/nn/utils/clip_grad.py):
  * torch.stack of the per-tensor norms, their vector_norm, + 1e-6, max_norm / that, clamp(max=1);
  * one-element kernels, each a Python op. */
@@ -1711,12 +1744,12 @@ static void clip_coefficient(ctx *c, int tensors, int64_t ns)
  * by the clip coefficient (a read and a write), each a Python op costing ns. */
 static void clip_norm(ctx *c, double n, int64_t ns)
 {
-    elem(c, "vector_norm (clip)", n, n * c->wb, 2 * n, ns);
+    elem(c, "vector_norm (clip)", n, n * c->ob, 2 * n, ns);
 }
 
 static void clip_scale(ctx *c, double n, int64_t ns)
 {
-    elem(c, "mul_ (clip)", n, 2 * n * c->wb, n, ns);
+    elem(c, "mul_ (clip)", n, 2 * n * c->ob, n, ns);
 }
 
 /* clip_grad_norm_(model.parameters(), max_norm) over every gradient before the step. From
@@ -1726,10 +1759,10 @@ static void clip_scale(ctx *c, double n, int64_t ns)
 static void clip_global(ctx *c, const plist *p)
 {
     const mdl_dispatch *D = c->d;
-    double wb = c->wb;
+    double ob = c->ob;
     bool foreach = c->o->pytorch >= 200;
     if (foreach) {
-        foreach_op(c, p, "foreach_norm (clip)", 1, 1, 2, wb);
+        foreach_op(c, p, "foreach_norm (clip)", 1, 1, 2, ob);
         elem(c, "foreach_norm_cleanup", p->n, p->n * 8.0, p->n, D->extra_launch_ns);
     } else {
         for (int t = 0; t < p->n; t++)
@@ -1737,7 +1770,7 @@ static void clip_global(ctx *c, const plist *p)
     }
     clip_coefficient(c, p->n, D->py_op_ns);
     if (foreach) {
-        foreach_op(c, p, "foreach_mul_ (clip)", 1, 2, 1, wb);
+        foreach_op(c, p, "foreach_mul_ (clip)", 1, 2, 1, ob);
     } else {
         for (int t = 0; t < p->n; t++)
             clip_scale(c, p->size[t], D->py_op_ns);
@@ -1751,11 +1784,11 @@ static void clip_global(ctx *c, const plist *p)
  * its max_norm of 1. apex's multi_tensor_apply chunks and launches as PyTorch's (foreach_op). */
 static void clip_apex(ctx *c, const plist *p)
 {
-    foreach_op(c, p, "multi_tensor_l2norm (clip)", 1, 1, 2, c->wb);
+    foreach_op(c, p, "multi_tensor_l2norm (clip)", 1, 1, 2, c->ob);
     elem(c, "multi_tensor_l2norm_cleanup", MTA_MAX_BLOCKS, MTA_MAX_BLOCKS * 4.0, MTA_MAX_BLOCKS,
          c->d->extra_launch_ns);
     push(c, "clip_total_norm_item", SIM_OP_MEMCPY_D2H, MDL_MATH_NONE, 0, 4, 0, c->d->sync_ns);
-    foreach_op(c, p, "multi_tensor_scale (clip)", 2, 2, 1, c->wb);
+    foreach_op(c, p, "multi_tensor_scale (clip)", 2, 2, 1, c->ob);
 }
 
 /* BertAdam.step (DLE PyTorch/LanguageModeling/BERT/optimization.py), one Python iteration per
@@ -1774,7 +1807,7 @@ static void bertadam(ctx *c, const plist *p)
     static const double rw[] = {2, 3, 2, 3, 2, 2, 3, 2, 3, 2, 3};
     enum { DECAY_MUL = 7, DECAY_ADD = 8 };
     const mdl_dispatch *D = c->d;
-    double wb = c->wb;
+    double ob = c->ob;
     for (int t = 0; t < p->n; t++) {
         double n = p->size[t];
         bool decay = c->o->weight_decay && p->decays[t];
@@ -1783,7 +1816,7 @@ static void bertadam(ctx *c, const plist *p)
         clip_scale(c, n, D->opt_loop_op_ns);
         for (int k = 0; k < (int)(sizeof ops / sizeof ops[0]); k++) {
             if ((k == DECAY_MUL || k == DECAY_ADD) && !decay) continue;
-            elem(c, ops[k], n, n * rw[k] * wb, n, D->opt_loop_op_ns);
+            elem(c, ops[k], n, n * rw[k] * ob, n, D->opt_loop_op_ns);
         }
     }
 }
@@ -1793,30 +1826,30 @@ static void torch_optim(ctx *c, const plist *p, bool adam)
 {
     const mdl_options *o = c->o;
     const mdl_dispatch *D = c->d;
-    double wb = c->wb;
+    double ob = c->ob;
     switch (o->opt_impl) {
     case MDL_IMPL_FUSED:
         if (adam)
-            foreach_op(c, p, "fused_adamw_", 4, 7, 12, wb);
+            foreach_op(c, p, "fused_adamw_", 4, 7, 12, ob);
         else
-            foreach_op(c, p, "fused_sgd_", 3, 5, 4, wb);
+            foreach_op(c, p, "fused_sgd_", 3, 5, 4, ob);
         break;
     case MDL_IMPL_FOREACH:
         if (adam) {
             if (o->weight_decay)
-                foreach_op(c, p, "foreach_mul_ (decoupled weight decay)", 1, 2, 1, wb);
-            foreach_op(c, p, "foreach_lerp_ (exp_avg)", 2, 3, 3, wb);
-            foreach_op(c, p, "foreach_mul_ (exp_avg_sq)", 1, 2, 1, wb);
-            foreach_op(c, p, "foreach_addcmul_ (exp_avg_sq)", 3, 3, 3, wb);
-            foreach_op(c, p, "foreach_sqrt", 2, 2, 1, wb);
-            foreach_op(c, p, "foreach_div_ (bias correction)", 1, 2, 1, wb);
-            foreach_op(c, p, "foreach_add_ (eps)", 1, 2, 1, wb);
-            foreach_op(c, p, "foreach_addcdiv_ (update)", 3, 4, 3, wb);
+                foreach_op(c, p, "foreach_mul_ (decoupled weight decay)", 1, 2, 1, ob);
+            foreach_op(c, p, "foreach_lerp_ (exp_avg)", 2, 3, 3, ob);
+            foreach_op(c, p, "foreach_mul_ (exp_avg_sq)", 1, 2, 1, ob);
+            foreach_op(c, p, "foreach_addcmul_ (exp_avg_sq)", 3, 3, 3, ob);
+            foreach_op(c, p, "foreach_sqrt", 2, 2, 1, ob);
+            foreach_op(c, p, "foreach_div_ (bias correction)", 1, 2, 1, ob);
+            foreach_op(c, p, "foreach_add_ (eps)", 1, 2, 1, ob);
+            foreach_op(c, p, "foreach_addcdiv_ (update)", 3, 4, 3, ob);
         } else {
-            if (o->weight_decay) foreach_op(c, p, "foreach_add (weight decay)", 3, 3, 2, wb);
-            foreach_op(c, p, "foreach_mul_ (momentum)", 1, 2, 1, wb);
-            foreach_op(c, p, "foreach_add_ (momentum buffer)", 2, 3, 2, wb);
-            foreach_op(c, p, "foreach_add_ (update)", 2, 3, 2, wb);
+            if (o->weight_decay) foreach_op(c, p, "foreach_add (weight decay)", 3, 3, 2, ob);
+            foreach_op(c, p, "foreach_mul_ (momentum)", 1, 2, 1, ob);
+            foreach_op(c, p, "foreach_add_ (momentum buffer)", 2, 3, 2, ob);
+            foreach_op(c, p, "foreach_add_ (update)", 2, 3, 2, ob);
         }
         break;
     case MDL_IMPL_FORLOOP:
@@ -1837,10 +1870,10 @@ static void torch_optim(ctx *c, const plist *p, bool adam)
             static const double sgd_rw[4] = {3, 2, 3, 3};
             if (adam)
                 for (k = o->weight_decay ? 0 : 1; k < 8; k++)
-                    elem(c, adam_ops[k], n, n * adam_rw[k] * wb, 2 * n, D->opt_loop_op_ns);
+                    elem(c, adam_ops[k], n, n * adam_rw[k] * ob, 2 * n, D->opt_loop_op_ns);
             else
                 for (k = o->weight_decay ? 0 : 1; k < 4; k++)
-                    elem(c, sgd_ops[k], n, n * sgd_rw[k] * wb, 2 * n, D->opt_loop_op_ns);
+                    elem(c, sgd_ops[k], n, n * sgd_rw[k] * ob, 2 * n, D->opt_loop_op_ns);
         }
         break;
     case MDL_IMPL_COUNT:
@@ -1852,12 +1885,13 @@ static void optimizer(ctx *c, const plist *p, int tensors)
 {
     const mdl_options *o = c->o;
     const mdl_dispatch *D = c->d;
-    double wb = c->wb;
+    double ob = c->ob;
     c->phase = MDL_PH_OPT;
     c->layer = -1;
-    if (c->scaler) {
+    bool grad_scaler = c->scaler && !c->master; /* apex unscaled after backward */
+    if (grad_scaler) {
         elem(c, "grad_scaler_found_inf_fill", 1, 4, 0, D->py_op_ns);
-        foreach_op(c, p, "amp_foreach_non_finite_check_and_unscale_", 1, 2, 2, wb);
+        foreach_op(c, p, "amp_foreach_non_finite_check_and_unscale_", 1, 2, 2, ob);
         /* GradScaler.step: found_inf.item() before deciding to step. */
         push(c, "grad_scaler_found_inf_item", SIM_OP_MEMCPY_D2H, MDL_MATH_NONE, 0, 4, 0,
              D->sync_ns);
@@ -1871,7 +1905,14 @@ static void optimizer(ctx *c, const plist *p, int tensors)
         bertadam(c, p);
     else
         torch_optim(c, p, adam);
-    if (c->scaler) elem(c, "grad_scaler_update_scale", 1, 16, 1, D->py_op_ns);
+    if (c->master) {
+        /* apex's patched step: _master_params_to_model_params (multi_tensor_scale of the fp32
+         * masters into the half weights: 4 bytes in, 2 out), then a Python loop setting each
+         * master's .grad to None */
+        foreach_op(c, p, "multi_tensor_scale (master to model)", 2, 3, 1, 2);
+        cpu(c, "apex_clear_master_grads", (int64_t)tensors * D->zero_grad_param_ns);
+    }
+    if (grad_scaler) elem(c, "grad_scaler_update_scale", 1, 16, 1, D->py_op_ns);
 }
 
 /* DDP's buckets (torch/nn/parallel/distributed.py; reducer.cpp, compute_bucket_assignment_by_size
@@ -1943,6 +1984,8 @@ int mdl_expand_mix(const mdl_net *const *nets, const mdl_options *opt, const mdl
     c.act = mdl_dtype_bytes(MDL_DT_ACT, p);
     c.act32 = mdl_dtype_bytes(MDL_DT_ACT32, p);
     c.wb = half ? 2 : 4;
+    c.master = mdl_master_weights(opt);
+    c.ob = c.master ? 4 : c.wb;
     c.cb = c.act;
     /* PyTorch's vectorized elementwise loop: 4 elements per thread, 8 (16 bytes) for 2-byte
      * types from 2.7 (pytorch#145746, "Implement 128 bit vectorization") on the GPUs that launch
@@ -1980,6 +2023,7 @@ int mdl_expand_mix(const mdl_net *const *nets, const mdl_options *opt, const mdl
         c.micro = (uint16_t)m;
         c.net = micro_net(nets, opt, m);
         micro_step(&c, segments);
+        if (c.master) apex_post_backward(&c, &pl, step->param_tensors);
     }
     c.net = net;
     c.micro = (uint16_t)(opt->accum_steps - 1);

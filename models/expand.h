@@ -121,9 +121,15 @@ void mdl_options_defaults(mdl_options *o);
 int mdl_options_check(const mdl_options *o, sim_err *err);
 const char *mdl_optimizer_name(mdl_optimizer o);
 /* The zero_grad mode o runs (MDL_ZG_NONE, _SET_TO_NONE or _ZERO): auto resolves to none for
- * inference and for optimizer none (nothing calls it), to zero before PyTorch 2.0 unless the
- * optimizer is fused (apex's set .grad to None), and to set_to_none otherwise. */
+ * inference and for optimizer none (nothing calls it), to zero under fp32 master weights (apex
+ * AMP O2 patches optimizer.zero_grad to zero each half gradient) and before PyTorch 2.0 unless
+ * the optimizer is fused (apex's set .grad to None), and to set_to_none otherwise. */
 int mdl_zero_grad_mode(const mdl_options *o);
+/* Whether o trains a half model against fp32 master weights: fp16 with an optimizer, which is
+ * apex AMP O2 (opt_level O2: the model cast to fp16, the optimizer stepping fp32 copies of its
+ * weights), the way such a model is trained: PyTorch's GradScaler refuses fp16 gradients
+ * ("Attempting to unscale FP16 gradients"). bf16 models train without masters. */
+bool mdl_master_weights(const mdl_options *o);
 int mdl_optimizer_parse(const char *s, mdl_optimizer *out);
 const char *mdl_opt_impl_name(mdl_opt_impl i);
 int mdl_opt_impl_parse(const char *s, mdl_opt_impl *out);

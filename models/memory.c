@@ -403,12 +403,15 @@ static double param_rounding(const mdl_net *net, double copies, double bytes, bo
 }
 
 /* The optimizer's state (m->optimizer_bytes) and its temporaries at the step; returns the state
- * tensors per parameter: none without a step, SGD's momentum, Adam's two moments. */
+ * tensors per parameter: none without a step, SGD's momentum, Adam's two moments. wb: bytes of
+ * an element the optimizer steps. Behind fp32 master weights (apex O2) the optimizer owns the
+ * masters too, and their gradients live from the end of backward through the step. */
 static double optimizer_state(const mdl_net *net, const mdl_options *o, double wb, mdl_memory *m)
 {
     double params = mdl_net_params(net);
     double states = o->optimizer == MDL_OPT_NONE ? 0 : o->optimizer == MDL_OPT_SGD ? 1 : 2;
-    m->optimizer_bytes = params * wb * states;
+    bool master = mdl_master_weights(o);
+    m->optimizer_bytes = params * wb * (states + master);
     if (o->optimizer == MDL_OPT_NONE) /* no step: no temporaries */
         m->optimizer_temp_bytes = 0;
     else if (o->optimizer == MDL_OPT_BERTADAM) /* two live temporaries: sqrt + e, then update */
@@ -417,6 +420,7 @@ static double optimizer_state(const mdl_net *net, const mdl_options *o, double w
         m->optimizer_temp_bytes = params * wb;
     else if (o->opt_impl == MDL_IMPL_FORLOOP)
         m->optimizer_temp_bytes = largest_param_tensor(net) * wb;
+    if (master) m->optimizer_temp_bytes += params * wb;
     return states;
 }
 
@@ -443,8 +447,12 @@ static int compute_fixed(const mdl_net *net, const mdl_options *o, fixed *f)
         return SIM_OK;
     }
     m->grads_bytes = params * wb;
-    double states = optimizer_state(net, o, wb, m);
-    f->param_rounding = param_rounding(net, 2 + states, wb, amp); /* weights, grads, states */
+    /* weights, grads and states at wb; apex O2: half weights and grads, fp32 masters and states */
+    bool master = mdl_master_weights(o);
+    double states = optimizer_state(net, o, master ? 4 : wb, m);
+    f->param_rounding =
+        master ? param_rounding(net, 2, wb, amp) + param_rounding(net, 1 + states, 4, false)
+               : param_rounding(net, 2 + states, wb, amp);
     int err = 0;
     f->per_sample_act = activations_per_sample(net, o, &f->act_allocs, &err);
     f->pair_saved = pair_matrices(net, &f->pair_transient);

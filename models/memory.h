@@ -30,13 +30,15 @@ typedef struct mdl_memory {
     double weights_bytes;       /* parameters as stored: fp32, or half in pure fp16/bf16 */
     double weight_copies_bytes; /* AMP: the half copies autocast makes and backward keeps */
     double grads_bytes;
-    double optimizer_bytes;      /* SGD momentum: 1 x params; Adam: exp_avg + exp_avg_sq */
+    double optimizer_bytes;      /* SGD momentum: 1 x params; Adam: exp_avg + exp_avg_sq; apex O2:
+                                    those in fp32 and the fp32 master weights */
     double activations_bytes;    /* saved for backward, x batch (checkpointing: segment inputs
                                     + the largest segment), + in-batch losses' b x b matrices */
     double transient_bytes;      /* backward working set at the peak (gradients in and out of
                                     that layer; an in-batch loss: two b x b gradients); in
                                     inference the largest layer's input and output */
-    double optimizer_temp_bytes; /* foreach temporaries (SGD weight decay list, Adam sqrt list) */
+    double optimizer_temp_bytes; /* foreach temporaries (SGD weight decay list, Adam sqrt list);
+                                    apex O2: the fp32 master gradients */
     double workspace_bytes;      /* cuBLAS (+ cuDNN for conv nets) */
     double context_bytes;        /* CUDA context, kernels and library handles */
     double rounding_bytes;       /* caching-allocator rounding of the live allocations */

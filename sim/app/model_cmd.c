@@ -573,6 +573,7 @@ static void json_summary(yajl_gen g, const show_report *r)
     sim_json_str(g, "opt_impl", mdl_opt_impl_name(a->opt.opt_impl));
     sim_json_str(g, "grad_clip", mdl_grad_clip_names[a->opt.grad_clip]);
     sim_json_str(g, "zero_grad", mdl_zero_grad_names[mdl_zero_grad_mode(&a->opt)]);
+    sim_json_bool(g, "master_weights", mdl_master_weights(&a->opt));
     sim_json_str(g, "fuser", mdl_fuser_names[a->opt.fuser]);
     sim_json_int(g, "accum_steps", a->opt.accum_steps);
     sim_json_int(g, "checkpoint_segments", r->step.ckpt_segments);
@@ -693,8 +694,8 @@ static void text_summary(const show_report *r)
                a->opt.fuser == MDL_FUSER_NVFUSER ? ", NVFuser" : "",
                a->opt.cuda_graphs ? ", CUDA graphs" : "");
     else
-        printf("training step  batch %d x %d micro-batches, %s, %s (%s)%s%s%s%s%s\n", a->opt.batch,
-               a->opt.accum_steps, sim_precision_name(a->opt.precision),
+        printf("training step  batch %d x %d micro-batches, %s, %s (%s)%s%s%s%s%s%s\n",
+               a->opt.batch, a->opt.accum_steps, sim_precision_name(a->opt.precision),
                mdl_optimizer_name(a->opt.optimizer),
                a->opt.optimizer == MDL_OPT_BERTADAM ? "loop"
                : a->opt.optimizer == MDL_OPT_NONE   ? "no step"
@@ -705,7 +706,8 @@ static void text_summary(const show_report *r)
                r->step.ckpt_segments ? ", activation checkpointing" : "",
                a->opt.fuser == MDL_FUSER_NVFUSER ? ", NVFuser" : "",
                mdl_zero_grad_mode(&a->opt) == MDL_ZG_ZERO ? ", zero_grad zeroes each gradient" : "",
-               a->opt.cuda_graphs ? ", CUDA graphs" : "");
+               a->opt.cuda_graphs ? ", CUDA graphs" : "",
+               mdl_master_weights(&a->opt) ? ", fp32 master weights (apex O2)" : "");
     printf("FLOPs/sample   forward %.3f GFLOP, training step %.3f GFLOP (all kernels)\n",
            r->fwd_flops / r->samples / 1e9, r->train_flops / r->samples / 1e9);
     printf("kernels/step   %zu (forward %zu, loss %zu, backward %zu, recompute %zu, "

@@ -91,7 +91,8 @@ static const cfg_field fields[] = {
     F("workload.trace_serialize", CFG_T_BOOL, workload.trace_serialize, CFG_NO_RANGE,
       "replay side-stream GPU work at full length instead of its exposed part"),
     F("workload.precision", CFG_T_PREC, workload.precision, CFG_NO_RANGE,
-      "fp32 | tf32 | fp16 | bf16 | amp_fp16 | amp_bf16"),
+      "fp32 | tf32 | fp16 | bf16 | amp_fp16 | amp_bf16 (fp16: the model cast to half; with an "
+      "optimizer it trains against fp32 master weights, as apex AMP O2)"),
     F("workload.kernels_per_step", CFG_T_INT, workload.kernels_per_step, 1, 10000000,
       "synthetic: kernels per step"),
     F("workload.kernel_us", CFG_T_DOUBLE, workload.kernel_us, 0, 1e9,

@@ -738,6 +738,60 @@ static void test_expand_grad_clip(void **state)
     }
 }
 
+/* Bytes of the kernels named `op`, summed. */
+static double bytes_of(const mdl_step *s, const char *op)
+{
+    double b = 0;
+    for (size_t i = 0; i < s->n; i++)
+        if (!strcmp(s->k[i].op, op)) b += s->k[i].bytes;
+    return b;
+}
+
+/* An fp16 model with an optimizer trains as apex AMP O2 does: per parameter element, the
+ * unscale writes 2-byte gradients into 4-byte masters (6 bytes), FusedAdam reads and writes
+ * fp32 weights, gradients and moments (4 in, 3 out: 28), the masters go back into the half
+ * weights (6); no GradScaler kernel runs, every backward steals its gradients (apex set them to
+ * None), zero_grad fills each half one, and two .item() reads each step (the overflow flag, the
+ * clip norm). A second micro-batch adds its gradients into the masters (2 + 4 in, 4 out: 10). A
+ * bf16 model has no masters. */
+static void test_expand_apex_o2_master_weights(void **state)
+{
+    (void)state;
+    mdl_options o = opts(8, SIM_PREC_FP16);
+    o.optimizer = MDL_OPT_ADAMW;
+    o.opt_impl = MDL_IMPL_FUSED;
+    o.grad_clip = MDL_CLIP_APEX;
+    assert_true(mdl_master_weights(&o));
+    assert_int_equal(mdl_zero_grad_mode(&o), MDL_ZG_ZERO);
+    run r;
+    expand("resnet50", &o, &r);
+    double P = mdl_net_params(&r.net);
+    int tensors = r.step.param_tensors;
+    assert_true(fabs(bytes_of(&r.step, "multi_tensor_scale (unscale to fp32)") - 6 * P) < 1);
+    assert_true(fabs(bytes_of(&r.step, "fused_adamw_") - 28 * P) < 1);
+    assert_true(fabs(bytes_of(&r.step, "multi_tensor_scale (master to model)") - 6 * P) < 1);
+    assert_true(fabs(bytes_of(&r.step, "multi_tensor_l2norm (clip)") - 4 * P) < 1);
+    assert_int_equal(count_op(&r.step, "amp_foreach_non_finite_check_and_unscale_"), 0);
+    assert_int_equal(count_op(&r.step, "accumulate_grad"), 0);
+    assert_int_equal(count_op(&r.step, "zero_grad_fill"), tensors);
+    assert_int_equal(count_op(&r.step, "apex_prepare_backward"), 1);
+    assert_int_equal(r.t.syncs, 2);
+    done(&r);
+    o.accum_steps = 2;
+    expand("resnet50", &o, &r);
+    assert_true(fabs(bytes_of(&r.step, "multi_tensor_axpby (unscale with stash)") - 10 * P) < 1);
+    assert_int_equal(count_op(&r.step, "accumulate_grad"), 0);
+    assert_int_equal(r.t.syncs, 3);
+    done(&r);
+    o = opts(8, SIM_PREC_BF16);
+    o.optimizer = MDL_OPT_ADAMW;
+    o.opt_impl = MDL_IMPL_FUSED;
+    assert_false(mdl_master_weights(&o));
+    o.precision = SIM_PREC_FP16;
+    o.optimizer = MDL_OPT_NONE;
+    assert_false(mdl_master_weights(&o));
+}
+
 /* torch.optim: foreach launches a few multi-tensor kernels per op, fused fewer, the for-loop
  * one kernel per parameter tensor per op. */
 static void test_expand_optimizer_implementations(void **state)
@@ -1427,6 +1481,7 @@ int main(void)
         cmocka_unit_test(test_expand_optimizer_implementations),
         cmocka_unit_test(test_expand_bertadam_loops_per_tensor),
         cmocka_unit_test(test_expand_grad_clip),
+        cmocka_unit_test(test_expand_apex_o2_master_weights),
         cmocka_unit_test(test_expand_amp_casts_and_grad_scaler),
         cmocka_unit_test(test_expand_autocast_casts_cost_what_dle_measures),
         cmocka_unit_test(test_expand_qkv_gradients_are_summed),
