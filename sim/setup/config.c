@@ -115,7 +115,8 @@ static const cfg_field fields[] = {
       "model zoo: gradient clipping before the step, none | global (clip_grad_norm_ over all "
       "parameters) | apex (multi-tensor norm, .item(), scale: NVIDIA BERT's GradientClipper)"),
     E("workload.zero_grad", workload.zero_grad, mdl_zero_grad_names,
-      "model zoo: what zero_grad() does before each step, auto (zero before PyTorch 2.0 unless "
+      "model zoo: what zero_grad() does before each step, auto (zero under fp32 master weights "
+      "(fp16 with an optimizer: apex AMP O2's patched zero_grad) and before PyTorch 2.0 unless "
       "the optimizer is fused, else set_to_none; none without an optimizer) | none | "
       "set_to_none | zero (detach and zero_() each gradient: a fill kernel per tensor)"),
     F("workload.weight_decay", CFG_T_BOOL, workload.weight_decay, CFG_NO_RANGE,
