@@ -286,7 +286,8 @@ static void roofline(const mdl_kernel *k, const sim_gpu_desc *gpu, sim_precision
      * depthwise taps, dropout's random numbers (cost.h); a kernel without one adds 0. */
     double ghz = gpu->boost_mhz / 1000 * (gpu->clock_factor > 0 ? gpu->clock_factor : 1);
     if (ghz > 0) {
-        at_least(&o->memory_ns, k->chan_elems / (sms * ghz * MDL_NCHW_CHANNEL_ELEMS_PER_CLK));
+        double chan_sms = o->blocks < sms ? o->blocks : sms; /* a block per channel */
+        at_least(&o->memory_ns, k->chan_elems / (chan_sms * ghz * MDL_NCHW_CHANNEL_ELEMS_PER_CLK));
         at_least(&o->memory_ns, k->native_taps * MDL_DW_NATIVE_CLK_PER_TAP / (sms * ghz));
         at_least(&o->memory_ns,
                  k->rng_elems * MDL_PHILOX_INT_OPS_PER_ELEM / (sms * ghz * MDL_INT32_LANES_PER_SM));

@@ -38,19 +38,21 @@ typedef enum mdl_math {
     MDL_MATH_SIMT,        /* CUDA-core arithmetic: elementwise, reductions, depthwise conv */
 } mdl_math;
 
-/* Elements per SM clock that cuDNN's NCHW batch-norm kernels (bn_fw_tr_1C11_kernel_NCHW,
- * bn_bw_1C11_kernel_new, reading and writing one element per thread, a channel per block) move,
- * whatever the DRAM could give. Fitted to the A100 SXM4 FP32 DDP trace in
- * tests/data/validation-traces (hta/nccl_parser_config): there batch norm forward takes 2.39x
- * and backward 2.53x the time of the ReLU forward and backward, where bandwidth alone would give
- * 1.77x and 1.95x, so those kernels ran at 0.755 of the ReLU's modelled 1,223 GB/s: 925 GB/s over
- * 108 SMs at 1,410 MHz = 6.07 B = 1.52 FP32 elements per SM clock. Checked on the V100 FP32
- * trace (kineto/resnet50_num_workers_0, a V100 32 GB), which the fit did not see: 80 SMs at the
- * sustained 1,466 MHz give 713 GB/s, about what its DRAM gives such kernels (711 GB/s), and the
- * model's batch-norm time per step is within 10 % of the trace's (forward 6.2 vs 5.7 ms,
- * backward 10.2 vs 10.3 ms). The rate is per element: half precision moves half the
- * bytes per clock (an assumption: the kernels load one element per thread in either type). */
-#define MDL_NCHW_CHANNEL_ELEMS_PER_CLK 1.52
+/* Elements per clock of each SM it occupies that cuDNN's NCHW batch-norm kernels
+ * (bn_fw_tr_1C11_kernel_NCHW, bn_bw_1C11_kernel_new, reading and writing one element per thread,
+ * a 512-thread block per channel) move, whatever the DRAM could give. Fitted to the A100 SXM4
+ * FP32 DDP trace in tests/data/validation-traces (hta/nccl_parser_config): there batch norm
+ * forward takes 2.39x and backward 2.53x the time of the ReLU forward and backward, where
+ * bandwidth alone would give 1.77x and 1.95x, so those kernels ran at 0.755 of the ReLU's
+ * modelled 1,223 GB/s: 925 GB/s over 108 SMs at 1,410 MHz = 6.07 B = 1.52 FP32 elements per SM
+ * clock on average; ResNet-50's 64-channel layers (18 % of its batch-norm elements) occupy 64 of
+ * the 108 SMs, so each occupied SM moves 1.52 x (0.82 + 0.18 x 108 / 64) = 1.71. Checked per
+ * layer on the same trace (64-channel kernels at 0.59 of the wider ones' rate, 64 / 108 = 0.59)
+ * and on the V100 FP32 trace (kineto/resnet50_num_workers_0), which the fit did not see: the
+ * model's batch-norm time per step is within 6 % of the trace's (forward 6.0 vs 5.7 ms,
+ * backward 9.8 vs 10.3 ms). The rate is per element: half precision moves half the bytes per
+ * clock (an assumption: the kernels load one element per thread in either type). */
+#define MDL_NCHW_CHANNEL_ELEMS_PER_CLK 1.71
 
 /* Fraction of the default tensor curve's efficiency a GPU reaches whose FP32-accumulate tensor
  * rate is half its FP16-accumulate one (sim_gpu_desc.fp16_acc16_tflops: the GeForce cards), of

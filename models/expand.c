@@ -392,13 +392,18 @@ mdl_kernel mdl_layernorm_fwd_kernel(double rows, double cols, double in, double 
 }
 
 /* cuDNN batch norm on contiguous (NCHW) images runs its per-channel NCHW kernels, which stream
- * at most MDL_NCHW_CHANNEL_ELEMS_PER_CLK elements per SM clock (cost.h); on channels_last
- * tensors PyTorch picks the NHWC persistent kernels, and a 1-D batch norm has no spatial layout
- * to speak of, so neither gets the limit. */
+ * at most MDL_NCHW_CHANNEL_ELEMS_PER_CLK elements per clock of each SM they occupy (cost.h). In
+ * training they launch one block of 512 threads per channel (grid = channels in every
+ * bn_fw_tr_1C11_* and bn_bw_1C11_* launch of both shared traces), so fewer channels than SMs
+ * leave SMs idle; the inference kernel's grid is in no trace here and keeps the elementwise
+ * count. On channels_last tensors PyTorch picks the NHWC persistent kernels, and a 1-D batch
+ * norm has no spatial layout to speak of, so neither gets the limit. */
 static void nchw_channel_kernel(const ctx *c, const mdl_layer *l, mdl_kernel *k)
 {
     double spatial = l->n > 0 ? c->net->tensors[l->in].elems / l->n : 0; /* per sample */
-    if (k && !c->o->channels_last && spatial > 1) k->chan_elems = k->bytes / c->act;
+    if (!k || c->o->channels_last || !(spatial > 1)) return;
+    k->chan_elems = k->bytes / c->act;
+    if (!c->o->inference) k->blocks = l->n;
 }
 
 static mdl_kernel *gemm(ctx *c, const char *op, uint8_t math, double m, double n, double k,

@@ -96,8 +96,9 @@ static void test_demo_s8_time_follows_gpu_util(void **state)
 
 /* Seed S4's claim: four jobs on four MIG instances train more together than one job on the whole
  * GPU. Each instance has 24.5 % of the SMs; ResNet-50's kernels that leave the whole GPU's last
- * wave part-empty lose less on an instance (one job alone: 0.29x, demo s4-mig), so four make
- * 1.0-1.25x the whole GPU's samples/s, less what they lose on the shared host (192 workers on
+ * wave part-empty, and its NCHW batch norms of 64 and 128 channels (a block per channel: 64 or
+ * 128 of the 188 SMs), lose less on an instance (one job alone: 0.32x, demo s4-mig), so four make
+ * 1.0-1.32x the whole GPU's samples/s, less what they lose on the shared host (192 workers on
  * 128 hardware threads, one PCIe link). The
  * instance reports SM active, never GPU-Util (NVML). */
 static void test_demo_s4_four_instances_beat_one_gpu(void **state)
@@ -109,7 +110,7 @@ static void test_demo_s4_four_instances_beat_one_gpu(void **state)
     assert_int_equal(sim_demo_run(sim_demo_find("s4-mig-4way"), EXPERIMENTS, CATALOG, s, &err), 0);
     double together = 4 * s[1].samples_per_s / s[0].samples_per_s;
     printf("s4-mig-4way: four instances %.3fx one whole GPU\n", together);
-    assert_true(together > 1.0 && together < 1.25);
+    assert_true(together > 1.0 && together < 1.32);
     assert_true(s[1].gpu_util_na && !s[0].gpu_util_na);
     assert_true(s[1].sm_active_pct > 50);
 }

@@ -93,10 +93,11 @@ static void test_cost_memory_bound_elementwise(void **state)
     assert_true(c.wave_factor == 1.0); /* no wave quantization for CUDA-core kernels */
 }
 
-/* An NCHW batch-norm kernel streams MDL_NCHW_CHANNEL_ELEMS_PER_CLK elements per SM clock when
- * that is slower than the DRAM: 100 SMs at 1,000 MHz move 152 G elements/s, so 256 M elements
- * (512 MB in fp16) take 1.684 ms where the 1000 GB/s DRAM would take 0.512 ms. With a tenth of
- * the elements over the same bytes, the DRAM is the limit again. */
+/* An NCHW batch-norm kernel streams MDL_NCHW_CHANNEL_ELEMS_PER_CLK elements per clock of each SM
+ * its blocks occupy when that is slower than the DRAM: 100 SMs at 1,000 MHz move 171 G
+ * elements/s, so 256 M elements (512 MB in fp16) take 1.497 ms where the 1000 GB/s DRAM would
+ * take 0.512 ms. With a tenth of the elements over the same bytes, the DRAM is the limit again.
+ * With 64 blocks (a block per channel, 64 channels) 64 SMs do the work: 100 / 64 times as long. */
 static void test_cost_nchw_channel_limit(void **state)
 {
     (void)state;
@@ -117,6 +118,10 @@ static void test_cost_nchw_channel_limit(void **state)
     k.chan_elems = 256e6;
     mdl_kernel_cost(&k, &g, SIM_PREC_AMP_FP16, &c);
     assert_true(fabs((double)c.total_ns - 2 * expect) <= 1.0);
+    g.clock_factor = 1.0;
+    k.blocks = 64;
+    mdl_kernel_cost(&k, &g, SIM_PREC_AMP_FP16, &c);
+    assert_true(fabs((double)c.total_ns - expect * 100 / 64) <= 1.0);
 }
 
 /* A PyTorch-native depthwise kernel is bound by MDL_DW_NATIVE_CLK_PER_TAP SM clocks per tap when

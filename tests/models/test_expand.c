@@ -169,8 +169,9 @@ static void test_expand_winograd_candidates(void **state)
 
 /* cuDNN's NCHW batch-norm kernels carry their elements for the per-SM limit (cost.h): ResNet-50
  * has 53 batch norms, each a statistics and an apply kernel forward and a reduce and an apply
- * backward; each kernel's elements are its bytes over the element size. channels_last batch
- * norm (NHWC persistent kernels) carries none. */
+ * backward; each kernel's elements are its bytes over the element size, and in training it
+ * launches a block per channel (64 to 2,048). channels_last batch norm (NHWC persistent
+ * kernels) carries none. */
 static void test_expand_nchw_batchnorm_channel_limit(void **state)
 {
     (void)state;
@@ -188,6 +189,8 @@ static void test_expand_nchw_batchnorm_channel_limit(void **state)
             }
             if (k->chan_elems > 0) {
                 assert_true(fabs(k->chan_elems - k->bytes / 2) < 1e-6 * k->bytes);
+                assert_true(k->blocks >= 64 && k->blocks <= 2048 &&
+                            k->blocks == 64 * floor(k->blocks / 64));
                 limited++;
             }
         }
