@@ -145,7 +145,8 @@ typedef struct mdl_kernel {
                           mdl_kernel_cost caps at 4 below compute capability 9.0 and on 12.x) */
     double flops;      /* floating-point operations (a multiply-add counts 2) */
     double bytes;      /* DRAM bytes read + written, each operand once */
-    double blocks;     /* thread blocks of a non-GEMM kernel (elementwise: 512 elements each) */
+    double blocks;     /* thread blocks of a non-GEMM kernel (elementwise: 512 elements each;
+                          NCHW batch norm in training: one per channel) */
     double gemm_m, gemm_n, gemm_k, gemm_batch; /* GEMM problem; gemm_m = 0: not a GEMM */
     double native_taps;  /* multiply-adds of a PyTorch-native depthwise kernel, priced at
                             MDL_DW_NATIVE_CLK_PER_TAP SM clocks each as well; 0 = cuDNN runs it */

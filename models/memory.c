@@ -404,13 +404,13 @@ static double param_rounding(const mdl_net *net, double copies, double bytes, bo
 
 /* The optimizer's state (m->optimizer_bytes) and its temporaries at the step; returns the state
  * tensors per parameter: none without a step, SGD's momentum, Adam's two moments. wb: bytes of
- * an element the optimizer steps. Behind fp32 master weights (apex O2) the optimizer owns the
- * masters too, and their gradients live from the end of backward through the step. */
-static double optimizer_state(const mdl_net *net, const mdl_options *o, double wb, mdl_memory *m)
+ * an element the optimizer steps. Behind fp32 master weights (master: apex O2) the optimizer owns
+ * the masters too, and their gradients live from the end of backward through the step. */
+static double optimizer_state(const mdl_net *net, const mdl_options *o, double wb, bool master,
+                              mdl_memory *m)
 {
     double params = mdl_net_params(net);
     double states = o->optimizer == MDL_OPT_NONE ? 0 : o->optimizer == MDL_OPT_SGD ? 1 : 2;
-    bool master = mdl_master_weights(o);
     m->optimizer_bytes = params * wb * (states + master);
     if (o->optimizer == MDL_OPT_NONE) /* no step: no temporaries */
         m->optimizer_temp_bytes = 0;
@@ -449,7 +449,7 @@ static int compute_fixed(const mdl_net *net, const mdl_options *o, fixed *f)
     m->grads_bytes = params * wb;
     /* weights, grads and states at wb; apex O2: half weights and grads, fp32 masters and states */
     bool master = mdl_master_weights(o);
-    double states = optimizer_state(net, o, master ? 4 : wb, m);
+    double states = optimizer_state(net, o, master ? 4 : wb, master, m);
     f->param_rounding =
         master ? param_rounding(net, 2, wb, amp) + param_rounding(net, 1 + states, 4, false)
                : param_rounding(net, 2 + states, wb, amp);
