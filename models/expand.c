@@ -1721,14 +1721,15 @@ static void foreach_op(ctx *c, const plist *p, const char *op, int depth, double
  * torch.empty_like gives each fp32 master parameter a gradient (a Python call per tensor, no
  * kernel) and multi_tensor_scale writes the half gradients into them divided by the loss scale
  * (2 bytes in, 4 out); a later micro-batch's gradients are added to them (multi_tensor_axpby:
- * 2 + 4 in, 4 out). Then update_scale reads the overflow flag with .item(). */
+ * 2 + 4 in, 4 out), counted as 3 and 5 half elements (wb). Then update_scale reads the
+ * overflow flag with .item(). */
 static void apex_post_backward(ctx *c, const plist *p, int tensors)
 {
     if (c->micro == 0) {
         cpu(c, "apex_master_grads_empty_like", (int64_t)tensors * c->d->view_op_ns);
-        foreach_op(c, p, "multi_tensor_scale (unscale to fp32)", 2, 3, 1, 2);
+        foreach_op(c, p, "multi_tensor_scale (unscale to fp32)", 2, 3, 1, c->wb);
     } else {
-        foreach_op(c, p, "multi_tensor_axpby (unscale with stash)", 3, 5, 2, 2);
+        foreach_op(c, p, "multi_tensor_axpby (unscale with stash)", 3, 5, 2, c->wb);
     }
     push(c, "apex_overflow_item", SIM_OP_MEMCPY_D2H, MDL_MATH_NONE, 0, 4, 0, c->d->sync_ns);
 }
@@ -1912,9 +1913,9 @@ static void optimizer(ctx *c, const plist *p, int tensors)
         torch_optim(c, p, adam);
     if (c->master) {
         /* apex's patched step: _master_params_to_model_params (multi_tensor_scale of the fp32
-         * masters into the half weights: 4 bytes in, 2 out), then a Python loop setting each
-         * master's .grad to None */
-        foreach_op(c, p, "multi_tensor_scale (master to model)", 2, 3, 1, 2);
+         * masters into the half weights: 4 bytes in, 2 out, 3 half elements), then a Python
+         * loop setting each master's .grad to None */
+        foreach_op(c, p, "multi_tensor_scale (master to model)", 2, 3, 1, c->wb);
         cpu(c, "apex_clear_master_grads", (int64_t)tensors * D->zero_grad_param_ns);
     }
     if (grad_scaler) elem(c, "grad_scaler_update_scale", 1, 16, 1, D->py_op_ns);
