@@ -191,6 +191,16 @@ bool mdl_master_weights(const mdl_options *o)
     return o->precision == SIM_PREC_FP16 && o->optimizer != MDL_OPT_NONE && !o->inference;
 }
 
+double mdl_param_bytes(const mdl_options *o)
+{
+    return o->precision == SIM_PREC_FP16 || o->precision == SIM_PREC_BF16 ? 2 : 4;
+}
+
+double mdl_optimizer_elem_bytes(const mdl_options *o)
+{
+    return mdl_master_weights(o) ? 4 : mdl_param_bytes(o);
+}
+
 int mdl_options_check(const mdl_options *o, sim_err *err)
 {
     if (o->batch < 1 || o->batch > 1 << 24)
@@ -1986,12 +1996,11 @@ int mdl_expand_mix(const mdl_net *const *nets, const mdl_options *opt, const mdl
              .B = opt->batch,
              .layer = -1};
     c.amp = p == SIM_PREC_AMP_FP16 || p == SIM_PREC_AMP_BF16;
-    bool half = p == SIM_PREC_FP16 || p == SIM_PREC_BF16;
     c.act = mdl_dtype_bytes(MDL_DT_ACT, p);
     c.act32 = mdl_dtype_bytes(MDL_DT_ACT32, p);
-    c.wb = half ? 2 : 4;
+    c.wb = mdl_param_bytes(opt);
     c.master = mdl_master_weights(opt);
-    c.ob = c.master ? 4 : c.wb;
+    c.ob = mdl_optimizer_elem_bytes(opt);
     c.cb = c.act;
     /* PyTorch's vectorized elementwise loop: 4 elements per thread, 8 (16 bytes) for 2-byte
      * types from 2.7 (pytorch#145746, "Implement 128 bit vectorization") on the GPUs that launch

@@ -130,6 +130,11 @@ int mdl_zero_grad_mode(const mdl_options *o);
  * weights), the way such a model is trained: PyTorch's GradScaler refuses fp16 gradients
  * ("Attempting to unscale FP16 gradients"). bf16 models train without masters. */
 bool mdl_master_weights(const mdl_options *o);
+/* Bytes of a stored parameter or gradient element: half in pure fp16 and bf16, else fp32. */
+double mdl_param_bytes(const mdl_options *o);
+/* Bytes of an element the optimizer steps (its state, and the weights and gradients it reads):
+ * fp32 behind master weights (mdl_master_weights), else mdl_param_bytes. */
+double mdl_optimizer_elem_bytes(const mdl_options *o);
 int mdl_optimizer_parse(const char *s, mdl_optimizer *out);
 const char *mdl_opt_impl_name(mdl_opt_impl i);
 int mdl_opt_impl_parse(const char *s, mdl_opt_impl *out);

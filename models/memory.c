@@ -433,8 +433,7 @@ static int compute_fixed(const mdl_net *net, const mdl_options *o, fixed *f)
         o->accum_steps > 1 || o->optimizer == MDL_OPT_NONE || mdl_zero_grad_mode(o) == MDL_ZG_ZERO;
     sim_precision p = o->precision;
     bool amp = p == SIM_PREC_AMP_FP16 || p == SIM_PREC_AMP_BF16;
-    bool half = p == SIM_PREC_FP16 || p == SIM_PREC_BF16;
-    double wb = half ? 2 : 4, params = mdl_net_params(net);
+    double wb = mdl_param_bytes(o), params = mdl_net_params(net);
     mdl_memory *m = &f->base;
     m->weights_bytes = params * wb;
     m->weight_copies_bytes = amp ? params * 2 : 0;
@@ -449,9 +448,10 @@ static int compute_fixed(const mdl_net *net, const mdl_options *o, fixed *f)
     m->grads_bytes = params * wb;
     /* weights, grads and states at wb; apex O2: half weights and grads, fp32 masters and states */
     bool master = mdl_master_weights(o);
-    double states = optimizer_state(net, o, master ? 4 : wb, master, m);
+    double ob = mdl_optimizer_elem_bytes(o);
+    double states = optimizer_state(net, o, ob, master, m);
     f->param_rounding =
-        master ? param_rounding(net, 2, wb, amp) + param_rounding(net, 1 + states, 4, false)
+        master ? param_rounding(net, 2, wb, amp) + param_rounding(net, 1 + states, ob, false)
                : param_rounding(net, 2 + states, wb, amp);
     int err = 0;
     f->per_sample_act = activations_per_sample(net, o, &f->act_allocs, &err);
